@@ -1,0 +1,98 @@
+"""Build the Cython kernels in src/oipcodec/_native.
+
+All build switches live here:
+
+- ``OIPCODEC_DEBUG=1``: defines ``OIPCODEC_DEBUG`` (enables the checks in csrc/oipcodec/debug.h),
+  compiles with ``-O0 -g`` and turns on Cython line tracing for coverage and profilers.
+- ``OIPCODEC_SANITIZE=1``: compiles and links with AddressSanitizer and UBSan (GCC/Clang only).
+  Running the tests then needs the ASan runtime preloaded, see README.md.
+- ``OIPCODEC_ANNOTATE=1``: writes Cython's HTML annotation next to each .pyx.
+- ``OIPCODEC_ONLY=name[,name]``: build only these kernel modules (a development convenience).
+- ``OIPCODEC_NO_EXTENSIONS=1``: build no extension at all (the pure twins are then used).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).parent
+NATIVE = Path("src", "oipcodec", "_native")
+
+
+def flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
+
+
+DEBUG = flag("OIPCODEC_DEBUG")
+SANITIZE = flag("OIPCODEC_SANITIZE")
+
+# One place for the Cython directives. Bounds are checked by hand in every kernel (a cursor with
+# a remaining length, see STYLE.md), so Cython's own checks are off in release builds.
+DIRECTIVES: dict[str, object] = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": False,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "embedsignature": True,
+    "freethreading_compatible": True,
+}
+if DEBUG:
+    DIRECTIVES["linetrace"] = True
+
+
+class BuildExt(build_ext):
+    """Pick warning, optimisation and sanitizer flags for the compiler actually in use."""
+
+    def build_extensions(self) -> None:
+        msvc = self.compiler.compiler_type == "msvc"
+        for ext in self.extensions:
+            if msvc:
+                ext.extra_compile_args += ["/W3", "/Od" if DEBUG else "/O2"]
+                continue
+            ext.extra_compile_args += ["-Wall", "-Wno-unused-function", "-std=c11"]
+            ext.extra_compile_args += ["-O0", "-g"] if DEBUG else ["-O3"]
+            if SANITIZE:
+                san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+                ext.extra_compile_args += [*san, "-fno-sanitize-recover=undefined"]
+                ext.extra_link_args += san
+        super().build_extensions()
+
+
+def extensions() -> list[Extension]:
+    if flag("OIPCODEC_NO_EXTENSIONS"):
+        return []
+    from Cython.Build import cythonize
+
+    only = {n for n in os.environ.get("OIPCODEC_ONLY", "").split(",") if n}
+    macros = [("OIPCODEC_DEBUG", "1" if DEBUG else "0")]
+    if DEBUG:
+        macros += [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")]
+    exts = [
+        Extension(
+            f"oipcodec._native.{pyx.stem}",
+            [str(pyx)],
+            include_dirs=["csrc"],
+            depends=[str(h) for h in Path("csrc").rglob("*.h")],
+            define_macros=macros,
+        )
+        for pyx in sorted(NATIVE.glob("*.pyx"))
+        if not only or pyx.stem in only
+    ]
+    return cythonize(
+        exts,
+        compiler_directives=DIRECTIVES,
+        include_path=["src", "csrc"],
+        annotate=flag("OIPCODEC_ANNOTATE"),
+        quiet=True,
+    )
+
+
+os.chdir(ROOT)
+sys.path.insert(0, str(ROOT))
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

@@ -1,0 +1,119 @@
+"""What the native kernels and their pure twins share: input normalisation and error messages.
+
+Keeping these in one module is what makes the twins behave the same: both accept the same
+inputs and raise the same error, with the same message, for the same problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oipcodec.errors import DecodeError, EncodeError
+
+__all__ = ["byte_view", "bytes_elements", "check_count", "framing_error"]
+
+
+def byte_view(obj: Any, what: str = "buffer") -> memoryview:
+    """A one-dimensional, C-contiguous, unsigned-byte view of any buffer-protocol object.
+
+    bytes, bytearray, memoryview, mmap and numpy arrays of any dtype are accepted; only a
+    non-contiguous buffer is copied. Anything else raises :class:`DecodeError`.
+    """
+    if isinstance(obj, np.ndarray):
+        obj = np.ascontiguousarray(obj).reshape(-1).view(np.uint8)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise DecodeError(f"{what} must be a bytes-like object, got {type(obj).__name__}") from None
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    if view.ndim != 1 or view.format != "B":
+        view = view.cast("B")
+    return view
+
+
+def bytes_elements(values: Any) -> list[Any]:
+    """The elements of a BYTES tensor, flattened row-major, as a new list.
+
+    ``values`` is a numpy object, ``S`` or ``U`` array (``S`` elements lose trailing NULs, as
+    numpy does), or a (nested) sequence; a lone bytes or str is a one-element scalar. The
+    elements are not checked here; the kernels check them while they write.
+    """
+    if isinstance(values, np.ndarray):
+        array = values
+    else:
+        try:
+            array = np.asarray(values, dtype=object)
+        except ValueError as exc:
+            raise EncodeError(f"BYTES elements are not a regular nested sequence: {exc}") from None
+    if array.dtype.kind not in "OSU":
+        raise EncodeError(
+            f"BYTES elements must be bytes or str; got a numpy {array.dtype} array "
+            "(convert it with .astype(bytes) or encode it as a numeric datatype)"
+        )
+    elements: list[Any] = array.ravel(order="C").tolist()
+    return elements
+
+
+def element_type_error(index: int, element: object) -> EncodeError:
+    return EncodeError(
+        f"BYTES elements must be bytes or str, got {type(element).__name__}", index=index
+    )
+
+
+def element_too_long_error(index: int, length: int) -> EncodeError:
+    return EncodeError(
+        f"BYTES element of {length} bytes does not fit the 4-byte length prefix (max 2**32-1)",
+        index=index,
+    )
+
+
+def utf8_error(index: int, exc: UnicodeError) -> EncodeError:
+    return EncodeError(f"str element is not encodable as UTF-8 ({exc})", index=index)
+
+
+def check_count(count: int | None) -> int:
+    """``count`` as given to a decoder: ``None`` (any, returned as -1) or a non-negative int."""
+    if count is None:
+        return -1
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise DecodeError(f"count must be None or a non-negative integer, got {count!r}")
+    return count
+
+
+# Codes a framing scan stops with; the native kernel returns them from its nogil loop.
+FRAMING_OK = 0
+FRAMING_TRUNCATED_PREFIX = 1
+FRAMING_PAST_END = 2
+FRAMING_TRAILING = 3
+FRAMING_TOO_FEW = 4
+
+
+def framing_error(
+    code: int, index: int, offset: int, size: int, length: int, count: int | None
+) -> DecodeError:
+    """The error for a BYTES framing scan that stopped at element ``index``, byte ``offset``.
+
+    ``size`` is the buffer's length, ``length`` the prefix just read (PAST_END only).
+    """
+    left = size - offset
+    if code == FRAMING_TRUNCATED_PREFIX:
+        return DecodeError(
+            f"BYTES length prefix needs 4 bytes, only {left} left", index=index, offset=offset
+        )
+    if code == FRAMING_PAST_END:
+        return DecodeError(
+            f"BYTES length prefix says {length} bytes, only {left - 4} left after it",
+            index=index,
+            offset=offset,
+        )
+    if code == FRAMING_TRAILING:
+        return DecodeError(
+            f"unexpected additional data: {left} bytes after the {count} expected BYTES elements",
+            offset=offset,
+        )
+    return DecodeError(
+        f"expected {count} BYTES elements, the buffer holds only {index}", offset=offset
+    )

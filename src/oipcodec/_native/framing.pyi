@@ -1,0 +1,8 @@
+from typing import Any
+
+import numpy as np
+
+__all__ = ["deserialize_bytes", "serialize_bytes"]
+
+def serialize_bytes(values: Any) -> bytes: ...
+def deserialize_bytes(buffer: Any, count: int | None = None) -> np.ndarray[Any, Any]: ...

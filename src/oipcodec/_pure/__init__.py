@@ -1,0 +1,5 @@
+"""Pure-Python/numpy twins of the native kernels: same names, same behaviour, same errors.
+
+They are the reference the native kernels are tested against, and the fallback used when the
+extension is not built or ``OIPCODEC_PURE=1`` is set.
+"""

@@ -1,0 +1,3 @@
+"""The single source of oipcodec's version (read by setuptools and by ``oipcodec --version``)."""
+
+__version__ = "0.1.0"

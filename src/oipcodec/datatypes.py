@@ -1,0 +1,148 @@
+"""The OIP datatype table and the mappings between OIP names and numpy dtypes.
+
+Datatype names are case-sensitive, as in the protocol. The wire layout of every fixed-size type
+is little-endian with the item size given here; BOOL is one byte; BF16 is the upper half of an
+IEEE float32 (rounded to nearest even); BYTES elements are each framed by a 4-byte little-endian
+length (see :func:`oipcodec.serialize_bytes`).
+
+BF16 has no numpy type of its own. When the ``ml_dtypes`` package is installed (the ecosystem's
+choice: tritonclient and JAX use it) its ``bfloat16`` is BF16's numpy dtype; without it
+:attr:`Datatype.numpy_dtype` is ``None`` for BF16, and decoders return BF16 data as float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oipcodec.errors import DatatypeError
+
+__all__ = [
+    "BF16_DTYPE",
+    "DATATYPES",
+    "Datatype",
+    "datatype_of",
+    "from_numpy",
+    "get",
+    "to_numpy",
+]
+
+try:  # optional: the numpy dtype of BF16
+    import ml_dtypes
+
+    #: ``ml_dtypes.bfloat16`` as a numpy dtype, or ``None`` when ml_dtypes is not installed.
+    BF16_DTYPE: np.dtype[Any] | None = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - depends on the environment
+    BF16_DTYPE = None
+
+
+@dataclass(frozen=True, slots=True)
+class Datatype:
+    """One row of the OIP datatype table."""
+
+    #: The OIP name, e.g. ``"FP32"``.
+    name: str
+    #: Bytes per element on the wire; 0 for BYTES (variable, length-prefixed).
+    itemsize: int
+    #: The numpy dtype holding decoded data (native byte order); ``None`` for BF16 when
+    #: ml_dtypes is not installed.
+    numpy_dtype: np.dtype[Any] | None
+    #: The ``InferTensorContents`` field carrying this type in gRPC typed contents; ``None``
+    #: for FP16 and BF16, which the protocol only allows in raw contents.
+    contents_field: str | None
+
+    @property
+    def is_bytes(self) -> bool:
+        return self.name == "BYTES"
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("FP16", "BF16", "FP32", "FP64")
+
+    @property
+    def is_integer(self) -> bool:
+        return self.name.startswith(("INT", "UINT"))
+
+
+def _row(name: str, itemsize: int, dtype: Any, field: str | None) -> Datatype:
+    return Datatype(name, itemsize, None if dtype is None else np.dtype(dtype), field)
+
+
+#: Every OIP datatype by name, in the order of the protocol's table.
+DATATYPES: dict[str, Datatype] = {
+    row.name: row
+    for row in (
+        _row("BOOL", 1, np.bool_, "bool_contents"),
+        _row("UINT8", 1, np.uint8, "uint_contents"),
+        _row("UINT16", 2, np.uint16, "uint_contents"),
+        _row("UINT32", 4, np.uint32, "uint_contents"),
+        _row("UINT64", 8, np.uint64, "uint64_contents"),
+        _row("INT8", 1, np.int8, "int_contents"),
+        _row("INT16", 2, np.int16, "int_contents"),
+        _row("INT32", 4, np.int32, "int_contents"),
+        _row("INT64", 8, np.int64, "int64_contents"),
+        _row("FP16", 2, np.float16, None),
+        _row("FP32", 4, np.float32, "fp32_contents"),
+        _row("FP64", 8, np.float64, "fp64_contents"),
+        _row("BF16", 2, BF16_DTYPE, None),
+        _row("BYTES", 0, np.object_, "bytes_contents"),
+    )
+}
+
+_BY_DTYPE: dict[np.dtype[Any], str] = {
+    row.numpy_dtype: row.name for row in DATATYPES.values() if row.numpy_dtype is not None
+}
+
+
+def get(name: str) -> Datatype:
+    """The table row of an OIP datatype name.
+
+    An unknown name raises :class:`~oipcodec.errors.DatatypeError` listing the valid ones.
+    """
+    try:
+        return DATATYPES[name]
+    except (KeyError, TypeError):
+        raise DatatypeError(
+            f"unknown datatype {name!r}; expected one of {', '.join(DATATYPES)}"
+        ) from None
+
+
+def from_numpy(dtype: Any) -> str:
+    """The OIP datatype name for a numpy dtype (or anything ``np.dtype()`` accepts).
+
+    Byte order is ignored (``>f4`` is FP32); numpy ``S``, ``U`` and ``object`` dtypes map to
+    BYTES; ``ml_dtypes.bfloat16`` maps to BF16. Anything else raises
+    :class:`~oipcodec.errors.DatatypeError`.
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise DatatypeError(f"not a numpy dtype: {dtype!r}") from None
+    if dt.kind in "SUO":
+        return "BYTES"
+    name = _BY_DTYPE.get(dt.newbyteorder("="))
+    if name is None:
+        supported = ", ".join(str(d) for d in _BY_DTYPE) + ", S, U"
+        raise DatatypeError(f"numpy dtype {dt} has no OIP datatype; supported dtypes: {supported}")
+    return name
+
+
+def to_numpy(name: str) -> np.dtype[Any]:
+    """The numpy dtype that holds decoded data of OIP datatype ``name``.
+
+    BF16 without ml_dtypes installed raises :class:`~oipcodec.errors.DatatypeError` saying
+    how to get it.
+    """
+    row = get(name)
+    if row.numpy_dtype is None:
+        raise DatatypeError(
+            "BF16 has no numpy dtype without ml_dtypes: pip install 'oipcodec[bf16]'"
+        )
+    return row.numpy_dtype
+
+
+def datatype_of(array: np.ndarray[Any, Any]) -> str:
+    """The OIP datatype name for a numpy array's dtype (shorthand for ``from_numpy(a.dtype)``)."""
+    return from_numpy(array.dtype)

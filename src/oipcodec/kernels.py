@@ -1,0 +1,74 @@
+"""The kernel facade: the native kernels when they are built, else their pure twins.
+
+Every kernel family is a module ``oipcodec._native.<family>`` (Cython) with a twin
+``oipcodec._pure.<family>`` (Python/numpy) exporting the same names, listed in its ``__all__``.
+This module re-exports the names of the chosen implementation:
+
+- ``OIPCODEC_PURE=1`` in the environment selects the pure twins;
+- otherwise the native kernels, or, when they are not built (a platform with no wheel and no
+  compiler), the pure twins with a :class:`RuntimeWarning`.
+
+:data:`IMPLEMENTATION` says which was chosen; :func:`load` gives either one by name, which is
+how the tests run every kernel against both in one process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+__all__ = ["FAMILIES", "IMPLEMENTATION", "load", "native_available"]
+
+#: The kernel families, each a module in ``_native`` and in ``_pure``.
+FAMILIES: tuple[str, ...] = ("framing",)
+
+
+def load(implementation: str) -> SimpleNamespace:
+    """Every kernel of one implementation (``"native"`` or ``"pure"``) as a namespace.
+
+    Raises :class:`ImportError` when ``"native"`` is asked for and not built.
+    """
+    if implementation not in ("native", "pure"):
+        raise ValueError(f"implementation must be 'native' or 'pure', got {implementation!r}")
+    kernels = SimpleNamespace(IMPLEMENTATION=implementation)
+    for family in FAMILIES:
+        module = importlib.import_module(f"oipcodec._{implementation}.{family}")
+        for name in module.__all__:
+            setattr(kernels, name, getattr(module, name))
+    return kernels
+
+
+def native_available() -> bool:
+    """Whether every native kernel module is built and importable."""
+    try:
+        load("native")
+    except ImportError:
+        return False
+    return True
+
+
+def _choose() -> SimpleNamespace:
+    if os.environ.get("OIPCODEC_PURE", "") not in ("", "0"):
+        return load("pure")
+    try:
+        return load("native")
+    except ImportError as exc:
+        warnings.warn(
+            f"oipcodec's native kernels are not built ({exc}); using the pure-Python twins, "
+            "which are much slower. Install a binary wheel or build with a C compiler.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return load("pure")
+
+
+if TYPE_CHECKING:
+    # The pure twins are the typed reference; the native modules have matching .pyi stubs.
+    from oipcodec._pure.framing import *  # noqa: F403
+
+    IMPLEMENTATION: str
+else:
+    globals().update(vars(_choose()))

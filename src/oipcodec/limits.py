@@ -1,0 +1,74 @@
+"""Limits on what a decoder accepts, in one place.
+
+A codec on the network edge parses bytes from strangers: every size it reads is checked against
+these limits *before* memory is allocated for it, so a 30-byte request declaring shape ``[2**40]``
+is refused at once. The defaults follow Triton (64 MB bodies, nesting depth 100).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from oipcodec.errors import LimitError, ShapeError
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "element_count"]
+
+#: The largest element count any shape may describe (numpy's and protobuf's int64 limit).
+INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Upper bounds on decoded input. Every field is inclusive."""
+
+    #: Largest HTTP body or protobuf message, in bytes (Triton's default is 64 MB).
+    max_body_bytes: int = 64 * 1024 * 1024
+    #: Largest size a compressed body may inflate to.
+    max_decompressed_bytes: int = 64 * 1024 * 1024
+    #: Most elements in one tensor.
+    max_tensor_elements: int = 2**31 - 1
+    #: Most elements in all tensors of one request together.
+    max_request_elements: int = 2**32
+    #: Deepest nesting of a JSON "data" array (Triton's limit is 100).
+    max_depth: int = 100
+    #: Longest single BYTES element, in bytes (the wire prefix is a uint32).
+    max_bytes_element: int = 2**32 - 1
+    #: Most input (or output) tensors in one message.
+    max_tensors: int = 4096
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def element_count(shape: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> int:
+    """The number of elements a shape describes, after checking it is a valid OIP shape.
+
+    Dimensions must be non-negative integers (``bool`` is refused). The empty shape ``[]`` is a
+    scalar holding one element, as in numpy (Triton counts zero elements for it; see README).
+    The count is checked against ``limits.max_tensor_elements``, so an absurd shape is refused
+    before anything is allocated for it.
+    """
+    given = list(shape)
+    if len(given) > 64:
+        raise LimitError(f"shape has {len(given)} dimensions, more than numpy's limit of 64")
+    dims: list[int] = []
+    for dim in given:
+        try:
+            if isinstance(dim, bool):
+                raise TypeError
+            dims.append(operator.index(dim))  # ints and numpy integers
+        except TypeError:
+            raise ShapeError(f"shape {given!r}: dimensions must be integers, got {dim!r}") from None
+        if dims[-1] < 0:
+            raise ShapeError(f"shape {dims!r}: dimensions must be non-negative, got {dim}")
+    count = math.prod(dims)
+    if count > limits.max_tensor_elements:
+        raise LimitError(
+            f"shape {dims!r} describes {count} elements, more than the limit of "
+            f"{limits.max_tensor_elements}"
+        )
+    return count

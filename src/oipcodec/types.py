@@ -1,0 +1,134 @@
+"""The data model: tensors, inference requests and responses.
+
+These are plain slotted dataclasses; the codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`)
+turn them into wire bytes and back. Tensor data is always a numpy array:
+
+- fixed-size datatypes: an array of the datatype's numpy dtype (any byte order or memory
+  layout; the encoders write little-endian, row-major);
+- BF16: an ``ml_dtypes.bfloat16`` array, or a float32/float64 array whose values are rounded to
+  BF16 (nearest even) when encoded; decoders return float32 when ml_dtypes is not installed;
+- BYTES: an object array of ``bytes`` (``str`` elements are UTF-8 encoded when sent), or a numpy
+  ``S`` or ``U`` array.
+
+Parameters are ``dict[str, str | int | float | bool]``; their Python types survive the wire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from oipcodec import datatypes
+from oipcodec.errors import DatatypeError, ShapeError
+from oipcodec.limits import element_count
+
+__all__ = ["InferRequest", "InferResponse", "Parameters", "RequestedOutput", "Tensor"]
+
+#: OIP parameter values: the JSON scalars the protocol allows.
+ParameterValue = str | int | float | bool
+Parameters = dict[str, ParameterValue]
+
+# dtype kinds accepted for data beyond the datatype's own numpy dtype
+_BYTES_KINDS = "OSU"
+_BF16_FALLBACK = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+@dataclass(slots=True)
+class Tensor:
+    """A named tensor: an input of a request or an output of a response.
+
+    Construction checks that ``datatype`` is an OIP datatype, that ``shape`` is a valid shape,
+    that ``data``'s dtype carries that datatype and that its element count equals the shape's
+    (the empty shape ``[]`` is a scalar with one element). ``shape`` is stored as a tuple.
+    """
+
+    name: str
+    datatype: str
+    shape: tuple[int, ...]
+    data: np.ndarray[Any, Any]
+    parameters: Parameters = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        row = datatypes.get(self.datatype)
+        self.shape = tuple(self.shape)
+        try:
+            count = element_count(self.shape)
+        except ShapeError as exc:
+            raise exc.for_tensor(self.name) from None
+        if not isinstance(self.data, np.ndarray):
+            raise DatatypeError(
+                f"data must be a numpy array, got {type(self.data).__name__}", tensor=self.name
+            )
+        if not _carries(row, self.data.dtype):
+            raise DatatypeError(
+                f"numpy dtype {self.data.dtype} cannot carry datatype {self.datatype}",
+                tensor=self.name,
+            )
+        if self.data.size != count:
+            raise ShapeError(
+                f"shape {list(self.shape)} holds {count} elements but data has {self.data.size}",
+                tensor=self.name,
+            )
+
+    @classmethod
+    def from_array(cls, name: str, array: Any, parameters: Parameters | None = None) -> Tensor:
+        """A tensor whose datatype and shape are those of ``array`` (made a numpy array)."""
+        data = np.asarray(array)
+        return cls(name, datatypes.datatype_of(data), data.shape, data, dict(parameters or {}))
+
+
+def _carries(row: datatypes.Datatype, dtype: np.dtype[Any]) -> bool:
+    if row.is_bytes:
+        return dtype.kind in _BYTES_KINDS
+    native = dtype.newbyteorder("=")
+    if row.name == "BF16":
+        return native == row.numpy_dtype or native in _BF16_FALLBACK
+    return native == row.numpy_dtype
+
+
+@dataclass(slots=True)
+class RequestedOutput:
+    """An output a request asks for, with its per-output parameters (e.g. ``binary_data``)."""
+
+    name: str
+    parameters: Parameters = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class InferRequest:
+    """An inference request. ``outputs=None`` asks for every output of the model."""
+
+    inputs: list[Tensor]
+    outputs: list[RequestedOutput] | None = None
+    id: str | None = None
+    parameters: Parameters = field(default_factory=dict)
+    model_name: str | None = None
+    model_version: str | None = None
+
+    def input(self, name: str) -> Tensor:
+        """The input called ``name``; :class:`KeyError` if there is none."""
+        return _find(self.inputs, name)
+
+
+@dataclass(slots=True)
+class InferResponse:
+    """An inference response."""
+
+    model_name: str
+    outputs: list[Tensor]
+    id: str | None = None
+    model_version: str | None = None
+    parameters: Parameters = field(default_factory=dict)
+
+    def output(self, name: str) -> Tensor:
+        """The output called ``name``; :class:`KeyError` if there is none."""
+        return _find(self.outputs, name)
+
+
+def _find(tensors: list[Tensor], name: str) -> Tensor:
+    for tensor in tensors:
+        if tensor.name == name:
+            return tensor
+    raise KeyError(name)
