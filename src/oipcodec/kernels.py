@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import importlib
 import os
+import pkgutil
 import warnings
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 __all__ = ["FAMILIES", "IMPLEMENTATION", "load", "native_available"]
 
-#: The kernel families, each a module in ``_native`` and in ``_pure``.
-FAMILIES: tuple[str, ...] = ("framing",)
+from oipcodec import _pure
+
+#: The kernel families: every public module of ``oipcodec._pure``, each with a native twin.
+FAMILIES: tuple[str, ...] = tuple(
+    sorted(m.name for m in pkgutil.iter_modules(_pure.__path__) if not m.name.startswith("_"))
+)
 
 
 def load(implementation: str) -> SimpleNamespace:
