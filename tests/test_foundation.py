@@ -53,9 +53,15 @@ def test_facade_reexports_every_kernel_of_every_family() -> None:
         assert getattr(oipcodec, name, getattr(kernels, name)) is getattr(kernels, name)
 
 
-def test_native_and_pure_export_the_same_names(both) -> None:
-    native, pure = both
-    assert set(vars(native)) == set(vars(pure))
+def test_native_and_pure_export_the_same_names() -> None:
+    pure = kernels.load("pure")
+    try:
+        native = kernels.load("native")
+    except ImportError as exc:
+        if EXPECT_NATIVE:
+            raise
+        pytest.skip(f"native kernels not built: {exc}")
+    assert set(vars(native)) - {"IMPLEMENTATION"} == set(vars(pure)) - {"IMPLEMENTATION"}
 
 
 def test_load_rejects_unknown_implementation() -> None:

@@ -50,12 +50,15 @@ class OIPError(ValueError):
             where.append(f"byte offset {self.offset}")
         return ": ".join([*where, self.reason])
 
-    def for_tensor(self, name: str, kind: str = "tensor") -> OIPError:
+    def for_tensor(self, name: str, kind: str = "tensor", offset_base: int = 0) -> OIPError:
         """The same error, of the same class, located in tensor ``name``.
 
         ``kind`` names the role in messages: ``"input"``, ``"output"`` or ``"tensor"``.
+        ``offset_base`` is added to the byte offset: where the text the error's offset counts
+        from starts in a larger body.
         """
-        return type(self)(self.reason, tensor=name, index=self.index, offset=self.offset, kind=kind)
+        offset = None if self.offset is None else self.offset + offset_base
+        return type(self)(self.reason, tensor=name, index=self.index, offset=offset, kind=kind)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only arguments need help to survive pickling (multiprocess servers).

@@ -31,16 +31,23 @@ FAMILIES: tuple[str, ...] = tuple(
 )
 
 
-def load(implementation: str) -> SimpleNamespace:
+def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:
     """Every kernel of one implementation (``"native"`` or ``"pure"``) as a namespace.
 
-    Raises :class:`ImportError` when ``"native"`` is asked for and not built.
+    Raises :class:`ImportError` when a family's module of that implementation is not built,
+    unless ``partial`` is true: then the namespace holds the families that are (the tests use
+    this to run each family's native kernels as soon as that family is built).
     """
     if implementation not in ("native", "pure"):
         raise ValueError(f"implementation must be 'native' or 'pure', got {implementation!r}")
     kernels = SimpleNamespace(IMPLEMENTATION=implementation)
     for family in FAMILIES:
-        module = importlib.import_module(f"oipcodec._{implementation}.{family}")
+        try:
+            module = importlib.import_module(f"oipcodec._{implementation}.{family}")
+        except ImportError:
+            if partial:
+                continue
+            raise
         for name in module.__all__:
             setattr(kernels, name, getattr(module, name))
     return kernels
