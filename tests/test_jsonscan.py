@@ -68,7 +68,7 @@ def test_twins_agree_on_damaged_bodies(both, doc: dict, cut: int, flip: int, byt
 
 def test_brackets_and_quotes_inside_strings(impl) -> None:
     body = b'{"inputs":[{"data":["]", "[[", "\\"]", "\\\\", "x\\\\\\"]"],"name":"s"}]}'
-    ((section, index, start, end),) = impl.locate_data(body)
+    ((_, _, start, end),) = impl.locate_data(body)
     assert json.loads(body[start:end]) == ["]", "[[", '"]', "\\", 'x\\"]']
 
 
