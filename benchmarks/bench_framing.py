@@ -52,3 +52,19 @@ def test_deserialize_pure(benchmark, pure, wire) -> None:
 def test_deserialize_tritonclient(benchmark, wire) -> None:
     utils = pytest.importorskip("tritonclient.utils")
     benchmark(utils.deserialize_bytes_tensor, wire)
+
+
+@pytest.mark.benchmark(group="bytes_offsets 100k (zero-copy)")
+def test_bytes_offsets_native(benchmark, native, wire) -> None:
+    benchmark(native.bytes_offsets, wire, N)
+
+
+@pytest.mark.benchmark(group="bytes_offsets 100k (zero-copy)")
+def test_bytes_offsets_pure(benchmark, pure, wire) -> None:
+    benchmark(pure.bytes_offsets, wire, N)
+
+
+@pytest.mark.benchmark(group="bytes_offsets 100k (zero-copy)")
+def test_bytes_offsets_vs_tritonclient_deserialize(benchmark, wire) -> None:
+    utils = pytest.importorskip("tritonclient.utils")
+    benchmark(utils.deserialize_bytes_tensor, wire)

@@ -193,3 +193,102 @@ def test_matches_tritonclient_byte_for_byte(impl) -> None:
         assert wire == expected
         peer = utils.deserialize_bytes_tensor(wire)
         assert impl.deserialize_bytes(wire, array.size).tolist() == peer.tolist()
+
+
+# ---- bytes_offsets: the zero-copy form ---------------------------------------------------------
+
+
+@given(items=elements, count_known=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_bytes_offsets_agree_with_deserialize(impl, items: list[bytes], count_known: bool) -> None:
+    wire = frame(items)
+    count = len(items) if count_known else None
+    offsets, lengths = impl.bytes_offsets(wire, count)
+    assert offsets.dtype == lengths.dtype == np.int64
+    assert offsets.shape == lengths.shape == (len(items),)
+    view = memoryview(wire)
+    sliced = [bytes(view[o : o + n]) for o, n in zip(offsets, lengths, strict=True)]
+    assert sliced == items == impl.deserialize_bytes(wire, count).tolist()
+
+
+@given(data=st.binary(max_size=64), count=st.none() | st.integers(0, 6))
+@settings(max_examples=300, deadline=None)
+def test_bytes_offsets_fail_exactly_like_deserialize(impl, data: bytes, count: int | None) -> None:
+    outcomes = []
+    for call in (impl.deserialize_bytes, impl.bytes_offsets):
+        try:
+            call(data, count)
+            outcomes.append("ok")
+        except DecodeError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_bytes_offsets_many_elements_without_count(impl) -> None:
+    # More elements than the native scan's first guess at a capacity, so its list grows.
+    items = [bytes([k % 251]) * (k % 5) for k in range(20_000)]
+    wire = frame(items)
+    offsets, lengths = impl.bytes_offsets(wire)
+    assert lengths.tolist() == [len(x) for x in items]
+    assert offsets[-1] == len(wire) - lengths[-1]
+    assert impl.deserialize_bytes(wire).tolist() == items
+
+
+@pytest.mark.parametrize("wire", [b"\x02\x00", b"\x05\x00\x00\x00abc", frame([b"a"]) + b"\x01"])
+def test_bytes_offsets_errors(impl, wire) -> None:
+    with pytest.raises(DecodeError, match=r"element \d+ at byte offset \d+"):
+        impl.bytes_offsets(wire)
+
+
+# ---- serialize_bytes reads object arrays in place ------------------------------------------------
+
+
+def test_object_array_is_neither_changed_nor_leaked(impl) -> None:
+    import sys
+
+    payload = b"payload-" * 64  # large enough for the native copy to run without the GIL
+    mutable = bytearray(b"mutable")
+    values = np.array([payload, "text", mutable, memoryview(b"view")] * 50, dtype=object)
+    snapshot = values.copy()
+    before = [sys.getrefcount(x) for x in (payload, mutable)]
+    for _ in range(20):
+        wire = impl.serialize_bytes(values)
+    assert wire == frame([payload, b"text", b"mutable", b"view"] * 50)
+    assert [sys.getrefcount(x) for x in (payload, mutable)] == before
+    assert all(a is b for a, b in zip(values, snapshot, strict=True))
+
+
+def test_non_contiguous_object_arrays(impl) -> None:
+    grid = np.array([[b"a", b"bb", b"ccc"], [b"d", b"", b"f"]], dtype=object)
+    assert impl.serialize_bytes(grid[:, ::2]) == frame([b"a", b"ccc", b"d", b"f"])
+    assert impl.serialize_bytes(grid.T) == frame([b"a", b"d", b"bb", b"", b"ccc", b"f"])
+
+
+def test_concurrent_calls_on_shared_inputs(impl) -> None:
+    import threading
+
+    rng = np.random.default_rng(11)
+    small = np.array([rng.bytes(int(n)) for n in rng.integers(0, 20, 5_000)], dtype=object)
+    large = np.array([rng.bytes(int(n)) for n in rng.integers(300, 900, 500)], dtype=object)
+    wire = impl.serialize_bytes(small)
+    calls = [
+        lambda: impl.serialize_bytes(small),
+        lambda: impl.serialize_bytes(large),
+        lambda: impl.deserialize_bytes(wire, small.size).tolist(),
+        lambda: [a.tolist() for a in impl.bytes_offsets(wire)],
+    ]
+    expected = [call() for call in calls]
+    results: list[list[object]] = [[] for _ in range(8)]
+    barrier = threading.Barrier(8)
+
+    def worker(slot: int) -> None:
+        barrier.wait()
+        for _ in range(3):
+            results[slot].append([call() for call in calls])
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(slot == [expected] * 3 for slot in results)

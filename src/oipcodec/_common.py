@@ -12,7 +12,7 @@ import numpy as np
 
 from oipcodec.errors import DecodeError, EncodeError
 
-__all__ = ["byte_view", "bytes_elements", "check_count", "framing_error"]
+__all__ = ["byte_view", "bytes_array", "bytes_elements", "check_count", "framing_error"]
 
 
 def byte_view(obj: Any, what: str = "buffer") -> memoryview:
@@ -41,6 +41,16 @@ def bytes_elements(values: Any) -> list[Any]:
     numpy does), or a (nested) sequence; a lone bytes or str is a one-element scalar. The
     elements are not checked here; the kernels check them while they write.
     """
+    elements: list[Any] = bytes_array(values).tolist()
+    return elements
+
+
+def bytes_array(values: Any) -> np.ndarray[Any, Any]:
+    """The elements of a BYTES tensor as a 1-D C-contiguous numpy array, flattened row-major:
+    an ``S`` array as it is, anything else as an object array (``U`` cells become ``str``
+    without their trailing NULs, as numpy reads them). Copies only what is not already a
+    contiguous object or ``S`` array. Input accepted and refused as :func:`bytes_elements`.
+    """
     if isinstance(values, np.ndarray):
         array = values
     else:
@@ -53,8 +63,9 @@ def bytes_elements(values: Any) -> list[Any]:
             f"BYTES elements must be bytes or str; got a numpy {array.dtype} array "
             "(convert it with .astype(bytes) or encode it as a numeric datatype)"
         )
-    elements: list[Any] = array.ravel(order="C").tolist()
-    return elements
+    if array.dtype.kind == "U":
+        array = array.astype(object)
+    return np.ascontiguousarray(array).reshape(-1)
 
 
 def element_type_error(index: int, element: object) -> EncodeError:

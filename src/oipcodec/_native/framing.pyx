@@ -4,9 +4,24 @@
 # The wire form of a BYTES tensor is its elements in row-major order, each preceded by its
 # length as a 4-byte little-endian unsigned integer.
 
+from cpython.buffer cimport (
+    PyBUF_C_CONTIGUOUS,
+    PyBUF_FORMAT,
+    PyBUF_WRITABLE,
+    PyBuffer_Release,
+    PyObject_GetBuffer,
+)
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdint cimport uint32_t
+from cpython.mem cimport (
+    PyMem_Free,
+    PyMem_Malloc,
+    PyMem_RawFree,
+    PyMem_RawMalloc,
+    PyMem_RawRealloc,
+)
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF, Py_XINCREF
+from libc.stdint cimport int64_t, uint32_t
 from libc.string cimport memcpy
 
 from oipcodec._native.endian cimport oipcodec_load_le32, oipcodec_store_le32
@@ -16,7 +31,7 @@ import numpy as np
 from oipcodec import _common
 from oipcodec._common import (
     byte_view,
-    bytes_elements,
+    bytes_array,
     check_count,
     element_too_long_error,
     element_type_error,
@@ -24,10 +39,22 @@ from oipcodec._common import (
     utf8_error,
 )
 
-__all__ = ["deserialize_bytes", "serialize_bytes"]
+__all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
 
 cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
+    # Borrowed-pointer forms, so reading a cell costs no reference-count traffic.
+    bint PyBytes_Check(PyObject *o)
+    bint PyUnicode_Check(PyObject *o)
+    const char *_bytes_data "PyBytes_AS_STRING" (PyObject *o)
+    Py_ssize_t _bytes_size "PyBytes_GET_SIZE" (PyObject *o)
+    bint PyByteArray_Check(PyObject *o)
+    bint PyMemoryView_Check(PyObject *o)
+    const char *_bytearray_data "PyByteArray_AS_STRING" (PyObject *o)
+    Py_ssize_t _bytearray_size "PyByteArray_GET_SIZE" (PyObject *o)
+    object _new_bytes_object "PyBytes_FromStringAndSize" (const char *v, Py_ssize_t n)
+    # A new reference the caller stores (or releases) itself.
+    PyObject *_new_bytes "PyBytes_FromStringAndSize" (const char *v, Py_ssize_t n) except NULL
 
 cdef Py_ssize_t MAX_ELEMENT = 0xFFFFFFFF
 
@@ -39,15 +66,25 @@ cdef enum:
     FRAMING_PAST_END = 2
     FRAMING_TRAILING = 3
     FRAMING_TOO_FEW = 4
+    # Native only: the list of element starts could not grow.
+    FRAMING_NO_MEMORY = -1
 
 if (_common.FRAMING_OK, _common.FRAMING_TRUNCATED_PREFIX, _common.FRAMING_PAST_END,
         _common.FRAMING_TRAILING, _common.FRAMING_TOO_FEW) != (0, 1, 2, 3, 4):
     raise ImportError("oipcodec._native.framing is out of step with oipcodec._common")
 
-# One element to copy: where its bytes are and how many.
+# One element to copy: where its bytes are and how many. ``owner`` is a strong reference to
+# the object holding them when we need one (see serialize_bytes), else NULL.
 cdef struct Piece:
+    PyObject *owner
+    PyObject *cell
     const char *data
     Py_ssize_t size
+
+# The average element size from which the copy runs without the GIL. Below it the copy costs
+# about what taking and dropping a reference to every element does, so it is done with the GIL
+# held instead (see serialize_bytes).
+cdef Py_ssize_t NOGIL_AVERAGE_SIZE = 256
 
 
 def serialize_bytes(values):
@@ -60,45 +97,81 @@ def serialize_bytes(values):
     lose trailing NULs as numpy does; bytes, bytearray and memoryview are taken as they are.
     Any other element, or one of 2**32 bytes or more, raises :class:`EncodeError`.
     """
-    if isinstance(values, np.ndarray) and values.dtype.kind == "S":
-        return _serialize_fixed_width(values)
-    cdef list elements = bytes_elements(values)
-    cdef Py_ssize_t n = len(elements), i, total = 0, size
-    cdef const char *data
+    array = bytes_array(values)
+    if array.dtype.kind == "S":
+        return _serialize_fixed_width(array)
+    # The object array's cells are read in place, without building a list of the elements: a
+    # Py_buffer gives the PyObject* pointers (C-contiguous after bytes_array).
+    cdef Py_buffer view
+    PyObject_GetBuffer(array, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
+    cdef Py_ssize_t n = view.len // <Py_ssize_t>sizeof(PyObject *)
+    cdef PyObject **cells = <PyObject **>view.buf
     cdef Piece *pieces = <Piece *>PyMem_Malloc(max(n, 1) * sizeof(Piece))
+    cdef Py_ssize_t i, done = 0, total = 0, size
+    cdef const char *data
+    cdef char *dst
+    cdef PyObject *cell
+    cdef bint release_gil
     if pieces == NULL:
+        PyBuffer_Release(&view)
         raise MemoryError()
     try:
-        # Pass 1, with the GIL: find each element's bytes. The list is ours (a fresh
-        # tolist()), and mutable buffers are copied to bytes first, so the pointers stay valid
-        # while pass 2 runs without the GIL.
+        # Pass 1, with the GIL: find each element's bytes. The elements are borrowed from the
+        # array: nothing here runs Python code (no other thread can replace a cell meanwhile).
+        # A str keeps its UTF-8 form cached, so it holds those bytes itself; a mutable buffer
+        # is copied to a bytes object we own.
         for i in range(n):
-            element = elements[i]
-            if isinstance(element, bytes):
-                data = PyBytes_AS_STRING(element)
-                size = PyBytes_GET_SIZE(element)
-            elif isinstance(element, str):
+            cell = cells[i]
+            pieces[i].owner = NULL
+            pieces[i].cell = cell
+            done = i + 1
+            if PyBytes_Check(cell):
+                data = _bytes_data(cell)
+                size = _bytes_size(cell)
+            elif PyUnicode_Check(cell):
                 try:
-                    data = PyUnicode_AsUTF8AndSize(element, &size)
+                    data = PyUnicode_AsUTF8AndSize(<object>cell, &size)
                 except UnicodeError as exc:
                     raise utf8_error(i, exc) from None
-            elif isinstance(element, (bytearray, memoryview)):
-                element = bytes(element)
-                elements[i] = element
-                data = PyBytes_AS_STRING(element)
-                size = PyBytes_GET_SIZE(element)
+            elif PyByteArray_Check(cell) or PyMemoryView_Check(cell):
+                # C-level checks and copies: isinstance() or a subclass's __bytes__ could run
+                # Python code here.
+                if PyByteArray_Check(cell):
+                    copied = _new_bytes_object(_bytearray_data(cell), _bytearray_size(cell))
+                else:
+                    copied = bytes(<object>cell)  # a memoryview's tobytes(), in C
+                Py_XINCREF(<PyObject *>copied)
+                pieces[i].owner = <PyObject *>copied
+                data = _bytes_data(<PyObject *>copied)
+                size = _bytes_size(<PyObject *>copied)
             else:
-                raise element_type_error(i, element)
+                raise element_type_error(i, <object>cell)
             if size > MAX_ELEMENT:
                 raise element_too_long_error(i, size)
             pieces[i].data = data
             pieces[i].size = size
             total += 4 + size
         out = PyBytes_FromStringAndSize(NULL, total)
-        _write_pieces(PyBytes_AS_STRING(out), pieces, n)
+        dst = PyBytes_AS_STRING(out)
+        # Pass 2, the copy. Without the GIL another thread could replace (and free) an element
+        # of the caller's array, so that needs a reference to every element; for many small
+        # elements that costs as much as the copy, which is then done with the GIL held.
+        release_gil = total - 4 * n >= NOGIL_AVERAGE_SIZE * n
+        if release_gil:
+            for i in range(n):
+                if pieces[i].owner == NULL:
+                    Py_XINCREF(pieces[i].cell)
+                    pieces[i].owner = pieces[i].cell
+            with nogil:
+                _write_pieces(dst, pieces, n)
+        else:
+            _write_pieces(dst, pieces, n)
         return out
     finally:
+        for i in range(done):
+            Py_XDECREF(pieces[i].owner)
         PyMem_Free(pieces)
+        PyBuffer_Release(&view)
 
 
 cdef void _write_pieces(char *out, const Piece *pieces, Py_ssize_t n) noexcept nogil:
@@ -147,35 +220,113 @@ def deserialize_bytes(buffer, count=None):
     buffer must hold exactly ``count`` elements and nothing after them. Problems raise
     :class:`DecodeError` naming the element index and byte offset.
     """
-    cdef Py_ssize_t expected = check_count(count)
+    cdef Scan scan
     cdef const unsigned char[::1] data = byte_view(buffer)
-    cdef Py_ssize_t size = data.shape[0], offset = 0, n = 0, i
-    cdef uint32_t length = 0
-    cdef int code = FRAMING_OK
-    cdef const unsigned char *base = &data[0] if size else NULL
-    # Pass 1, without the GIL: validate every prefix and count the elements.
+    _scan_or_raise(&scan, data, count)
+    cdef Py_ssize_t i, start
+    cdef Py_buffer view
+    cdef PyObject **cells
+    cdef PyObject *element
+    try:
+        out = np.empty(scan.n, dtype=object)
+        PyObject_GetBuffer(out, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE)
+        cells = <PyObject **>view.buf
+        try:
+            # One bytes object per element, stored straight into the array's cells (each
+            # replaces the None numpy filled it with). The starts found by the scan make these
+            # independent reads instead of a second walk from prefix to prefix.
+            for i in range(scan.n):
+                start = scan.starts[i]
+                element = _new_bytes(
+                    <const char *>scan.base + start, oipcodec_load_le32(scan.base + start - 4)
+                )
+                Py_XDECREF(cells[i])
+                cells[i] = element
+        finally:
+            PyBuffer_Release(&view)
+        return out
+    finally:
+        PyMem_RawFree(scan.starts)
+
+
+def bytes_offsets(buffer, count=None):
+    """bytes_offsets(buffer, count=None) -> (offsets, lengths)
+
+    Where each element of a framed BYTES buffer is, without copying it: two 1-D int64 arrays,
+    so that element ``i`` is ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the offsets
+    point past each 4-byte length prefix).
+
+    The zero-copy form of :func:`deserialize_bytes`, for callers that slice the buffer
+    themselves: the same checks, the same :class:`DecodeError` for the same input.
+    """
+    cdef Scan scan
+    cdef const unsigned char[::1] data = byte_view(buffer)
+    _scan_or_raise(&scan, data, count)
+    try:
+        offsets = np.empty(scan.n, dtype=np.int64)
+        lengths = np.empty(scan.n, dtype=np.int64)
+        if scan.n:
+            _fill_offsets(&scan, offsets, lengths)
+        return offsets, lengths
+    finally:
+        PyMem_RawFree(scan.starts)
+
+
+cdef int _fill_offsets(const Scan *scan, int64_t[::1] offsets, int64_t[::1] lengths) except -1:
+    cdef Py_ssize_t i
     with nogil:
-        code = _scan(base, size, expected, &n, &offset, &length)
-    if code != FRAMING_OK:
-        raise framing_error(code, n, offset, size, length, count)
-    # Pass 2: one bytes object per element, stored straight into the object array.
-    out = np.empty(n, dtype=object)
-    cdef object[::1] cells = out
-    offset = 0
-    for i in range(n):
-        length = oipcodec_load_le32(base + offset)
-        cells[i] = PyBytes_FromStringAndSize(<const char *>base + offset + 4, length)
-        offset += 4 + length
-    return out
+        memcpy(&offsets[0], scan.starts, scan.n * sizeof(int64_t))
+        for i in range(scan.n):
+            lengths[i] = oipcodec_load_le32(scan.base + scan.starts[i] - 4)
+    return 0
 
 
-cdef int _scan(
-    const unsigned char *data, Py_ssize_t size, Py_ssize_t expected,
-    Py_ssize_t *n_out, Py_ssize_t *offset_out, uint32_t *length_out,
-) noexcept nogil:
-    cdef Py_ssize_t offset = 0, n = 0
+# What a framing scan found: the elements' start offsets (past each prefix) in a buffer the
+# caller frees with PyMem_RawFree, or where and why the buffer stopped making sense.
+cdef struct Scan:
+    const unsigned char *base
+    Py_ssize_t size
+    Py_ssize_t n
+    Py_ssize_t offset
+    uint32_t length
+    int64_t *starts
+    Py_ssize_t capacity
+
+
+cdef int _scan_or_raise(Scan *scan, const unsigned char[::1] data, count) except -1:
+    # The validation deserialize_bytes and bytes_offsets share. On success scan->starts holds
+    # scan->n offsets (the caller frees it); on failure it is freed and DecodeError raised.
+    cdef Py_ssize_t expected = check_count(count)
+    cdef int code
+    scan.base = &data[0] if data.shape[0] else NULL
+    scan.size = data.shape[0]
+    # Every element takes at least its 4-byte prefix, so the buffer bounds the count: with a
+    # count the starts get their final size at once, without one they grow by doubling.
+    scan.capacity = scan.size // 4
+    if expected >= 0 and expected < scan.capacity:
+        scan.capacity = expected
+    elif expected < 0 and scan.capacity > 4096:
+        scan.capacity = 4096
+    scan.starts = <int64_t *>PyMem_RawMalloc(max(scan.capacity, 1) * sizeof(int64_t))
+    if scan.starts == NULL:
+        raise MemoryError()
+    with nogil:
+        code = _scan(scan, expected)
+    if code == FRAMING_OK:
+        return 0
+    PyMem_RawFree(scan.starts)
+    scan.starts = NULL
+    if code == FRAMING_NO_MEMORY:
+        raise MemoryError()
+    raise framing_error(code, scan.n, scan.offset, scan.size, scan.length, count)
+
+
+cdef int _scan(Scan *scan, Py_ssize_t expected) noexcept nogil:
+    cdef const unsigned char *data = scan.base
+    cdef Py_ssize_t offset = 0, n = 0, size = scan.size
     cdef uint32_t length = 0
     cdef int code = FRAMING_OK
+    cdef int64_t *grown
     while offset < size and n != expected:
         if size - offset < 4:
             code = FRAMING_TRUNCATED_PREFIX
@@ -184,6 +335,16 @@ cdef int _scan(
         if length > size - offset - 4:
             code = FRAMING_PAST_END
             break
+        if n == scan.capacity:
+            # Only without a count: with one, the capacity is the count or the most elements
+            # the buffer can hold, and the loop stops before reaching it.
+            grown = <int64_t *>PyMem_RawRealloc(scan.starts, (2 * n + 16) * sizeof(int64_t))
+            if grown == NULL:
+                code = FRAMING_NO_MEMORY
+                break
+            scan.starts = grown
+            scan.capacity = 2 * n + 16
+        scan.starts[n] = offset + 4
         offset += 4 + length
         n += 1
     if code == FRAMING_OK and expected >= 0:
@@ -191,7 +352,7 @@ cdef int _scan(
             code = FRAMING_TOO_FEW
         elif offset < size:
             code = FRAMING_TRAILING
-    n_out[0] = n
-    offset_out[0] = offset
-    length_out[0] = length
+    scan.n = n
+    scan.offset = offset
+    scan.length = length
     return code

@@ -25,7 +25,7 @@ from oipcodec._common import (
     utf8_error,
 )
 
-__all__ = ["deserialize_bytes", "serialize_bytes"]
+__all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
 
 _MAX_ELEMENT = 0xFFFFFFFF
 
@@ -63,14 +63,37 @@ def deserialize_bytes(buffer: Any, count: int | None = None) -> np.ndarray[Any, 
     buffer must hold exactly ``count`` elements and nothing after them. Problems raise
     :class:`DecodeError` naming the element index and byte offset.
     """
-    expected = check_count(count)
     view = byte_view(buffer)
+    starts, lengths = _scan(view, count)
+    out = np.empty(len(starts), dtype=object)
+    out[:] = [bytes(view[s : s + n]) for s, n in zip(starts, lengths, strict=True)]
+    return out
+
+
+def bytes_offsets(
+    buffer: Any, count: int | None = None
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Where each element of a framed BYTES buffer is, without copying it: two 1-D int64 arrays,
+    so that element ``i`` is ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the offsets
+    point past each 4-byte length prefix).
+
+    The zero-copy form of :func:`deserialize_bytes`, for callers that slice the buffer
+    themselves: the same checks, the same :class:`DecodeError` for the same input.
+    """
+    starts, lengths = _scan(byte_view(buffer), count)
+    return np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64)
+
+
+def _scan(view: memoryview, count: int | None) -> tuple[list[int], list[int]]:
+    """Validate the framing; the elements' start offsets (past their prefixes) and lengths."""
+    expected = check_count(count)
     size = len(view)
-    elements: list[bytes] = []
+    starts: list[int] = []
+    lengths: list[int] = []
     offset = 0
     code = FRAMING_OK
     length = 0
-    while offset < size and len(elements) != expected:
+    while offset < size and len(starts) != expected:
         if size - offset < 4:
             code = FRAMING_TRUNCATED_PREFIX
             break
@@ -78,15 +101,14 @@ def deserialize_bytes(buffer: Any, count: int | None = None) -> np.ndarray[Any, 
         if length > size - offset - 4:
             code = FRAMING_PAST_END
             break
-        elements.append(bytes(view[offset + 4 : offset + 4 + length]))
+        starts.append(offset + 4)
+        lengths.append(length)
         offset += 4 + length
     if code == FRAMING_OK and expected >= 0:
-        if len(elements) < expected:
+        if len(starts) < expected:
             code = FRAMING_TOO_FEW
         elif offset < size:
             code = FRAMING_TRAILING
     if code != FRAMING_OK:
-        raise framing_error(code, len(elements), offset, size, length, count)
-    out = np.empty(len(elements), dtype=object)
-    out[:] = elements
-    return out
+        raise framing_error(code, len(starts), offset, size, length, count)
+    return starts, lengths

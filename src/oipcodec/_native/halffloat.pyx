@@ -1,0 +1,201 @@
+# FP16/BF16 raw packing: the native kernel. Its twin and reference is
+# oipcodec/_pure/halffloat.py; both share input handling, views and messages in
+# oipcodec/_halffloat_common.py. The conversions themselves are csrc/oipcodec/half.h, whose
+# header comment documents the rounding and NaN rules.
+#
+# The wire form of an FP16 or BF16 tensor is its elements in row-major order, 2 bytes each,
+# little-endian.
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from oipcodec._native.endian cimport (
+    oipcodec_load_le16,
+    oipcodec_load_le32,
+    oipcodec_load_le64,
+    oipcodec_store_le16,
+)
+from oipcodec._native.half cimport (
+    oipcodec_bf16_to_f32bits,
+    oipcodec_f32bits_to_bf16,
+    oipcodec_f32bits_to_fp16,
+    oipcodec_f64bits_to_bf16,
+    oipcodec_f64bits_to_fp16,
+    oipcodec_fp16_to_f32bits,
+)
+
+import numpy as np
+
+from oipcodec import _halffloat_common as _half
+from oipcodec._halffloat_common import (
+    bfloat16_dtype,
+    half_source,
+    le_uint16_view,
+    wire_view,
+)
+
+__all__ = ["pack_bf16", "pack_fp16", "unpack_bf16", "unpack_fp16", "view_bf16"]
+
+cdef extern from "oipcodec/endian.h" nogil:
+    uint16_t OIPCODEC_BSWAP16(uint16_t x)
+    uint32_t OIPCODEC_BSWAP32(uint32_t x)
+    uint64_t OIPCODEC_BSWAP64(uint64_t x)
+
+# The source codes of oipcodec._halffloat_common, as C constants for the nogil loops; checked
+# at import.
+cdef enum:
+    SOURCE_F16 = 0
+    SOURCE_F32 = 1
+    SOURCE_F64 = 2
+    SOURCE_BF16 = 3
+
+if (_half.SOURCE_F16, _half.SOURCE_F32, _half.SOURCE_F64, _half.SOURCE_BF16) != (0, 1, 2, 3):
+    raise ImportError("oipcodec._native.halffloat is out of step with oipcodec._halffloat_common")
+
+
+# Loads of source elements stored little- or big-endian, on any host. The byte order is
+# a compile-time constant in each loop below, so the compiler drops the swap it does not need.
+cdef inline uint16_t _load16(const unsigned char *p, bint little) noexcept nogil:
+    cdef uint16_t v = oipcodec_load_le16(p)
+    return v if little else OIPCODEC_BSWAP16(v)
+
+cdef inline uint32_t _load32(const unsigned char *p, bint little) noexcept nogil:
+    cdef uint32_t v = oipcodec_load_le32(p)
+    return v if little else OIPCODEC_BSWAP32(v)
+
+cdef inline uint64_t _load64(const unsigned char *p, bint little) noexcept nogil:
+    cdef uint64_t v = oipcodec_load_le64(p)
+    return v if little else OIPCODEC_BSWAP64(v)
+
+
+cdef inline uint16_t _convert(
+    const unsigned char *p, int source, bint to_fp16, bint little
+) noexcept nogil:
+    # One element of the source to the target's bits. Half sources are widened exactly to
+    # float32 first, so converting between FP16 and BF16 rounds once as well.
+    cdef uint32_t widened
+    if source == SOURCE_F32:
+        return oipcodec_f32bits_to_fp16(_load32(p, little)) if to_fp16 \
+            else oipcodec_f32bits_to_bf16(_load32(p, little))
+    if source == SOURCE_F64:
+        return oipcodec_f64bits_to_fp16(_load64(p, little)) if to_fp16 \
+            else oipcodec_f64bits_to_bf16(_load64(p, little))
+    if (source == SOURCE_F16) == to_fp16:
+        return _load16(p, little)
+    if source == SOURCE_F16:
+        return oipcodec_f32bits_to_bf16(oipcodec_fp16_to_f32bits(_load16(p, little)))
+    return oipcodec_f32bits_to_fp16(oipcodec_bf16_to_f32bits(_load16(p, little)))
+
+
+cdef void _pack_loop(
+    const unsigned char *src, unsigned char *dst, Py_ssize_t n, Py_ssize_t itemsize,
+    int source, bint to_fp16, bint little,
+) noexcept nogil:
+    cdef Py_ssize_t i
+    # Every (source, target, byte order) pair gets its own loop, with the choice made once:
+    # _convert is inlined with constant arguments, which leaves a branch-free body the
+    # compiler can unroll (and, for BF16, vectorise).
+    if source == SOURCE_F32 and to_fp16 and little:
+        for i in range(n):
+            oipcodec_store_le16(dst + 2 * i, _convert(src + 4 * i, SOURCE_F32, True, True))
+    elif source == SOURCE_F32 and not to_fp16 and little:
+        for i in range(n):
+            oipcodec_store_le16(dst + 2 * i, _convert(src + 4 * i, SOURCE_F32, False, True))
+    elif source == SOURCE_F64 and to_fp16 and little:
+        for i in range(n):
+            oipcodec_store_le16(dst + 2 * i, _convert(src + 8 * i, SOURCE_F64, True, True))
+    elif source == SOURCE_F64 and not to_fp16 and little:
+        for i in range(n):
+            oipcodec_store_le16(dst + 2 * i, _convert(src + 8 * i, SOURCE_F64, False, True))
+    elif (source == SOURCE_F16) == to_fp16 and little:
+        # Already the target type, already little-endian: the wire form is the memory.
+        memcpy(dst, src, 2 * n)
+    else:
+        # Big-endian sources and the FP16 <-> BF16 conversions: not worth a loop each.
+        for i in range(n):
+            oipcodec_store_le16(dst + 2 * i, _convert(src + itemsize * i, source, to_fp16, little))
+
+
+cdef bytes _pack(values, str target):
+    array, source, little = half_source(values, target)
+    cdef Py_ssize_t n = array.size, itemsize = array.dtype.itemsize
+    cdef const unsigned char[::1] src = array.view(np.uint8)
+    cdef int c_source = source
+    cdef bint to_fp16 = target == "FP16", c_little = little
+    out = PyBytes_FromStringAndSize(NULL, 2 * n)
+    cdef unsigned char *dst = <unsigned char *>PyBytes_AS_STRING(out)
+    if n:
+        with nogil:
+            _pack_loop(&src[0], dst, n, itemsize, c_source, to_fp16, c_little)
+    return out
+
+
+def pack_fp16(array):
+    """pack_fp16(array) -> bytes
+
+    Pack float values as FP16: 2 bytes each, little-endian, row-major.
+
+    ``array`` is a float16, float32, float64 or ml_dtypes.bfloat16 array of any shape, layout
+    and byte order (or a sequence of numbers). Rounding is to nearest, ties to even, once from
+    the source value; values beyond the FP16 range become infinity; NaN keeps its sign and the
+    top 10 payload bits (0x7C01 if none is left), bit for bit as numpy's float16 conversion.
+    """
+    return _pack(array, "FP16")
+
+
+def pack_bf16(array):
+    """pack_bf16(array) -> bytes
+
+    Pack float values as BF16: 2 bytes each, little-endian, row-major.
+
+    Inputs as :func:`pack_fp16`. Rounding is to nearest, ties to even, once from the source
+    value (float64 is not rounded to float32 first); overflow becomes infinity; NaN becomes the
+    quiet NaN 0x7FC0 with its sign. Bit-identical to ``astype(ml_dtypes.bfloat16)`` for float32
+    and float16 input; for float64 ml_dtypes rounds twice (via float32) and can differ by one
+    unit where this rounds correctly.
+    """
+    return _pack(array, "BF16")
+
+
+def unpack_fp16(buffer, count=None):
+    """unpack_fp16(buffer, count=None) -> numpy.ndarray
+
+    FP16 wire bytes as a 1-D read-only float16 array.
+
+    A zero-copy view of ``buffer`` when it is 2-byte aligned (on a little-endian host), else one
+    copy. An odd length, or one other than ``2 * count`` bytes when ``count`` is given, raises
+    :class:`DecodeError` with the offset.
+    """
+    view, n = wire_view(buffer, count, "FP16")
+    return le_uint16_view(view, n, np.dtype(np.float16))
+
+
+def unpack_bf16(buffer, count=None):
+    """unpack_bf16(buffer, count=None) -> numpy.ndarray
+
+    BF16 wire bytes widened (exactly) to a new 1-D float32 array. Length checks as
+    :func:`unpack_fp16`.
+    """
+    view, n_elements = wire_view(buffer, count, "BF16")
+    cdef const unsigned char[::1] src = view
+    cdef Py_ssize_t n = n_elements, i
+    out = np.empty(n, dtype=np.float32)
+    cdef uint32_t[::1] dst = out.view(np.uint32)
+    if n:
+        with nogil:
+            for i in range(n):
+                # Native order: the result is a numpy array in host byte order.
+                dst[i] = oipcodec_bf16_to_f32bits(oipcodec_load_le16(&src[0] + 2 * i))
+    return out
+
+
+def view_bf16(buffer, count=None):
+    """view_bf16(buffer, count=None) -> numpy.ndarray
+
+    BF16 wire bytes as a 1-D read-only ``ml_dtypes.bfloat16`` array: a zero-copy view when
+    aligned, as :func:`unpack_fp16`. Raises :class:`ImportError` without ml_dtypes.
+    """
+    dtype = bfloat16_dtype()
+    view, n = wire_view(buffer, count, "BF16")
+    return le_uint16_view(view, n, dtype)
