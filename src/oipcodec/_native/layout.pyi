@@ -1,0 +1,13 @@
+from typing import Any
+
+import numpy as np
+
+from oipcodec.limits import Limits
+
+__all__ = ["flatten", "little_endian_view", "unflatten"]
+
+def flatten(
+    nested: Any, datatype: str, *, limits: Limits = ...
+) -> tuple[np.ndarray[Any, Any], tuple[int, ...]]: ...
+def unflatten(array: Any, shape: Any) -> Any: ...
+def little_endian_view(array: Any) -> memoryview: ...
