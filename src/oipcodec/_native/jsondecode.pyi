@@ -1,0 +1,9 @@
+from typing import Any
+
+import numpy as np
+
+__all__ = ["json_to_array"]
+
+def json_to_array(
+    text: Any, datatype: str, shape: Any, *, max_depth: int = 100
+) -> np.ndarray[Any, Any]: ...
