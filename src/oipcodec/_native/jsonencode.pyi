@@ -1,0 +1,8 @@
+from typing import Any
+
+__all__ = ["array_to_json"]
+
+def array_to_json(
+    array: Any, datatype: str, nested: bool = False, *, nonfinite: str = "tokens"
+) -> bytes: ...
+def _use_orjson_layout(wide: int, ok: bool | None) -> bool | None: ...

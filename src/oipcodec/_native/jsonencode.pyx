@@ -1,0 +1,314 @@
+# Tensor elements to JSON array text: the native kernel. Its twin and reference, which defines
+# the text byte for byte, is oipcodec/_pure/jsonencode.py; both check and normalise their input
+# with oipcodec/_jsonencode_common.py.
+#
+# Engines, chosen per datatype by measurement (see benchmarks/bench_jsonencode.py):
+# - FP32/FP64: orjson's numpy serialiser, whose shortest round-trip digits are those of the
+#   reference. It writes NaN and infinities as null (rewritten here into the NaN/Infinity
+#   tokens); its layout (positional vs exponent) is checked against ours once per process and
+#   rewritten when an orjson version lays numbers out differently.
+# - Integers, BOOL, BYTES, FP16, BF16: C writers in csrc/oipcodec/jsonwrite.h, run without the
+#   GIL. FP16 and BF16 copy each element's text from a 65536-entry table built on first use.
+
+from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF
+from libc.stddef cimport ptrdiff_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from oipcodec._native.jsonwrite cimport *
+
+import threading
+
+import numpy as np
+import orjson
+
+from oipcodec._common import bytes_elements, element_type_error, utf8_error
+from oipcodec._jsonencode_common import empty_nested, nonfinite_error, not_utf8_error, prepare
+
+__all__ = ["array_to_json"]
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
+    PyObject *PyBytes_FromStringAndSize_raw "PyBytes_FromStringAndSize"(
+        const char *v, Py_ssize_t size)
+    int _PyBytes_Resize(PyObject **bytes, Py_ssize_t newsize)
+
+cdef int _ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
+
+# Longest text of one element, per datatype (with its sign).
+_MAX_TOKEN = {
+    "BOOL": 5, "UINT8": 3, "UINT16": 5, "UINT32": 10, "UINT64": 20,
+    "INT8": 4, "INT16": 6, "INT32": 11, "INT64": 20,
+    "FP16": OIPCODEC_HALF_SLOT, "BF16": OIPCODEC_HALF_SLOT,
+}
+
+# The 16-bit float text tables (FP16, BF16), built on first use under the lock.
+cdef char *_half_tables[2]
+_half_tables[0] = NULL
+_half_tables[1] = NULL
+_half_lock = threading.Lock()
+
+# Whether orjson's layout of FP32 (index 0) and FP64 (index 1) numbers is ours; None until
+# probed.
+_orjson_layout_ok = [None, None]
+
+
+def array_to_json(array, datatype, nested=False, *, nonfinite="tokens"):
+    """array_to_json(array, datatype, nested=False, *, nonfinite="tokens") -> bytes
+
+    The JSON array text of ``array``'s elements in row-major order, as UTF-8 bytes.
+
+    The OIP rule: "data: row-major, no stride or padding, flat [1,2,4,5] or nested
+    [[1,2],[4,5]]". Flat by default; ``nested=True`` nests by the array's shape. ``datatype``
+    is the OIP name; the array's dtype must carry it (:class:`DatatypeError` otherwise), with
+    any layout and byte order. Floats are written as the shortest text that reads back to the
+    same value in the datatype; NaN and infinities as ``NaN``/``Infinity``/``-Infinity``, or
+    :class:`EncodeError` with ``nonfinite="error"``; BYTES as JSON strings of their UTF-8 text.
+    See oipcodec._pure.jsonencode for the exact text.
+    """
+    prepared = prepare(array, datatype, nested, nonfinite)
+    cdef str dt = prepared.datatype
+    shape = prepared.shape
+    values = prepared.values
+    if dt == "BYTES":
+        return _write_bytes(values, shape)
+    if 0 in shape:
+        return empty_nested(shape)
+    if dt == "FP32" or dt == "FP64":
+        return _write_float(values, dt == "FP64", nonfinite == "error")
+    if dt == "FP16" or dt == "BF16":
+        return _write_half(values, shape, dt == "BF16", nonfinite == "error")
+    return _write_fixed(values, shape, dt)
+
+
+# ------------------------------------------------------------------ output buffers
+
+cdef PyObject *_alloc(Py_ssize_t size) except NULL:
+    cdef PyObject *raw = PyBytes_FromStringAndSize_raw(NULL, size)
+    if raw == NULL:
+        raise MemoryError()
+    return raw
+
+
+cdef object _finish(PyObject *raw, char *end):
+    """The bytes object `raw`, cut to end at `end` (ownership of `raw` passes to the result)."""
+    cdef Py_ssize_t size = end - PyBytes_AS_STRING(<object>raw)
+    if _PyBytes_Resize(&raw, size) < 0:
+        raise MemoryError()  # _PyBytes_Resize has freed it
+    result = <object>raw
+    Py_DECREF(result)  # the cast took a reference; the one from _alloc is the result's
+    return result
+
+
+cdef Py_ssize_t _structure_size(tuple shape):
+    # Bytes of brackets and commas: two brackets per list, one comma after every element and
+    # every list (the last ones are not written, which only leaves room).
+    cdef Py_ssize_t lists = 0, level = 1, n = 1, dim, k
+    for k in range(len(shape) - 1):
+        lists += level
+        level *= <Py_ssize_t>shape[k]
+    lists += level
+    for dim in shape:
+        n *= dim
+    return 3 * lists + n
+
+
+cdef oipcodec_row_fn _row_writer(str dt):
+    if dt == "BOOL":
+        return oipcodec_row_bool
+    if dt == "UINT8":
+        return oipcodec_row_u8
+    if dt == "UINT16":
+        return oipcodec_row_u16
+    if dt == "UINT32":
+        return oipcodec_row_u32
+    if dt == "UINT64":
+        return oipcodec_row_u64
+    if dt == "INT8":
+        return oipcodec_row_i8
+    if dt == "INT16":
+        return oipcodec_row_i16
+    if dt == "INT32":
+        return oipcodec_row_i32
+    return oipcodec_row_i64
+
+
+cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t itemsize,
+                        Py_ssize_t max_token, oipcodec_row_fn row, const void *ctx):
+    cdef ptrdiff_t dims[64]
+    cdef int ndim = len(shape), k
+    cdef Py_ssize_t n = raw.shape[0] // itemsize
+    for k in range(ndim):
+        dims[k] = shape[k]
+    cdef PyObject *out = _alloc(n * max_token + _structure_size(shape) + 2 * OIPCODEC_HALF_SLOT)
+    cdef char *end
+    cdef char *start = PyBytes_AS_STRING(<object>out)
+    with nogil:
+        end = oipcodec_write_nested(<const char *>&raw[0], itemsize, dims, ndim, start, row, ctx)
+    return _finish(out, end)
+
+
+# ------------------------------------------------------------------ integers and BOOL
+
+cdef object _write_fixed(values, tuple shape, str dt):
+    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
+    return _write_rows(raw, shape, values.dtype.itemsize, _MAX_TOKEN[dt], _row_writer(dt), NULL)
+
+
+# ------------------------------------------------------------------ FP16 and BF16
+
+cdef const char *_half_table(int bf16) except NULL:
+    cdef char *table
+    if _half_tables[bf16] != NULL:
+        return _half_tables[bf16]
+    with _half_lock:
+        if _half_tables[bf16] == NULL:
+            table = <char *>malloc(65536 * (OIPCODEC_HALF_SLOT + 1))
+            if table == NULL:
+                raise MemoryError()
+            with nogil:
+                failed = oipcodec_build_half_table(table, bf16)
+            if failed:
+                free(table)
+                raise RuntimeError("oipcodec: could not build the 16-bit float text table")
+            _half_tables[bf16] = table
+    return _half_tables[bf16]
+
+
+cdef object _write_half(values, tuple shape, int bf16, bint strict):
+    cdef const char *table = _half_table(bf16)
+    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
+    cdef const unsigned short *bits = <const unsigned short *>&raw[0]
+    cdef Py_ssize_t n = raw.shape[0] // 2, i
+    cdef const unsigned char *lens = <const unsigned char *>table + 65536 * OIPCODEC_HALF_SLOT
+    cdef int efield_mask = 0x7F80 if bf16 else 0x7C00
+    if strict:
+        for i in range(n):
+            if bits[i] & efield_mask == efield_mask:
+                token = table[bits[i] * OIPCODEC_HALF_SLOT: bits[i] * OIPCODEC_HALF_SLOT
+                              + lens[bits[i]]].decode("ascii")
+                raise nonfinite_error(i, token)
+    return _write_rows(raw, shape, 2, OIPCODEC_HALF_SLOT, oipcodec_row_half, table)
+
+
+# ------------------------------------------------------------------ FP32 and FP64
+
+cdef object _write_float(values, bint wide, bint strict):
+    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
+    cdef ptrdiff_t n = values.size, count, first = -1
+    cdef size_t length = 0
+    cdef const char *token
+    with nogil:
+        count = oipcodec_count_nonfinite(&raw[0], n, wide, &first)
+    if count and strict:
+        token = oipcodec_nonfinite_token(&raw[0], first, wide, &length)
+        raise nonfinite_error(first, token[:length].decode("ascii"))
+    text = orjson.dumps(values, option=_ORJSON_OPTIONS)
+    cdef int relayout = not _orjson_layout(wide)
+    if count == 0 and not relayout:
+        return text
+    return _rewrite(text, raw, n, wide, relayout, count)
+
+
+cdef object _rewrite(bytes text, const unsigned char[::1] raw, Py_ssize_t n, int wide,
+                     int relayout, Py_ssize_t count):
+    cdef Py_ssize_t size = len(text)
+    cdef const char *src = text
+    cdef PyObject *out = _alloc(size + 5 * count + (24 * n if relayout else 0) + 16)
+    cdef char *start = PyBytes_AS_STRING(<object>out)
+    cdef char *end
+    cdef const void *data = &raw[0] if n else NULL
+    with nogil:
+        end = oipcodec_rewrite_floats(src, size, start, data, n, wide, relayout)
+    if end == NULL:
+        Py_DECREF(<object>out)
+        raise RuntimeError("oipcodec: unexpected token in orjson's output")
+    return _finish(out, end)
+
+
+# Numbers at the edges of the positional ranges, which an orjson version may lay out
+# differently from us.
+_PROBE = [
+    0.0, -0.0, 1.0, -1.5, 0.1, 123.25, 1e-8, 1.5e-7, 1e-7, 1e-6, 2.5e-6, 1e-5, 1e-4, 1e12,
+    1.5e12, 1e13, 1e15, 1.25e15, 1e16, 1.5e16, 1e17, 1e22, 3e38, 1e-40, 1e300, 5e-324,
+]
+
+
+cdef bint _orjson_layout(int wide) except -1:
+    cdef const unsigned char[::1] raw
+    ok = _orjson_layout_ok[wide]
+    if ok is None:
+        with np.errstate(over="ignore", under="ignore"):
+            probe = np.array(_PROBE, dtype=np.float64 if wide else np.float32)
+        probe = probe[np.isfinite(probe) & ((probe != 0) | (np.array(_PROBE) == 0))]
+        raw = probe.view(np.uint8)
+        text = orjson.dumps(probe, option=_ORJSON_OPTIONS)
+        ok = _rewrite(text, raw, probe.size, wide, 1, 0) == text
+        _orjson_layout_ok[wide] = ok
+    return ok
+
+
+def _use_orjson_layout(wide, ok):
+    """Testing hook: pretend orjson's layout is (or is not) ours, to exercise the rewrite."""
+    previous = _orjson_layout_ok[wide]
+    _orjson_layout_ok[wide] = ok
+    return previous
+
+
+# ------------------------------------------------------------------ BYTES
+
+cdef object _write_bytes(values, tuple shape):
+    cdef list elements = bytes_elements(values)
+    cdef Py_ssize_t n = len(elements), i, size, valid
+    cdef size_t total = 0
+    cdef const char *data
+    cdef oipcodec_piece *pieces
+    if 0 in shape:
+        return empty_nested(shape)
+    pieces = <oipcodec_piece *>malloc(n * sizeof(oipcodec_piece))
+    if pieces == NULL:
+        raise MemoryError()
+    try:
+        # Pass 1, with the GIL: find and check each element's bytes, in order, so the first bad
+        # element is the one reported. The list is ours (a fresh tolist()), and mutable
+        # buffers are copied to bytes first, so the pointers stay valid through pass 2.
+        for i in range(n):
+            element = elements[i]
+            if isinstance(element, str):
+                try:
+                    data = PyUnicode_AsUTF8AndSize(element, &size)
+                except UnicodeError as exc:
+                    raise utf8_error(i, exc) from None
+            elif isinstance(element, (bytes, bytearray, memoryview)):
+                if not isinstance(element, bytes):
+                    element = bytes(element)
+                    elements[i] = element
+                data = PyBytes_AS_STRING(element)
+                size = len(<bytes>element)
+                valid = oipcodec_utf8_valid_prefix(<const unsigned char *>data, size)
+                if valid != size:
+                    raise not_utf8_error(i, valid)
+            else:
+                raise element_type_error(i, element)
+            pieces[i].data = <const unsigned char *>data
+            pieces[i].size = size
+            total += oipcodec_escaped_size(<const unsigned char *>data, size) + 2
+        return _write_pieces(pieces, n, total, shape)
+    finally:
+        free(pieces)
+
+
+cdef object _write_pieces(oipcodec_piece *pieces, Py_ssize_t n, size_t total, tuple shape):
+    cdef ptrdiff_t dims[64]
+    cdef int ndim = len(shape), k
+    for k in range(ndim):
+        dims[k] = shape[k]
+    cdef PyObject *out = _alloc(total + _structure_size(shape) + 16)
+    cdef char *start = PyBytes_AS_STRING(<object>out)
+    cdef char *end
+    with nogil:
+        end = oipcodec_write_nested(<const char *>pieces, sizeof(oipcodec_piece), dims, ndim,
+                                    start, oipcodec_row_strings, NULL)
+    return _finish(out, end)

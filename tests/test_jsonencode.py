@@ -1,0 +1,625 @@
+"""array_to_json on both implementations: the text, the twins' agreement, round trips, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oipcodec._jsonencode_common import bf16_bits
+from oipcodec.errors import DatatypeError, EncodeError
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+INT_TYPES = {
+    "INT8": np.int8,
+    "INT16": np.int16,
+    "INT32": np.int32,
+    "INT64": np.int64,
+    "UINT8": np.uint8,
+    "UINT16": np.uint16,
+    "UINT32": np.uint32,
+    "UINT64": np.uint64,
+}
+
+SPECIAL_F64 = [
+    0.0,
+    -0.0,
+    math.nan,
+    -math.nan,
+    math.inf,
+    -math.inf,
+    5e-324,
+    -5e-324,
+    2.2250738585072014e-308,
+    2.225073858507201e-308,
+    1.7976931348623157e308,
+    0.1,
+    1.1,
+    1e-7,
+    1e16,
+    9007199254740993.0,
+    123456789.0,
+    1e23,
+    2.0**-1074 * 3,
+]
+SPECIAL_F32 = [
+    0.0,
+    -0.0,
+    math.nan,
+    math.inf,
+    -math.inf,
+    1e-45,
+    1.1754942e-38,
+    1.1754944e-38,
+    3.4028235e38,
+    1.1,
+    0.1,
+    16777216.0,
+    16777217.0,
+    1e-7,
+    1e13,
+    3.0e-39,
+]
+
+
+def objects(items: list) -> np.ndarray:
+    """A 1-D object array holding exactly these items."""
+    array = np.empty(len(items), dtype=object)
+    array[:] = items
+    return array
+
+
+def loads(text: bytes):
+    """Python's json, which reads the NaN/Infinity tokens."""
+    return json.loads(text)
+
+
+def bits_of(values: np.ndarray) -> np.ndarray:
+    return values.view(f"u{values.dtype.itemsize}")
+
+
+def same_floats(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Bit-identical, except that any NaN equals any NaN (sign and payload are not carried)."""
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(expected.astype(np.float64))
+        got_nan = np.isnan(got.astype(np.float64))
+    if not np.array_equal(got_nan, nan):
+        return False
+    return bool(np.array_equal(bits_of(got)[~nan], bits_of(expected)[~nan]))
+
+
+def float_arrays(dtype, specials: list[float]):
+    """Arrays of any bit pattern of `dtype`, with special values mixed in."""
+    itemsize = np.dtype(dtype).itemsize
+    element = st.one_of(
+        st.integers(0, 2 ** (8 * itemsize) - 1).map(
+            lambda b: np.array([b], dtype=f"u{itemsize}").view(dtype)[0]
+        ),
+        st.sampled_from(specials).map(lambda v: np.array([v]).astype(dtype)[0]),
+    )
+    return st.lists(element, max_size=40).map(lambda xs: np.array(xs, dtype=dtype))
+
+
+# ---------------------------------------------------------------------------- the text
+
+
+@pytest.mark.parametrize(
+    ("values", "datatype", "expected"),
+    [
+        (np.array([1.1, 0.1, 1.0, -0.0, 0.0], np.float32), "FP32", b"[1.1,0.1,1.0,-0.0,0.0]"),
+        (
+            np.array([0.1 + 0.2, 1.0, 1e100], np.float64),
+            "FP64",
+            b"[0.30000000000000004,1.0,1e+100]",
+        ),
+        (np.array([1.1, 65504, 6e-8], np.float16), "FP16", b"[1.1,65500.0,6e-8]"),
+        (np.array([1.1, 3.0, 1 / 3], np.float32), "BF16", b"[1.1,3.0,0.334]"),
+        (np.array([np.nan, np.inf, -np.inf], np.float32), "FP32", b"[NaN,Infinity,-Infinity]"),
+        (np.array([np.nan, np.inf, -np.inf], np.float64), "FP64", b"[NaN,Infinity,-Infinity]"),
+        (np.array([-np.nan, np.inf, -np.inf], np.float16), "FP16", b"[NaN,Infinity,-Infinity]"),
+        (np.array([np.nan, np.inf, -np.inf]).astype(BF16), "BF16", b"[NaN,Infinity,-Infinity]"),
+        (np.array([True, False]), "BOOL", b"[true,false]"),
+        (np.array([0, -1, 7]), "INT64", b"[0,-1,7]"),
+    ],
+)
+def test_examples(impl, values, datatype, expected) -> None:
+    assert impl.array_to_json(values, datatype) == expected
+
+
+# The layout rule: positional for decimal exponents -5..15 (FP64) and -6..12 (FP32, FP16,
+# BF16), exponent form outside; integral positional values end in ".0".
+@pytest.mark.parametrize(
+    ("value", "fp64", "fp32"),
+    [
+        (1e-7, b"1e-7", b"1e-7"),
+        (1.5e-7, b"1.5e-7", b"1.5e-7"),
+        (1e-6, b"1e-6", b"0.000001"),
+        (2.5e-6, b"2.5e-6", b"0.0000025"),
+        (1e-5, b"0.00001", b"0.00001"),
+        (0.000123, b"0.000123", b"0.000123"),
+        (123.25, b"123.25", b"123.25"),
+        (1e12, b"1000000000000.0", b"1000000000000.0"),
+        (1.5e12, b"1500000000000.0", b"1500000000000.0"),
+        (1e13, b"10000000000000.0", b"1e+13"),
+        (1.25e15, b"1250000000000000.0", b"1.25e+15"),
+        (1e16, b"1e+16", b"1e+16"),
+        (-1.5e16, b"-1.5e+16", b"-1.5e+16"),
+        (1e22, b"1e+22", b"1e+22"),
+        (-2.5e-9, b"-2.5e-9", b"-2.5e-9"),
+        (1e-40, b"1e-40", b"1e-40"),
+    ],
+)
+def test_float_layout(impl, value, fp64, fp32) -> None:
+    assert impl.array_to_json(np.array([value]), "FP64") == b"[" + fp64 + b"]"
+    assert impl.array_to_json(np.array([value], np.float32), "FP32") == b"[" + fp32 + b"]"
+
+
+def test_integer_extremes(impl) -> None:
+    for datatype, dtype in INT_TYPES.items():
+        info = np.iinfo(dtype)
+        values = np.array([info.min, info.max, 0, 1, info.max - 1], dtype=dtype)
+        text = impl.array_to_json(values, datatype)
+        assert loads(text) == [int(v) for v in values]
+        assert text == ("[" + ",".join(str(int(v)) for v in values) + "]").encode()
+
+
+@pytest.mark.parametrize("datatype", list(INT_TYPES))
+@given(data=st.data())
+@settings(max_examples=40)
+def test_integers_are_exact(impl, datatype, data) -> None:
+    info = np.iinfo(INT_TYPES[datatype])
+    values = data.draw(st.lists(st.integers(int(info.min), int(info.max)), max_size=50))
+    array = np.array(values, dtype=INT_TYPES[datatype])
+    text = impl.array_to_json(array, datatype)
+    assert text == json.dumps(values, separators=(",", ":")).encode()
+
+
+def test_bool_is_any_nonzero_byte(impl) -> None:
+    raw = np.array([0, 1, 2, 255], np.uint8).view(np.bool_)
+    assert impl.array_to_json(raw, "BOOL") == b"[false,true,true,true]"
+
+
+# ---------------------------------------------------------------------------- twins and round trips
+
+
+@given(values=float_arrays(np.float64, SPECIAL_F64))
+@settings(max_examples=300)
+def test_fp64_twins_agree_and_read_back(both, values) -> None:
+    native, pure = both
+    text = native.array_to_json(values, "FP64")
+    assert text == pure.array_to_json(values, "FP64")
+    assert same_floats(np.array(loads(text), np.float64).reshape(-1), values)
+    # The digits are Python's repr's, so the numbers are what json.dumps writes.
+    finite = values[np.isfinite(values)]
+    assert [float(t) for t in loads(native.array_to_json(finite, "FP64"))] == finite.tolist()
+
+
+@given(values=float_arrays(np.float32, SPECIAL_F32))
+@settings(max_examples=300)
+def test_fp32_twins_agree_and_read_back(both, values) -> None:
+    native, pure = both
+    text = native.array_to_json(values, "FP32")
+    assert text == pure.array_to_json(values, "FP32")
+    assert same_floats(np.array(loads(text), np.float64).astype(np.float32).reshape(-1), values)
+
+
+def test_fp32_is_shortest_at_float32_precision(impl) -> None:
+    values = np.array([1.1, 0.2, 3.4028235e38, 1e-45, 16777217.0, 0.3], np.float32)
+    text = impl.array_to_json(values, "FP32")
+    assert text == b"[1.1,0.2,3.4028235e+38,1e-45,16777216.0,0.3]"
+    for token in text[1:-1].split(b","):
+        # one digit fewer never reads back to the same float32
+        assert len(token.replace(b".0", b"").replace(b"-", b"")) <= 15
+
+
+@pytest.mark.parametrize(("datatype", "dtype"), [("FP16", np.float16), ("BF16", BF16)])
+def test_every_16_bit_pattern(both, datatype, dtype) -> None:
+    native, pure = both
+    values = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(dtype)
+    text = native.array_to_json(values, datatype)
+    assert text == pure.array_to_json(values, datatype)
+    read = np.array(loads(text), np.float64)
+    back = read.astype(np.float16) if datatype == "FP16" else bf16_bits(read).view(BF16)
+    assert same_floats(back, values)
+    # shortest at the type's own precision: no token has more digits than the type needs
+    digits = [
+        len(t.split(b"e")[0].strip(b"-").replace(b".", b"").strip(b"0"))
+        for t in text[1:-1].split(b",")
+        if t[-1:].isdigit()
+    ]
+    assert max(digits) == (5 if datatype == "FP16" else 4)
+
+
+@given(values=float_arrays(np.float16, [0.0, -0.0, math.nan, math.inf, 6e-8, 65504.0]))
+@settings(max_examples=100)
+def test_fp16_twins_agree(both, values) -> None:
+    native, pure = both
+    for nested in (False, True):
+        assert native.array_to_json(values, "FP16", nested) == pure.array_to_json(
+            values, "FP16", nested
+        )
+
+
+@given(values=float_arrays(np.float64, SPECIAL_F64))
+@settings(max_examples=200)
+def test_bf16_from_float64_and_float32_twins_agree(both, values) -> None:
+    native, pure = both
+    assert native.array_to_json(values, "BF16") == pure.array_to_json(values, "BF16")
+    with np.errstate(over="ignore"):
+        as32 = values.astype(np.float32)
+    assert native.array_to_json(as32, "BF16") == pure.array_to_json(as32, "BF16")
+
+
+def test_bf16_from_float_is_rounded_once_to_nearest_even(impl) -> None:
+    # 1 + 2**-8 is halfway between two BF16 values: ties to even (1.0); a hair above it must
+    # round up, which rounding through float32 first would lose (ml_dtypes does that).
+    values = np.array([1 + 2**-8, 1 + 2**-8 + 2**-30, 1 + 3 * 2**-8])
+    assert impl.array_to_json(values, "BF16") == b"[1.0,1.01,1.016]"
+    assert impl.array_to_json(values.astype(np.float32), "BF16") == b"[1.0,1.0,1.016]"
+    as_bf16 = np.array([1.0, 1.0078125, 1.015625]).astype(BF16)
+    assert impl.array_to_json(as_bf16, "BF16") == b"[1.0,1.01,1.016]"
+
+
+def test_bf16_bits_matches_ml_dtypes_from_float32() -> None:
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 2**32, 100_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    values = values[~np.isnan(values)]
+    assert np.array_equal(bf16_bits(values), values.astype(BF16).view(np.uint16))
+
+
+def test_native_rewrites_other_orjson_layouts() -> None:
+    """The rewrite of orjson's text into our layout (used when an orjson version lays numbers
+    out differently) gives the reference text."""
+    native = pytest.importorskip("oipcodec._native.jsonencode")
+    from oipcodec._pure.jsonencode import array_to_json as reference
+
+    rng = np.random.default_rng(3)
+    previous = [native._use_orjson_layout(0, False), native._use_orjson_layout(1, False)]
+    try:
+        for dtype, datatype, specials in (
+            (np.float32, "FP32", SPECIAL_F32),
+            (np.float64, "FP64", SPECIAL_F64),
+        ):
+            bits = rng.integers(0, 2**63, 3000, dtype=np.uint64)
+            values = np.concatenate(
+                [
+                    bits.astype(f"u{np.dtype(dtype).itemsize}").view(dtype),
+                    np.array(specials).astype(dtype),
+                ]
+            )
+            for exponent in range(-12, 25):
+                values = np.append(
+                    values, np.array([10.0**exponent, -1.5 * 10.0**exponent]).astype(dtype)
+                )
+            for nested in (False, True):
+                shaped = values[: values.size // 2 * 2].reshape(2, -1)
+                assert native.array_to_json(shaped, datatype, nested) == reference(
+                    shaped, datatype, nested
+                )
+    finally:
+        native._use_orjson_layout(0, previous[0])
+        native._use_orjson_layout(1, previous[1])
+
+
+# ---------------------------------------------------------------------------- shapes and layouts
+
+
+def test_nested_by_shape(impl) -> None:
+    grid = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    assert loads(impl.array_to_json(grid, "INT32", nested=True)) == grid.tolist()
+    assert loads(impl.array_to_json(grid, "INT32")) == grid.ravel().tolist()
+    ones = np.arange(3, dtype=np.int16).reshape(1, 3, 1, 1)
+    assert impl.array_to_json(ones, "INT16", nested=True) == b"[[[[0]],[[1]],[[2]]]]"
+
+
+@given(
+    shape=st.lists(st.integers(0, 3), min_size=1, max_size=4),
+    datatype=st.sampled_from(["FP32", "INT8", "BOOL", "FP16", "BYTES", "FP64", "BF16"]),
+)
+@settings(max_examples=150)
+def test_nested_matches_tolist_for_any_shape(impl, shape, datatype) -> None:
+    count = math.prod(shape)
+    if datatype == "BYTES":
+        array = np.array([str(i).encode() for i in range(count)], dtype=object).reshape(shape)
+        expected = (
+            np.vectorize(lambda b: b.decode(), otypes=[object])(array).tolist()
+            if count
+            else array.tolist()
+        )
+    else:
+        dtype = {
+            "FP32": np.float32,
+            "INT8": np.int8,
+            "BOOL": np.bool_,
+            "FP16": np.float16,
+            "FP64": np.float64,
+            "BF16": np.float32,
+        }[datatype]
+        array = (np.arange(count) % 7).astype(dtype).reshape(shape)
+        expected = array.tolist()
+    text = impl.array_to_json(array, datatype, nested=True)
+    assert loads(text) == expected
+    assert (
+        loads(impl.array_to_json(array, datatype))
+        == np.array(expected, dtype=object).ravel().tolist()
+        if count
+        else loads(impl.array_to_json(array, datatype)) == []
+    )
+
+
+def test_scalar_is_a_one_element_array(impl) -> None:
+    # Shape [] holds one element (README): its data is written [x], flat or nested.
+    assert impl.array_to_json(np.array(2.5, np.float32), "FP32") == b"[2.5]"
+    assert impl.array_to_json(np.array(2.5, np.float32), "FP32", nested=True) == b"[2.5]"
+    assert impl.array_to_json(np.float64(0.1), "FP64") == b"[0.1]"
+    assert impl.array_to_json(np.array(b"x", dtype=object), "BYTES", nested=True) == b'["x"]'
+    assert impl.array_to_json(np.array(7, np.uint8), "UINT8") == b"[7]"
+
+
+def test_zero_size(impl) -> None:
+    for datatype, dtype in (
+        ("FP32", np.float32),
+        ("INT64", np.int64),
+        ("BYTES", object),
+        ("FP16", np.float16),
+    ):
+        empty = np.zeros((2, 0, 3), dtype=dtype)
+        assert impl.array_to_json(empty, datatype) == b"[]"
+        assert impl.array_to_json(empty, datatype, nested=True) == b"[[],[]]"
+        assert impl.array_to_json(np.zeros((0, 5), dtype=dtype), datatype, nested=True) == b"[]"
+        assert (
+            impl.array_to_json(np.zeros((2, 1, 0), dtype=dtype), datatype, nested=True)
+            == b"[[[]],[[]]]"
+        )
+
+
+@pytest.mark.parametrize(
+    ("datatype", "dtype"),
+    [
+        ("FP32", np.float32),
+        ("FP64", np.float64),
+        ("INT16", np.int16),
+        ("UINT64", np.uint64),
+        ("FP16", np.float16),
+        ("BF16", np.float32),
+        ("BOOL", np.bool_),
+    ],
+)
+def test_any_memory_layout_and_byte_order(impl, datatype, dtype) -> None:
+    base = (np.arange(60) * 1.25 - 20).astype(dtype).reshape(3, 4, 5)
+    for nested in (False, True):
+        expected = impl.array_to_json(base, datatype, nested)
+        assert impl.array_to_json(np.asfortranarray(base), datatype, nested) == expected
+        assert (
+            impl.array_to_json(base.astype(base.dtype.newbyteorder(">")), datatype, nested)
+            == expected
+        )
+        assert impl.array_to_json(base[::-1, :, ::-1][::-1, :, ::-1], datatype, nested) == expected
+        strided = np.repeat(base, 2, axis=2)[:, :, ::2]
+        assert impl.array_to_json(strided, datatype, nested) == expected
+
+
+# ---------------------------------------------------------------------------- non-finite values
+
+
+@pytest.mark.parametrize(
+    ("dtype", "datatype"),
+    [
+        (np.float32, "FP32"),
+        (np.float64, "FP64"),
+        (np.float16, "FP16"),
+        (BF16, "BF16"),
+        (np.float64, "BF16"),
+    ],
+)
+def test_nonfinite_error_names_the_element(impl, dtype, datatype) -> None:
+    values = np.array([1.0, 2.0, -np.inf, np.nan]).astype(dtype).reshape(2, 2)
+    with pytest.raises(
+        EncodeError, match=r"^element 2: element is -Infinity, which strict JSON"
+    ) as info:
+        impl.array_to_json(values, datatype, nonfinite="error")
+    assert info.value.index == 2
+    assert impl.array_to_json(values[:1], datatype, nonfinite="error") == b"[1.0,2.0]"
+
+
+def test_nonfinite_tokens_read_back_with_python_json(impl) -> None:
+    values = np.array([np.nan, -np.inf, np.inf, -np.nan, 1.0], np.float32)
+    out = loads(impl.array_to_json(values, "FP32"))
+    assert math.isnan(out[0]) and out[1] == -math.inf and out[2] == math.inf and math.isnan(out[3])
+
+
+# ---------------------------------------------------------------------------- BYTES
+
+
+def test_bytes_escaping(impl) -> None:
+    elements = [
+        b'quote " and backslash \\',
+        "tab\t nl\n cr\r bs\b ff\f",
+        b"\x00\x01\x1f\x7f",
+        "é ✓ \u2028 😀",
+        b"/slash/",
+        "",
+    ]
+    text = impl.array_to_json(np.array(elements, dtype=object), "BYTES")
+    assert text == (
+        b'["quote \\" and backslash \\\\","tab\\t nl\\n cr\\r bs\\b ff\\f",'
+        b'"\\u0000\\u0001\\u001f\x7f","\xc3\xa9 \xe2\x9c\x93 \xe2\x80\xa8 \xf0\x9f\x98\x80","/slash/",""]'
+    )
+    assert loads(text) == [e if isinstance(e, str) else e.decode() for e in elements]
+
+
+@given(texts=st.lists(st.text(max_size=12), max_size=20))
+@settings(max_examples=200)
+def test_bytes_text_round_trips(both, texts) -> None:
+    native, pure = both
+    for values in (
+        np.array(texts, dtype=object),
+        np.array([t.encode("utf-8", "surrogatepass") for t in texts], dtype=object),
+    ):
+        results = []
+        for kernels in (native, pure):
+            try:
+                results.append(kernels.array_to_json(values, "BYTES"))
+            except EncodeError as exc:
+                results.append(str(exc))
+        assert results[0] == results[1]
+        if isinstance(results[0], bytes):
+            assert loads(results[0]) == texts
+
+
+@given(elements=st.lists(st.binary(max_size=8), max_size=12))
+@settings(max_examples=300)
+def test_bytes_twins_agree_on_any_bytes(both, elements) -> None:
+    native, pure = both
+    values = objects(elements)
+    results = []
+    for kernels in (native, pure):
+        try:
+            results.append(kernels.array_to_json(values, "BYTES"))
+        except EncodeError as exc:
+            results.append((exc.index, str(exc)))
+    assert results[0] == results[1]
+
+
+def test_bytes_not_utf8(impl) -> None:
+    values = np.array([b"ok", b"ab\xff", b"\xed\xa0\x80"], dtype=object)
+    with pytest.raises(
+        EncodeError,
+        match=r"^element 1: BYTES element is not valid UTF-8 \(at byte 2 of the element\).*binary tensor data extension",
+    ) as info:
+        impl.array_to_json(values, "BYTES")
+    assert info.value.index == 1
+    for bad in (b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82", b"\x80"):
+        with pytest.raises(EncodeError, match="not valid UTF-8 \\(at byte 0 "):
+            impl.array_to_json(np.array([bad], dtype=object), "BYTES")
+
+
+def test_bytes_array_kinds(impl) -> None:
+    assert (
+        impl.array_to_json(np.array([b"a\x00b", b"cd\x00"], dtype="S4"), "BYTES")
+        == b'["a\\u0000b","cd"]'
+    )
+    assert (
+        impl.array_to_json(np.array([["x", "é"]], dtype="U"), "BYTES", nested=True)
+        == '[["x","é"]]'.encode()
+    )
+    mixed = np.array(
+        [bytearray(b"ba"), memoryview(b"mv"), np.bytes_(b"nb"), np.str_("ns")], dtype=object
+    )
+    assert impl.array_to_json(mixed, "BYTES") == b'["ba","mv","nb","ns"]'
+
+
+def test_bytes_bad_elements(impl) -> None:
+    with pytest.raises(
+        EncodeError, match=r"^element 1: BYTES elements must be bytes or str, got int"
+    ):
+        impl.array_to_json(np.array([b"a", 3], dtype=object), "BYTES")
+    with pytest.raises(EncodeError, match=r"^element 0: str element is not encodable as UTF-8"):
+        impl.array_to_json(np.array(["\ud800"], dtype=object), "BYTES")
+
+
+# ---------------------------------------------------------------------------- argument errors
+
+
+def test_datatype_errors(impl) -> None:
+    with pytest.raises(DatatypeError, match="unknown datatype 'FP8'"):
+        impl.array_to_json(np.zeros(2, np.float32), "FP8")
+    with pytest.raises(DatatypeError, match="numpy dtype float32 cannot carry datatype INT32"):
+        impl.array_to_json(np.zeros(2, np.float32), "INT32")
+    with pytest.raises(DatatypeError, match="cannot carry datatype BYTES"):
+        impl.array_to_json(np.zeros(2, np.int8), "BYTES")
+    with pytest.raises(DatatypeError, match="cannot carry datatype FP16"):
+        impl.array_to_json(np.zeros(2, np.float32), "FP16")
+    with pytest.raises(DatatypeError, match="cannot carry datatype BF16"):
+        impl.array_to_json(np.zeros(2, np.float16), "BF16")
+
+
+def test_argument_errors(impl) -> None:
+    with pytest.raises(EncodeError, match="array must be a numpy array, got list"):
+        impl.array_to_json([1.0], "FP32")
+    with pytest.raises(EncodeError, match="nonfinite must be 'tokens' or 'error', got 'null'"):
+        impl.array_to_json(np.zeros(1, np.float32), "FP32", nonfinite="null")
+
+
+def test_result_is_independent_bytes(impl) -> None:
+    values = np.arange(5, dtype=np.int64)
+    first = impl.array_to_json(values, "INT64")
+    values[0] = 9
+    assert first == b"[0,1,2,3,4]"
+    assert type(first) is bytes
+
+
+# ---------------------------------------------------------------------------- with json_to_array
+
+
+ROUND_TRIP_TYPES = [
+    ("FP32", float_arrays(np.float32, SPECIAL_F32)),
+    ("FP64", float_arrays(np.float64, SPECIAL_F64)),
+    ("FP16", float_arrays(np.float16, [0.0, -0.0, math.nan, math.inf, -math.inf, 6e-8])),
+    ("BF16", float_arrays(BF16, [0.0, -0.0, math.nan, math.inf, -math.inf])),
+    *[
+        (
+            name,
+            st.lists(st.integers(int(np.iinfo(t).min), int(np.iinfo(t).max)), max_size=30).map(
+                lambda xs, t=t: np.array(xs, dtype=t)
+            ),
+        )
+        for name, t in INT_TYPES.items()
+    ],
+    ("BOOL", st.lists(st.booleans(), max_size=30).map(lambda xs: np.array(xs, dtype=np.bool_))),
+    (
+        "BYTES",
+        st.lists(
+            st.text(max_size=8).map(lambda s: s.encode("utf-8", "surrogatepass")), max_size=20
+        ).map(objects),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("datatype", "arrays"), ROUND_TRIP_TYPES, ids=[t[0] for t in ROUND_TRIP_TYPES]
+)
+@given(data=st.data())
+@settings(max_examples=60)
+def test_round_trip_through_json_to_array(impl, datatype, arrays, data) -> None:
+    values = data.draw(arrays)
+    if datatype == "BYTES":
+        valid = []
+        for v in values.tolist():
+            try:
+                v.decode("utf-8")
+                valid.append(v)
+            except UnicodeDecodeError:
+                pass
+        values = objects(valid)
+    shape = data.draw(st.sampled_from([(values.size,), (1, values.size)]))
+    shaped = values.reshape(shape)
+    for nested in (False, True):
+        text = impl.array_to_json(shaped, datatype, nested)
+        back = impl.json_to_array(text, datatype, list(shape))
+        assert back.shape == shape
+        if datatype == "BYTES":
+            assert back.ravel().tolist() == values.tolist()
+        elif datatype in ("FP16", "FP32", "FP64", "BF16"):
+            got = back.ravel()
+            if datatype == "BF16" and got.dtype != BF16:
+                got = bf16_bits(got.astype(np.float32)).view(BF16)
+            assert same_floats(got, values)
+        else:
+            assert np.array_equal(back.ravel(), values)
+
+
+def test_scalar_and_zero_size_round_trip_through_json_to_array(impl) -> None:
+    for nested in (False, True):
+        scalar = np.array(-2.5, np.float32)
+        back = impl.json_to_array(impl.array_to_json(scalar, "FP32", nested), "FP32", [])
+        assert back.shape == () and back == scalar
+        empty = np.zeros((2, 0, 3), np.int32)
+        back = impl.json_to_array(impl.array_to_json(empty, "INT32", nested), "INT32", [2, 0, 3])
+        assert back.shape == (2, 0, 3)
