@@ -1,0 +1,254 @@
+"""Protobuf ModelInfer messages: serialized ``ModelInferRequest`` / ``ModelInferResponse`` bytes
+to and from :class:`~oipcodec.InferRequest` / :class:`~oipcodec.InferResponse`.
+
+The messages are those of ``oipcodec/proto/open_inference_grpc.proto`` (package ``inference``,
+the OIP / KServe V2 / Triton gRPC API), read and written by the ``pbwire`` kernel straight from
+and into the message bytes, without building protobuf objects:
+
+- ``raw=True`` (the default, and what Triton answers with) puts every tensor in
+  ``raw_input_contents`` / ``raw_output_contents``: little-endian, row-major, BYTES with the
+  4-byte length framing. ``raw=False`` uses each datatype's typed ``InferTensorContents``
+  field. FP16 and BF16 have no typed field ("FP16 and BF16 must be represented as raw
+  content"), and the spec forbids raw and typed contents in one message ("if this field is
+  specified then InferInputTensor::contents must not be specified"), so a message holding an
+  FP16 or BF16 tensor is written with raw contents even when ``raw=False``.
+- Decoded tensors are numpy arrays of the declared shape: raw contents and packed fp32/fp64
+  contents are read-only views of the message bytes (no copy); varint contents are decoded
+  into new arrays; BYTES become object arrays of bytes; BF16 becomes ``ml_dtypes.bfloat16``
+  (a view) when ml_dtypes is installed, else float32.
+- Parameters keep their types: bool -> bool_param, an int in the int64 range -> int64_param,
+  a larger non-negative int (< 2**64) -> uint64_param, float -> double_param, str ->
+  string_param; decoding gives back bool, int, float and str.
+- Every size is checked against shape x itemsize before an array is made, and every limit of
+  :class:`~oipcodec.Limits` before memory is allocated; errors are :class:`DecodeError`
+  (:class:`EncodeError` when encoding) naming the tensor, element index and byte offset
+  (offsets are in the message, except inside one tensor's raw contents, where they count
+  from the start of that entry).
+- A message with duplicate tensor names is refused, both ways.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from oipcodec import _common, datatypes
+from oipcodec import kernels as _facade
+from oipcodec.errors import DecodeError, EncodeError, OIPError
+from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
+from oipcodec.raw import Kernels, array_to_raw, raw_to_array
+from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
+
+__all__ = ["decode_request", "decode_response", "encode_request", "encode_response"]
+
+
+_LE = {name: row.numpy_dtype.newbyteorder("<") for name, row in datatypes.DATATYPES.items()
+       if row.numpy_dtype is not None and not row.is_bytes}  # fmt: skip
+_HALF = ("FP16", "BF16")
+# Typed contents: InferTensorContents field number per datatype, and the range a decoded
+# int_contents / uint_contents value must fit for the narrower datatypes.
+_FIELD = {"BOOL": 1, "INT8": 2, "INT16": 2, "INT32": 2, "INT64": 3, "UINT8": 4, "UINT16": 4,
+          "UINT32": 4, "UINT64": 5, "FP32": 6, "FP64": 7, "BYTES": 8}  # fmt: skip
+_NARROW = {name: np.iinfo(name.lower()) for name in ("INT8", "INT16", "UINT8", "UINT16")}
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding
+
+
+def encode_request(
+    request: InferRequest, raw: bool = True, *, kernels: Kernels | None = None
+) -> bytes:
+    """A serialized ModelInferRequest holding ``request``.
+
+    ``raw=True`` sends the inputs in raw_input_contents; ``raw=False`` in each datatype's typed
+    contents field (see the module docstring for FP16/BF16). ``kernels`` picks an
+    implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the facade's.
+    """
+    k = kernels or _facade
+    tensors = _encode_tensors(request.inputs, raw, "input", k)
+    requested = None
+    if request.outputs is not None:
+        requested = [(o.name, o.parameters) for o in request.outputs]
+    try:
+        return k.write_infer_message(
+            "request", request.model_name, request.model_version, request.id,
+            request.parameters, tensors, requested,
+        )  # fmt: skip
+    except OIPError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise EncodeError(str(exc)) from None
+
+
+def encode_response(
+    response: InferResponse, raw: bool = True, *, kernels: Kernels | None = None
+) -> bytes:
+    """A serialized ModelInferResponse holding ``response`` (raw contents by default, as
+    Triton answers)."""
+    k = kernels or _facade
+    tensors = _encode_tensors(response.outputs, raw, "output", k)
+    try:
+        return k.write_infer_message(
+            "response", response.model_name, response.model_version, response.id,
+            response.parameters, tensors, None,
+        )  # fmt: skip
+    except OIPError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise EncodeError(str(exc)) from None
+
+
+def _encode_tensors(
+    tensors: list[Tensor], raw: bool, role: str, k: Kernels
+) -> list[tuple[Any, ...]]:
+    if not raw and any(t.datatype in _HALF for t in tensors):
+        raw = True  # FP16/BF16 are raw only, and a message cannot mix raw and typed contents
+    seen: set[str] = set()
+    out = []
+    for tensor in tensors:
+        if tensor.name in seen:
+            raise EncodeError("duplicate name", tensor=tensor.name, kind=role)
+        seen.add(tensor.name)
+        try:
+            field, payload = _payload(tensor, raw, k)
+        except OIPError as exc:
+            raise exc.for_tensor(tensor.name, role) from None
+        out.append((tensor.name, tensor.datatype, tensor.shape, tensor.parameters, field, payload))
+    return out
+
+
+def _payload(tensor: Tensor, raw: bool, k: Kernels) -> tuple[int, Any]:
+    name = tensor.datatype
+    data = tensor.data
+    if raw:
+        return 0, array_to_raw(data, name, kernels=k)
+    field = _FIELD[name]
+    if name == "BYTES":
+        return field, _bytes_elements(data)
+    if name in ("FP32", "FP64"):  # packed fixed-width: the same little-endian bytes as raw
+        return field, k.little_endian_view(data)
+    # int32/int64 fields carry a negative value as its 64-bit two's complement.
+    signed = field in (2, 3)
+    bits = data.astype(np.int64).view(np.uint64) if signed else data.astype(np.uint64)
+    return field, np.ascontiguousarray(bits).reshape(-1)
+
+
+def _bytes_elements(data: Any) -> list[bytes]:
+    out = []
+    for index, element in enumerate(_common.bytes_elements(data)):
+        if isinstance(element, str):
+            try:
+                element = element.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _common.utf8_error(index, exc) from None
+        elif isinstance(element, (bytearray, memoryview)):
+            element = bytes(element)
+        elif not isinstance(element, bytes):
+            raise _common.element_type_error(index, element)
+        out.append(element)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Decoding
+
+
+def decode_request(
+    data: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
+) -> InferRequest:
+    """The :class:`InferRequest` in a serialized ModelInferRequest (bytes, bytearray,
+    memoryview: any buffer). Input order is kept; an empty model_name/model_version/id is
+    ``None``; no requested outputs is ``outputs=None``."""
+    k = kernels or _facade
+    name, version, id_, parameters, tensors, requested, raw = k.read_infer_message(
+        data, "request", limits
+    )
+    inputs = _decode_tensors(tensors, raw, "input", limits, k)
+    outputs = [RequestedOutput(n, p) for n, p in requested] if requested else None
+    return InferRequest(inputs, outputs, id_ or None, parameters, name or None, version or None)
+
+
+def decode_response(
+    data: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
+) -> InferResponse:
+    """The :class:`InferResponse` in a serialized ModelInferResponse."""
+    k = kernels or _facade
+    name, version, id_, parameters, tensors, _, raw = k.read_infer_message(data, "response", limits)
+    outputs = _decode_tensors(tensors, raw, "output", limits, k)
+    return InferResponse(name, outputs, id_ or None, version or None, parameters)
+
+
+def _decode_tensors(
+    tensors: list[tuple[Any, ...]], raw: list[memoryview], role: str, limits: Limits, k: Kernels
+) -> list[Tensor]:
+    out: list[Tensor] = []
+    seen: set[str] = set()
+    total = 0
+    for index, (name, datatype, shape, parameters, contents, offset, _) in enumerate(tensors):
+        if name in seen:
+            raise DecodeError(f"duplicate {role} name", tensor=name, offset=offset, kind=role)
+        seen.add(name)
+        try:
+            row = datatypes.get(datatype)
+            count = element_count(shape, limits)
+            total += count
+            if total > limits.max_request_elements:
+                raise DecodeError(
+                    f"the tensors hold more than {limits.max_request_elements} elements together"
+                )
+            if raw:
+                array = raw_to_array(raw[index], row.name, shape, limits=limits, kernels=k)
+            else:
+                array = _from_contents(row, count, contents)
+            out.append(Tensor(name, datatype, shape, array.reshape(shape), parameters))
+        except DecodeError as exc:
+            raise exc.for_tensor(name, role) from None
+        except OIPError as exc:  # a bad datatype or shape, read from the wire
+            raise DecodeError(
+                exc.reason, tensor=name, index=exc.index, offset=offset, kind=role
+            ) from None
+    return out
+
+
+def _from_contents(
+    row: datatypes.Datatype, count: int, contents: Mapping[str, Any] | None
+) -> np.ndarray[Any, Any]:
+    if contents is None:
+        if count:
+            raise DecodeError(
+                f"no data: {count} elements expected, no contents and no raw contents"
+            )
+        contents = {}
+    field = row.contents_field
+    if field is None:
+        raise DecodeError(
+            f"{row.name} has no typed contents field; it must be sent in raw contents"
+        )
+    for other, payload in contents.items():
+        if other != field and len(payload):
+            raise DecodeError(f"contents hold {other}, but datatype {row.name} uses {field}")
+    payload = contents.get(field)
+    if row.name in ("FP32", "FP64"):
+        size = len(payload) // row.itemsize if payload is not None else 0
+    else:
+        size = len(payload) if payload is not None else 0
+    if size != count:
+        raise DecodeError(f"{field} holds {size} values, the shape needs {count}")
+    if payload is None:
+        return np.empty(0, dtype=row.numpy_dtype)
+    if row.name in ("FP32", "FP64"):
+        return np.frombuffer(payload, dtype=_LE[row.name])
+    array: np.ndarray[Any, Any] = payload
+    if row.name in _NARROW:
+        info = _NARROW[row.name]
+        bad = np.flatnonzero((array < info.min) | (array > info.max))
+        if len(bad):
+            first = int(bad[0])
+            raise DecodeError(
+                f"{field} value {array[first]} is out of range for {row.name}", index=first
+            )
+        return array.astype(row.numpy_dtype)
+    return array
