@@ -16,7 +16,21 @@ from oipcodec.errors import (
     OIPError,
     ShapeError,
 )
-from oipcodec.kernels import deserialize_bytes, serialize_bytes
+from oipcodec.kernels import (
+    array_to_json,
+    bytes_offsets,
+    deserialize_bytes,
+    flatten,
+    json_to_array,
+    little_endian_view,
+    pack_bf16,
+    pack_fp16,
+    serialize_bytes,
+    unflatten,
+    unpack_bf16,
+    unpack_fp16,
+    view_bf16,
+)
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
@@ -34,8 +48,19 @@ __all__ = [
     "ShapeError",
     "Tensor",
     "__version__",
+    "array_to_json",
+    "bytes_offsets",
     "datatypes",
     "deserialize_bytes",
+    "flatten",
+    "json_to_array",
     "kernels",
+    "little_endian_view",
+    "pack_bf16",
+    "pack_fp16",
     "serialize_bytes",
+    "unflatten",
+    "unpack_bf16",
+    "unpack_fp16",
+    "view_bf16",
 ]

@@ -80,6 +80,12 @@ def _choose() -> SimpleNamespace:
 if TYPE_CHECKING:
     # The pure twins are the typed reference; the native modules have matching .pyi stubs.
     from oipcodec._pure.framing import *  # noqa: F403
+    from oipcodec._pure.halffloat import *  # noqa: F403
+    from oipcodec._pure.jsondecode import *  # noqa: F403
+    from oipcodec._pure.jsonencode import *  # noqa: F403
+    from oipcodec._pure.jsonscan import *  # noqa: F403
+    from oipcodec._pure.layout import *  # noqa: F403
+    from oipcodec._pure.pbwire import *  # noqa: F403
 
     IMPLEMENTATION: str
 else:

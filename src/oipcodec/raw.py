@@ -1,0 +1,92 @@
+"""The raw byte form of a tensor, shared by the HTTP binary extension and gRPC raw contents.
+
+Both protocols carry a tensor's data the same way (WIRE-NOTES.md, "Binary tensor data
+extension"): little-endian, row-major, no padding; BOOL as one byte per element; FP16 as IEEE
+half; BF16 as the upper half of a float32 (rounded to nearest even); BYTES as length-prefixed
+elements (:func:`oipcodec.serialize_bytes`).
+
+Decoding checks the byte count against the shape before anything is made and returns a
+read-only view of the buffer: no copy, whatever the tensor's size. The view may be unaligned
+(a tensor starts wherever the JSON header or the protobuf field before it ends); numpy reads
+unaligned data correctly, and ``array.flags.aligned`` tells. A library that needs aligned
+memory can ask for one copy with ``np.require(array, requirements="A")``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from oipcodec import datatypes, kernels
+from oipcodec._common import byte_view
+from oipcodec.errors import DecodeError
+from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
+
+__all__ = ["Kernels", "array_to_raw", "raw_to_array"]
+
+#: A kernel implementation: the facade module (default) or ``oipcodec.kernels.load(...)``.
+Kernels = ModuleType | SimpleNamespace
+
+
+def raw_to_array(
+    buffer: Any,
+    datatype: str,
+    shape: Any,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels = kernels,
+) -> np.ndarray[Any, Any]:
+    """The array of ``shape`` and ``datatype`` whose raw bytes are exactly ``buffer``.
+
+    A size that disagrees with ``shape`` raises :class:`DecodeError` naming both; BYTES
+    framing is validated against the element count; BOOL bytes must be 0 or 1. BF16 decodes to
+    ``ml_dtypes.bfloat16`` when installed, else to float32.
+    """
+    row = datatypes.get(datatype)
+    count = element_count(shape, limits)
+    shape = tuple(shape)
+    view = byte_view(buffer)
+    if row.is_bytes:
+        return kernels.deserialize_bytes(view, count).reshape(shape)
+    expected = count * row.itemsize
+    if len(view) != expected:
+        raise DecodeError(
+            f"expected {expected} bytes for {count} {datatype} elements of shape "
+            f"{list(shape)}, got {len(view)}"
+        )
+    if row.name == "BF16" and datatypes.BF16_DTYPE is None:
+        return kernels.unpack_bf16(view, count).reshape(shape)
+    wire_dtype = np.dtype(np.uint8) if row.name == "BOOL" else _little_endian(row)
+    array = np.frombuffer(view, dtype=wire_dtype, count=count)
+    if row.name == "BOOL":
+        if count and int(array.max()) > 1:
+            bad = int(np.argmax(array > 1))
+            raise DecodeError(f"BOOL bytes must be 0 or 1, got {array[bad]}", index=bad, offset=bad)
+        array = array.view(np.bool_)
+    array.flags.writeable = False
+    return array.reshape(shape)
+
+
+def array_to_raw(
+    array: np.ndarray[Any, Any], datatype: str, *, kernels: Kernels = kernels
+) -> bytes | memoryview:
+    """The raw bytes of ``array`` as a tensor of ``datatype``.
+
+    Fixed-size types come back as a view of the array when it is already C-contiguous and
+    little-endian, else as one copy. FP16/BF16 from wider floats are rounded to nearest even.
+    """
+    row = datatypes.get(datatype)
+    if row.is_bytes:
+        return kernels.serialize_bytes(array)
+    if row.name == "FP16":
+        return kernels.pack_fp16(array)
+    if row.name == "BF16":
+        return kernels.pack_bf16(array)
+    return kernels.little_endian_view(array)
+
+
+def _little_endian(row: datatypes.Datatype) -> np.dtype[Any]:
+    assert row.numpy_dtype is not None
+    return row.numpy_dtype.newbyteorder("<")

@@ -1,0 +1,566 @@
+"""HTTP bodies of the OIP REST protocol: JSON, and JSON plus the binary tensor data extension.
+
+A body is a JSON header, optionally followed by the raw bytes of the tensors sent in binary,
+concatenated in the order of the tensors in the JSON, with no padding. The HTTP header
+``Inference-Header-Content-Length`` gives the JSON's length; without it the body is all JSON.
+A tensor sent in binary carries the parameter ``binary_data_size`` (its byte count) instead of
+``data``. See WIRE-NOTES.md and Triton's binary data extension for the rules followed here.
+
+Decoding never builds Python lists of elements: the envelope (names, shapes, parameters) is
+parsed by orjson, each ``data`` array's *text* goes straight to :func:`oipcodec.json_to_array`,
+and binary tensors become read-only views of the body (:func:`oipcodec.raw.raw_to_array`).
+Encoding writes ``data`` with :func:`oipcodec.array_to_json` and joins the body once.
+
+Compressed bodies (``Content-Encoding: gzip`` or ``deflate``) are inflated with a cap on the
+inflated size that is checked while inflating; the header length counts the inflated JSON.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+
+from oipcodec import datatypes, kernels
+from oipcodec._common import byte_view
+from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
+from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
+from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
+
+__all__ = [
+    "HEADER_LENGTH",
+    "compress",
+    "decode_request",
+    "decode_response",
+    "decompress",
+    "encode_request",
+    "encode_response",
+    "error_body",
+]
+
+#: The HTTP header that gives the length of the JSON part of a body with binary tensors.
+HEADER_LENGTH = "Inference-Header-Content-Length"
+
+#: Parameter names of the binary extension; they describe the transport, not the tensor, so
+#: decoding removes ``binary_data_size`` from the tensors' parameters and encoding sets it.
+BINARY_DATA_SIZE = "binary_data_size"
+BINARY_DATA = "binary_data"
+BINARY_DATA_OUTPUT = "binary_data_output"
+
+# Sections of a body whose tensors may carry data (oipcodec._pure.jsonscan numbering).
+_INPUTS, _OUTPUTS = 0, 1
+
+Binary = bool | Iterable[str]
+
+
+# ----------------------------------------------------------------------------- decoding
+
+
+def decode_request(
+    body: Any,
+    header_length: int | str | None = None,
+    content_encoding: str | None = None,
+    *,
+    model_name: str | None = None,
+    model_version: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> InferRequest:
+    """Decode an inference request body.
+
+    ``header_length`` is the ``Inference-Header-Content-Length`` value (int or the header's
+    text), ``None`` when the body is all JSON. ``content_encoding`` is the body's
+    ``Content-Encoding`` (``gzip``, ``deflate`` or ``identity``). ``model_name`` and
+    ``model_version`` come from the URL; they are stored on the request and named in errors.
+    Raises :class:`DecodeError` (or its :class:`LimitError`) naming the input and the element
+    or byte offset at fault.
+    """
+    doc, spans, binary = _open(body, header_length, content_encoding, model_name, limits)
+    inputs = _decode_tensors(doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits)
+    _check_binary_used(binary, "input")
+    outputs = None
+    if doc.get("outputs") is not None:
+        outputs = [
+            RequestedOutput(name, _parameters(item.get("parameters"), f"output '{name}'"))
+            for name, item in _named_objects(doc["outputs"], "outputs", "output", limits)
+        ]
+    return InferRequest(
+        inputs,
+        outputs=outputs,
+        id=_optional_str(doc, "id"),
+        parameters=_parameters(doc.get("parameters"), "request"),
+        model_name=model_name,
+        model_version=model_version,
+    )
+
+
+def decode_response(
+    body: Any,
+    header_length: int | str | None = None,
+    content_encoding: str | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> InferResponse:
+    """Decode an inference response body (arguments as :func:`decode_request`)."""
+    doc, spans, binary = _open(body, header_length, content_encoding, None, limits)
+    model = doc.get("model_name")
+    if not isinstance(model, str):
+        raise DecodeError(f"response 'model_name' must be a string, got {model!r}")
+    outputs = _decode_tensors(doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits)
+    binary.model = model
+    _check_binary_used(binary, "output")
+    return InferResponse(
+        model,
+        outputs,
+        id=_optional_str(doc, "id"),
+        model_version=_optional_str(doc, "model_version"),
+        parameters=_parameters(doc.get("parameters"), "response"),
+    )
+
+
+class _Binary:
+    """The binary part of a body, handed out in order to the tensors that ask for it."""
+
+    def __init__(self, view: memoryview, header_length: int, model: str | None) -> None:
+        self.view = view
+        self.header_length = header_length
+        self.model = model
+        self.used = 0
+
+    def take(self, size: int, name: str, kind: str) -> memoryview:
+        left = len(self.view) - self.used
+        if size > left:
+            raise DecodeError(
+                f"unexpected size for {kind} '{name}', expecting {size} bytes"
+                f"{_for_model(self.model)}"
+                f", but only {left} bytes of binary data are left",
+                offset=self.header_length + self.used,
+            )
+        part = self.view[self.used : self.used + size]
+        self.used += size
+        return part
+
+
+def _for_model(model: str | None) -> str:
+    return "" if model is None else f" for model '{model}'"
+
+
+def _check_binary_used(binary: _Binary, kind: str) -> None:
+    extra = len(binary.view) - binary.used
+    if extra:
+        raise DecodeError(
+            f"unexpected additional {kind} data{_for_model(binary.model)}: {extra} bytes after "
+            "the last binary tensor",
+            offset=binary.header_length + binary.used,
+        )
+
+
+# A data array's text, with where it starts in the (inflated) body.
+_Text = tuple[int, memoryview]
+
+
+def _open(
+    body: Any,
+    header_length: int | str | None,
+    content_encoding: str | None,
+    model: str | None,
+    limits: Limits,
+) -> tuple[dict[str, Any], dict[int, dict[int, _Text]], _Binary]:
+    """Split a body into its parsed envelope, the text of each data array, and the binary part."""
+    view = byte_view(body, "body")
+    if len(view) > limits.max_body_bytes:
+        raise LimitError(
+            f"body of {len(view)} bytes is larger than the limit of {limits.max_body_bytes}"
+        )
+    if content_encoding not in (None, "", "identity"):
+        view = byte_view(decompress(view, content_encoding, limits.max_decompressed_bytes))
+    json_length = len(view) if header_length is None else _header_length(header_length, view)
+    text = view[:json_length]
+    located = kernels.locate_data(text)
+    spans: dict[int, dict[int, _Text]] = {}
+    pieces: list[Any] = []
+    previous = 0
+    for section, index, start, end in located:
+        tensors = spans.setdefault(section, {})
+        if index in tensors:
+            raise DecodeError(f"tensor {index} has more than one 'data' member", offset=start)
+        tensors[index] = (start, text[start:end])
+        pieces += [text[previous:start], b"null"]
+        previous = end
+    envelope = b"".join([*pieces, text[previous:]]) if located else bytes(text)
+    try:
+        doc = orjson.loads(envelope)
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(
+            f"invalid JSON: {exc.msg}", offset=_body_offset(exc.pos, located)
+        ) from None
+    return doc, spans, _Binary(view[json_length:], json_length, model)
+
+
+def _body_offset(envelope_offset: int, located: list[tuple[int, int, int, int]]) -> int:
+    """Map an offset in the envelope (data arrays replaced by null) back to the body."""
+    offset = envelope_offset
+    for _, _, start, end in located:
+        if start >= offset:
+            break
+        offset += (end - start) - 4
+    return offset
+
+
+def _header_length(value: int | str, view: memoryview) -> int:
+    if isinstance(value, str):
+        try:
+            value = int(value.strip(), 10)
+        except ValueError:
+            raise DecodeError(f"{HEADER_LENGTH} must be an integer, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DecodeError(f"{HEADER_LENGTH} must be an integer, got {value!r}")
+    if value < 0 or value > len(view):
+        raise DecodeError(
+            f"{HEADER_LENGTH} {value} is outside the {len(view)}-byte body "
+            "(the inflated body, when compressed)"
+        )
+    if value == 0:
+        raise DecodeError(
+            f"{HEADER_LENGTH} 0 (a raw binary request with no JSON) needs the model's input; "
+            "decode it with oipcodec.raw.raw_to_array"
+        )
+    return value
+
+
+def _decode_tensors(
+    doc: dict[str, Any],
+    key: str,
+    texts: dict[int, _Text],
+    binary: _Binary,
+    kind: str,
+    limits: Limits,
+) -> list[Tensor]:
+    items = doc.get(key)
+    if items is None:
+        raise DecodeError(f"the body has no '{key}'")
+    tensors: list[Tensor] = []
+    total = 0
+    for index, (name, item) in enumerate(_named_objects(items, key, kind, limits)):
+        start, text = texts.get(index, (0, None))
+        try:
+            tensor = _decode_tensor(name, item, text, binary, kind, limits)
+        except OIPError as exc:
+            if exc.tensor is not None:
+                raise
+            error = exc if isinstance(exc, DecodeError) else DecodeError(exc.reason)
+            raise error.for_tensor(name, kind, start if text is not None else 0) from None
+        total += tensor.data.size
+        if total > limits.max_request_elements:
+            raise LimitError(
+                f"the {kind}s hold more than the limit of {limits.max_request_elements} elements"
+            )
+        tensors.append(tensor)
+    return tensors
+
+
+def _decode_tensor(
+    name: str,
+    item: dict[str, Any],
+    text: memoryview | None,
+    binary: _Binary,
+    kind: str,
+    limits: Limits,
+) -> Tensor:
+    datatype = item.get("datatype")
+    row = datatypes.get(datatype)  # type: ignore[arg-type]
+    shape = item.get("shape")
+    if not isinstance(shape, list):
+        raise DecodeError(f"'shape' must be a list of integers, got {shape!r}")
+    element_count(shape, limits)
+    parameters = _parameters(item.get("parameters"), f"{kind} '{name}'")
+    size = parameters.pop(BINARY_DATA_SIZE, None)
+    if size is not None:
+        if text is not None or item.get("data") is not None:
+            raise DecodeError(f"has both 'data' and '{BINARY_DATA_SIZE}'; send one or the other")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise DecodeError(f"'{BINARY_DATA_SIZE}' must be a non-negative integer, got {size!r}")
+        start = binary.header_length + binary.used
+        part = binary.take(size, name, kind)
+        try:
+            array = raw_to_array(part, row.name, shape, limits=limits)
+        except OIPError as exc:  # located in the body, not in the tensor's part of it
+            offset = None if exc.offset is None else start + exc.offset
+            raise DecodeError(exc.reason, index=exc.index, offset=offset) from None
+    elif text is not None:
+        array = kernels.json_to_array(text, row.name, shape, max_depth=limits.max_depth)
+    elif item.get("data") is not None:
+        # Only reached when the "data" key was written with escapes, which the scanner leaves
+        # to orjson: correct, if slower.
+        array = kernels.json_to_array(
+            orjson.dumps(item["data"]), row.name, shape, max_depth=limits.max_depth
+        )
+    else:
+        raise DecodeError(f"has neither 'data' nor '{BINARY_DATA_SIZE}'")
+    return Tensor(name, row.name, tuple(shape), array, parameters)
+
+
+def _named_objects(
+    items: Any, key: str, kind: str, limits: Limits
+) -> Iterable[tuple[str, dict[str, Any]]]:
+    """The objects of a tensor list with their (unique, string) names."""
+    if not isinstance(items, list):
+        raise DecodeError(f"'{key}' must be a list, got {type(items).__name__}")
+    if len(items) > limits.max_tensors:
+        raise LimitError(
+            f"'{key}' lists {len(items)} {kind}s, more than the limit of {limits.max_tensors}"
+        )
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise DecodeError(f"{kind} {index} must be an object, got {type(item).__name__}")
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise DecodeError(f"{kind} {index} needs a string 'name', got {name!r}")
+        if name in seen:
+            raise DecodeError(f"{kind} '{name}' appears more than once")
+        seen.add(name)
+        yield name, item
+
+
+def _optional_str(doc: dict[str, Any], key: str) -> str | None:
+    value = doc.get(key)
+    if value is not None and not isinstance(value, str):
+        raise DecodeError(f"'{key}' must be a string, got {value!r}")
+    return value
+
+
+def _parameters(value: Any, where: str) -> Parameters:
+    """Parameters as the protocol allows them: string, number or boolean values."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DecodeError(f"{where} 'parameters' must be an object, got {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(item, (str, int, float, bool)):
+            raise DecodeError(
+                f"{where} parameter {key!r} must be a string, number or boolean, got {item!r}"
+            )
+    return value
+
+
+# ----------------------------------------------------------------------------- encoding
+
+
+def encode_request(
+    request: InferRequest,
+    binary: Binary = True,
+    *,
+    nested: bool = False,
+    binary_outputs: bool | None = None,
+) -> tuple[bytes, int | None]:
+    """Encode an inference request body.
+
+    ``binary`` chooses which inputs travel as binary data: all (``True``), none (``False``), or
+    those named in an iterable. ``nested`` writes JSON data nested by shape instead of flat.
+    ``binary_outputs`` (default: ``binary`` is not False) asks for outputs in binary, as
+    tritonclient does: ``binary_data: true`` on each requested output, or the request
+    parameter ``binary_data_output: true`` when no outputs are listed.
+
+    Returns ``(body, header_length)``; ``header_length`` is ``None`` when nothing is binary,
+    else the value for the ``Inference-Header-Content-Length`` header.
+    """
+    want_binary_outputs = (binary is not False) if binary_outputs is None else binary_outputs
+    doc: dict[str, Any] = {}
+    if request.id is not None:
+        doc["id"] = request.id
+    parameters = _checked_parameters(request.parameters, "request")
+    if request.outputs is None and want_binary_outputs:
+        parameters.setdefault(BINARY_DATA_OUTPUT, True)
+    if parameters:
+        doc["parameters"] = parameters
+    doc["inputs"], parts = _encode_tensors(request.inputs, binary, nested, "input")
+    if request.outputs is not None:
+        doc["outputs"] = [_requested_output(o, want_binary_outputs) for o in request.outputs]
+    return _body(doc, parts)
+
+
+def encode_response(
+    response: InferResponse, binary: Binary = False, *, nested: bool = False
+) -> tuple[bytes, int | None]:
+    """Encode an inference response body; ``binary`` and ``nested`` as :func:`encode_request`.
+
+    Returns ``(body, header_length)`` as :func:`encode_request` does.
+    """
+    doc: dict[str, Any] = {"model_name": response.model_name}
+    if response.model_version is not None:
+        doc["model_version"] = response.model_version
+    if response.id is not None:
+        doc["id"] = response.id
+    parameters = _checked_parameters(response.parameters, "response")
+    if parameters:
+        doc["parameters"] = parameters
+    doc["outputs"], parts = _encode_tensors(response.outputs, binary, nested, "output")
+    return _body(doc, parts)
+
+
+def _body(doc: dict[str, Any], parts: list[bytes | memoryview]) -> tuple[bytes, int | None]:
+    try:
+        header = orjson.dumps(doc)
+    except orjson.JSONEncodeError as exc:
+        raise EncodeError(f"cannot write the JSON envelope: {exc}") from None
+    if not parts:
+        return header, None
+    return b"".join([header, *parts]), len(header)
+
+
+def _binary_names(binary: Binary, tensors: Sequence[Tensor]) -> set[str]:
+    if binary is True:
+        return {t.name for t in tensors}
+    if binary is False:
+        return set()
+    if isinstance(binary, (str, bytes)):
+        raise EncodeError("binary must be True, False or an iterable of tensor names, not a str")
+    names = set(binary)
+    unknown = names - {t.name for t in tensors}
+    if unknown:
+        raise EncodeError(f"binary names tensors that are not there: {sorted(unknown)}")
+    return names
+
+
+def _encode_tensors(
+    tensors: Sequence[Tensor], binary: Binary, nested: bool, kind: str
+) -> tuple[list[dict[str, Any]], list[bytes | memoryview]]:
+    in_binary = _binary_names(binary, tensors)
+    entries: list[dict[str, Any]] = []
+    parts: list[bytes | memoryview] = []
+    for tensor in tensors:
+        try:
+            entry: dict[str, Any] = {
+                "name": tensor.name,
+                "shape": list(tensor.shape),
+                "datatype": tensor.datatype,
+            }
+            parameters = _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
+            parameters.pop(BINARY_DATA_SIZE, None)
+            if tensor.name in in_binary:
+                raw = array_to_raw(tensor.data, tensor.datatype)
+                parameters[BINARY_DATA_SIZE] = len(raw)
+                parts.append(raw)
+            else:
+                text = kernels.array_to_json(_shaped(tensor), tensor.datatype, nested=nested)
+                entry["data"] = orjson.Fragment(text)
+            if parameters:
+                entry["parameters"] = parameters
+        except OIPError as exc:
+            if exc.tensor is not None:
+                raise
+            error = (
+                exc if isinstance(exc, EncodeError) else EncodeError(exc.reason, index=exc.index)
+            )
+            raise error.for_tensor(tensor.name, kind) from None
+        entries.append(entry)
+    return entries, parts
+
+
+def _shaped(tensor: Tensor) -> np.ndarray[Any, Any]:
+    """The tensor's data in the tensor's shape (Tensor only promises the element count)."""
+    data = tensor.data
+    return data if data.shape == tensor.shape else data.reshape(tensor.shape)
+
+
+def _requested_output(output: RequestedOutput, binary: bool) -> dict[str, Any]:
+    parameters = _checked_parameters(output.parameters, f"output '{output.name}'")
+    if binary:
+        parameters.setdefault(BINARY_DATA, True)
+    entry: dict[str, Any] = {"name": output.name}
+    if parameters:
+        entry["parameters"] = parameters
+    return entry
+
+
+def _checked_parameters(parameters: Parameters, where: str) -> dict[str, Any]:
+    """A copy of ``parameters``; values must be str, int, float or bool (numpy scalars of
+    those kinds are turned into them)."""
+    out: dict[str, Any] = {}
+    for key, value in parameters.items():
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            value = value.item()
+        if not isinstance(value, (str, int, float, bool)):
+            raise EncodeError(
+                f"{where} parameter {key!r} must be a string, number or boolean, got "
+                f"{type(value).__name__}"
+            )
+        out[key] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def error_body(error: BaseException | str) -> bytes:
+    """The OIP error body ``{"error": "<message>"}`` for an exception or a message."""
+    return orjson.dumps({"error": str(error)})
+
+
+# ----------------------------------------------------------------------------- compression
+
+_CHUNK = 1 << 20
+
+
+def decompress(
+    data: Any, encoding: str, max_size: int = DEFAULT_LIMITS.max_decompressed_bytes
+) -> bytes:
+    """Inflate a ``gzip`` or ``deflate`` body, refusing to grow past ``max_size`` bytes.
+
+    The cap is checked while inflating, so a small "zip bomb" costs at most ``max_size`` bytes
+    of memory before :class:`LimitError`. ``deflate`` accepts both the zlib wrapper (what the
+    HTTP spec says) and bare deflate (what some clients send). Truncated streams and bytes after
+    the end of the stream are :class:`DecodeError`.
+    """
+    view = byte_view(data, "body")
+    encoding = encoding.strip().lower()
+    if encoding == "gzip":
+        wbits = 16 + zlib.MAX_WBITS
+    elif encoding == "deflate":
+        zlib_header = (
+            len(view) >= 2 and (view[0] & 0x0F) == 8 and (view[0] * 256 + view[1]) % 31 == 0
+        )
+        wbits = zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS
+    else:
+        raise DecodeError(f"unsupported Content-Encoding {encoding!r}; expected gzip or deflate")
+    inflater = zlib.decompressobj(wbits)
+    chunks: list[bytes] = []
+    size = 0
+    pending: Any = view
+    try:
+        while not inflater.eof:
+            # At most one byte past the cap per call: enough to know the cap was passed.
+            chunk = inflater.decompress(pending, min(_CHUNK, max_size - size + 1))
+            pending = inflater.unconsumed_tail
+            if not chunk and not pending:
+                break  # input used up and nothing more comes out: the stream is truncated
+            size += len(chunk)
+            if size > max_size:
+                raise LimitError(f"the {encoding} body inflates past the limit of {max_size} bytes")
+            chunks.append(chunk)
+    except zlib.error as exc:
+        raise DecodeError(f"invalid {encoding} body: {exc}") from None
+    if not inflater.eof:
+        raise DecodeError(f"the {encoding} body is truncated")
+    if inflater.unused_data:
+        raise DecodeError(
+            f"{len(inflater.unused_data)} bytes follow the end of the {encoding} stream"
+        )
+    return b"".join(chunks)
+
+
+def compress(data: Any, encoding: str, level: int = 6) -> bytes:
+    """Compress a body for ``Content-Encoding: gzip`` or ``deflate`` (zlib-wrapped, per HTTP)."""
+    encoding = encoding.strip().lower()
+    if encoding == "gzip":
+        wbits = 16 + zlib.MAX_WBITS
+    elif encoding == "deflate":
+        wbits = zlib.MAX_WBITS
+    else:
+        raise EncodeError(f"unsupported Content-Encoding {encoding!r}; expected gzip or deflate")
+    deflater = zlib.compressobj(level, zlib.DEFLATED, wbits)
+    return deflater.compress(byte_view(data, "body")) + deflater.flush()
