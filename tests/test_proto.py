@@ -11,12 +11,12 @@ import pytest
 
 from oipcodec.proto import open_inference_grpc_pb2 as pb
 
-PROTO_DIR = Path(pb.__file__).parent
-ROOT = PROTO_DIR.parents[2]
+PROTO_DIR = Path(pb.__file__).parent  # the installed package's copy
+ROOT = Path(__file__).resolve().parents[1]  # the source tree the tests belong to
 
 
 def test_generated_modules_match_the_proto(tmp_path: Path) -> None:
-    pytest.importorskip("grpc_tools", reason="grpcio-tools (the dev extra) regenerates the modules")
+    pytest.importorskip("grpc_tools", reason="grpcio-tools (in the test extra) regenerates the modules")
     from oipcodec.proto import regenerate
 
     regenerate.generate(tmp_path)

@@ -32,6 +32,9 @@ from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
 
 __all__ = [
+    "BINARY_DATA",
+    "BINARY_DATA_OUTPUT",
+    "BINARY_DATA_SIZE",
     "HEADER_LENGTH",
     "compress",
     "decode_request",

@@ -1,0 +1,98 @@
+"""The demo models, named and shaped like Triton's examples so tritonclient's examples run
+unchanged against ``oipcodec serve``:
+
+- ``simple``: INPUT0, INPUT1 INT32 [-1, 16] -> OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 -
+  INPUT1 (Triton's ``simple``; its batched [16] dims show as [-1, 16] in the metadata);
+- ``simple_string``: the same on BYTES elements holding decimal integers, answered as decimal
+  text (Triton's ``simple_string``);
+- ``identity``: every input comes back as the output of the same name, datatype and shape
+  (any datatype, any shape, any number of inputs);
+- ``add_sub``: INPUT0, INPUT1 FP32 [-1] -> OUTPUT0 = sum, OUTPUT1 = difference (the Python
+  backend's ``add_sub`` example, with a variable length).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oipcodec.server.errors import InvalidArgumentError
+from oipcodec.server.model import Arrays, Model, TensorSpec
+from oipcodec.types import Parameters
+
+__all__ = ["AddSub", "Identity", "Simple", "SimpleString", "demo_models"]
+
+
+class Simple(Model):
+    name = "simple"
+    platform = "oipcodec_python"
+    inputs = (TensorSpec("INPUT0", "INT32", [-1, 16]), TensorSpec("INPUT1", "INT32", [-1, 16]))
+    outputs = (TensorSpec("OUTPUT0", "INT32", [-1, 16]), TensorSpec("OUTPUT1", "INT32", [-1, 16]))
+
+    def predict(self, inputs: Arrays, parameters: Parameters) -> dict[str, Any]:
+        a, b = _same_shape(self.name, inputs)
+        return {"OUTPUT0": a + b, "OUTPUT1": a - b}
+
+
+class SimpleString(Model):
+    name = "simple_string"
+    platform = "oipcodec_python"
+    inputs = (TensorSpec("INPUT0", "BYTES", [-1, 16]), TensorSpec("INPUT1", "BYTES", [-1, 16]))
+    outputs = (TensorSpec("OUTPUT0", "BYTES", [-1, 16]), TensorSpec("OUTPUT1", "BYTES", [-1, 16]))
+
+    def predict(self, inputs: Arrays, parameters: Parameters) -> dict[str, Any]:
+        a, b = _same_shape(self.name, inputs)
+        a, b = _integers(a, "INPUT0"), _integers(b, "INPUT1")
+        return {"OUTPUT0": _decimal(a + b), "OUTPUT1": _decimal(a - b)}
+
+
+def _same_shape(model: str, inputs: Arrays) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    a, b = inputs["INPUT0"], inputs["INPUT1"]
+    if a.shape != b.shape:
+        raise InvalidArgumentError(
+            f"model '{model}' needs INPUT0 and INPUT1 of one shape, got {list(a.shape)} "
+            f"and {list(b.shape)}"
+        )
+    return a, b
+
+
+def _integers(elements: np.ndarray[Any, Any], name: str) -> np.ndarray[Any, Any]:
+    try:
+        return np.array([int(e) for e in elements.ravel()], dtype=np.int64).reshape(elements.shape)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgumentError(
+            f"input '{name}' of model 'simple_string' must hold decimal integers"
+        ) from None
+
+
+def _decimal(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    return np.array([str(v).encode() for v in values.ravel().tolist()], dtype=object).reshape(
+        values.shape
+    )
+
+
+class Identity(Model):
+    name = "identity"
+    platform = "oipcodec_python"
+    inputs = None
+    outputs = None
+
+    def predict(self, inputs: Arrays, parameters: Parameters) -> Arrays:
+        return inputs
+
+
+class AddSub(Model):
+    name = "add_sub"
+    platform = "oipcodec_python"
+    inputs = (TensorSpec("INPUT0", "FP32", [-1]), TensorSpec("INPUT1", "FP32", [-1]))
+    outputs = (TensorSpec("OUTPUT0", "FP32", [-1]), TensorSpec("OUTPUT1", "FP32", [-1]))
+
+    def predict(self, inputs: Arrays, parameters: Parameters) -> dict[str, Any]:
+        a, b = _same_shape(self.name, inputs)
+        return {"OUTPUT0": a + b, "OUTPUT1": a - b}
+
+
+def demo_models() -> list[Model]:
+    """A fresh instance of every demo model."""
+    return [Simple(), SimpleString(), Identity(), AddSub()]

@@ -1,0 +1,240 @@
+"""The OIP gRPC front end: service ``inference.GRPCInferenceService`` on grpcio's asyncio server.
+
+ModelInfer and ModelStreamInfer are registered without a deserializer or serializer, so the
+handlers receive the raw ``ModelInferRequest`` bytes and hand them to :func:`oipcodec.pb.
+decode_request`, whose tensors are views of those bytes (no protobuf objects are built), and
+return the bytes of :func:`oipcodec.pb.encode_response` (raw contents, as Triton answers). The
+other RPCs go through the generated messages of :mod:`oipcodec.proto` (a private descriptor
+pool, so this module coexists with tritonclient's or KServe's ``inference.*`` classes).
+
+Errors are gRPC statuses: INVALID_ARGUMENT for a bad request, NOT_FOUND for an unknown model,
+UNAVAILABLE for a model that is not loaded, UNIMPLEMENTED, INTERNAL for a failing model.
+In ModelStreamInfer an error does not end the stream: it is sent as the response's
+``error_message`` (field 1 of ModelStreamInferResponse), as Triton does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+
+from oipcodec import pb
+from oipcodec._version import __version__
+from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.proto import open_inference_grpc_pb2 as pb2
+from oipcodec.server.errors import InvalidArgumentError, ServerError, from_exception
+from oipcodec.server.http import EXTENSIONS
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.types import InferResponse
+
+__all__ = ["SERVICE", "InferenceServicer", "create_grpc_server"]
+
+log = logging.getLogger("oipcodec.server")
+
+SERVICE = "inference.GRPCInferenceService"
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _stream_response(infer_response: bytes) -> bytes:
+    """ModelStreamInferResponse{infer_response = 2} around serialized response bytes."""
+    return b"\x12" + _varint(len(infer_response)) + infer_response
+
+
+def _stream_error(message: str) -> bytes:
+    """ModelStreamInferResponse{error_message = 1}."""
+    data = message.encode("utf-8", "replace")
+    return b"\x0a" + _varint(len(data)) + data
+
+
+class InferenceServicer:
+    """The handlers of ``inference.GRPCInferenceService`` over a :class:`ModelRegistry`."""
+
+    def __init__(self, registry: ModelRegistry, *, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.registry = registry
+        self.limits = limits
+        self.ready = True
+
+    # ------------------------------------------------------------------ health and metadata
+
+    async def server_live(self, request: Any, context: Any) -> Any:
+        return pb2.ServerLiveResponse(live=True)
+
+    async def server_ready(self, request: Any, context: Any) -> Any:
+        return pb2.ServerReadyResponse(ready=self.ready)
+
+    async def model_ready(self, request: Any, context: Any) -> Any:
+        return await self._guard(
+            context, lambda: pb2.ModelReadyResponse(
+                ready=self.registry.is_ready(request.name, request.version or None)
+            )
+        )  # fmt: skip
+
+    async def server_metadata(self, request: Any, context: Any) -> Any:
+        return pb2.ServerMetadataResponse(
+            name="oipcodec", version=__version__, extensions=list(EXTENSIONS)
+        )
+
+    async def model_metadata(self, request: Any, context: Any) -> Any:
+        def answer() -> Any:
+            document = self.registry.metadata(request.name, request.version or None)
+            tensor = pb2.ModelMetadataResponse.TensorMetadata
+            return pb2.ModelMetadataResponse(
+                name=document["name"],
+                versions=document["versions"],
+                platform=document["platform"],
+                inputs=[tensor(**t) for t in document["inputs"]],
+                outputs=[tensor(**t) for t in document["outputs"]],
+            )
+
+        return await self._guard(context, answer)
+
+    # ------------------------------------------------------------------ repository
+
+    async def repository_index(self, request: Any, context: Any) -> Any:
+        index = pb2.RepositoryIndexResponse.ModelIndex
+        rows = self.registry.index(ready_only=request.ready)
+        return pb2.RepositoryIndexResponse(models=[index(**row) for row in rows])
+
+    async def repository_model_load(self, request: Any, context: Any) -> Any:
+        try:
+            await self.registry.load(request.model_name)
+        except Exception as exc:
+            await self._abort(context, exc)
+        return pb2.RepositoryModelLoadResponse()
+
+    async def repository_model_unload(self, request: Any, context: Any) -> Any:
+        try:
+            await self.registry.unload(request.model_name)
+        except Exception as exc:
+            await self._abort(context, exc)
+        return pb2.RepositoryModelUnloadResponse()
+
+    # ------------------------------------------------------------------ inference
+
+    async def _infer(self, data: bytes) -> bytes:
+        request = pb.decode_request(data, limits=self.limits)
+        if not request.model_name:
+            raise InvalidArgumentError("ModelInferRequest.model_name is empty")
+        if request.outputs is not None:
+            for output in request.outputs:
+                output.parameters.pop("binary_data", None)
+        response: InferResponse = await self.registry.infer(request)
+        return pb.encode_response(response, raw=True)
+
+    async def model_infer(self, data: bytes, context: Any) -> bytes:
+        try:
+            return await self._infer(data)
+        except Exception as exc:
+            await self._abort(context, exc)
+            raise AssertionError("unreachable") from None  # abort raises
+
+    async def model_stream_infer(
+        self, requests: AsyncIterator[bytes], context: Any
+    ) -> AsyncIterator[bytes]:
+        async for data in requests:
+            try:
+                yield _stream_response(await self._infer(data))
+            except Exception as exc:
+                error = _logged(exc, "ModelStreamInfer")
+                yield _stream_error(error.message)
+
+    # ------------------------------------------------------------------ errors
+
+    async def _guard(self, context: Any, answer: Callable[[], Any]) -> Any:
+        try:
+            return answer()
+        except Exception as exc:
+            await self._abort(context, exc)
+
+    async def _abort(self, context: Any, exc: BaseException) -> None:
+        error = _logged(exc, "gRPC request")
+        await context.abort(getattr(grpc.StatusCode, error.grpc_code), error.message)
+
+    # ------------------------------------------------------------------ registration
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The generic handler serving every RPC of the service."""
+
+        def unary(method: Any, request: Any, response: Any) -> Any:
+            return grpc.unary_unary_rpc_method_handler(
+                method,
+                request_deserializer=request.FromString,
+                response_serializer=response.SerializeToString,
+            )
+
+        methods = {
+            "ServerLive": unary(self.server_live, pb2.ServerLiveRequest, pb2.ServerLiveResponse),
+            "ServerReady": unary(
+                self.server_ready, pb2.ServerReadyRequest, pb2.ServerReadyResponse
+            ),
+            "ModelReady": unary(self.model_ready, pb2.ModelReadyRequest, pb2.ModelReadyResponse),
+            "ServerMetadata": unary(
+                self.server_metadata, pb2.ServerMetadataRequest, pb2.ServerMetadataResponse
+            ),
+            "ModelMetadata": unary(
+                self.model_metadata, pb2.ModelMetadataRequest, pb2.ModelMetadataResponse
+            ),
+            # Bytes in, bytes out: oipcodec.pb reads and writes the messages itself.
+            "ModelInfer": grpc.unary_unary_rpc_method_handler(self.model_infer),
+            "ModelStreamInfer": grpc.stream_stream_rpc_method_handler(self.model_stream_infer),
+            "RepositoryIndex": unary(
+                self.repository_index, pb2.RepositoryIndexRequest, pb2.RepositoryIndexResponse
+            ),
+            "RepositoryModelLoad": unary(
+                self.repository_model_load,
+                pb2.RepositoryModelLoadRequest,
+                pb2.RepositoryModelLoadResponse,
+            ),
+            "RepositoryModelUnload": unary(
+                self.repository_model_unload,
+                pb2.RepositoryModelUnloadRequest,
+                pb2.RepositoryModelUnloadResponse,
+            ),
+        }
+        return grpc.method_handlers_generic_handler(SERVICE, methods)
+
+
+def _logged(exc: BaseException, where: str) -> ServerError:
+    error = from_exception(exc)
+    if error.http_status >= 500 and not isinstance(exc, ServerError):
+        log.error("%s failed", where, exc_info=exc)
+    else:
+        log.info("%s -> %s: %s", where, error.grpc_code, error.message)
+    return error
+
+
+def create_grpc_server(
+    registry: ModelRegistry,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    reuse_port: bool = False,
+    options: list[tuple[str, Any]] | None = None,
+) -> tuple[Any, InferenceServicer]:
+    """A ``grpc.aio.Server`` serving ``registry`` (no port added yet), and its servicer.
+
+    Messages up to ``limits.max_body_bytes`` are accepted (larger ones get
+    RESOURCE_EXHAUSTED from grpc itself). ``reuse_port`` lets several processes share a port
+    (SO_REUSEPORT); it is off by default so that a port in use is an error.
+    """
+    servicer = InferenceServicer(registry, limits=limits)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", limits.max_body_bytes),
+            ("grpc.max_send_message_length", -1),
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
+            *(options or []),
+        ]
+    )
+    server.add_generic_rpc_handlers((servicer.handler(),))
+    return server, servicer

@@ -1,0 +1,438 @@
+"""The OIP REST front end: a plain ASGI application (no web framework).
+
+It runs under uvicorn (what ``oipcodec serve`` uses) or any ASGI server, and answers every
+endpoint of WIRE-NOTES.md, "REST endpoints", the way Triton does:
+
+- health: 200 with an empty body, or 400 with an empty body when not ready ("Triton answers
+  400 with an empty body for not live/ready");
+- errors: ``{"error": "<message>"}`` with Triton's status map (404 not found, 503 unavailable,
+  501 unsupported, 500 internal, 400 anything else), 405 for a wrong method (with ``Allow``),
+  413 for a body over the limit (decided from ``Content-Length`` before the body is read, or
+  while reading a chunked body; Triton's default limit, 64 MB, counts inflated bytes too);
+- infer: JSON and binary-extension bodies (``Inference-Header-Content-Length``), gzip/deflate
+  request bodies, answers compressed when ``Accept-Encoding`` allows, ``binary_data`` per output
+  and ``binary_data_output`` per request ("in Triton and KServe an output listed without
+  binary_data stays JSON"), Triton's raw binary request (header value 0: the whole body is the
+  one input of the model, and every output comes back binary), ``application/octet-stream``
+  when the answer holds binary data, else ``application/json``.
+
+No traceback reaches a client: an unexpected exception is logged with its traceback and
+answered 500 with a one-line message.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+import orjson
+
+from oipcodec import datatypes, rest
+from oipcodec._version import __version__
+from oipcodec.errors import DecodeError, LimitError, OIPError
+from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.raw import raw_to_array
+from oipcodec.server.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    PayloadTooLargeError,
+    ServerError,
+    from_exception,
+)
+from oipcodec.server.model import Model
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.types import InferRequest, InferResponse, Tensor
+
+__all__ = ["EXTENSIONS", "RestApp", "create_app"]
+
+log = logging.getLogger("oipcodec.server")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: The protocol extensions listed in the server metadata.
+EXTENSIONS = ("binary_tensor_data", "model_repository", "parameters")
+
+_JSON = b"application/json"
+_BINARY = b"application/octet-stream"
+_HEADER_LENGTH = rest.HEADER_LENGTH.lower().encode()
+
+
+class _ClientGone(Exception):
+    """The client disconnected before its request body arrived."""
+
+
+class _MethodNotAllowed(Exception):
+    def __init__(self, allowed: str) -> None:
+        self.allowed = allowed
+
+
+_Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
+
+
+def _json_answer(status: int, document: Any) -> _Answer:
+    return status, orjson.dumps(document), [(b"content-type", _JSON)]
+
+
+def _empty(status: int = 200) -> _Answer:
+    return status, b"", []
+
+
+class RestApp:
+    """The ASGI application serving ``registry`` over the OIP REST protocol.
+
+    ``limits`` bounds what a request may hold (``max_body_bytes`` is the 413 threshold).
+    ``manage_models``: load every model on the ASGI lifespan startup and unload them on
+    shutdown (for running the app under another ASGI server; ``oipcodec serve`` loads the
+    models itself and shares them with gRPC).
+    """
+
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        manage_models: bool = True,
+        server_name: str = "oipcodec",
+    ) -> None:
+        self.registry = registry
+        self.limits = limits
+        self.manage_models = manage_models
+        #: False while starting and shutting down: health/ready answers 400.
+        self.ready = not manage_models
+        self._metadata = orjson.dumps(
+            {"name": server_name, "version": __version__, "extensions": list(EXTENSIONS)}
+        )
+
+    # ------------------------------------------------------------------ ASGI entry point
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if self.manage_models:
+                    await self.registry.load_all()
+                self.ready = True
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.ready = False
+                if self.manage_models:
+                    await self.registry.unload_all()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method: str = scope["method"]
+        path: str = scope["path"]
+        try:
+            status, body, headers = await self._route(method, path, scope, receive)
+        except _ClientGone:
+            return
+        except _MethodNotAllowed as exc:
+            status, body, headers = _json_answer(405, {"error": f"method {method} not allowed"})
+            headers.append((b"allow", exc.allowed.encode()))
+        except Exception as exc:
+            error = from_exception(exc)
+            if isinstance(exc, (ServerError, OIPError)):
+                log.info("%s %s -> %d: %s", method, path, error.http_status, error.message)
+            else:
+                log.exception("%s %s failed", method, path)
+            status, body, headers = (
+                error.http_status,
+                rest.error_body(error.message),
+                [(b"content-type", _JSON)],
+            )
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    # ------------------------------------------------------------------ routing
+
+    async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> _Answer:
+        parts = path.strip("/").split("/")
+        if not parts or parts[0] != "v2":
+            raise NotFoundError(f"no endpoint {path}")
+        n = len(parts)
+        if n >= 3 and parts[1] == "models":
+            name = parts[2]
+            version = None
+            rest_parts = parts[3:]
+            if len(rest_parts) >= 2 and rest_parts[0] == "versions":
+                version = rest_parts[1]
+                rest_parts = rest_parts[2:]
+            action = rest_parts[0] if len(rest_parts) == 1 else None
+            if not rest_parts:
+                _allow(method, "GET")
+                return _json_answer(200, self.registry.metadata(name, version))
+            if action == "infer":
+                _allow(method, "POST")
+                return await self._infer(scope, receive, name, version)
+            if action == "ready":
+                _allow(method, "GET")
+                if self.registry.is_ready(name, version):
+                    return _empty()
+                which = f"version {version} of " if version else ""
+                return _json_answer(400, {"error": f"{which}model '{name}' is not ready"})
+        elif n == 1:
+            _allow(method, "GET")
+            return 200, self._metadata, [(b"content-type", _JSON)]
+        elif n == 3 and parts[1] == "health" and parts[2] in ("live", "ready"):
+            _allow(method, "GET")
+            return _empty(200 if parts[2] == "live" or self.ready else 400)
+        elif n >= 3 and parts[1] == "repository":
+            if n == 3 and parts[2] == "index":
+                _allow(method, "POST")
+                document = await self._json_body(scope, receive)
+                ready = document.get("ready", False) if isinstance(document, dict) else False
+                return _json_answer(200, self.registry.index(ready_only=ready is True))
+            if n == 5 and parts[2] == "models" and parts[4] in ("load", "unload"):
+                _allow(method, "POST")
+                await self._json_body(scope, receive)  # parameters: nothing to configure here
+                if parts[4] == "load":
+                    await self.registry.load(parts[3])
+                else:
+                    await self.registry.unload(parts[3])
+                return _empty()
+        raise NotFoundError(f"no endpoint {path}")
+
+    # ------------------------------------------------------------------ request bodies
+
+    async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | bytearray:
+        """The whole request body, refused with 413 as soon as it is known to be too large."""
+        limit = self.limits.max_body_bytes
+        declared = headers.get(b"content-length")
+        length = None
+        if declared is not None:
+            try:
+                length = int(declared)
+            except ValueError:
+                raise InvalidArgumentError(f"invalid Content-Length {declared!r}") from None
+            if length > limit:
+                raise PayloadTooLargeError(_too_large(length, limit))
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        chunk: bytes = message.get("body", b"")
+        if not message.get("more_body", False):
+            return chunk  # the common case: one message, no copy
+        if length is not None and len(chunk) <= length:
+            # One copy into a buffer of the announced size.
+            body = bytearray(length)
+            body[: len(chunk)] = chunk
+            filled = len(chunk)
+            while message.get("more_body", False):
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _ClientGone
+                chunk = message.get("body", b"")
+                end = filled + len(chunk)
+                if end > length:
+                    raise InvalidArgumentError("the body is longer than its Content-Length")
+                body[filled:end] = chunk
+                filled = end
+            del body[filled:]
+            return body
+        chunks = [chunk]
+        total = len(chunk)
+        while message.get("more_body", False):
+            if total > limit:
+                raise PayloadTooLargeError(_too_large(total, limit, "at least "))
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _ClientGone
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise PayloadTooLargeError(_too_large(total, limit))
+        return b"".join(chunks)
+
+    async def _json_body(self, scope: Scope, receive: Receive) -> Any:
+        body = await self._body(dict(scope["headers"]), receive)
+        if not body.strip():
+            return {}
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise InvalidArgumentError(f"invalid JSON in the request body: {exc.msg}") from None
+
+    # ------------------------------------------------------------------ inference
+
+    async def _infer(
+        self, scope: Scope, receive: Receive, name: str, version: str | None
+    ) -> _Answer:
+        model = self.registry.get(name, version)  # 404 / 503 before reading the body
+        headers = dict(scope["headers"])
+        body: Any = await self._body(headers, receive)
+        encoding = headers.get(b"content-encoding")
+        if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+            try:
+                body = rest.decompress(
+                    body, encoding.decode("latin-1"), self.limits.max_decompressed_bytes
+                )
+            except LimitError as exc:
+                raise PayloadTooLargeError(str(exc)) from None
+        header_length = headers.get(_HEADER_LENGTH)
+        if header_length is not None and header_length.strip() == b"0":
+            request = self._raw_request(model, body, name, version)
+            binary: bool | set[str] = True
+        else:
+            request = rest.decode_request(
+                body,
+                None if header_length is None else header_length.decode("latin-1"),
+                model_name=name,
+                model_version=version,
+                limits=self.limits,
+            )
+            binary = _binary_outputs(request)
+        response = await self.registry.infer(request)
+        return self._infer_answer(response, binary, headers.get(b"accept-encoding"))
+
+    def _infer_answer(
+        self, response: InferResponse, binary: bool | set[str], accept: bytes | None
+    ) -> _Answer:
+        body, header_length = rest.encode_response(response, binary=binary)
+        headers: list[tuple[bytes, bytes]] = []
+        if header_length is None:
+            headers.append((b"content-type", _JSON))
+        else:
+            headers.append((b"content-type", _BINARY))
+            headers.append((_HEADER_LENGTH, str(header_length).encode()))
+        encoding = _accepted_encoding(accept)
+        if encoding is not None:
+            body = rest.compress(body, encoding)
+            headers.append((b"content-encoding", encoding.encode()))
+        return 200, body, headers
+
+    def _raw_request(self, model: Model, body: Any, name: str, version: str | None) -> InferRequest:
+        """Triton's raw binary request: the body is the bytes of the model's only input,
+        whose datatype and shape come from the model metadata (one ``-1`` is deduced from
+        the body's size)."""
+        if model.inputs is None or len(model.inputs) != 1:
+            count = "any number of" if model.inputs is None else str(len(model.inputs))
+            raise InvalidArgumentError(
+                f"a raw binary request ({rest.HEADER_LENGTH}: 0) needs a model with exactly "
+                f"one input; model '{name}' takes {count} inputs"
+            )
+        spec = model.inputs[0]
+        shape = _raw_shape(spec.name, spec.datatype, spec.shape, body)
+        try:
+            array = raw_to_array(body, spec.datatype, shape, limits=self.limits)
+        except OIPError as exc:
+            raise exc.for_tensor(spec.name, "input") from None
+        tensor = Tensor(spec.name, spec.datatype, shape, array)
+        return InferRequest([tensor], model_name=name, model_version=version)
+
+
+def create_app(
+    models: Iterable[Model] | ModelRegistry | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    manage_models: bool = True,
+) -> RestApp:
+    """An ASGI application serving ``models`` (default: the demo models), e.g.
+    ``uvicorn.run(create_app([MyModel()]))``. Models are loaded on the lifespan startup."""
+    from oipcodec.server.demo import demo_models
+
+    if isinstance(models, ModelRegistry):
+        registry = models
+    else:
+        registry = ModelRegistry(demo_models() if models is None else models)
+    return RestApp(registry, limits=limits, manage_models=manage_models)
+
+
+def _allow(method: str, allowed: str) -> None:
+    if method != allowed:
+        raise _MethodNotAllowed(allowed)
+
+
+def _too_large(size: int, limit: int, qualifier: str = "") -> str:
+    return f"request body of {qualifier}{size} bytes is larger than the limit of {limit} bytes"
+
+
+def _binary_outputs(request: InferRequest) -> bool | set[str]:
+    """Which outputs to answer in binary (WIRE-NOTES.md, "Output side"): with no outputs
+    listed, all of them when the request parameter ``binary_data_output`` is true; else those
+    listed with ``binary_data: true``."""
+    if request.outputs is None:
+        return request.parameters.get(rest.BINARY_DATA_OUTPUT) is True
+    names = set()
+    for output in request.outputs:
+        flag = output.parameters.get(rest.BINARY_DATA)
+        if flag is True:
+            names.add(output.name)
+        elif flag is not None and flag is not False:
+            raise InvalidArgumentError(
+                f"output '{output.name}': parameter '{rest.BINARY_DATA}' must be a boolean, "
+                f"got {flag!r}"
+            )
+    return names
+
+
+def _accepted_encoding(accept: bytes | None) -> str | None:
+    """gzip or deflate when ``Accept-Encoding`` allows one (the highest q wins; ties go to
+    the first listed), else None."""
+    if not accept:
+        return None
+    best, best_q = None, 0.0
+    for item in accept.decode("latin-1").split(","):
+        token, _, params = item.partition(";")
+        token = token.strip().lower()
+        if token not in ("gzip", "deflate"):
+            continue
+        q = 1.0
+        key, _, value = params.strip().partition("=")
+        if key.strip().lower() == "q":
+            try:
+                q = float(value)
+            except ValueError:
+                q = 0.0
+        if q > best_q:
+            best, best_q = token, q
+    return best
+
+
+def _raw_shape(name: str, datatype: str, shape: tuple[int, ...], body: Any) -> tuple[int, ...]:
+    """The declared shape, with its one ``-1`` deduced from the byte count of ``body``."""
+    free = [i for i, d in enumerate(shape) if d == -1]
+    if not free:
+        return shape
+    if len(free) > 1:
+        raise InvalidArgumentError(
+            f"a raw binary request cannot infer input '{name}' of shape {list(shape)}: "
+            "more than one dimension is -1"
+        )
+    row = datatypes.get(datatype)
+    known = math.prod(d for d in shape if d != -1)
+    size = len(memoryview(body))
+    if row.is_bytes:
+        from oipcodec import kernels
+
+        try:
+            count = len(kernels.deserialize_bytes(body))
+        except DecodeError as exc:
+            raise exc.for_tensor(name, "input") from None
+    else:
+        if size % row.itemsize:
+            raise InvalidArgumentError(
+                f"input '{name}': {size} bytes is not a whole number of {datatype} elements"
+            )
+        count = size // row.itemsize
+    if known == 0 or count % known:
+        raise InvalidArgumentError(
+            f"input '{name}': {count} {datatype} elements do not fill shape {list(shape)}"
+        )
+    return tuple(count // known if d == -1 else d for d in shape)

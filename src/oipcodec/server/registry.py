@@ -1,0 +1,272 @@
+"""The model registry shared by the REST and gRPC front ends, and the inference step itself.
+
+The registry holds every model known to the server, by name and version, with its state:
+``READY`` after :meth:`Model.load` succeeded, ``UNAVAILABLE`` before that or after an unload
+(``reason`` says why), the states of Triton's repository index. A request without a version
+goes to the newest ready version (numeric versions compare as numbers, as in Triton).
+
+:meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
+check the inputs, run ``predict``, keep the requested outputs and echo the id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from oipcodec.server.errors import (
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    ServerError,
+    UnavailableError,
+    UnsupportedError,
+    from_exception,
+)
+from oipcodec.server.model import Model
+from oipcodec.types import InferRequest, InferResponse, Tensor
+
+__all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
+
+log = logging.getLogger("oipcodec.server")
+
+READY = "READY"
+UNAVAILABLE = "UNAVAILABLE"
+LOADING = "LOADING"
+UNLOADING = "UNLOADING"
+
+#: Request and output parameters that steer the transport (binary extension), not the model:
+#: they are not passed to ``predict`` nor echoed.
+TRANSPORT_PARAMETERS = frozenset({"binary_data", "binary_data_output", "binary_data_size"})
+
+
+@dataclass(slots=True)
+class _Entry:
+    model: Model
+    state: str = UNAVAILABLE
+    reason: str = "not loaded"
+
+
+def _version_key(version: str) -> tuple[int, int, str]:
+    return (1, int(version), "") if version.isdigit() else (0, 0, version)
+
+
+class ModelRegistry:
+    """Models by name and version, with their load state.
+
+    ``models`` are added unloaded; :meth:`load_all` (run by the server at startup) loads them.
+    The registry is used from one event loop; it is not thread-safe.
+    """
+
+    def __init__(self, models: Iterable[Model] = ()) -> None:
+        self._models: dict[str, dict[str, _Entry]] = {}
+        for model in models:
+            self.add(model)
+
+    def add(self, model: Model) -> None:
+        """Add a model (unloaded). A second model with the same name and version is an error."""
+        if not isinstance(model, Model):
+            raise TypeError(f"expected an oipcodec.server.Model, got {type(model).__name__}")
+        versions = self._models.setdefault(model.name, {})
+        if model.version in versions:
+            raise ValueError(f"model {model.name!r} version {model.version!r} is already there")
+        versions[model.version] = _Entry(model)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._models
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._models.values())
+
+    def models(self) -> list[Model]:
+        """Every model, loaded or not."""
+        return [e.model for versions in self._models.values() for e in versions.values()]
+
+    # ------------------------------------------------------------------ lookups
+
+    def _versions(self, name: str) -> dict[str, _Entry]:
+        versions = self._models.get(name)
+        if versions is None:
+            raise NotFoundError(f"Request for unknown model: '{name}' is not found")
+        return versions
+
+    def _entry(self, name: str, version: str | None) -> _Entry:
+        versions = self._versions(name)
+        if version:
+            entry = versions.get(version)
+            if entry is None:
+                raise NotFoundError(
+                    f"Request for unknown model: '{name}' version {version} is not found"
+                )
+            return entry
+        ready = [v for v, e in versions.items() if e.state == READY]
+        chosen = max(ready or list(versions), key=_version_key)
+        return versions[chosen]
+
+    def get(self, name: str, version: str | None = None) -> Model:
+        """The ready model ``name`` (the newest ready version when ``version`` is empty).
+
+        Raises :class:`NotFoundError` (unknown name or version) or :class:`UnavailableError`
+        (known, not ready).
+        """
+        entry = self._entry(name, version)
+        if entry.state != READY:
+            which = f"version {entry.model.version} " if version else ""
+            raise UnavailableError(
+                f"Request for unknown model: '{name}' {which}has no available versions "
+                f"({entry.state.lower()}: {entry.reason})"
+            )
+        return entry.model
+
+    def is_ready(self, name: str, version: str | None = None) -> bool:
+        """Whether the model is ready; :class:`NotFoundError` when it does not exist."""
+        return self._entry(name, version).state == READY
+
+    def metadata(self, name: str, version: str | None = None) -> dict[str, Any]:
+        """The model metadata document; every version is listed under ``versions``."""
+        entry = self._entry(name, version)
+        versions = sorted(self._versions(name), key=_version_key)
+        return entry.model.metadata(versions)
+
+    def index(self, ready_only: bool = False) -> list[dict[str, str]]:
+        """The repository index: ``{name, version, state, reason}`` per model version."""
+        rows = []
+        for name in sorted(self._models):
+            for version in sorted(self._models[name], key=_version_key):
+                entry = self._models[name][version]
+                if ready_only and entry.state != READY:
+                    continue
+                row = {"name": name, "version": version, "state": entry.state}
+                row["reason"] = "" if entry.state == READY else entry.reason
+                rows.append(row)
+        return rows
+
+    # ------------------------------------------------------------------ load / unload
+
+    async def load(self, name: str) -> None:
+        """Load every version of ``name`` (a ready version is left as it is).
+
+        A failing :meth:`Model.load` leaves that version UNAVAILABLE with the error as its
+        reason, and raises :class:`UnavailableError`.
+        """
+        failures = []
+        for entry in self._versions(name).values():
+            if entry.state == READY:
+                continue
+            entry.state, entry.reason = LOADING, "loading"
+            try:
+                await _call_hook(entry.model.load)
+            except Exception as exc:
+                log.exception("loading model %r version %s failed", name, entry.model.version)
+                entry.state, entry.reason = UNAVAILABLE, f"load failed: {exc}"
+                failures.append(f"version {entry.model.version}: {exc}")
+                continue
+            entry.state, entry.reason = READY, ""
+            log.info("model %r version %s is ready", name, entry.model.version)
+        if failures:
+            raise UnavailableError(f"failed to load '{name}': {'; '.join(failures)}")
+
+    async def unload(self, name: str) -> None:
+        """Unload every version of ``name``; it stays known, UNAVAILABLE, until loaded again."""
+        for entry in self._versions(name).values():
+            if entry.state != READY:
+                continue
+            entry.state, entry.reason = UNLOADING, "unloading"
+            try:
+                await _call_hook(entry.model.unload)
+            except Exception:
+                log.exception("unloading model %r version %s failed", name, entry.model.version)
+            entry.state, entry.reason = UNAVAILABLE, "unloaded"
+            log.info("model %r version %s is unloaded", name, entry.model.version)
+
+    async def load_all(self) -> None:
+        """Load every model; failures are logged and leave that model UNAVAILABLE."""
+        for name in list(self._models):
+            try:
+                await self.load(name)
+            except ServerError as exc:
+                log.error("%s", exc.message)
+
+    async def unload_all(self) -> None:
+        for name in list(self._models):
+            await self.unload(name)
+
+    # ------------------------------------------------------------------ inference
+
+    async def infer(self, request: InferRequest) -> InferResponse:
+        """Run one request through its model: ``request.model_name`` / ``model_version`` pick
+        the model; inputs are checked against its metadata before ``predict``; the answer
+        holds the requested outputs (all when none are requested) and echoes the id."""
+        name = request.model_name
+        if not name:
+            raise InvalidArgumentError("the request names no model")
+        model = self.get(name, request.model_version)
+        arrays = model.check_inputs(request.inputs)
+        parameters = request.parameters
+        if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
+            parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
+        requested = None
+        declared = model.output_names()
+        if request.outputs is not None:
+            requested = [o.name for o in request.outputs]
+            for asked in request.outputs:
+                if "classification" in asked.parameters:
+                    raise UnsupportedError(
+                        f"output '{asked.name}': the classification extension is not supported"
+                    )
+            if declared is not None:
+                for output in requested:
+                    if output not in declared:
+                        raise InvalidArgumentError(
+                            f"unexpected inference output '{output}' for model '{name}'; "
+                            f"its outputs are {declared}"
+                        )
+        try:
+            if model.is_async:
+                produced = await model.predict(arrays, parameters)  # type: ignore[misc]
+            elif model.run_in_thread:
+                loop = asyncio.get_running_loop()
+                produced = await loop.run_in_executor(None, model.predict, arrays, parameters)
+            else:
+                produced = model.predict(arrays, parameters)
+        except ServerError:
+            raise
+        except Exception as exc:
+            error = from_exception(exc)
+            if error.http_status >= 500:
+                log.exception("model %r failed", name)
+                error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}")
+            raise error from None
+        if not hasattr(produced, "items"):
+            raise from_exception(
+                TypeError(f"model '{name}' predict returned {type(produced).__name__}, not a dict")
+            )
+        outputs: list[Tensor] = []
+        if requested is None:
+            for output, value in produced.items():
+                outputs.append(model.output_tensor(output, value))
+        else:
+            for output in requested:
+                if output not in produced:
+                    kind: type[ServerError] = (
+                        InvalidArgumentError if declared is None else InternalError
+                    )
+                    raise kind(
+                        f"unexpected inference output '{output}' for model '{name}'; "
+                        f"it produced {sorted(produced)}"
+                    )
+                outputs.append(model.output_tensor(output, produced[output]))
+        return InferResponse(name, outputs, id=request.id, model_version=model.version)
+
+
+async def _call_hook(hook: Any) -> None:
+    if inspect.iscoroutinefunction(hook):
+        await hook()
+    else:
+        result = await asyncio.get_running_loop().run_in_executor(None, hook)
+        if inspect.isawaitable(result):
+            await result
