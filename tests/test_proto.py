@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]  # the source tree the tests belong t
 
 
 def test_generated_modules_match_the_proto(tmp_path: Path) -> None:
-    pytest.importorskip("grpc_tools", reason="grpcio-tools (in the test extra) regenerates the modules")
+    pytest.importorskip(
+        "grpc_tools", reason="grpcio-tools (in the test extra) regenerates the modules"
+    )
     from oipcodec.proto import regenerate
 
     regenerate.generate(tmp_path)
