@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 
 from oipcodec import pb
+from oipcodec._pbcommon import varint_bytes
 from oipcodec._version import __version__
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
@@ -37,24 +38,15 @@ log = logging.getLogger("oipcodec.server")
 SERVICE = "inference.GRPCInferenceService"
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _stream_response(infer_response: bytes) -> bytes:
     """ModelStreamInferResponse{infer_response = 2} around serialized response bytes."""
-    return b"\x12" + _varint(len(infer_response)) + infer_response
+    return b"\x12" + varint_bytes(len(infer_response)) + infer_response
 
 
 def _stream_error(message: str) -> bytes:
     """ModelStreamInferResponse{error_message = 1}."""
     data = message.encode("utf-8", "replace")
-    return b"\x0a" + _varint(len(data)) + data
+    return b"\x0a" + varint_bytes(len(data)) + data
 
 
 class InferenceServicer:
