@@ -30,7 +30,7 @@ def test_scalar_shape_holds_one_element() -> None:
 
 
 def test_zero_size_shape() -> None:
-    assert element_count([4, 0, 2**62]) == 0
+    assert element_count([4, 0, 2**20]) == 0  # [4, 0, 2**62]: LimitError, see test_limits.py
     Tensor("e", "FP64", [4, 0], np.zeros((4, 0)))
 
 

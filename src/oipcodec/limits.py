@@ -50,7 +50,8 @@ def element_count(shape: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> int:
     Dimensions must be non-negative integers (``bool`` is refused). The empty shape ``[]`` is a
     scalar holding one element, as in numpy (Triton counts zero elements for it; see README).
     The count is checked against ``limits.max_tensor_elements``, so an absurd shape is refused
-    before anything is allocated for it.
+    before anything is allocated for it; so is the product of the non-zero dimensions, which
+    numpy refuses even for an empty array (``[0, 2**40, 2**40]``).
     """
     given = list(shape)
     if len(given) > 64:
@@ -70,5 +71,13 @@ def element_count(shape: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> int:
         raise LimitError(
             f"shape {dims!r} describes {count} elements, more than the limit of "
             f"{limits.max_tensor_elements}"
+        )
+    # numpy refuses a shape whose non-zero dimensions overflow its size type even when a zero
+    # dimension makes it empty ("array is too big"), so such a shape is refused here too.
+    extent = math.prod(d for d in dims if d)
+    if extent > limits.max_tensor_elements:
+        raise LimitError(
+            f"shape {dims!r}: its non-zero dimensions multiply to {extent}, more than the limit "
+            f"of {limits.max_tensor_elements} elements (even with a zero dimension)"
         )
     return count

@@ -36,7 +36,7 @@ import numpy as np
 
 from oipcodec import _common, datatypes
 from oipcodec import kernels as _facade
-from oipcodec.errors import DecodeError, EncodeError, OIPError
+from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import Kernels, array_to_raw, raw_to_array
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
@@ -196,7 +196,7 @@ def _decode_tensors(
             count = element_count(shape, limits)
             total += count
             if total > limits.max_request_elements:
-                raise DecodeError(
+                raise LimitError(
                     f"the tensors hold more than {limits.max_request_elements} elements together"
                 )
             if raw:

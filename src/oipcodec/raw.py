@@ -21,7 +21,7 @@ import numpy as np
 
 from oipcodec import datatypes, kernels
 from oipcodec._common import byte_view
-from oipcodec.errors import DecodeError
+from oipcodec.errors import DecodeError, LimitError
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 
 __all__ = ["Kernels", "array_to_raw", "raw_to_array"]
@@ -41,14 +41,16 @@ def raw_to_array(
     """The array of ``shape`` and ``datatype`` whose raw bytes are exactly ``buffer``.
 
     A size that disagrees with ``shape`` raises :class:`DecodeError` naming both; BYTES
-    framing is validated against the element count; BOOL bytes must be 0 or 1. BF16 decodes to
-    ``ml_dtypes.bfloat16`` when installed, else to float32.
+    framing is validated against the element count, and no BYTES element may be longer than
+    ``limits.max_bytes_element`` (:class:`LimitError`); BOOL bytes must be 0 or 1. BF16
+    decodes to ``ml_dtypes.bfloat16`` when installed, else to float32.
     """
     row = datatypes.get(datatype)
     count = element_count(shape, limits)
     shape = tuple(shape)
     view = byte_view(buffer)
     if row.is_bytes:
+        _check_bytes_lengths(view, count, limits, kernels)
         return kernels.deserialize_bytes(view, count).reshape(shape)
     expected = count * row.itemsize
     if len(view) != expected:
@@ -85,6 +87,26 @@ def array_to_raw(
     if row.name == "BF16":
         return kernels.pack_bf16(array)
     return kernels.little_endian_view(array)
+
+
+def _check_bytes_lengths(view: memoryview, count: int, limits: Limits, kernels: Kernels) -> None:
+    """Refuse a BYTES element longer than ``limits.max_bytes_element`` before any is made.
+
+    Only a buffer longer than the limit can hold such an element, so the zero-copy scan runs
+    only then (never with the default limit, which is the prefix's own maximum).
+    """
+    limit = limits.max_bytes_element
+    if len(view) - 4 <= limit:
+        return
+    offsets, lengths = kernels.bytes_offsets(view, count)
+    over = np.flatnonzero(lengths > limit)
+    if len(over):
+        first = int(over[0])
+        raise LimitError(
+            f"BYTES element of {int(lengths[first])} bytes exceeds the limit of {limit}",
+            index=first,
+            offset=int(offsets[first]) - 4,
+        )
 
 
 def _little_endian(row: datatypes.Datatype) -> np.dtype[Any]:

@@ -250,17 +250,14 @@ def _decode_tensors(
     for index, (name, item) in enumerate(_named_objects(items, key, kind, limits)):
         start, text = texts.get(index, (0, None))
         try:
-            tensor = _decode_tensor(name, item, text, binary, kind, limits)
+            budget = limits.max_request_elements - total
+            tensor = _decode_tensor(name, item, text, binary, kind, limits, budget)
         except OIPError as exc:
             if exc.tensor is not None:
                 raise
             error = exc if isinstance(exc, DecodeError) else DecodeError(exc.reason)
             raise error.for_tensor(name, kind, start if text is not None else 0) from None
         total += tensor.data.size
-        if total > limits.max_request_elements:
-            raise LimitError(
-                f"the {kind}s hold more than the limit of {limits.max_request_elements} elements"
-            )
         tensors.append(tensor)
     return tensors
 
@@ -272,13 +269,18 @@ def _decode_tensor(
     binary: _Binary,
     kind: str,
     limits: Limits,
+    budget: int,
 ) -> Tensor:
+    """One tensor; ``budget`` is how many elements the request may still hold."""
     datatype = item.get("datatype")
     row = datatypes.get(datatype)  # type: ignore[arg-type]
     shape = item.get("shape")
     if not isinstance(shape, list):
         raise DecodeError(f"'shape' must be a list of integers, got {shape!r}")
-    element_count(shape, limits)
+    if element_count(shape, limits) > budget:  # before the tensor is allocated
+        raise LimitError(
+            f"the {kind}s hold more than the limit of {limits.max_request_elements} elements"
+        )
     parameters = _parameters(item.get("parameters"), f"{kind} '{name}'")
     size = parameters.pop(BINARY_DATA_SIZE, None)
     if size is not None:
@@ -292,7 +294,8 @@ def _decode_tensor(
             array = raw_to_array(part, row.name, shape, limits=limits)
         except OIPError as exc:  # located in the body, not in the tensor's part of it
             offset = None if exc.offset is None else start + exc.offset
-            raise DecodeError(exc.reason, index=exc.index, offset=offset) from None
+            cls = type(exc) if isinstance(exc, DecodeError) else DecodeError
+            raise cls(exc.reason, index=exc.index, offset=offset) from None
     elif text is not None:
         array = kernels.json_to_array(text, row.name, shape, max_depth=limits.max_depth)
     elif item.get("data") is not None:
@@ -303,7 +306,26 @@ def _decode_tensor(
         )
     else:
         raise DecodeError(f"has neither 'data' nor '{BINARY_DATA_SIZE}'")
+    if row.is_bytes and size is None:
+        _check_json_bytes_lengths(array, text, limits)
     return Tensor(name, row.name, tuple(shape), array, parameters)
+
+
+def _check_json_bytes_lengths(
+    array: np.ndarray[Any, Any], text: memoryview | None, limits: Limits
+) -> None:
+    """``limits.max_bytes_element`` for BYTES sent as JSON strings. A decoded string is never
+    longer than its JSON text, so only a text longer than the limit is looked at, and the
+    memory spent before the check is bounded by the body's own limit."""
+    if text is not None and len(text) <= limits.max_bytes_element:
+        return
+    for index, element in enumerate(array.flat):
+        if len(element) > limits.max_bytes_element:
+            raise LimitError(
+                f"BYTES element of {len(element)} bytes exceeds the limit of "
+                f"{limits.max_bytes_element}",
+                index=index,
+            )
 
 
 def _named_objects(

@@ -1,0 +1,201 @@
+"""The kernels that release the GIL, hammered from 8 threads on shared inputs.
+
+Every job runs once single-threaded for the expected result, then all jobs run many times
+from 8 threads at once on the *same* input objects; every result must equal the expected one
+(bit for bit). A kernel keeping state in a global, or writing to its input, shows up as a
+wrong or failed result. Bounded: a few hundred calls in all, on inputs large enough that the
+threads spend their time inside the nogil loops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+import oipcodec
+from oipcodec import kernels as facade
+from oipcodec import pb, rest
+from oipcodec.errors import OIPError
+
+NATIVE = SimpleNamespace(**vars(facade.load("native", partial=True)))
+THREADS = 8
+
+rng = np.random.default_rng(20261122)
+FLOATS = rng.standard_normal(200_000).astype(np.float32)
+FLOATS64 = rng.standard_normal(100_000)
+INTS = rng.integers(-(2**62), 2**62, 100_000)
+SHORT = [bytes(rng.integers(1, 128, int(n), dtype=np.uint8)) for n in rng.integers(0, 20, 20_000)]
+LONG = [bytes(rng.integers(0, 256, 512, dtype=np.uint8)) for _ in range(400)]  # > 256: nogil copy
+WIRE = oipcodec.serialize_bytes(SHORT)
+HALF = oipcodec.pack_fp16(FLOATS)
+HALVES = FLOATS[:20_000].astype(np.float16)
+BF16 = oipcodec.pack_bf16(FLOATS)
+FP32_TEXT = oipcodec.array_to_json(FLOATS[:50_000], "FP32")
+INT_TEXT = oipcodec.array_to_json(INTS, "INT64")
+BYTES_TEXT = b'["' + b'","'.join(b"x\\n\\u00e9" * (i % 7) for i in range(20_000)) + b'"]'
+REQUEST = oipcodec.InferRequest(
+    [
+        oipcodec.Tensor("f", "FP32", (50_000,), FLOATS[:50_000]),
+        oipcodec.Tensor("i", "INT64", (100_000,), INTS),
+        oipcodec.Tensor("s", "BYTES", (2_000,), np.array(SHORT[:2_000], dtype=object)),
+    ]
+)
+RAW_MESSAGE = pb.encode_request(REQUEST)
+TYPED_MESSAGE = pb.encode_request(REQUEST, raw=False)
+REST_BODY = rest.encode_request(REQUEST, binary=False)[0]
+
+
+def comparable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            return value.tolist()
+        return (value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (tuple, list)):
+        return [comparable(v) for v in value]
+    if isinstance(value, memoryview):
+        return value.tobytes()
+    if isinstance(value, oipcodec.InferRequest):
+        return [(t.name, t.shape, comparable(t.data)) for t in value.inputs]
+    return value
+
+
+def errors(call: Callable[[], Any]) -> Callable[[], Any]:
+    """A job whose expected outcome is an error: the message is the result."""
+
+    def run() -> Any:
+        try:
+            call()
+        except OIPError as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return "no error"
+
+    return run
+
+
+JOBS: dict[str, Callable[[], Any]] = {
+    "deserialize_bytes": lambda: NATIVE.deserialize_bytes(WIRE, len(SHORT)),
+    "bytes_offsets": lambda: NATIVE.bytes_offsets(WIRE),
+    "deserialize_bytes-error": errors(lambda: NATIVE.deserialize_bytes(WIRE[:-1])),
+    "serialize_bytes-short": lambda: NATIVE.serialize_bytes(SHORT),
+    "serialize_bytes-long": lambda: NATIVE.serialize_bytes(LONG),
+    "pack_fp16": lambda: NATIVE.pack_fp16(FLOATS),
+    "pack_bf16": lambda: NATIVE.pack_bf16(FLOATS64),
+    "unpack_bf16": lambda: NATIVE.unpack_bf16(BF16),
+    "unpack_fp16": lambda: NATIVE.unpack_fp16(HALF[1:-1]),  # unaligned: the copying path
+    "json_to_array-fp32": lambda: NATIVE.json_to_array(FP32_TEXT, "FP32", [50_000]),
+    "json_to_array-int64": lambda: NATIVE.json_to_array(INT_TEXT, "INT64", [100_000]),
+    "json_to_array-bytes": lambda: NATIVE.json_to_array(BYTES_TEXT, "BYTES", [20_000]),
+    "json_to_array-error": errors(lambda: NATIVE.json_to_array(INT_TEXT, "INT32", [100_000])),
+    "array_to_json-int64": lambda: NATIVE.array_to_json(INTS, "INT64"),
+    "array_to_json-fp16": lambda: NATIVE.array_to_json(HALVES, "FP16"),
+    "array_to_json-bf16": lambda: NATIVE.array_to_json(FLOATS[:20_000], "BF16"),
+    "array_to_json-bytes": lambda: NATIVE.array_to_json(np.array(SHORT, object), "BYTES"),
+    "locate_data": lambda: NATIVE.locate_data(REST_BODY),
+    "read_infer_message-raw": lambda: pb.decode_request(RAW_MESSAGE, kernels=NATIVE),
+    "read_infer_message-typed": lambda: pb.decode_request(TYPED_MESSAGE, kernels=NATIVE),
+    "write_infer_message": lambda: pb.encode_request(REQUEST, raw=False, kernels=NATIVE),
+}
+
+
+def test_kernels_agree_with_a_single_thread_when_hammered_from_8_threads() -> None:
+    for name in ("deserialize_bytes", "pack_fp16", "json_to_array", "array_to_json"):
+        getattr(NATIVE, name)  # skip when a family is not built
+    _ = NATIVE.read_infer_message
+    expected = {name: comparable(job()) for name, job in JOBS.items()}
+    # Each thread runs every job in its own order, so different kernels overlap too.
+    rounds = 2
+    barrier = threading.Barrier(THREADS)
+
+    def worker(seed: int) -> list[str]:
+        order = [name for _ in range(rounds) for name in JOBS]
+        np.random.default_rng(seed).shuffle(order)
+        barrier.wait()
+        wrong = []
+        for name in order:
+            if comparable(JOBS[name]()) != expected[name]:
+                wrong.append(name)
+        return wrong
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        results = list(pool.map(worker, range(THREADS)))
+    assert [w for w in results if w] == []
+    assert THREADS * rounds * len(JOBS) >= 300  # the calls this test makes
+    # Inputs are untouched (a kernel writing into a shared input would show here).
+    assert oipcodec.serialize_bytes(SHORT) == WIRE
+    assert pb.encode_request(REQUEST) == RAW_MESSAGE
+
+
+def test_first_use_from_8_threads_in_a_fresh_process() -> None:
+    """Lazily built state (the FP16/BF16 text tables, the orjson layout check) is built once,
+    correctly, when 8 threads need it at the same moment."""
+    _ = NATIVE.array_to_json
+    script = textwrap.dedent(
+        """
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        import numpy as np
+        from oipcodec import kernels
+        k = kernels.load("native")
+        values = np.random.default_rng(1).standard_normal(4096).astype(np.float32)
+        jobs = [(values.astype(np.float16), "FP16"), (values, "BF16"), (values, "FP32"), (values.astype(np.float64), "FP64")]
+        barrier = threading.Barrier(8)
+        def work(i):
+            barrier.wait()
+            return [k.array_to_json(v, d) for v, d in jobs]
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(work, range(8)))
+        single = [k.array_to_json(v, d) for v, d in jobs]
+        assert all(r == single for r in results), "threads disagree"
+        for (v, d), text in zip(jobs, single):
+            back = k.json_to_array(text, d, [v.size])
+            assert back.size == v.size
+        print("ok")
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("kernel", ["json_to_array", "deserialize_bytes", "unpack_bf16"])
+def test_input_mutated_by_another_thread_never_crashes(kernel: str) -> None:
+    """A bytearray being written by one thread while another decodes it: the decode holds
+    a buffer export, so the writer cannot resize it; in-place writes may give any result or
+    an OIPError, but never a crash."""
+    getattr(NATIVE, kernel)
+    source = {"json_to_array": INT_TEXT, "deserialize_bytes": WIRE, "unpack_bf16": BF16}[kernel]
+    buffer = bytearray(source)
+    call = {
+        "json_to_array": lambda: NATIVE.json_to_array(buffer, "INT64", [100_000]),
+        "deserialize_bytes": lambda: NATIVE.deserialize_bytes(buffer),
+        "unpack_bf16": lambda: NATIVE.unpack_bf16(buffer),
+    }[kernel]
+    stop = threading.Event()
+
+    def scribble() -> None:
+        r = np.random.default_rng(2)
+        while not stop.is_set():
+            i = int(r.integers(0, len(buffer)))
+            buffer[i] = int(r.integers(0, 256))
+
+    writer = threading.Thread(target=scribble)
+    writer.start()
+    try:
+        for _ in range(30):
+            with contextlib.suppress(OIPError):
+                call()
+    finally:
+        stop.set()
+        writer.join()
