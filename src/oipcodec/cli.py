@@ -68,6 +68,112 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     serve.set_defaults(run=_serve)
 
 
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected integers separated by commas: {text!r}"
+        ) from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers: {text!r}")
+    return values
+
+
+def _bench(args: argparse.Namespace) -> int:
+    try:
+        from oipcodec.bench import PATHS, PAYLOADS, BenchOptions, custom_payload, run
+    except ImportError as exc:
+        print(f"oipcodec bench needs the client and server extras: "
+              f"pip install 'oipcodec[server,client]' ({exc})", file=sys.stderr)  # fmt: skip
+        return 2
+    options = BenchOptions.quick_defaults() if args.quick else BenchOptions()
+    if not args.quick:
+        options.payloads = list(PAYLOADS.values())
+    if args.payload:
+        unknown = [p for p in args.payload if p not in PAYLOADS]
+        if unknown:
+            print(f"unknown payload {unknown}; choose from {', '.join(PAYLOADS)}", file=sys.stderr)
+            return 2
+        options.payloads = [PAYLOADS[p] for p in args.payload]
+    if args.shape is not None or args.datatype is not None:
+        try:
+            custom = custom_payload(args.shape or "1,16", args.datatype or "FP32")
+        except ValueError as exc:
+            print(f"oipcodec bench: {exc}", file=sys.stderr)
+            return 2
+        options.payloads = ([] if not args.payload else options.payloads) + [custom]
+    if args.path:
+        unknown = [p for p in args.path if p not in PATHS]
+        if unknown:
+            print(f"unknown path {unknown}; choose from {', '.join(PATHS)}", file=sys.stderr)
+            return 2
+        options.paths = args.path
+    if args.implementation:
+        options.implementations = args.implementation
+    elif args.no_peers:
+        options.implementations = ["native", "pure"]
+    if args.concurrency:
+        options.concurrency = args.concurrency
+    if args.duration is not None:
+        options.duration = args.duration
+    options.url = args.url
+    options.grpc_target = args.grpc_target
+    if (args.url or args.grpc_target) and not args.path:
+        options.paths = [
+            name for name, p in PATHS.items()
+            if (p.protocol == "rest" and args.url) or (p.protocol == "grpc" and args.grpc_target)
+        ]  # fmt: skip
+    options.model = args.model
+    options.timeout = args.timeout
+    options.output_dir = args.output_dir
+    options.chart = not args.no_chart
+    try:
+        run(options)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _add_bench(commands: argparse._SubParsersAction) -> None:
+    from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
+    from oipcodec.bench.payloads import PAYLOADS
+
+    bench = commands.add_parser(
+        "bench",
+        help="measure every encoding path end to end (the main job: start with --quick)",
+        description="Start the embedded server (or use --url/--grpc-target) and measure, for "
+        "each payload x encoding path x client implementation, requests/s, MB/s and latency "
+        "percentiles at a few concurrency levels, plus the codec-only cost per request. "
+        "Prints a table, writes results.json and throughput.png to --output-dir.",
+    )
+    add = bench.add_argument
+    add("--quick", action="store_true",
+        help="small payload set, short windows: under a minute on two cores")  # fmt: skip
+    add("--payload", action="append", choices=list(PAYLOADS), metavar="NAME",
+        help=f"a payload to measure (repeatable): {', '.join(PAYLOADS)}")  # fmt: skip
+    add("--shape", help="your own payload's shape, e.g. 4,128 (with --datatype)")
+    add("--datatype", help="your own payload's OIP datatype, e.g. FP16 (with --shape)")
+    add("--path", action="append", choices=list(PATHS), metavar="PATH",
+        help=f"an encoding path to measure (repeatable): {', '.join(PATHS)}")  # fmt: skip
+    add("--implementation", action="append", choices=list(IMPLEMENTATIONS), metavar="IMPL",
+        help=f"a client implementation (repeatable): {', '.join(IMPLEMENTATIONS)}")  # fmt: skip
+    add("--no-peers", action="store_true", help="oipcodec native and pure only")
+    add("--concurrency", type=_int_list, metavar="N,N",
+        help="concurrency levels, e.g. 1,8 (default: 1,8)")  # fmt: skip
+    add("--duration", type=float, metavar="S",
+        help="seconds per load window (default 1.0; --quick 0.25)")  # fmt: skip
+    add("--url", help="measure this OIP REST server instead of starting one")
+    add("--grpc-target", help="measure this OIP gRPC server (host:port) instead")
+    add("--model", default="identity",
+        help="model to call; it must echo its input (default: identity)")  # fmt: skip
+    add("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
+    add("--output-dir", default="oipcodec-bench",
+        help="where results.json and throughput.png go (default: ./oipcodec-bench)")  # fmt: skip
+    add("--no-chart", action="store_true", help="do not write throughput.png")
+    bench.set_defaults(run=_bench)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oipcodec", description="Native tensor codec for the Open Inference Protocol."
@@ -77,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     info = commands.add_parser("info", help="show the version and which kernels are in use")
     info.set_defaults(run=_info)
     _add_serve(commands)
+    _add_bench(commands)
     return parser
 
 

@@ -1,0 +1,33 @@
+"""``oipcodec bench``: the end-to-end harness. Which encoding path should I use, and what does
+the native codec buy me, measured on this machine.
+
+For each payload x encoding path (REST JSON flat and nested, REST binary, REST binary+gzip,
+gRPC raw and typed contents) and each client implementation (oipcodec native, oipcodec pure,
+tritonclient when installed), it measures requests/s, tensor MB/s and latency percentiles at
+a few concurrency levels against an OIP server, and the codec-only cost per request on the
+client and the server side (the encode/decode calls timed in-process on the same payloads).
+
+Each implementation runs in its own subprocess with ``OIPCODEC_PURE`` set for it, and that
+process starts its own embedded server (a subprocess of it, on 127.0.0.1, free ports), so
+``pure`` means pure kernels in the client *and* the server. With ``--url`` / ``--grpc-target``
+any OIP server serving an identity model is measured instead (only the client side then
+changes between implementations). Load runs in threads of one process, each with a blocking
+client (oipcodec's HttpClient/GrpcClient shared by the threads; tritonclient's per thread),
+closed loop: a thread sends its next request when the previous answer is decoded.
+"""
+
+from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS, EncodingPath
+from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload, custom_payload
+from oipcodec.bench.runner import BenchOptions, run
+
+__all__ = [
+    "IMPLEMENTATIONS",
+    "PATHS",
+    "PAYLOADS",
+    "QUICK_PAYLOADS",
+    "BenchOptions",
+    "EncodingPath",
+    "Payload",
+    "custom_payload",
+    "run",
+]

@@ -1,0 +1,327 @@
+"""The encoding paths, and for each client implementation how it sends a payload end to end
+and what its codec work costs in-process.
+
+Implementations: ``native`` and ``pure`` are oipcodec's own clients (and, with the embedded
+server, its server) with the kernels chosen by ``OIPCODEC_PURE`` in the measuring process;
+``tritonclient`` is Triton's Python client (its request building and result parsing) against
+the same server.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oipcodec import pb, rest
+from oipcodec.bench.payloads import INPUT
+from oipcodec.types import InferRequest, InferResponse, Tensor
+
+__all__ = [
+    "IMPLEMENTATIONS",
+    "PATHS",
+    "Caller",
+    "EncodingPath",
+    "codec_ops",
+    "make_caller",
+    "peer_available",
+    "supported",
+]
+
+
+@dataclass(frozen=True)
+class EncodingPath:
+    name: str
+    label: str
+    protocol: str  # "rest" or "grpc"
+    binary: bool = False
+    nested: bool = False
+    compression: str | None = None
+    raw: bool = True
+
+
+PATHS: dict[str, EncodingPath] = {
+    p.name: p
+    for p in (
+        EncodingPath("rest-json", "REST JSON flat", "rest"),
+        EncodingPath("rest-json-nested", "REST JSON nested", "rest", nested=True),
+        EncodingPath("rest-binary", "REST binary", "rest", binary=True),
+        EncodingPath(
+            "rest-binary-gzip", "REST binary+gzip", "rest", binary=True, compression="gzip"
+        ),
+        EncodingPath("grpc-raw", "gRPC raw", "grpc", raw=True),
+        EncodingPath("grpc-typed", "gRPC typed", "grpc", raw=False),
+    )
+}
+
+#: Client implementations; "tritonclient" is a peer, measured when it is installed.
+IMPLEMENTATIONS = ("native", "pure", "tritonclient")
+#: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
+_TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw")
+
+#: One request, answered: returns the output array (checked against the input once).
+Caller = Callable[[], Any]
+
+
+def peer_available(implementation: str) -> bool:
+    if implementation != "tritonclient":
+        return True
+    try:
+        import tritonclient.grpc
+        import tritonclient.http  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def supported(implementation: str, path: EncodingPath, datatype: str) -> str | None:
+    """None when ``implementation`` can send ``datatype`` on ``path``, else why not."""
+    if implementation == "tritonclient":
+        if path.name not in _TRITON_PATHS:
+            return "tritonclient has no such path"
+        if datatype == "BF16" and not path.binary and path.protocol == "rest":
+            return "tritonclient sends BF16 in binary only"
+    return None
+
+
+# ------------------------------------------------------------------------------ end to end
+
+
+class OurClients:
+    """oipcodec's clients, shared by the load threads (both are thread-safe)."""
+
+    def __init__(self, url: str | None, grpc_target: str | None, pool_size: int,
+                 timeout: float) -> None:  # fmt: skip
+        from oipcodec.client import GrpcClient, HttpClient
+
+        self.http = HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
+        self.grpc = GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
+
+    def close(self) -> None:
+        if self.http is not None:
+            self.http.close()
+        if self.grpc is not None:
+            self.grpc.close()
+
+
+def make_caller(
+    implementation: str,
+    path: EncodingPath,
+    model: str,
+    tensor: Tensor,
+    ours: OurClients | None,
+    url: str | None,
+    grpc_target: str | None,
+    timeout: float,
+) -> Caller:
+    """A caller for one load thread (made in that thread: tritonclient's HTTP client is
+    gevent-based and must stay in the thread that made it)."""
+    if implementation == "tritonclient":
+        return _triton_caller(path, model, tensor, url, grpc_target, timeout)
+    assert ours is not None
+    request = InferRequest([tensor], model_name=model)
+    if path.protocol == "rest":
+        http = ours.http
+        if http is None:
+            raise ValueError("no REST URL to send to")
+
+        def call_rest() -> Any:
+            response = http.infer_request(
+                request, path.binary, path.compression, nested=path.nested
+            )
+            return response.outputs[0].data
+
+        return call_rest
+    grpc = ours.grpc
+    if grpc is None:
+        raise ValueError("no gRPC target to send to")
+
+    def call_grpc() -> Any:
+        return grpc.infer_request(request, raw=path.raw).outputs[0].data
+
+    return call_grpc
+
+
+def _triton_caller(
+    path: EncodingPath,
+    model: str,
+    tensor: Tensor,
+    url: str | None,
+    grpc_target: str | None,
+    timeout: float,
+) -> Caller:
+    data, shape, datatype = tensor.data, list(tensor.shape), tensor.datatype
+    if path.protocol == "rest":
+        import tritonclient.http as th
+
+        if url is None:
+            raise ValueError("no REST URL to send to")
+        client = th.InferenceServerClient(
+            url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
+        )
+
+        def call_rest() -> Any:
+            item = th.InferInput(INPUT, shape, datatype)
+            item.set_data_from_numpy(data, binary_data=path.binary)
+            out = th.InferRequestedOutput(INPUT, binary_data=path.binary)
+            result = client.infer(
+                model,
+                [item],
+                outputs=[out],
+                request_compression_algorithm=path.compression,
+                response_compression_algorithm=path.compression,
+            )
+            return result.as_numpy(INPUT)
+
+        return call_rest
+    import tritonclient.grpc as tg
+
+    if grpc_target is None:
+        raise ValueError("no gRPC target to send to")
+    gclient = tg.InferenceServerClient(grpc_target)
+
+    def call_grpc() -> Any:
+        item = tg.InferInput(INPUT, shape, datatype)
+        item.set_data_from_numpy(data)
+        return gclient.infer(model, [item], client_timeout=timeout).as_numpy(INPUT)
+
+    return call_grpc
+
+
+# ------------------------------------------------------------------------------ codec only
+
+
+@dataclass
+class CodecOps:
+    """The codec calls of one request/response round trip, and the wire sizes."""
+
+    client_encode: Callable[[], Any]
+    client_decode: Callable[[], Any]
+    server_decode: Callable[[], Any] | None
+    server_encode: Callable[[], Any] | None
+    request_bytes: int
+    response_bytes: int
+
+
+def _compressed(body: bytes, compression: str | None) -> bytes:
+    return body if compression is None else rest.compress(body, compression)
+
+
+def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tensor) -> CodecOps:
+    """What the client and the server do to one request and its answer, as calls to time.
+
+    The answer is the identity model's: the input back as the output of the same name, in
+    binary when the request was (``binary_data_output``), compressed when it was.
+    """
+    request = InferRequest([tensor], model_name=model)
+    response = InferResponse(model, [tensor])
+    if path.protocol == "rest":
+        body, header_length = rest.encode_request(request, binary=path.binary, nested=path.nested)
+        body = _compressed(body, path.compression)
+        answer, answer_length = rest.encode_response(response, binary=path.binary)
+        answer = _compressed(answer, path.compression)
+        server_decode = lambda: rest.decode_request(body, header_length, path.compression)  # noqa: E731
+        server_encode = lambda: _compressed(  # noqa: E731
+            rest.encode_response(response, binary=path.binary)[0], path.compression
+        )
+        if implementation == "tritonclient":
+            encode, decode = _triton_rest_ops(path, tensor, answer, answer_length)
+            return CodecOps(encode, decode, None, None, len(body), len(answer))
+        return CodecOps(
+            lambda: _compressed(
+                rest.encode_request(request, binary=path.binary, nested=path.nested)[0],
+                path.compression,
+            ),
+            lambda: rest.decode_response(answer, answer_length, path.compression),
+            server_decode,
+            server_encode,
+            len(body),
+            len(answer),
+        )
+    message = pb.encode_request(request, raw=path.raw)
+    reply = pb.encode_response(response, raw=True)
+    if implementation == "tritonclient":
+        encode, decode = _triton_grpc_ops(model, tensor, reply)
+        return CodecOps(encode, decode, None, None, len(message), len(reply))
+    return CodecOps(
+        lambda: pb.encode_request(request, raw=path.raw),
+        lambda: pb.decode_response(reply),
+        lambda: pb.decode_request(message),
+        lambda: pb.encode_response(response, raw=True),
+        len(message),
+        len(reply),
+    )
+
+
+def _triton_rest_ops(
+    path: EncodingPath, tensor: Tensor, answer: bytes, answer_length: int | None
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    import tritonclient.http as th
+    from tritonclient.http._utils import _get_inference_request
+
+    shape, datatype = list(tensor.shape), tensor.datatype
+
+    def encode() -> Any:
+        item = th.InferInput(INPUT, shape, datatype)
+        item.set_data_from_numpy(tensor.data, binary_data=path.binary)
+        out = th.InferRequestedOutput(INPUT, binary_data=path.binary)
+        body, _ = _get_inference_request([item], "", [out], 0, False, False, 0, None, None)
+        if path.compression == "gzip":  # as tritonclient's infer() does it
+            body = gzip.compress(body)
+        elif path.compression == "deflate":
+            body = zlib.compress(body)
+        return body
+
+    def decode() -> Any:
+        result = th.InferResult.from_response_body(answer, False, answer_length, path.compression)
+        return result.as_numpy(INPUT)
+
+    return encode, decode
+
+
+def _triton_grpc_ops(
+    model: str, tensor: Tensor, reply: bytes
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    import tritonclient.grpc as tg
+    from tritonclient.grpc import service_pb2
+    from tritonclient.grpc._utils import _get_inference_request
+
+    shape, datatype = list(tensor.shape), tensor.datatype
+
+    def encode() -> Any:
+        item = tg.InferInput(INPUT, shape, datatype)
+        item.set_data_from_numpy(tensor.data)
+        message = _get_inference_request(model, [item], "", "", None, 0, False, False, 0, None,
+                                         None)  # fmt: skip
+        return message.SerializeToString()
+
+    def decode() -> Any:
+        return tg.InferResult(service_pb2.ModelInferResponse.FromString(reply)).as_numpy(INPUT)
+
+    return encode, decode
+
+
+def same_values(sent: Tensor, received: Any) -> bool:
+    """Whether an answer holds exactly the values sent (bit for bit for floats)."""
+    expected = sent.data
+    got = np.asarray(received)
+    if got.size != expected.size:
+        return False
+    if sent.datatype == "BYTES":
+        return [bytes(x) if not isinstance(x, str) else x.encode() for x in got.ravel()] == [
+            bytes(x) for x in expected.ravel()
+        ]
+    if sent.datatype == "BF16":
+        a = np.asarray(expected, dtype=np.float32).ravel()
+        b = np.asarray(got, dtype=np.float32).ravel()
+        return bool(np.array_equal(a.view(np.uint32), b.view(np.uint32)))
+    return bool(
+        np.array_equal(
+            np.ascontiguousarray(expected).ravel().view(np.uint8),
+            np.ascontiguousarray(got.astype(expected.dtype, copy=False)).ravel().view(np.uint8),
+        )
+    )

@@ -1,0 +1,388 @@
+"""The ``oipcodec bench`` driver: one worker subprocess per implementation, a progress bar,
+then the table, results.json and the chart."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from oipcodec import __version__
+from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS, peer_available, supported
+from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
+
+__all__ = ["BenchOptions", "run"]
+
+
+@dataclass
+class BenchOptions:
+    """What to measure; ``oipcodec bench --help`` documents each."""
+
+    payloads: list[Payload] = field(default_factory=list)
+    paths: list[str] = field(default_factory=lambda: list(PATHS))
+    implementations: list[str] = field(default_factory=lambda: list(IMPLEMENTATIONS))
+    concurrency: list[int] = field(default_factory=lambda: [1, 8])
+    duration: float = 1.0
+    max_requests: int = 20000
+    codec_budget: float = 0.15
+    url: str | None = None
+    grpc_target: str | None = None
+    model: str = "identity"
+    timeout: float = 60.0
+    output_dir: str = "oipcodec-bench"
+    chart: bool = True
+    quick: bool = False
+
+    @classmethod
+    def quick_defaults(cls) -> BenchOptions:
+        return cls(
+            payloads=[PAYLOADS[name] for name in QUICK_PAYLOADS],
+            duration=0.25,
+            codec_budget=0.03,
+            max_requests=5000,
+            quick=True,
+        )
+
+
+# ------------------------------------------------------------------------------ progress
+
+
+class Progress:
+    """A one-line progress bar on stderr (redrawn in place on a terminal; elsewhere a line
+    per implementation and at the end, so logs stay short)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = max(total, 1)
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.started = time.perf_counter()
+        self.label = ""
+
+    def step(self, count: int = 1, label: str = "") -> None:
+        self.done = min(self.total, self.done + count)
+        self.label = label or self.label
+        if self.tty:
+            self._draw()
+
+    def note(self, text: str) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+        if self.tty:
+            self._draw()
+
+    def _draw(self) -> None:
+        width = 30
+        filled = int(width * self.done / self.total)
+        elapsed = time.perf_counter() - self.started
+        line = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+            f"{elapsed:5.0f}s  {self.label}"
+        )
+        self.stream.write("\r\033[K" + line[:119])
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+        elapsed = time.perf_counter() - self.started
+        self.stream.write(f"measured {self.done}/{self.total} steps in {elapsed:.1f} s\n")
+        self.stream.flush()
+
+
+# ------------------------------------------------------------------------------ workers
+
+
+def _steps(options: BenchOptions, implementation: str) -> int:
+    count = 0
+    for payload in options.payloads:
+        for name in options.paths:
+            if supported(implementation, PATHS[name], payload.datatype) is None:
+                count += 1 + len(options.concurrency)
+    return count
+
+
+def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
+    return {
+        "implementation": implementation,
+        "payloads": [{"name": p.name, **p.as_dict()} for p in options.payloads],
+        "paths": options.paths,
+        "concurrency": options.concurrency,
+        "duration": options.duration,
+        "max_requests": options.max_requests,
+        "codec_budget": options.codec_budget,
+        "url": options.url,
+        "grpc_target": options.grpc_target,
+        "model": options.model,
+        "timeout": options.timeout,
+    }
+
+
+def _environment(implementation: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["OIPCODEC_PURE"] = "1" if implementation == "pure" else "0"
+    return env
+
+
+def _run_worker(
+    options: BenchOptions, implementation: str, progress: Progress, records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Run one implementation's worker to the end; its records are appended to ``records``
+    as they come. Returns what the worker said about itself."""
+    steps = _steps(options, implementation)
+    # A hard bound on the whole worker, far above what its windows add up to.
+    limit = 120.0 + steps * (options.duration + 5.0) + len(options.payloads) * options.timeout
+    info: dict[str, Any] = {"implementation": implementation}
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "oipcodec.bench.worker",
+                json.dumps(_spec(options, implementation)),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=_environment(implementation),
+            text=True,
+        )
+        timer = threading.Timer(limit, process.kill)
+        timer.daemon = True
+        timer.start()
+        counted = 0
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                kind = event.get("event")
+                if kind == "step":
+                    count = int(event.get("steps", 1))
+                    counted += count
+                    progress.step(count, event.get("label", ""))
+                elif kind == "result":
+                    records.append(event["record"])
+                elif kind == "start":
+                    info["kernels"] = event.get("kernels")
+                elif kind == "server":
+                    info["url"], info["grpc_target"] = event.get("url"), event.get("grpc_target")
+                    info["startup_seconds"] = round(event.get("seconds", 0.0), 2)
+                elif kind == "done":
+                    info["seconds"] = round(event.get("seconds", 0.0), 2)
+            process.wait(timeout=30)
+        except BaseException:
+            _stop(process)
+            raise
+        finally:
+            timer.cancel()
+            if process.stdin is not None:
+                process.stdin.close()
+        progress.step(max(0, steps - counted))
+        if process.returncode != 0:
+            errors.seek(0)
+            tail = errors.read()[-2000:]
+            info["error"] = f"worker exited with status {process.returncode}"
+            progress.note(
+                f"{implementation}: worker exited with status {process.returncode}\n{tail}"
+            )
+    return info
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Stop a worker: SIGTERM (it stops its server on the way out), then SIGKILL."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+# ------------------------------------------------------------------------------ results
+
+
+def _best_load(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The load summary at the highest concurrency measured."""
+    loads = [entry for entry in record.get("load", []) if entry.get("requests")]
+    return max(loads, key=lambda e: e["concurrency"]) if loads else None
+
+
+def best_paths(records: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Per payload, ``path/implementation`` of the highest requests/s at the highest
+    concurrency level."""
+    best: dict[str, tuple[float, str]] = {}
+    for record in records:
+        load = _best_load(record)
+        if record.get("error") or load is None:
+            continue
+        key = f"{record['path']}/{record['implementation']}"
+        if record["payload"] not in best or load["rps"] > best[record["payload"]][0]:
+            best[record["payload"]] = (load["rps"], key)
+    return {payload: key for payload, (_, key) in best.items()}
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def render_table(results: dict[str, Any]) -> str:
+    """The readable table: per payload, one row per path x implementation."""
+    records = results["results"]
+    levels = results["options"]["concurrency"]
+    top = max(levels)
+    best = results["best"]
+    lines = []
+    header = (
+        f"  {'path':<17} {'impl':<12}"
+        + "".join(f" {'c=' + str(c) + ' req/s':>12}" for c in levels)
+        + f" {'MB/s':>8} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8}"
+        + f" {'wire kB':>8} {'client us':>10} {'server us':>10}"
+    )
+    for name, payload in results["payloads"].items():
+        shape = "x".join(map(str, payload["shape"]))
+        rows = [r for r in records if r["payload"] == name]
+        if not rows:
+            continue
+        lines.append("")
+        lines.append(f"{name} ({shape} {payload['datatype']}); latency and MB/s at c={top}")
+        lines.append(header)
+        for record in rows:
+            mark = "*" if best.get(name) == f"{record['path']}/{record['implementation']}" else " "
+            label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
+            start = f"{mark} {label:<17} {record['implementation']:<12}"
+            if record.get("error"):
+                lines.append(f"{start} error: {record['error'][:80]}")
+                continue
+            by_level = {e["concurrency"]: e for e in record.get("load", [])}
+            cells = "".join(f" {_fmt(by_level.get(c, {}).get('rps')):>12}" for c in levels)
+            load = by_level.get(top, {})
+            codec = record.get("codec_us", {})
+            wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
+            lines.append(
+                start
+                + cells
+                + f" {_fmt(load.get('mb_per_s'), 1):>8} {_fmt(load.get('p50_ms'), 2):>8}"
+                + f" {_fmt(load.get('p90_ms'), 2):>8} {_fmt(load.get('p99_ms'), 2):>8}"
+                + f" {_fmt(wire, 1):>8} {_fmt(codec.get('client')):>10}"
+                + f" {_fmt(codec.get('server')):>10}"
+            )
+    lines.append("")
+    lines.append(
+        "(*) most requests/s for the payload at the highest concurrency. MB/s counts the "
+        "tensor bytes both ways;"
+    )
+    lines.append(
+        "wire kB = request + response body; client/server us = codec time per request "
+        "(encode + decode), in-process."
+    )
+    return "\n".join(lines)
+
+
+def _chart(results: dict[str, Any], path: Path) -> None:
+    from oipcodec.bench.chart import COLOURS, Bar, Panel, draw_chart, write_png
+
+    top = max(results["options"]["concurrency"])
+    panels = []
+    for name, payload in results["payloads"].items():
+        bars = []
+        for record in results["results"]:
+            if record["payload"] != name or record.get("error"):
+                continue
+            load = next((e for e in record["load"] if e["concurrency"] == top), None)
+            if load is None:
+                continue
+            label = f"{PATHS[record['path']].label} {record['implementation']}"
+            marked = results["best"].get(name) == f"{record['path']}/{record['implementation']}"
+            colour = COLOURS.get(record["implementation"], (150, 150, 150))
+            bars.append(Bar(label, load["rps"], f"{load['rps']:,.0f} req/s", colour, marked))
+        if bars:
+            shape = "x".join(map(str, payload["shape"]))
+            panels.append(Panel(f"{name} ({shape} {payload['datatype']})", bars))
+    machine = results["machine"]
+    image = draw_chart(
+        f"oipcodec {results['oipcodec_version']} bench: requests/s at concurrency {top}",
+        panels,
+        f"{machine['cpus']} cpus, python {machine['python']}, {results['created']}",
+    )
+    write_png(path, image)
+
+
+def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
+    """Measure, print the table to ``stream`` (default: stdout), write results.json (and the
+    chart) to ``options.output_dir``; returns the results document."""
+    stream = stream if stream is not None else sys.stdout
+    implementations = [i for i in options.implementations if peer_available(i)]
+    skipped = [i for i in options.implementations if i not in implementations]
+    total = sum(_steps(options, i) for i in implementations)
+    progress = Progress(total)
+    where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
+    progress.note(
+        f"oipcodec bench: {len(options.payloads)} payloads x {len(options.paths)} paths x "
+        f"{', '.join(implementations)}, concurrency {options.concurrency}, against {where}"
+    )
+    if skipped:
+        progress.note(f"not installed, skipped: {', '.join(skipped)}")
+    records: list[dict[str, Any]] = []
+    workers: list[dict[str, Any]] = []
+    interrupted = False
+    started = time.perf_counter()
+    try:
+        for implementation in implementations:
+            progress.note(f"measuring {implementation} ...")
+            workers.append(_run_worker(options, implementation, progress, records))
+    except KeyboardInterrupt:
+        interrupted = True
+        progress.note("interrupted: writing what was measured so far")
+    progress.finish()
+    results: dict[str, Any] = {
+        "oipcodec_version": __version__,
+        "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "seconds": round(time.perf_counter() - started, 2),
+        "interrupted": interrupted,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "options": {
+            k: v for k, v in asdict(options).items() if k not in ("payloads", "output_dir")
+        },
+        "payloads": {p.name: p.as_dict() for p in options.payloads},
+        "paths": {name: PATHS[name].label for name in options.paths},
+        "workers": workers,
+        "results": records,
+    }
+    results["best"] = best_paths(records)
+    out = Path(options.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    stream.write(render_table(results) + "\n")
+    written = [str(out / "results.json")]
+    if options.chart and records:
+        _chart(results, out / "throughput.png")
+        written.append(str(out / "throughput.png"))
+    stream.write(f"\nwrote {', '.join(written)} ({results['seconds']:.1f} s)\n")
+    stream.flush()
+    if interrupted:
+        raise KeyboardInterrupt
+    return results

@@ -1,0 +1,194 @@
+"""One implementation's measurements, run in a subprocess of ``oipcodec bench``.
+
+    python -m oipcodec.bench.worker '<spec as JSON>'
+
+The parent sets ``OIPCODEC_PURE`` in this process's environment, so the kernels chosen here
+(and in the embedded server this process starts, which inherits the environment) are the
+implementation being measured. Progress and results go to stdout as JSON lines; the process
+exits when its stdin closes (the parent is gone) or on SIGTERM, stopping its server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from oipcodec import kernels
+from oipcodec.bench.load import run_load, time_call
+from oipcodec.bench.paths import (
+    PATHS,
+    OurClients,
+    codec_ops,
+    make_caller,
+    same_values,
+    supported,
+)
+from oipcodec.bench.payloads import Payload, make_tensor
+from oipcodec.raw import array_to_raw
+
+__all__ = ["main"]
+
+_out_lock = threading.Lock()
+
+
+def emit(event: dict[str, Any]) -> None:
+    with _out_lock:
+        sys.stdout.write(json.dumps(event) + "\n")
+        sys.stdout.flush()
+
+
+def _exit_when_orphaned() -> None:
+    """The parent holds our stdin open; EOF means it is gone, so stop at once (the server
+    subprocess notices our exit on its own pipe and stops too)."""
+    try:
+        while sys.stdin.buffer.read(1024):
+            pass
+    except (OSError, ValueError):
+        pass
+    os._exit(3)
+
+
+@contextlib.contextmanager
+def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
+    if spec.get("url") or spec.get("grpc_target"):
+        yield spec.get("url"), spec.get("grpc_target")
+        return
+    from oipcodec.server import background
+
+    # 127.0.0.1 only; free ports; stopped when the block exits (error and SIGTERM included).
+    with background(host="127.0.0.1", timeout=120.0) as server:
+        yield server.http_url, server.grpc_address
+
+
+def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
+    implementation: str = spec["implementation"]
+    model: str = spec["model"]
+    timeout: float = spec["timeout"]
+    levels: list[int] = spec["concurrency"]
+    ours = None
+    if implementation != "tritonclient":
+        ours = OurClients(url, target, max(levels), timeout)
+    try:
+        for item in spec["payloads"]:
+            payload = Payload(item["name"], item["datatype"], tuple(item["shape"]), "")
+            tensor = make_tensor(payload)
+            payload_bytes = len(array_to_raw(tensor.data, tensor.datatype))
+            for path_name in spec["paths"]:
+                path = PATHS[path_name]
+                if supported(implementation, path, payload.datatype) is not None:
+                    continue
+                record: dict[str, Any] = {
+                    "payload": payload.name,
+                    "path": path.name,
+                    "implementation": implementation,
+                    "payload_bytes": payload_bytes,
+                    "load": [],
+                    "error": None,
+                }
+                label = f"{implementation} {payload.name} {path.name}"
+                if (path.protocol == "rest" and not url) or (
+                    path.protocol == "grpc" and not target
+                ):
+                    record["error"] = f"no {'URL' if path.protocol == 'rest' else 'gRPC target'}"
+                    emit({"event": "step", "label": label, "steps": len(levels) + 1})
+                    emit({"event": "result", "record": record})
+                    continue
+                try:
+                    ops = codec_ops(implementation, path, model, tensor)
+                    budget = spec["codec_budget"]
+                    codec = {
+                        name: time_call(call, budget) * 1e6
+                        for name, call in (
+                            ("client_encode", ops.client_encode),
+                            ("client_decode", ops.client_decode),
+                            ("server_decode", ops.server_decode),
+                            ("server_encode", ops.server_encode),
+                        )
+                        if call is not None
+                    }
+                    codec["client"] = codec["client_encode"] + codec["client_decode"]
+                    if "server_decode" in codec:
+                        codec["server"] = codec["server_decode"] + codec["server_encode"]
+                    record["codec_us"] = codec
+                    record["request_bytes"] = ops.request_bytes
+                    record["response_bytes"] = ops.response_bytes
+                except Exception as exc:
+                    record["error"] = f"codec: {type(exc).__name__}: {exc}"[:500]
+                emit({"event": "step", "label": f"{label} codec"})
+                if record["error"] is None:
+                    record["error"] = _check(implementation, path, model, tensor, ours, url,
+                                             target, timeout)  # fmt: skip
+                for level in levels:
+                    if record["error"] is None:
+
+                        def factory(path: Any = path, tensor: Any = tensor) -> Any:
+                            return make_caller(
+                                implementation, path, model, tensor, ours, url, target, timeout
+                            )
+
+                        result = run_load(
+                            factory, level, spec["duration"], spec["max_requests"], timeout
+                        )
+                        summary = result.summary(payload_bytes)
+                        record["load"].append(summary)
+                        if result.first_error and not result.requests:
+                            record["error"] = result.first_error
+                    emit({"event": "step", "label": f"{label} c={level}"})
+                emit({"event": "result", "record": record})
+    finally:
+        if ours is not None:
+            ours.close()
+
+
+def _check(implementation: str, path: Any, model: str, tensor: Any, ours: Any,
+           url: str | None, target: str | None, timeout: float) -> str | None:  # fmt: skip
+    """Send the payload once: None when the answer holds the same values, else why not (an
+    error or a wrong answer is reported, not measured as a fast path)."""
+    try:
+        caller = make_caller(implementation, path, model, tensor, ours, url, target, timeout)
+        answer = caller()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"[:500]
+    if not same_values(tensor, answer):
+        return "the answer does not hold the values sent"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    spec = json.loads(args[0])
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    threading.Thread(target=_exit_when_orphaned, daemon=True).start()
+    emit({"event": "start", "implementation": spec["implementation"],
+          "kernels": kernels.IMPLEMENTATION, "pid": os.getpid()})  # fmt: skip
+    started = time.perf_counter()
+    try:
+        with _server(spec) as (url, target):
+            emit({"event": "server", "url": url, "grpc_target": target,
+                  "seconds": time.perf_counter() - started})  # fmt: skip
+            _measure(spec, url, target)
+    except KeyboardInterrupt:
+        emit({"event": "interrupted"})
+        return 130
+    emit({"event": "done", "seconds": time.perf_counter() - started})
+    return 0
+
+
+if __name__ == "__main__":
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: the thread watching stdin would hold its lock through interpreter
+    # shutdown. Everything to clean up (the server) is already stopped here.
+    os._exit(status)

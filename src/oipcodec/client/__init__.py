@@ -1,0 +1,73 @@
+"""Open Inference Protocol clients with little overhead of their own.
+
+- :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (urllib3 /
+  aiohttp), JSON or binary tensor data, optional gzip/deflate;
+- :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), raw or typed contents, and
+  the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`.
+
+::
+
+    from oipcodec.client import HttpClient
+
+    with HttpClient("http://127.0.0.1:8000") as client:
+        response = client.infer("identity", {"INPUT0": np.ones((1, 16), np.float32)})
+        response.output("INPUT0").data  # a numpy array (a view of the answer's bytes)
+
+They work with any OIP server (Triton, KServe, MLServer, ``oipcodec serve``). Errors:
+:class:`ServerError` (the server's status and message), :class:`RequestTimeoutError`,
+:class:`ServerConnectionError`, all :class:`ClientError`, an :class:`oipcodec.OIPError`.
+Needs the ``client`` extra (urllib3, aiohttp, grpcio); each transport is imported when its
+client is first made.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from oipcodec.client._request import Inputs, Outputs, build_request
+from oipcodec.client.errors import (
+    ClientError,
+    RequestTimeoutError,
+    ServerConnectionError,
+    ServerError,
+)
+
+if TYPE_CHECKING:
+    from oipcodec.client.grpc_client import AsyncGrpcClient, GrpcClient, StreamResult
+    from oipcodec.client.http_client import AsyncHttpClient, HttpClient
+
+__all__ = [
+    "AsyncGrpcClient",
+    "AsyncHttpClient",
+    "ClientError",
+    "GrpcClient",
+    "HttpClient",
+    "Inputs",
+    "Outputs",
+    "RequestTimeoutError",
+    "ServerConnectionError",
+    "ServerError",
+    "StreamResult",
+    "build_request",
+]
+
+_LAZY = {
+    "HttpClient": "http_client",
+    "AsyncHttpClient": "http_client",
+    "GrpcClient": "grpc_client",
+    "AsyncGrpcClient": "grpc_client",
+    "StreamResult": "grpc_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP and gRPC modules are imported on first use, so `import oipcodec.client` costs
+    # nothing and needs neither grpcio nor aiohttp.
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oipcodec.client' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"oipcodec.client.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,503 @@
+"""OIP gRPC clients: :class:`GrpcClient` (grpcio) and :class:`AsyncGrpcClient` (grpc.aio).
+
+ModelInfer and ModelStreamInfer are called with identity serializers: the
+``ModelInferRequest`` bytes come from :func:`oipcodec.pb.encode_request` and go on the wire as
+they are, and the ``ModelInferResponse`` bytes are read by :func:`oipcodec.pb.decode_response`
+(raw contents and packed fp32/fp64 contents become read-only numpy views of the message; no
+protobuf objects are built). ``raw=True`` (the default) sends inputs as
+``raw_input_contents``; ``raw=False`` in each datatype's typed contents field (FP16/BF16 are
+always raw). The other RPCs (health, metadata, repository) use the generated classes of
+:mod:`oipcodec.proto` and return the same plain values as the HTTP clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any
+
+from oipcodec import pb
+from oipcodec.client._request import Inputs, Outputs, build_request
+from oipcodec.client.errors import (
+    HTTP_STATUS_FOR_CODE,
+    ClientError,
+    RequestTimeoutError,
+    ServerConnectionError,
+    ServerError,
+)
+from oipcodec.errors import DecodeError
+from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.types import InferRequest, InferResponse, Parameters
+
+__all__ = ["AsyncGrpcClient", "GrpcClient", "StreamResult"]
+
+SERVICE = "inference.GRPCInferenceService"
+
+#: Details grpcio gives when the channel never connected (UNAVAILABLE then means "no server",
+#: not "model not loaded").
+_CONNECT_FAILURES = (
+    "failed to connect",
+    "connection refused",
+    "dns resolution failed",
+    "connect failed",
+    "socket closed",
+    "connection reset",
+)
+
+#: A ModelStreamInfer answer: a response, or the error the server put in the stream (the
+#: stream goes on after an error).
+StreamResult = InferResponse | ServerError
+
+
+def _target(target: str) -> str:
+    for scheme in ("grpc://", "http://", "dns:///"):
+        if target.startswith(scheme):
+            return target[len(scheme) :].rstrip("/")
+    return target
+
+
+def _channel_options(options: Iterable[tuple[str, Any]] | None) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.max_receive_message_length", -1),
+        ("grpc.max_send_message_length", -1),
+        *(options or []),
+    ]
+
+
+def _compression(name: str | None) -> Any:
+    import grpc
+
+    if name is None:
+        return None
+    table = {"gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}
+    try:
+        return table[name.strip().lower()]
+    except KeyError:
+        raise ValueError(f"compression must be 'gzip', 'deflate' or None, got {name!r}") from None
+
+
+def _error(exc: Any, target: str, what: str) -> ClientError:
+    """The ClientError for a grpc.RpcError (or grpc.aio.AioRpcError)."""
+    code = exc.code()
+    name = getattr(code, "name", str(code))
+    details = exc.details() or ""
+    if name == "DEADLINE_EXCEEDED":
+        return RequestTimeoutError(f"{what} on {target}: deadline exceeded", url=target)
+    if name == "UNAVAILABLE" and any(s in details.lower() for s in _CONNECT_FAILURES):
+        return ServerConnectionError(f"cannot reach {target} ({what}): {details}", url=target)
+    return ServerError(details, status=HTTP_STATUS_FOR_CODE.get(name, 500), code=name, url=target)
+
+
+def _read_varint(data: memoryview, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise DecodeError("truncated or overlong varint in ModelStreamInferResponse",
+                              offset=pos)  # fmt: skip
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def parse_stream_response(data: Any, target: str, limits: Limits) -> StreamResult:
+    """A ModelStreamInferResponse ``{string error_message = 1; ModelInferResponse
+    infer_response = 2}``: the decoded response, or a :class:`ServerError` for the message."""
+    view = memoryview(data).cast("B")
+    pos = 0
+    error: str | None = None
+    response: memoryview | None = None
+    while pos < len(view):
+        tag, pos = _read_varint(view, pos)
+        wire = tag & 7
+        if wire == 0:
+            _, pos = _read_varint(view, pos)
+            continue
+        if wire == 1 or wire == 5:
+            pos += 8 if wire == 1 else 4
+            continue
+        if wire != 2:
+            raise DecodeError(f"unexpected wire type {wire} in ModelStreamInferResponse",
+                              offset=pos)  # fmt: skip
+        length, pos = _read_varint(view, pos)
+        if pos + length > len(view):
+            raise DecodeError("field past the end of ModelStreamInferResponse", offset=pos)
+        field = tag >> 3
+        if field == 1:
+            error = bytes(view[pos : pos + length]).decode("utf-8", "replace")
+        elif field == 2:
+            response = view[pos : pos + length]
+        pos += length
+    if error:
+        return ServerError(error, code="STREAM_ERROR", url=target)
+    return pb.decode_response(response if response is not None else b"", limits=limits)
+
+
+def _tensor_metadata(items: Any) -> list[dict[str, Any]]:
+    return [{"name": t.name, "datatype": t.datatype, "shape": list(t.shape)} for t in items]
+
+
+def _model_metadata(message: Any) -> dict[str, Any]:
+    return {
+        "name": message.name,
+        "versions": list(message.versions),
+        "platform": message.platform,
+        "inputs": _tensor_metadata(message.inputs),
+        "outputs": _tensor_metadata(message.outputs),
+    }
+
+
+def _index(message: Any) -> list[dict[str, Any]]:
+    return [
+        {"name": m.name, "version": m.version, "state": m.state, "reason": m.reason}
+        for m in message.models
+    ]
+
+
+class _Stubs:
+    """The multicallables of every RPC on one channel (sync or aio)."""
+
+    def __init__(self, channel: Any) -> None:
+        from oipcodec.proto import open_inference_grpc_pb2 as pb2
+
+        self.pb2 = pb2
+
+        def unary(method: str, request: Any, response: Any) -> Any:
+            return channel.unary_unary(
+                f"/{SERVICE}/{method}",
+                request_serializer=request.SerializeToString,
+                response_deserializer=response.FromString,
+            )
+
+        # No serializers: grpcio sends the bytes it is given and hands back the bytes it gets.
+        self.infer = channel.unary_unary(f"/{SERVICE}/ModelInfer")
+        self.stream = channel.stream_stream(f"/{SERVICE}/ModelStreamInfer")
+        self.live = unary("ServerLive", pb2.ServerLiveRequest, pb2.ServerLiveResponse)
+        self.ready = unary("ServerReady", pb2.ServerReadyRequest, pb2.ServerReadyResponse)
+        self.model_ready = unary("ModelReady", pb2.ModelReadyRequest, pb2.ModelReadyResponse)
+        self.server_metadata = unary(
+            "ServerMetadata", pb2.ServerMetadataRequest, pb2.ServerMetadataResponse
+        )
+        self.model_metadata = unary(
+            "ModelMetadata", pb2.ModelMetadataRequest, pb2.ModelMetadataResponse
+        )
+        self.index = unary(
+            "RepositoryIndex", pb2.RepositoryIndexRequest, pb2.RepositoryIndexResponse
+        )
+        self.load = unary(
+            "RepositoryModelLoad", pb2.RepositoryModelLoadRequest, pb2.RepositoryModelLoadResponse
+        )
+        self.unload = unary(
+            "RepositoryModelUnload",
+            pb2.RepositoryModelUnloadRequest,
+            pb2.RepositoryModelUnloadResponse,
+        )
+
+
+class _Base:
+    def __init__(self, target: str, raw: bool, timeout: float | None, limits: Limits) -> None:
+        self.target = _target(target)
+        self.raw = raw
+        self.timeout = timeout
+        self.limits = limits
+
+    def _encode(self, request: InferRequest, raw: bool | None) -> bytes:
+        if not request.model_name:
+            raise ValueError("the request has no model_name")
+        return pb.encode_request(request, raw=self.raw if raw is None else raw)
+
+    def _seconds(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.target!r})"
+
+
+class GrpcClient(_Base):
+    """A synchronous OIP gRPC client (one grpcio channel; thread-safe).
+
+    ``target``: ``host:port``. ``raw``: the default contents form of :meth:`infer`.
+    ``timeout``: seconds per call (the gRPC deadline), overridable per call; ``None`` waits
+    forever. ``options``: extra grpc channel options (message sizes are unlimited by default).
+    """
+
+    def __init__(
+        self,
+        target: str = "127.0.0.1:8001",
+        *,
+        raw: bool = True,
+        timeout: float | None = 60.0,
+        options: Iterable[tuple[str, Any]] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        import grpc
+
+        super().__init__(target, raw, timeout, limits)
+        self._grpc = grpc
+        self._channel = grpc.insecure_channel(self.target, options=_channel_options(options))
+        self._stubs = _Stubs(self._channel)
+
+    def _call(self, stub: Any, message: Any, what: str, timeout: float | None,
+              compression: Any = None) -> Any:  # fmt: skip
+        try:
+            return stub(message, timeout=self._seconds(timeout), compression=compression)
+        except self._grpc.RpcError as exc:
+            raise _error(exc, self.target, what) from None
+
+    def infer(
+        self,
+        model: str,
+        inputs: Inputs,
+        outputs: Outputs = None,
+        raw: bool | None = None,
+        compression: str | None = None,
+        parameters: Parameters | None = None,
+        id: str | None = None,
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> InferResponse:
+        """Run ``model`` on ``inputs`` (a dict name -> ndarray, or a list of Tensor).
+
+        ``raw``: raw contents (True) or typed contents (False); default the client's.
+        ``compression``: gRPC message compression, ``"gzip"`` or ``"deflate"``.
+        Raises :class:`ServerError` (``code`` is the gRPC status), RequestTimeoutError,
+        ServerConnectionError, and the codec's EncodeError/DecodeError.
+        """
+        request = build_request(model, inputs, outputs, parameters, id, model_version)
+        return self.infer_request(request, raw, compression, timeout)
+
+    def infer_request(
+        self,
+        request: InferRequest,
+        raw: bool | None = None,
+        compression: str | None = None,
+        timeout: float | None = None,
+    ) -> InferResponse:
+        """:meth:`infer` for a ready-made :class:`InferRequest` (``model_name`` required)."""
+        data = self._encode(request, raw)
+        reply = self._call(
+            self._stubs.infer, data, "ModelInfer", timeout, _compression(compression)
+        )
+        return pb.decode_response(reply, limits=self.limits)
+
+    def stream_infer(
+        self,
+        requests: Iterable[InferRequest],
+        raw: bool | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[StreamResult]:
+        """ModelStreamInfer: send ``requests`` (InferRequest objects with their model_name; see
+        :func:`oipcodec.client.build_request`) on one stream, yield an answer per request in
+        order: an :class:`InferResponse`, or a :class:`ServerError` (not raised: the stream
+        goes on). ``timeout`` bounds the whole stream. A broken stream raises."""
+        messages = (self._encode(request, raw) for request in requests)
+        try:
+            for reply in self._stubs.stream(messages, timeout=self._seconds(timeout)):
+                yield parse_stream_response(reply, self.target, self.limits)
+        except self._grpc.RpcError as exc:
+            raise _error(exc, self.target, "ModelStreamInfer") from None
+
+    def live(self, timeout: float | None = None) -> bool:
+        return bool(self._call(self._stubs.live, self._stubs.pb2.ServerLiveRequest(),
+                               "ServerLive", timeout).live)  # fmt: skip
+
+    def ready(self, timeout: float | None = None) -> bool:
+        return bool(self._call(self._stubs.ready, self._stubs.pb2.ServerReadyRequest(),
+                               "ServerReady", timeout).ready)  # fmt: skip
+
+    def model_ready(self, model: str, version: str | None = None,
+                    timeout: float | None = None) -> bool:  # fmt: skip
+        """Whether the model (version) is ready; an unknown model is not ready."""
+        request = self._stubs.pb2.ModelReadyRequest(name=model, version=version or "")
+        try:
+            return bool(self._call(self._stubs.model_ready, request, "ModelReady", timeout).ready)
+        except ServerError as exc:
+            if exc.code == "NOT_FOUND":
+                return False
+            raise
+
+    def server_metadata(self, timeout: float | None = None) -> dict[str, Any]:
+        m = self._call(self._stubs.server_metadata, self._stubs.pb2.ServerMetadataRequest(),
+                       "ServerMetadata", timeout)  # fmt: skip
+        return {"name": m.name, "version": m.version, "extensions": list(m.extensions)}
+
+    def model_metadata(self, model: str, version: str | None = None,
+                       timeout: float | None = None) -> dict[str, Any]:  # fmt: skip
+        request = self._stubs.pb2.ModelMetadataRequest(name=model, version=version or "")
+        return _model_metadata(
+            self._call(self._stubs.model_metadata, request, "ModelMetadata", timeout)
+        )
+
+    def repository_index(self, ready: bool = False,
+                         timeout: float | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        request = self._stubs.pb2.RepositoryIndexRequest(ready=ready)
+        return _index(self._call(self._stubs.index, request, "RepositoryIndex", timeout))
+
+    def load_model(self, model: str, timeout: float | None = None) -> None:
+        request = self._stubs.pb2.RepositoryModelLoadRequest(model_name=model)
+        self._call(self._stubs.load, request, "RepositoryModelLoad", timeout)
+
+    def unload_model(self, model: str, timeout: float | None = None) -> None:
+        request = self._stubs.pb2.RepositoryModelUnloadRequest(model_name=model)
+        self._call(self._stubs.unload, request, "RepositoryModelUnload", timeout)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> GrpcClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncGrpcClient(_Base):
+    """The asyncio twin of :class:`GrpcClient` (grpc.aio); the same methods, as coroutines.
+
+    The channel is opened on first use, in the running event loop (grpc.aio channels belong to
+    one loop); ``await client.close()`` or ``async with`` closes it.
+    """
+
+    def __init__(
+        self,
+        target: str = "127.0.0.1:8001",
+        *,
+        raw: bool = True,
+        timeout: float | None = 60.0,
+        options: Iterable[tuple[str, Any]] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        import grpc
+
+        super().__init__(target, raw, timeout, limits)
+        self._grpc = grpc
+        self._options = _channel_options(options)
+        self._channel: Any = None
+        self._stubs_: _Stubs | None = None
+
+    @property
+    def _stubs(self) -> _Stubs:
+        if self._stubs_ is None:
+            self._channel = self._grpc.aio.insecure_channel(self.target, options=self._options)
+            self._stubs_ = _Stubs(self._channel)
+        return self._stubs_
+
+    async def _call(self, stub: Any, message: Any, what: str, timeout: float | None,
+                    compression: Any = None) -> Any:  # fmt: skip
+        try:
+            return await stub(message, timeout=self._seconds(timeout), compression=compression)
+        except self._grpc.RpcError as exc:
+            raise _error(exc, self.target, what) from None
+
+    async def infer(
+        self,
+        model: str,
+        inputs: Inputs,
+        outputs: Outputs = None,
+        raw: bool | None = None,
+        compression: str | None = None,
+        parameters: Parameters | None = None,
+        id: str | None = None,
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> InferResponse:
+        """As :meth:`GrpcClient.infer`."""
+        request = build_request(model, inputs, outputs, parameters, id, model_version)
+        return await self.infer_request(request, raw, compression, timeout)
+
+    async def infer_request(
+        self,
+        request: InferRequest,
+        raw: bool | None = None,
+        compression: str | None = None,
+        timeout: float | None = None,
+    ) -> InferResponse:
+        data = self._encode(request, raw)
+        reply = await self._call(
+            self._stubs.infer, data, "ModelInfer", timeout, _compression(compression)
+        )
+        return pb.decode_response(reply, limits=self.limits)
+
+    async def stream_infer(
+        self,
+        requests: Iterable[InferRequest] | AsyncIterable[InferRequest],
+        raw: bool | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[StreamResult]:
+        """As :meth:`GrpcClient.stream_infer`; ``requests`` may be an async iterable."""
+
+        async def messages() -> AsyncIterator[bytes]:
+            if isinstance(requests, AsyncIterable):
+                async for request in requests:
+                    yield self._encode(request, raw)
+            else:
+                for request in requests:
+                    yield self._encode(request, raw)
+
+        call = self._stubs.stream(messages(), timeout=self._seconds(timeout))
+        try:
+            async for reply in call:
+                yield parse_stream_response(reply, self.target, self.limits)
+        except self._grpc.RpcError as exc:
+            raise _error(exc, self.target, "ModelStreamInfer") from None
+        finally:
+            call.cancel()
+
+    async def live(self, timeout: float | None = None) -> bool:
+        m = await self._call(self._stubs.live, self._stubs.pb2.ServerLiveRequest(),
+                             "ServerLive", timeout)  # fmt: skip
+        return bool(m.live)
+
+    async def ready(self, timeout: float | None = None) -> bool:
+        m = await self._call(self._stubs.ready, self._stubs.pb2.ServerReadyRequest(),
+                             "ServerReady", timeout)  # fmt: skip
+        return bool(m.ready)
+
+    async def model_ready(self, model: str, version: str | None = None,
+                          timeout: float | None = None) -> bool:  # fmt: skip
+        request = self._stubs.pb2.ModelReadyRequest(name=model, version=version or "")
+        try:
+            m = await self._call(self._stubs.model_ready, request, "ModelReady", timeout)
+        except ServerError as exc:
+            if exc.code == "NOT_FOUND":
+                return False
+            raise
+        return bool(m.ready)
+
+    async def server_metadata(self, timeout: float | None = None) -> dict[str, Any]:
+        m = await self._call(self._stubs.server_metadata, self._stubs.pb2.ServerMetadataRequest(),
+                             "ServerMetadata", timeout)  # fmt: skip
+        return {"name": m.name, "version": m.version, "extensions": list(m.extensions)}
+
+    async def model_metadata(self, model: str, version: str | None = None,
+                             timeout: float | None = None) -> dict[str, Any]:  # fmt: skip
+        request = self._stubs.pb2.ModelMetadataRequest(name=model, version=version or "")
+        return _model_metadata(
+            await self._call(self._stubs.model_metadata, request, "ModelMetadata", timeout)
+        )
+
+    async def repository_index(self, ready: bool = False,
+                               timeout: float | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        request = self._stubs.pb2.RepositoryIndexRequest(ready=ready)
+        return _index(await self._call(self._stubs.index, request, "RepositoryIndex", timeout))
+
+    async def load_model(self, model: str, timeout: float | None = None) -> None:
+        request = self._stubs.pb2.RepositoryModelLoadRequest(model_name=model)
+        await self._call(self._stubs.load, request, "RepositoryModelLoad", timeout)
+
+    async def unload_model(self, model: str, timeout: float | None = None) -> None:
+        request = self._stubs.pb2.RepositoryModelUnloadRequest(model_name=model)
+        await self._call(self._stubs.unload, request, "RepositoryModelUnload", timeout)
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+            self._stubs_ = None
+
+    async def __aenter__(self) -> AsyncGrpcClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
