@@ -106,3 +106,15 @@ def test_ignored_exceptions_fail_the_test(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, errors=1)
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*Exception ignored in*boom in __del__*"])
+
+
+def test_codec_modules_are_attributes_and_the_server_loads_on_demand() -> None:
+    code = (
+        "import sys, oipcodec\n"
+        "assert oipcodec.rest.decode_request and oipcodec.pb.decode_request\n"
+        "assert 'oipcodec.server' not in sys.modules and 'oipcodec.client' not in sys.modules\n"
+        "assert oipcodec.server.Model and oipcodec.client.HttpClient\n"
+        "try:\n    oipcodec.no_such_thing\nexcept AttributeError:\n    pass\n"
+        "else:\n    raise SystemExit('no AttributeError')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

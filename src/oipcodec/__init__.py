@@ -6,7 +6,11 @@ those encodings in Cython kernels (with pure-Python twins as reference and fallb
 :mod:`oipcodec.kernels` for which one is in use.
 """
 
-from oipcodec import datatypes, kernels
+import importlib
+
+# The codecs are light and always there; the server, clients, harness and peer adapters pull in
+# their own dependencies (uvicorn, grpcio, urllib3...), so they load on first use.
+from oipcodec import datatypes, kernels, pb, raw, rest
 from oipcodec._version import __version__
 from oipcodec.errors import (
     DatatypeError,
@@ -34,6 +38,15 @@ from oipcodec.kernels import (
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
+_ON_DEMAND = ("bench", "client", "compat", "server")
+
+
+def __getattr__(name: str) -> object:
+    if name in _ON_DEMAND:
+        return importlib.import_module(f"oipcodec.{name}")
+    raise AttributeError(f"module 'oipcodec' has no attribute {name!r}")
+
+
 __all__ = [
     "DEFAULT_LIMITS",
     "DatatypeError",
@@ -55,6 +68,9 @@ __all__ = [
     "flatten",
     "json_to_array",
     "kernels",
+    "pb",
+    "raw",
+    "rest",
     "little_endian_view",
     "pack_bf16",
     "pack_fp16",
