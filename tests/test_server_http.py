@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import socket
+import time
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -30,7 +32,7 @@ TIMEOUT = 30
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
-    limits = Limits(max_body_bytes=LIMIT, max_decompressed_bytes=LIMIT)
+    limits = Limits(max_body_bytes=LIMIT, max_decompressed_bytes=LIMIT, body_timeout_seconds=1.0)
     with background(all_models(), limits=limits, grpc_port=None, log_level="critical") as running:
         yield running
 
@@ -509,3 +511,20 @@ def test_half_floats_as_json(server: RunningServer, datatype: str) -> None:
     want = np.array([1.5, -0.0, 3.01], dtype=np.float32).astype(dtype)
     got = np.array(output["data"], dtype=np.float32).astype(dtype)
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
+def test_a_client_that_stalls_mid_body_gets_408_and_is_disconnected(server: RunningServer) -> None:
+    # Limits.body_timeout_seconds is 1 s for this module's server.
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=TIMEOUT) as sock:
+        sock.sendall(
+            b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 100\r\n\r\n" + SIMPLE_JSON[:10]
+        )
+        started = time.monotonic()
+        received = b""
+        while chunk := sock.recv(65536):  # ends when the server closes the connection
+            received += chunk
+        waited = time.monotonic() - started
+    assert received.startswith(b"HTTP/1.1 408 "), received[:80]
+    assert b"the request body stopped arriving" in received
+    assert waited < TIMEOUT  # closed by the server, not by our own socket timeout

@@ -39,6 +39,10 @@ class Limits:
     max_bytes_element: int = 2**32 - 1
     #: Most input (or output) tensors in one message.
     max_tensors: int = 4096
+    #: HTTP server: the longest wait, in seconds, for the next part of a request body. A client
+    #: that stops sending mid-body without closing is answered 408 and disconnected, so such
+    #: clients cannot hold connections forever.
+    body_timeout_seconds: float = 30.0
 
 
 DEFAULT_LIMITS = Limits()

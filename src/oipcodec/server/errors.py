@@ -16,6 +16,7 @@ __all__ = [
     "InvalidArgumentError",
     "NotFoundError",
     "PayloadTooLargeError",
+    "RequestTimeoutError",
     "ServerError",
     "UnavailableError",
     "UnsupportedError",
@@ -73,6 +74,13 @@ class PayloadTooLargeError(ServerError):
 
     http_status = 413
     grpc_code = "RESOURCE_EXHAUSTED"
+
+
+class RequestTimeoutError(ServerError):
+    """The request body stopped arriving (408, DEADLINE_EXCEEDED); the connection is closed."""
+
+    http_status = 408
+    grpc_code = "DEADLINE_EXCEEDED"
 
 
 def from_exception(exc: BaseException) -> ServerError:

@@ -22,6 +22,7 @@ answered 500 with a one-line message.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -38,6 +39,7 @@ from oipcodec.server.errors import (
     InvalidArgumentError,
     NotFoundError,
     PayloadTooLargeError,
+    RequestTimeoutError,
     ServerError,
     from_exception,
 )
@@ -155,6 +157,8 @@ class RestApp:
                 rest.error_body(error.message),
                 [(b"content-type", _JSON)],
             )
+            if isinstance(error, RequestTimeoutError):
+                headers.append((b"connection", b"close"))  # the rest of the body never came
         headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
@@ -210,6 +214,19 @@ class RestApp:
 
     # ------------------------------------------------------------------ request bodies
 
+    async def _receive(self, receive: Receive) -> MutableMapping[str, Any]:
+        """The next part of a request body, waiting at most ``limits.body_timeout_seconds``."""
+        timeout = self.limits.body_timeout_seconds
+        try:
+            message = await asyncio.wait_for(receive(), timeout)
+        except asyncio.TimeoutError:
+            raise RequestTimeoutError(
+                f"the request body stopped arriving: nothing for {timeout:g} s"
+            ) from None
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        return message
+
     async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | bytearray:
         """The whole request body, refused with 413 as soon as it is known to be too large."""
         limit = self.limits.max_body_bytes
@@ -222,9 +239,7 @@ class RestApp:
                 raise InvalidArgumentError(f"invalid Content-Length {declared!r}") from None
             if length > limit:
                 raise PayloadTooLargeError(_too_large(length, limit))
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
+        message = await self._receive(receive)
         chunk: bytes = message.get("body", b"")
         if not message.get("more_body", False):
             return chunk  # the common case: one message, no copy
@@ -234,9 +249,7 @@ class RestApp:
             body[: len(chunk)] = chunk
             filled = len(chunk)
             while message.get("more_body", False):
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise _ClientGone
+                message = await self._receive(receive)
                 chunk = message.get("body", b"")
                 end = filled + len(chunk)
                 if end > length:
@@ -250,9 +263,7 @@ class RestApp:
         while message.get("more_body", False):
             if total > limit:
                 raise PayloadTooLargeError(_too_large(total, limit, "at least "))
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _ClientGone
+            message = await self._receive(receive)
             chunk = message.get("body", b"")
             chunks.append(chunk)
             total += len(chunk)
