@@ -218,6 +218,106 @@ def test_fp32_is_shortest_at_float32_precision(impl) -> None:
         assert len(token.replace(b".0", b"").replace(b"-", b"")) <= 15
 
 
+# The classes a float32 shortest-digits writer gets wrong: the native writer has a fast path
+# for normal values that are not powers of two and an exact fallback for the rest, and the
+# positional/exponent switch at decimal exponents -6 and 12.
+
+
+def _f32_bits(patterns) -> np.ndarray:
+    return np.array(sorted(set(patterns)), dtype=np.uint64).astype(np.uint32).view(np.float32)
+
+
+def _f32_exact_text(value: np.float32) -> bytes:
+    """The reference text by exact arithmetic (the pure twin's BF16 search, used for float32
+    here): independent of numpy's and of the native digit generation."""
+    from oipcodec._pure import jsonencode as pure_module
+
+    bits = int(np.array([value], np.float32).view(np.uint32)[0])
+    negative, field, m = bits >> 31, (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    if field == 0 and m == 0:
+        return b"-0.0" if negative else b"0.0"
+    significand = (m | 0x800000) if field else m
+    digits, e = pure_module._shortest_exact(
+        significand, (field or 1) - 150, lower_gap_halves=(m == 0 and field > 1)
+    )
+    return pure_module._layout(bool(negative), digits, e, -6, 12).encode()
+
+
+def _f32_hard_values() -> np.ndarray:
+    rng = np.random.default_rng(32)
+    patterns: list[int] = []
+    # powers of two (the lower neighbour is half as far) and their neighbours, every exponent
+    for field in range(0, 255):
+        patterns += [(field << 23) + delta for delta in (-1, 0, 1) if (field << 23) + delta >= 0]
+    # subnormals: the smallest, the largest, and some in between; the smallest normal
+    patterns += list(range(1, 40)) + list(range(0x7FFFFF - 40, 0x800002))
+    patterns += rng.integers(1, 0x800000, 200).tolist()
+    # the largest finite value and its neighbours
+    patterns += [0x7F7FFFFF, 0x7F7FFFFE, 0x7F7FFFFD]
+    # integers near 2**24 (above it only even integers exist) and up to 2**27, where the
+    # interval's ends are integers themselves
+    integers = [*range(2**24 - 12, 2**24 + 24), 10**8, 99999990, 123456790, 2**27 - 8]
+    integers += rng.integers(2**24, 2**27, 300).tolist()
+    patterns += np.array(integers, np.float32).view(np.uint32).tolist()
+    # each layout boundary: 10**E for E around -6 and 12, with 1 and 9 digits, and neighbours
+    for exponent in (-8, -7, -6, -5, 11, 12, 13, 14):
+        for mantissa in (1.0, 1.5, 9.9999999, 1.2345678, 9.876543):
+            base = int(np.array([mantissa * 10.0**exponent], np.float32).view(np.uint32)[0])
+            patterns += [base - 1, base, base + 1]
+    return _f32_bits(patterns)
+
+
+def _f32_nine_digit_values() -> np.ndarray:
+    """Random normal values whose shortest form has all 9 significant digits."""
+    rng = np.random.default_rng(9)
+    candidates = rng.integers(0x00800000, 0x7F800000, 4000, dtype=np.uint64).astype(np.uint32)
+    values = candidates.view(np.float32)
+    nine = [
+        i
+        for i, v in enumerate(values)
+        if len(np.format_float_scientific(v, unique=True).split("e")[0].replace(".", "")) == 9
+    ]
+    return values[nine[:400]]
+
+
+def test_fp32_hard_classes_match_exact_reference(both) -> None:
+    native, pure = both
+    values = np.concatenate([_f32_hard_values(), _f32_nine_digit_values()])
+    assert np.isfinite(values).all()
+    values = np.concatenate([values, -values])
+    text = native.array_to_json(values, "FP32")
+    assert text == pure.array_to_json(values, "FP32")
+    expected = [_f32_exact_text(v) for v in values]
+    assert text[1:-1].split(b",") == expected
+    nested = values[: values.size // 2 * 2].reshape(-1, 2)
+    assert native.array_to_json(nested, "FP32", True) == pure.array_to_json(nested, "FP32", True)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (2.0**-149, b"1e-45"),
+        (2.0**-126, b"1.1754944e-38"),
+        (2.0**127, b"1.7014118e+38"),
+        (float(np.finfo(np.float32).max), b"3.4028235e+38"),
+        (16777216.0, b"16777216.0"),
+        (16777218.0, b"16777218.0"),
+        (2.0**26 + 8, b"67108870.0"),
+        (123456790.0, b"123456790.0"),
+        (9.999999e-7, b"9.999999e-7"),
+        (1.0000001e-6, b"0.0000010000001"),
+        (0.33333334, b"0.33333334"),
+        (999999900000.0, b"999999900000.0"),
+        (9.999999e12, b"9999999000000.0"),
+        (1.0000001e13, b"1.0000001e+13"),
+    ],
+)
+def test_fp32_hard_examples(impl, value, text) -> None:
+    assert impl.array_to_json(np.array([value, -value], np.float32), "FP32") == (
+        b"[" + text + b",-" + text + b"]"
+    )
+
+
 @pytest.mark.parametrize(("datatype", "dtype"), [("FP16", np.float16), ("BF16", BF16)])
 def test_every_16_bit_pattern(both, datatype, dtype) -> None:
     native, pure = both

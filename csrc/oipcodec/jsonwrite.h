@@ -309,6 +309,341 @@ static inline char *oipcodec_write_float_layout(char *out, int negative, const c
 #define OIPCODEC_F32_LO_E (-6)
 #define OIPCODEC_F32_HI_E 12
 
+/* ---------------------------------------------------------------- float32: shortest digits */
+
+/* A float32 v = c * 2**q (c < 2**24) reads back from any decimal inside its rounding interval:
+ * halfway to each neighbour, [c - 1/2, c + 1/2] * 2**q, or [c - 1/4, c + 1/2] * 2**q when c is
+ * a power of two above the smallest normal (the float below is half as far); the ends are
+ * included when c is even (ties round to even). The decimals in that interval with the fewest
+ * significant digits, and of those the closest to v (ties: even), are the reference's digits.
+ *
+ * Method (Schubfach's idea, in integers): take 10**k, the largest power of ten not above the
+ * interval's width, so the width is 1 to 10 units of 10**k. Then the interval holds at most one
+ * multiple of 10 * 10**k, and when it holds one, that is the shortest (with s >= 10 below, all
+ * other candidates have more digits); when it holds none, every unit of 10**k inside has the
+ * same number of digits and the one closest to v is one of v's two unit neighbours s and s + 1,
+ * at least one of which is inside.
+ *
+ * The interval's ends and v are scaled to quarter units of 10**k by one 64x64-bit multiply
+ * with the table value g = ceil(10**-k * 2**-r) (64 significant bits) and truncated to odd:
+ * the integer part, with the lowest bit set when any fraction is left. Comparing these with
+ * multiples of 4 then decides "inside" and "closer" exactly, provided the rounding up of g never
+ * shows in the 32 fraction bits kept. That was not proven here but checked: the writer's output
+ * for every finite float32 (2**32 - 2**24 values) was compared with orjson's when this code was
+ * written (0 differences); tests/test_jsonencode.py checks the hard classes against an exact
+ * rational reference. */
+
+/* Generated with exact rational arithmetic: for each biased exponent field f (0..254, q = max(f,
+ * 1) - 150) the decimal exponent k = floor(log10(2**q)) and the shift h = q + r + 96, where 2**r
+ * scales 10**-k to 64 bits; the _irr tables use k = floor(log10(3/4 * 2**q)) for the narrower
+ * interval below a power of two. oipcodec_f32_pow10[31 - k] = ceil(10**-k * 2**-r). */
+static const uint64_t oipcodec_f32_pow10[77] = {
+    0x81CEB32C4B43FCF5u, 0xA2425FF75E14FC32u, 0xCAD2F7F5359A3B3Fu,
+    0xFD87B5F28300CA0Eu, 0x9E74D1B791E07E49u, 0xC612062576589DDBu,
+    0xF79687AED3EEC552u, 0x9ABE14CD44753B53u, 0xC16D9A0095928A28u,
+    0xF1C90080BAF72CB2u, 0x971DA05074DA7BEFu, 0xBCE5086492111AEBu,
+    0xEC1E4A7DB69561A6u, 0x9392EE8E921D5D08u, 0xB877AA3236A4B44Au,
+    0xE69594BEC44DE15Cu, 0x901D7CF73AB0ACDAu, 0xB424DC35095CD810u,
+    0xE12E13424BB40E14u, 0x8CBCCC096F5088CCu, 0xAFEBFF0BCB24AAFFu,
+    0xDBE6FECEBDEDD5BFu, 0x89705F4136B4A598u, 0xABCC77118461CEFDu,
+    0xD6BF94D5E57A42BDu, 0x8637BD05AF6C69B6u, 0xA7C5AC471B478424u,
+    0xD1B71758E219652Cu, 0x83126E978D4FDF3Cu, 0xA3D70A3D70A3D70Bu,
+    0xCCCCCCCCCCCCCCCDu, 0x8000000000000000u, 0xA000000000000000u,
+    0xC800000000000000u, 0xFA00000000000000u, 0x9C40000000000000u,
+    0xC350000000000000u, 0xF424000000000000u, 0x9896800000000000u,
+    0xBEBC200000000000u, 0xEE6B280000000000u, 0x9502F90000000000u,
+    0xBA43B74000000000u, 0xE8D4A51000000000u, 0x9184E72A00000000u,
+    0xB5E620F480000000u, 0xE35FA931A0000000u, 0x8E1BC9BF04000000u,
+    0xB1A2BC2EC5000000u, 0xDE0B6B3A76400000u, 0x8AC7230489E80000u,
+    0xAD78EBC5AC620000u, 0xD8D726B7177A8000u, 0x878678326EAC9000u,
+    0xA968163F0A57B400u, 0xD3C21BCECCEDA100u, 0x84595161401484A0u,
+    0xA56FA5B99019A5C8u, 0xCECB8F27F4200F3Au, 0x813F3978F8940985u,
+    0xA18F07D736B90BE6u, 0xC9F2C9CD04674EDFu, 0xFC6F7C4045812297u,
+    0x9DC5ADA82B70B59Eu, 0xC5371912364CE306u, 0xF684DF56C3E01BC7u,
+    0x9A130B963A6C115Du, 0xC097CE7BC90715B4u, 0xF0BDC21ABB48DB21u,
+    0x96769950B50D88F5u, 0xBC143FA4E250EB32u, 0xEB194F8E1AE525FEu,
+    0x92EFD1B8D0CF37BFu, 0xB7ABC627050305AEu, 0xE596B7B0C643C71Au,
+    0x8F7E32CE7BEA5C70u, 0xB35DBF821AE4F38Cu,
+};
+static const int8_t oipcodec_f32_k[255] = {
+    -45, -45, -45, -45, -44, -44, -44, -44, -43, -43, -43, -42, -42, -42, -41, -41,
+    -41, -41, -40, -40, -40, -39, -39, -39, -38, -38, -38, -38, -37, -37, -37, -36,
+    -36, -36, -35, -35, -35, -35, -34, -34, -34, -33, -33, -33, -32, -32, -32, -32,
+    -31, -31, -31, -30, -30, -30, -29, -29, -29, -28, -28, -28, -28, -27, -27, -27,
+    -26, -26, -26, -25, -25, -25, -25, -24, -24, -24, -23, -23, -23, -22, -22, -22,
+    -22, -21, -21, -21, -20, -20, -20, -19, -19, -19, -19, -18, -18, -18, -17, -17,
+    -17, -16, -16, -16, -16, -15, -15, -15, -14, -14, -14, -13, -13, -13, -13, -12,
+    -12, -12, -11, -11, -11, -10, -10, -10, -10, -9, -9, -9, -8, -8, -8, -7,
+    -7, -7, -7, -6, -6, -6, -5, -5, -5, -4, -4, -4, -4, -3, -3, -3,
+    -2, -2, -2, -1, -1, -1, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2,
+    3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7,
+    7, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12,
+    12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16, 16, 16, 17,
+    17, 17, 18, 18, 18, 18, 19, 19, 19, 20, 20, 20, 21, 21, 21, 21,
+    22, 22, 22, 23, 23, 23, 24, 24, 24, 24, 25, 25, 25, 26, 26, 26,
+    27, 27, 27, 27, 28, 28, 28, 29, 29, 29, 30, 30, 30, 31, 31,
+};
+static const uint8_t oipcodec_f32_h[255] = {
+    33, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34,
+    35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33,
+    34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36,
+    33, 34, 35, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35,
+    33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35,
+    36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34,
+    35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33,
+    34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33,
+    34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35,
+    33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35,
+    33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34,
+    35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34,
+    35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33,
+    34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 36,
+    33, 34, 35, 33, 34, 35, 33, 34, 35, 36, 33, 34, 35, 33, 34, 35,
+    33, 34, 35, 36, 33, 34, 35, 33, 34, 35, 33, 34, 35, 33, 34,
+};
+static const int8_t oipcodec_f32_k_irr[255] = {
+    -45, -45, -45, -45, -45, -44, -44, -44, -43, -43, -43, -42, -42, -42, -42, -41,
+    -41, -41, -40, -40, -40, -39, -39, -39, -39, -38, -38, -38, -37, -37, -37, -36,
+    -36, -36, -36, -35, -35, -35, -34, -34, -34, -33, -33, -33, -33, -32, -32, -32,
+    -31, -31, -31, -30, -30, -30, -30, -29, -29, -29, -28, -28, -28, -27, -27, -27,
+    -27, -26, -26, -26, -25, -25, -25, -24, -24, -24, -24, -23, -23, -23, -22, -22,
+    -22, -21, -21, -21, -20, -20, -20, -20, -19, -19, -19, -18, -18, -18, -17, -17,
+    -17, -17, -16, -16, -16, -15, -15, -15, -14, -14, -14, -14, -13, -13, -13, -12,
+    -12, -12, -11, -11, -11, -11, -10, -10, -10, -9, -9, -9, -8, -8, -8, -8,
+    -7, -7, -7, -6, -6, -6, -5, -5, -5, -5, -4, -4, -4, -3, -3, -3,
+    -2, -2, -2, -2, -1, -1, -1, 0, 0, 0, 1, 1, 1, 1, 2, 2,
+    2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7,
+    7, 8, 8, 8, 8, 9, 9, 9, 10, 10, 10, 11, 11, 11, 11, 12,
+    12, 12, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 16, 16, 16, 17,
+    17, 17, 17, 18, 18, 18, 19, 19, 19, 20, 20, 20, 20, 21, 21, 21,
+    22, 22, 22, 23, 23, 23, 23, 24, 24, 24, 25, 25, 25, 26, 26, 26,
+    26, 27, 27, 27, 28, 28, 28, 29, 29, 29, 29, 30, 30, 30, 31,
+};
+static const uint8_t oipcodec_f32_h_irr[255] = {
+    33, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34,
+    35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33,
+    34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36,
+    33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 34, 35, 36, 33, 34, 35,
+    36, 34, 35, 36, 34, 35, 36, 33, 34, 35, 36, 34, 35, 36, 34, 35,
+    36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34,
+    35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 33,
+    34, 35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36,
+    34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35,
+    33, 34, 35, 36, 34, 35, 36, 34, 35, 36, 33, 34, 35, 36, 34, 35,
+    36, 34, 35, 36, 33, 34, 35, 36, 34, 35, 36, 34, 35, 36, 33, 34,
+    35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34,
+    35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33,
+    34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36,
+    33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 33, 34, 35, 33, 34, 35,
+    36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 34,
+};
+
+#if defined(_MSC_VER)
+#define OIPCODEC_NOINLINE __declspec(noinline)
+#elif defined(__GNUC__) || defined(__clang__)
+#define OIPCODEC_NOINLINE __attribute__((noinline))
+#else
+#define OIPCODEC_NOINLINE
+#endif
+
+static inline uint64_t oipcodec_mulhi64(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+    return __umulh(a, b);
+#else
+    uint64_t a_lo = (uint32_t)a, a_hi = a >> 32, b_lo = (uint32_t)b, b_hi = b >> 32;
+    uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi, hi_hi = a_hi * b_hi;
+    uint64_t cross = (lo_lo >> 32) + (uint32_t)hi_lo + lo_hi;
+    return hi_hi + (hi_lo >> 32) + (cross >> 32);
+#endif
+}
+
+/* x * g / 2**96 truncated to odd (x < 2**63). */
+static inline uint32_t oipcodec_f32_scale(uint64_t g, uint64_t x) {
+    uint64_t p = oipcodec_mulhi64(g, x);
+    return (uint32_t)(p >> 32) | ((uint32_t)p != 0);
+}
+
+/* The shortest digits of a positive finite float32 given by its bits without the sign: returns
+ * d (1 to 9 digits, possibly with trailing zeros) with the value's decimal being d * 10**(*e10).
+ * Any float32; the row writer below uses it for what its fast path leaves (subnormals, powers
+ * of two, values too close to a decision to settle with truncated products). */
+static OIPCODEC_NOINLINE uint32_t oipcodec_f32_shortest(uint32_t bits, int *e10) {
+    uint32_t field = bits >> 23, m = bits & 0x7FFFFFu;
+    uint32_t c = field ? m | 0x800000u : m;
+    uint32_t open = c & 1; /* odd: the ends are excluded */
+    int irregular = m == 0 && field > 1;
+    int k = irregular ? oipcodec_f32_k_irr[field] : oipcodec_f32_k[field];
+    int h = irregular ? oipcodec_f32_h_irr[field] : oipcodec_f32_h[field];
+    uint64_t g = oipcodec_f32_pow10[31 - k];
+    uint64_t c4 = (uint64_t)c << 2;
+    uint32_t vb = oipcodec_f32_scale(g, c4 << h);
+    uint32_t lo = oipcodec_f32_scale(g, (c4 - 2 + (uint64_t)irregular) << h);
+    uint32_t hi = oipcodec_f32_scale(g, (c4 + 2) << h);
+    uint32_t s = vb >> 2, s10 = s / 10 * 10, d;
+    /* Every test is computed and the choice made by selects: which candidate wins varies from
+     * element to element, so branches on it would be mispredicted half the time. */
+    uint32_t grid10 = s >= 10;
+    uint32_t s10_in = grid10 & (lo + open <= s10 << 2);
+    uint32_t t10_in = grid10 & (((s10 + 10) << 2) + open <= hi);
+    uint32_t s_in = lo + open <= s << 2;
+    uint32_t t_in = ((s + 1) << 2) + open <= hi;
+    /* v exactly halfway (vb == 4s + 2) goes to the even one */
+    uint32_t s_closer = (vb < (s << 2) + 2) | ((vb == (s << 2) + 2) & ~s & 1);
+    uint32_t pick10 = 0 - (s10_in | t10_in); /* all ones when a multiple of 10 is inside */
+    d = s + 1 - (s_in & ((t_in ^ 1) | s_closer));
+    d = (d & ~pick10) | ((s10 + 10 * t10_in) & pick10);
+    *e10 = k;
+    return d;
+}
+
+static inline int oipcodec_clz64(uint64_t v) { /* v != 0 */
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+    unsigned long index;
+    _BitScanReverse64(&index, v);
+    return 63 - (int)index;
+#elif defined(__GNUC__) || defined(__clang__)
+    return __builtin_clzll(v);
+#else
+    int n = 0;
+    while (!(v & 0x8000000000000000ull)) {
+        v <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* The 8 decimal digits of v < 10**8 as byte values 0..9, the first digit in the lowest byte:
+ * split in halves, quarters and eighths in parallel lanes, dividing by 10**4, 100 and 10 with
+ * multiply-shift reciprocals that are exact for the lane's range (x < 10**4: x * 10486 >> 20;
+ * x < 100: x * 103 >> 10). */
+static inline uint64_t oipcodec_digits8(uint32_t v) {
+    uint64_t w, q;
+    uint32_t hi = v / 10000;
+    w = hi | (uint64_t)(v - hi * 10000) << 32;
+    q = (w * 10486 >> 20) & 0x0000007F0000007Full;
+    w = q | (w - q * 100) << 16;
+    q = (w * 103 >> 10) & 0x000F000F000F000Full;
+    return q | (w - q * 10) << 8;
+}
+
+static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 1000000, 100000,
+                                                 10000,  1000,      100,      10,      1};
+
+/* Longest float32 text: "-0.000001" and 8 more digits. The writer stores 16 bytes at up to 10
+ * bytes past the element's start, so the buffer needs OIPCODEC_F32_SLACK bytes at its end. */
+#define OIPCODEC_F32_MAX 17
+#define OIPCODEC_F32_SLACK 32
+
+/* float32 elements (native byte order) in the reference layout, each followed by a comma.
+ *
+ * Fast path (normal floats that are not a power of two): with V = v / 10**k and D the half
+ * interval width in units of 10**k (D in [0.5, 5), V >= 2**23), the shortest decimal is the
+ * multiple of 10 inside [V - D, V + D] if there is one (at most one fits), else V rounded to
+ * the nearest integer (always inside, as D >= 0.5). V and the ends are each one 64x64-bit
+ * product with 32 fraction bits kept; the table's g is rounded up, which makes each product
+ * too large by less than 1/16 of its last bit. So any decision whose truncated product sits
+ * exactly on the boundary (an end equal to the multiple of 10, V's fraction exactly 1/2) could
+ * be an exact tie or an error, and goes to oipcodec_f32_shortest; all others are exact.
+ *
+ * The text is written with fixed-width overlapping stores of words assembled in registers:
+ * nothing stored is read back (stores then wider loads of the same bytes stall), and no branch
+ * depends on the digit count or on which candidate wins (they vary from element to element and
+ * would be mispredicted). */
+static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
+    const uint64_t ascii = 0x3030303030303030ull;
+    const uint32_t *v = (const uint32_t *)data;
+    ptrdiff_t i;
+    (void)ctx;
+    for (i = 0; i < n; i++) {
+        uint32_t bits = v[i], mag = bits & 0x7FFFFFFFu, field = mag >> 23, m = mag & 0x7FFFFFu;
+        uint32_t d, d9, first;
+        uint64_t w;
+        int e10, nd, E;
+        if (field == 0xFF) {
+            if (m) {
+                memcpy(out, "NaN,", 4);
+                out += 4;
+            } else if (bits >> 31) {
+                memcpy(out, "-Infinity,", 10);
+                out += 10;
+            } else {
+                memcpy(out, "Infinity,", 9);
+                out += 9;
+            }
+            continue;
+        }
+        *out = '-';
+        out += bits >> 31;
+        if (mag == 0) {
+            memcpy(out, "0.0,", 4);
+            out += 4;
+            continue;
+        }
+        d = 0;
+        if (field != 0 && m != 0) {
+            int k = oipcodec_f32_k[field], h = oipcodec_f32_h[field];
+            uint64_t g = oipcodec_f32_pow10[31 - k];
+            uint64_t x = (uint64_t)(m | 0x800000u) << h, half = (uint64_t)1 << (h - 1);
+            uint64_t mid = oipcodec_mulhi64(x, g); /* V * 2**32 */
+            uint64_t top = oipcodec_mulhi64(x + half, g), bottom = oipcodec_mulhi64(x - half, g);
+            uint32_t s10 = (uint32_t)(top >> 32) / 10 * 10, in10, up, sel;
+            uint64_t at10 = (uint64_t)s10 << 32;
+            in10 = at10 > bottom;
+            up = (uint32_t)mid > 0x80000000u;
+            sel = 0 - in10;
+            d = (s10 & sel) | (((uint32_t)(mid >> 32) + up) & ~sel);
+            e10 = k;
+            if (bottom == at10 || top == at10 || (uint32_t)mid == 0x80000000u) {
+                d = 0;
+            }
+        }
+        if (d == 0) {
+            d = oipcodec_f32_shortest(mag, &e10);
+        }
+        nd = oipcodec_count_digits_u32(d);
+        E = e10 + nd - 1; /* value = d1.d2... * 10**E */
+        d9 = d * oipcodec_scale_to_9[nd];
+        first = d9 / 100000000;
+        w = oipcodec_digits8(d9 - first * 100000000);
+        nd = w ? 9 - (oipcodec_clz64(w) >> 3) : 1; /* trailing zero digits are high zero bytes */
+        if (E >= 0 && E <= OIPCODEC_F32_HI_E) {
+            /* Overlapping stores, later ones overwriting earlier ones: the digits (padded with
+             * '0's, which gives integral values their zeros), the point after digit E, and
+             * the digits after it (just "0" for integral values). */
+            int frac = nd - 1 - E;
+            oipcodec_store_le64(out, (first | w << 8) | ascii);
+            oipcodec_store_le64(out + 8, w >> 56 | ascii);
+            out[E + 1] = '.';
+            oipcodec_store_le64(out + E + 2, (w >> 4 * E >> 4 * E) | ascii); /* 8E may be 64 */
+            out += E + 2 + (frac > 1 ? frac : 1);
+        } else if (E < 0 && E >= OIPCODEC_F32_LO_E) {
+            oipcodec_store_le64(out, 0x3030303030302E30ull); /* "0.000000" */
+            oipcodec_store_le64(out + 1 - E, (first | w << 8) | ascii);
+            oipcodec_store_le64(out + 9 - E, w >> 56 | ascii);
+            out += 1 - E + nd;
+        } else {
+            uint32_t ae = (uint32_t)(E < 0 ? -E : E);
+            out[0] = (char)('0' + first);
+            out[1] = '.';
+            oipcodec_store_le64(out + 2, w | ascii);
+            out += nd > 1 ? nd + 1 : 1;
+            memcpy(out, E < 0 ? "e-" : "e+", 2);
+            out += 2;
+            if (ae >= 10) {
+                memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+                out += 2;
+            } else {
+                *out++ = (char)('0' + ae);
+            }
+        }
+        *out++ = ',';
+    }
+    return n ? out - 1 : out;
+}
+
 /* ---------------------------------------------------------------- 16-bit float tables */
 
 /* The shortest decimal c in the rounding interval of v (v > 0 finite, exactly a value of the

@@ -3,12 +3,14 @@
 # with oipcodec/_jsonencode_common.py.
 #
 # Engines, chosen per datatype by measurement (see benchmarks/bench_jsonencode.py):
-# - FP32/FP64: orjson's numpy serialiser, whose shortest round-trip digits are those of the
+# - FP64: orjson's numpy serialiser, whose shortest round-trip digits are those of the
 #   reference. It writes NaN and infinities as null (rewritten here into the NaN/Infinity
 #   tokens); its layout (positional vs exponent) is checked against ours once per process and
 #   rewritten when an orjson version lays numbers out differently.
-# - Integers, BOOL, BYTES, FP16, BF16: C writers in csrc/oipcodec/jsonwrite.h, run without the
-#   GIL. FP16 and BF16 copy each element's text from a 65536-entry table built on first use.
+# - FP32, integers, BOOL, BYTES, FP16, BF16: C writers in csrc/oipcodec/jsonwrite.h, run
+#   without the GIL. FP32 finds each element's shortest digits with 64-bit integer arithmetic
+#   (checked against the reference on every float32 value); FP16 and BF16 copy each element's
+#   text from a 65536-entry table built on first use.
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.object cimport PyObject
@@ -34,6 +36,8 @@ cdef extern from "Python.h":
     PyObject *PyBytes_FromStringAndSize_raw "PyBytes_FromStringAndSize"(
         const char *v, Py_ssize_t size)
     int _PyBytes_Resize(PyObject **bytes, Py_ssize_t newsize)
+    Py_ssize_t Py_SIZE(object o)
+    void Py_SET_SIZE(object o, Py_ssize_t size)
 
 cdef int _ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 
@@ -76,8 +80,10 @@ def array_to_json(array, datatype, nested=False, *, nonfinite="tokens"):
         return _write_bytes(values, shape)
     if 0 in shape:
         return empty_nested(shape)
-    if dt == "FP32" or dt == "FP64":
-        return _write_float(values, dt == "FP64", nonfinite == "error")
+    if dt == "FP32":
+        return _write_f32(values, shape, nonfinite == "error")
+    if dt == "FP64":
+        return _write_float(values, 1, nonfinite == "error")
     if dt == "FP16" or dt == "BF16":
         return _write_half(values, shape, dt == "BF16", nonfinite == "error")
     return _write_fixed(values, shape, dt)
@@ -94,8 +100,15 @@ cdef PyObject *_alloc(Py_ssize_t size) except NULL:
 
 cdef object _finish(PyObject *raw, char *end):
     """The bytes object `raw`, cut to end at `end` (ownership of `raw` passes to the result)."""
-    cdef Py_ssize_t size = end - PyBytes_AS_STRING(<object>raw)
-    if _PyBytes_Resize(&raw, size) < 0:
+    cdef char *start = PyBytes_AS_STRING(<object>raw)
+    cdef Py_ssize_t size = end - start, allocated = Py_SIZE(<object>raw)
+    if allocated <= 2 * size:
+        # Only the length is cut, the memory is kept: shrinking a large buffer with realloc
+        # makes glibc lower its mmap threshold below the next call's request, so that every
+        # call gets fresh pages from the kernel, whose faults cost as much as writing the text.
+        Py_SET_SIZE(<object>raw, size)
+        start[size] = 0
+    elif _PyBytes_Resize(&raw, size) < 0:
         raise MemoryError()  # _PyBytes_Resize has freed it
     result = <object>raw
     Py_DECREF(result)  # the cast took a reference; the one from _alloc is the result's
@@ -142,7 +155,9 @@ cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t it
     cdef Py_ssize_t n = raw.shape[0] // itemsize
     for k in range(ndim):
         dims[k] = shape[k]
-    cdef PyObject *out = _alloc(n * max_token + _structure_size(shape) + 2 * OIPCODEC_HALF_SLOT)
+    # The row writers store fixed-width chunks that may run past the text's end.
+    cdef Py_ssize_t slack = max(2 * OIPCODEC_HALF_SLOT, OIPCODEC_F32_SLACK)
+    cdef PyObject *out = _alloc(n * max_token + _structure_size(shape) + slack)
     cdef char *end
     cdef char *start = PyBytes_AS_STRING(<object>out)
     with nogil:
@@ -194,6 +209,20 @@ cdef object _write_half(values, tuple shape, int bf16, bint strict):
 
 
 # ------------------------------------------------------------------ FP32 and FP64
+
+cdef object _write_f32(values, tuple shape, bint strict):
+    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
+    cdef ptrdiff_t n = values.size, count, first = -1
+    cdef size_t length = 0
+    cdef const char *token
+    if strict:
+        with nogil:
+            count = oipcodec_count_nonfinite(&raw[0], n, 0, &first)
+        if count:
+            token = oipcodec_nonfinite_token(&raw[0], first, 0, &length)
+            raise nonfinite_error(first, token[:length].decode("ascii"))
+    return _write_rows(raw, shape, 4, OIPCODEC_F32_MAX, oipcodec_row_f32, NULL)
+
 
 cdef object _write_float(values, bint wide, bint strict):
     cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)

@@ -5,6 +5,8 @@ from libc.stddef cimport ptrdiff_t
 
 cdef extern from "oipcodec/jsonwrite.h" nogil:
     int OIPCODEC_HALF_SLOT
+    int OIPCODEC_F32_MAX
+    int OIPCODEC_F32_SLACK
 
     ctypedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out,
                                       const void *ctx) noexcept nogil
@@ -19,6 +21,7 @@ cdef extern from "oipcodec/jsonwrite.h" nogil:
     char *oipcodec_row_i64(const void *data, ptrdiff_t n, char *out, const void *ctx)
     char *oipcodec_row_bool(const void *data, ptrdiff_t n, char *out, const void *ctx)
     char *oipcodec_row_half(const void *data, ptrdiff_t n, char *out, const void *ctx)
+    char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx)
 
     char *oipcodec_write_nested(const char *data, ptrdiff_t itemsize, const ptrdiff_t *shape,
                                 int ndim, char *out, oipcodec_row_fn row, const void *ctx)
