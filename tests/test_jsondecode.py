@@ -797,3 +797,71 @@ def test_pow5_table_matches_generator() -> None:
         exact = Fraction(5) ** q
         shift = 127 - (math.floor(math.log2(exact)) if q >= 0 else -(5**-q).bit_length())
         assert value == math.floor(exact * Fraction(2) ** shift)
+
+
+# The native fast lanes (FP32 and integers) engage only with at least 128 bytes of text ahead:
+# long arrays of varied tokens, separators and damage, compared with the pure twin.
+_LONG_TOKENS = {
+    "FP32": st.one_of(
+        st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda x: repr(float(x))),
+        st.floats(width=32, allow_nan=False, allow_infinity=False).map(
+            lambda x: np.format_float_positional(np.float32(x), unique=True)
+        ),
+        st.integers(-(10**12), 10**12).map(str),
+        st.sampled_from(["0", "-0", "0.0", "1e-05", "-3.25E+7", "NaN", "null", "1.", ".5", "01"]),
+    ),
+    "INT64": st.one_of(
+        st.integers(-(2**63), 2**63 - 1).map(str),
+        st.integers(-1000, 1000).map(str),
+        st.sampled_from(["-0", "1.0", "1e3", "9223372036854775808", "00", "+1", "true"]),
+    ),
+    "INT16": st.one_of(
+        st.integers(-(2**15), 2**15 - 1).map(str),
+        st.sampled_from(["32768", "-32769", "7"]),
+    ),
+}
+
+
+def _shortest_fp32(x: float) -> str:
+    """The FP32 text oipcodec's encoder writes (shortest digits): what the fast lane is for."""
+    from oipcodec._pure.jsonencode import array_to_json
+
+    return array_to_json(np.array([x], np.float32), "FP32").decode()[1:-1]
+
+
+_VALID_TOKENS = {
+    "FP32": st.one_of(
+        st.floats(width=32, allow_nan=False, allow_infinity=False).map(_shortest_fp32),
+        st.floats(-1e6, 1e6, width=32).map(_shortest_fp32),
+    ),
+    "INT64": st.integers(-(2**63), 2**63 - 1).map(str),
+    "INT16": st.integers(-(2**15), 2**15 - 1).map(str),
+}
+_SEPARATORS = st.sampled_from([",", ", ", " ,", ",\n", ",\t ", ",,", ""])
+_VALID_SEPARATORS = st.sampled_from([",", ",", ",", ", ", ",\n"])
+
+
+@pytest.mark.parametrize("damaged", [False, True])
+@pytest.mark.parametrize("datatype", sorted(_LONG_TOKENS))
+@given(data=st.data())
+@settings(max_examples=150)
+def test_long_arrays_native_matches_pure(
+    both, datatype: str, damaged: bool, data: st.DataObject
+) -> None:
+    native, pure = both
+    tokens_of = _LONG_TOKENS if damaged else _VALID_TOKENS
+    separators = _SEPARATORS if damaged else _VALID_SEPARATORS
+    tokens = data.draw(st.lists(tokens_of[datatype], min_size=20, max_size=200))
+    text = "[" + "".join(t + data.draw(separators) for t in tokens[:-1]) + tokens[-1] + "]"
+    cut = data.draw(st.integers(0, 3)) if damaged else 0  # sometimes truncated at the end
+    text = text[: len(text) - cut] if cut else text
+    results = []
+    for kernels in (native, pure):
+        try:
+            out = kernels.json_to_array(text, datatype, [len(tokens)])
+            results.append(("ok", out.dtype.str, out.tobytes()))
+        except DecodeError as exc:
+            results.append((type(exc).__name__, str(exc)))
+    assert results[0] == results[1], text[:200]
+    if not damaged:
+        assert results[0][0] == "ok"

@@ -11,6 +11,9 @@ and truncated (floored) to an integer, stored as its high and low 64-bit halves:
 
 The range is what a float64 can need: below 1e-342 every 19-digit decimal rounds to zero, above
 1e308 every one overflows.
+
+A second table holds the inverses of 5**s (s in [0, 16]) modulo 2**64, for exact division of a
+multiple of 10**s by 10**s (a shift and one multiply) in the 16-byte integer reader.
 """
 
 from __future__ import annotations
@@ -52,6 +55,14 @@ def render() -> str:
         assert 1 << 127 <= value < 1 << 128
         high, low = value >> 64, value & (2**64 - 1)
         lines.append(f"    {{0x{high:016X}ull, 0x{low:016X}ull}}, /* 5^{q} */")
+    lines += [
+        "};",
+        "",
+        "/* 5**-s modulo 2**64 for s in [0, 16]: x * entry s is x / 5**s when 5**s divides x. */",
+        "static const uint64_t oipcodec_inv_pow5[17] = {",
+    ]
+    for s in range(17):
+        lines.append(f"    0x{pow(5**s, -1, 2**64):016X}ull, /* 5**-{s} */")
     lines += ["};", "", "#endif", ""]
     return "\n".join(lines)
 

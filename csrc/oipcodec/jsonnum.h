@@ -17,6 +17,12 @@
  * while the decimal does not: oipcodec_is_midpoint() finds those cases for the caller to
  * settle exactly.
  *
+ * Speed (the arrays' common case): tokens are read 16 bytes at a time (SSE2 where available,
+ * else 64-bit words), with masks instead of data-dependent branches, and the FP32 and integer
+ * lanes find the commas of 64 bytes first so that consecutive numbers are parsed
+ * independently; see "sixteen bytes at a time" and oipcodec_fp32_lane. Anything unusual falls
+ * back to the byte-wise readers, which decide every error.
+ *
  * Plain C99 plus optional compiler intrinsics, each with a portable fallback (MSVC included).
  * The Clinger path needs IEEE double arithmetic without excess precision (FLT_EVAL_METHOD 0,
  * as on x86-64 and AArch64); elsewhere it is compiled out and Eisel-Lemire does the work. */
@@ -24,6 +30,7 @@
 #define OIPCODEC_JSONNUM_H
 
 #include <float.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -203,6 +210,254 @@ static inline uint64_t oipcodec_digit_run(const unsigned char *p, int *run) {
 #endif
 }
 
+/* ---- sixteen bytes at a time ---------------------------------------------------------- */
+
+/* The fast readers below look at the 16 bytes after a token's start at once: one mask says
+ * where the digit runs end, so a number costs the same few instructions whatever its digit
+ * counts, with no loop whose exit depends on the data (those exits were mispredicted on
+ * varied input). They need little-endian words (byte k of the text is byte k of the word);
+ * on big-endian hosts they are compiled out and every token takes the byte-wise readers. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define OIPCODEC_SWAR 0
+#else
+#define OIPCODEC_SWAR 1
+#endif
+
+#if OIPCODEC_SWAR && ((defined(__SSE2__) && defined(__x86_64__)) || defined(_M_X64))
+#include <emmintrin.h>
+#define OIPCODEC_SSE2 1
+#else
+#define OIPCODEC_SSE2 0
+#endif
+
+/* Keeps a hot loop in a function of its own, where its variables stay in registers. */
+#if defined(_MSC_VER)
+#define OIPCODEC_NOINLINE __declspec(noinline)
+#elif defined(__GNUC__) || defined(__clang__)
+#define OIPCODEC_NOINLINE __attribute__((noinline))
+#else
+#define OIPCODEC_NOINLINE
+#endif
+
+static inline uint64_t oipcodec_load8(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* 16 bytes of 0xFF then 16 of 0: as a mask, the 16 (or 8) bytes at offset 16 - k keep the
+ * bytes below k, and the 8 at offset 24 - k the bytes 8.. below k. */
+static const unsigned char oipcodec_prefix_bytes[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+};
+
+/* The 16 bytes at p as digit values: each digit byte's value (0..9), every other byte 0. */
+#if OIPCODEC_SSE2
+typedef __m128i oipcodec_digits16;
+#else
+typedef struct {
+    uint64_t lo, hi;
+} oipcodec_digits16;
+#endif
+
+/* Read the 16 bytes at p into *d; returns the non-digit mask: bit k set when p[k] is not an
+ * ASCII digit, and bit 16 always, so that there is a lowest set bit. */
+static inline uint32_t oipcodec_scan16(const unsigned char *p, oipcodec_digits16 *d) {
+#if OIPCODEC_SSE2
+    /* c - '0' < 10 unsigned, as a signed compare: (c - '0') ^ 0x80 < -118. */
+    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8('0'));
+    __m128i digit = _mm_cmplt_epi8(_mm_xor_si128(t, _mm_set1_epi8((char)0x80)),
+                                   _mm_set1_epi8((char)0x8A));
+    *d = _mm_and_si128(t, digit);
+    return ((uint32_t)_mm_movemask_epi8(digit) ^ 0xFFFFu) | 0x10000u;
+#else
+    /* Per byte, without carries between bytes: t = c ^ '0' is c's value for a digit; (t & 0x7F)
+     * + 0x76 reaches 0x80 exactly when t & 0x7F >= 10, and t's own top bit covers c >= 0x80.
+     * The multiply gathers the eight top bits into the top byte (no two partial products
+     * meet). */
+    uint64_t ta = oipcodec_load8(p) ^ 0x3030303030303030ull;
+    uint64_t tb = oipcodec_load8(p + 8) ^ 0x3030303030303030ull;
+    uint64_t na = ((((ta & 0x7F7F7F7F7F7F7F7Full) + 0x7676767676767676ull) | ta) &
+                   0x8080808080808080ull) >> 7;
+    uint64_t nb = ((((tb & 0x7F7F7F7F7F7F7F7Full) + 0x7676767676767676ull) | tb) &
+                   0x8080808080808080ull) >> 7;
+    d->lo = ta & ~(na * 0xFF);
+    d->hi = tb & ~(nb * 0xFF);
+    return (uint32_t)((na * 0x0102040810204080ull) >> 56) |
+           ((uint32_t)((nb * 0x0102040810204080ull) >> 56) << 8) | 0x10000u;
+#endif
+}
+
+/* The digit values of the bytes below k (0 <= k <= 16) of *d, bytes 0..7 in *lo, 8..15 in
+ * *hi; the others 0. */
+static inline void oipcodec_digits16_take(const oipcodec_digits16 *d, int k, uint64_t *lo,
+                                          uint64_t *hi) {
+#if OIPCODEC_SSE2
+    __m128i x = _mm_and_si128(*d,
+                              _mm_loadu_si128((const __m128i *)(oipcodec_prefix_bytes + 16 - k)));
+    *lo = (uint64_t)_mm_cvtsi128_si64(x);
+    *hi = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+#else
+    *lo = d->lo & oipcodec_load8(oipcodec_prefix_bytes + 16 - k);
+    *hi = d->hi & oipcodec_load8(oipcodec_prefix_bytes + 24 - k);
+#endif
+}
+
+/* The value of eight digit values, byte 0 the most significant: pairs, then quadruples, then
+ * the whole, with three multiplies. */
+static inline uint64_t oipcodec_eight_digits(uint64_t v) {
+    v = v * 10 + (v >> 8);
+    return (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+            (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+           32;
+}
+
+#if OIPCODEC_SSE2
+/* The value of sixteen digit values, byte 0 the most significant, in SSE2 (no SSSE3 byte
+ * multiply-add): pairs with a 16-bit multiply and shift, then quadruples and octets with
+ * multiply-adds of 16-bit lanes. */
+static inline uint64_t oipcodec_sixteen_digits(__m128i x) {
+    __m128i pairs = _mm_add_epi16(
+        _mm_mullo_epi16(_mm_and_si128(x, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)),
+        _mm_srli_epi16(x, 8));
+    __m128i quads = _mm_madd_epi16(pairs, _mm_set1_epi32(0x00010064)); /* 100 * a + b */
+    __m128i octets = _mm_madd_epi16(_mm_packs_epi32(quads, quads),
+                                    _mm_set1_epi32(0x00012710)); /* 10000 * a + b */
+    uint64_t both = (uint64_t)_mm_cvtsi128_si64(octets);
+    return (both & 0xFFFFFFFFu) * 100000000u + (both >> 32);
+}
+#endif
+
+/* The digits below k (0 <= k <= 16) of *d, byte 0 the most significant, as a 16-digit value:
+ * digits * 10**(16 - k). Two scalar halves: for integers this measured faster than
+ * oipcodec_sixteen_digits (the float lane, with more work per element, prefers the latter's
+ * fewer instructions). */
+static inline uint64_t oipcodec_digits16_value(const oipcodec_digits16 *d, int k) {
+    uint64_t lo, hi;
+    oipcodec_digits16_take(d, k, &lo, &hi);
+    return oipcodec_eight_digits(lo) * 100000000u + oipcodec_eight_digits(hi);
+}
+
+/* The digits of a number whose 16 bytes at p are in d, with a dot at i (1 <= i <= 8; i = 16
+ * for none) and its digits ending before `stop` (<= 16), as X = digits * 10**(16 - count): the
+ * dot taken out (the bytes after it move down one place) and the value padded with zeros to 16
+ * digits, so that X * 10**(i - 16) is the number whatever its fraction's length and no shift
+ * depends on that length. A sign at p[0] is a non-digit, hence a leading 0 digit here, and counts in i. The
+ * 16th digit is always 0: X = 10 * w with w < 10**15, and X itself is exact as a double (its
+ * odd part, 5 * w, is below 2**53). Masks, not branches (nor conditional moves a compiler
+ * might turn into branches): the lengths vary between numbers. */
+static inline uint64_t oipcodec_digits_dotted(const oipcodec_digits16 *d, int i, int stop) {
+#if OIPCODEC_SSE2
+    __m128i x = _mm_and_si128(
+        *d, _mm_loadu_si128((const __m128i *)(oipcodec_prefix_bytes + 16 - stop)));
+    __m128i keep = _mm_loadu_si128((const __m128i *)(oipcodec_prefix_bytes + 16 - i));
+    x = _mm_or_si128(_mm_and_si128(keep, x), _mm_andnot_si128(keep, _mm_srli_si128(x, 1)));
+    return oipcodec_sixteen_digits(x);
+#else
+    uint64_t lo, hi, keep = oipcodec_load8(oipcodec_prefix_bytes + 16 - i);
+    oipcodec_digits16_take(d, stop, &lo, &hi);
+    lo = (lo & keep) | (((lo >> 8) | (hi << 56)) & ~keep);
+    return oipcodec_eight_digits(lo) * 100000000u + oipcodec_eight_digits(hi >> 8);
+#endif
+}
+
+/* The common shape of a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)? with at most 8 bytes before
+ * the dot (sign included) and its end within the 16 bytes at p, optionally followed by an
+ * exponent of 1 to 3 digits. Returns the byte after the number with *out set, or NULL when the
+ * token has any other shape, valid or not: oipcodec_scan_number_slow then reads it (and rejects
+ * what is invalid). 32 bytes must be readable at p. */
+static inline const unsigned char *oipcodec_scan_simple_number(const unsigned char *p,
+                                                               oipcodec_decimal *out,
+                                                               int *integer) {
+#if OIPCODEC_SWAR
+    int negative = p[0] == '-', i, j, has_dot, stop;
+    uint32_t mask;
+    int64_t q;
+    oipcodec_digits16 d;
+    mask = oipcodec_scan16(p, &d) & ~(uint32_t)negative;
+    i = oipcodec_ctz64(mask);              /* the integer part's end */
+    j = oipcodec_ctz64(mask & (mask - 1)); /* the next non-digit: the fraction's end */
+    has_dot = p[i] == '.';
+    /* One branch for every shape test: 1..8 - negative integer digits, no leading zero, and
+     * with a dot at least one fraction digit and the fraction's end inside the 16 bytes. */
+    if (((unsigned)(i - negative - 1) >= (unsigned)(8 - negative)) |
+        ((p[negative] == '0') & (i > negative + 1)) | (has_dot & ((j < i + 2) | (j > 15)))) {
+        return NULL;
+    }
+    stop = i + ((j - i) & -has_dot);
+    /* X / 10 (X is a multiple of 10) keeps w below 2**53 for Clinger's path. */
+    out->w = oipcodec_digits_dotted(&d, i + ((16 - i) & (has_dot - 1)), stop) / 10;
+    q = i - 15;
+    p += stop;
+    *integer = !has_dot;
+    if ((*p | 0x20) == 'e') {
+        int negative_exp, e;
+        p++;
+        negative_exp = *p == '-';
+        p += (*p == '-') | (*p == '+');
+        if (!OIPCODEC_IS_DIGIT(p[0])) {
+            return NULL;
+        }
+        e = p[0] - '0';
+        p++;
+        if (OIPCODEC_IS_DIGIT(p[0])) {
+            e = e * 10 + (p[0] - '0');
+            p++;
+            if (OIPCODEC_IS_DIGIT(p[0])) {
+                e = e * 10 + (p[0] - '0');
+                p++;
+                if (OIPCODEC_IS_DIGIT(p[0])) {
+                    return NULL;
+                }
+            }
+        }
+        q += negative_exp ? -e : e;
+        *integer = 0;
+    }
+    out->q = q;
+    out->negative = negative;
+    out->truncated = 0;
+    return p;
+#else
+    (void)p;
+    (void)out;
+    (void)integer;
+    return NULL;
+#endif
+}
+
+/* The digits of an integer whose 16 bytes at p are in d and whose digits end before n (a sign
+ * at p[0] being a leading 0 digit): read left-aligned, the 16 bytes make the value times
+ * 10**(16 - n), which a shift and a multiply by the inverse of 5**(16 - n) modulo 2**64 divide
+ * exactly (no shift by a length-dependent number of bytes, no branch). */
+static inline uint64_t oipcodec_digits_integer(const oipcodec_digits16 *d, int n) {
+    return (oipcodec_digits16_value(d, n) >> (16 - n)) * oipcodec_inv_pow5[16 - n];
+}
+
+/* Read the JSON integer at p when it ends within the 16 bytes at p (sign included) or right
+ * after them: returns the byte after it with its magnitude and sign, or NULL for anything else
+ * (the caller then uses the byte-wise reader). 17 bytes must be readable at p. */
+static inline const unsigned char *oipcodec_scan_simple_integer(const unsigned char *p,
+                                                                int *negative,
+                                                                uint64_t *magnitude) {
+#if OIPCODEC_SWAR
+    int neg = p[0] == '-', n;
+    oipcodec_digits16 d;
+    n = oipcodec_ctz64(oipcodec_scan16(p, &d) & ~(uint32_t)neg);
+    if ((n <= neg) | ((p[neg] == '0') & (n > neg + 1)) | ((n == 16) & OIPCODEC_IS_DIGIT(p[16]))) {
+        return NULL;
+    }
+    *magnitude = oipcodec_digits_integer(&d, n);
+    *negative = neg;
+    return p + n;
+#else
+    (void)p;
+    (void)negative;
+    (void)magnitude;
+    return NULL;
+#endif
+}
+
 /* Read the JSON number at p (grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?).
  * Returns the byte after it, or NULL when the text at p does not start with a JSON number.
  * What follows the number is the caller's to check. `integer` is set when the number has
@@ -311,68 +566,17 @@ static inline const unsigned char *oipcodec_scan_number_slow(const unsigned char
     return p;
 }
 
-/* oipcodec_scan_number_slow's contract, faster for the common shape of numbers: at most 7
- * integer digits, at most 15 fraction digits, 19 digits in all, away from the end of the
- * text. Digit runs are measured with bit masks (oipcodec_digit_run) and the two halves of a
- * long fraction combined without a branch, so that varying lengths cost no mispredictions.
- * Anything else goes to the slow path, which reads the whole grammar. */
+/* oipcodec_scan_number_slow's contract; the common shapes take the 16-byte reader. */
 static inline const unsigned char *oipcodec_scan_number(const unsigned char *p,
                                                          const unsigned char *end,
                                                          oipcodec_decimal *out, int *integer) {
-    const unsigned char *start = p;
     if (end - p >= 32) {
-        int negative = *p == '-', int_run, frac_run = 0, frac_run2 = 0, take;
-        uint64_t w, frac = 0, frac2;
-        int64_t q = 0;
-        p += negative;
-        w = oipcodec_digit_run(p, &int_run);
-        /* '|' and '&', not '||' and '&&': one predictable branch instead of data-dependent ones. */
-        if ((int_run == 0) | (int_run == 8) | ((p[0] == '0') & (int_run > 1))) {
-            return oipcodec_scan_number_slow(start, end, out, integer);
+        const unsigned char *q = oipcodec_scan_simple_number(p, out, integer);
+        if (q != NULL) {
+            return q;
         }
-        p += int_run;
-        *integer = 1;
-        if (*p == '.') {
-            frac = oipcodec_digit_run(p + 1, &frac_run);
-            frac2 = oipcodec_digit_run(p + 9, &frac_run2);
-            take = frac_run == 8; /* the second run continues the first only then */
-            frac_run2 &= -take;
-            frac2 &= (uint64_t)0 - (uint64_t)take;
-            if ((frac_run == 0) | (frac_run2 == 8) | (int_run + frac_run + frac_run2 > 19)) {
-                return oipcodec_scan_number_slow(start, end, out, integer);
-            }
-            frac = frac * oipcodec_pow10_u64[frac_run2] + frac2;
-            frac_run += frac_run2;
-            w = w * oipcodec_pow10_u64[frac_run] + frac;
-            q = -frac_run;
-            p += 1 + frac_run;
-            *integer = 0;
-        }
-        if ((*p | 0x20) == 'e') {
-            int negative_exp;
-            int64_t e = 0;
-            p++;
-            negative_exp = *p == '-';
-            p += *p == '-' || *p == '+';
-            if (p >= end || !OIPCODEC_IS_DIGIT(*p)) {
-                return NULL;
-            }
-            do {
-                if (e < 10000000) {
-                    e = e * 10 + (*p - '0');
-                }
-                p++;
-            } while (p < end && OIPCODEC_IS_DIGIT(*p));
-            q += negative_exp ? -e : e;
-            *integer = 0;
-        }
-        out->w = w;
-        out->q = q;
-        out->negative = negative;
-        out->truncated = 0;
-        return p;
     }
-    return oipcodec_scan_number_slow(start, end, out, integer);
+    return oipcodec_scan_number_slow(p, end, out, integer);
 }
 
 /* Read a JSON integer (-?(0|[1-9][0-9]*)) at p. Returns the byte after it or NULL if the text
@@ -383,7 +587,14 @@ static inline const unsigned char *oipcodec_scan_integer(const unsigned char *p,
                                                           int *negative, uint64_t *magnitude,
                                                           int *overflow) {
     uint64_t m = 0;
-    int over = 0;
+    int over = 0, nd = 0;
+    if (end - p >= 32) {
+        const unsigned char *q = oipcodec_scan_simple_integer(p, negative, magnitude);
+        if (q != NULL) {
+            *overflow = 0;
+            return q;
+        }
+    }
     *negative = 0;
     if (p < end && *p == '-') {
         *negative = 1;
@@ -397,11 +608,13 @@ static inline const unsigned char *oipcodec_scan_integer(const unsigned char *p,
     } else if ((unsigned char)(*p - '1') < 9) {
         do {
             unsigned d = (unsigned)(*p - '0');
-            if (m > (UINT64_MAX - d) / 10) {
-                over = 1;
-            } else {
+            /* 19 digits always fit; only a 20th can overflow (a division only then). */
+            if (nd < 19 || (nd == 19 && m <= (UINT64_MAX - d) / 10)) {
                 m = m * 10 + d;
+            } else {
+                over = 1;
             }
+            nd++;
             p++;
         } while (p < end && OIPCODEC_IS_DIGIT(*p));
     } else {
@@ -757,6 +970,136 @@ enum {
     OIPCODEC_OUT_BF16_AS_FP32 = 13
 };
 
+/* FP32's hot loop: one element of the shape -?(0|[1-9][0-9]{0,6})\.[0-9]+ (at most 15 digits,
+ * its comma within the 17 bytes at p) directly followed by a comma, into *out. Returns the byte
+ * after the comma, or NULL, having written nothing, for any other shape and for the values the
+ * multiply below cannot settle (zero aside: in practice never, for these shapes): the general
+ * path then takes the element.
+ *
+ * The shape is oipcodec_scan_simple_number's with the dot and the comma required, so that all
+ * of its tests fold into one branch; the value is w * 10**-(15 - i) with 8 <= 15 - i <= 14 and
+ * w < 10**15 (see there), and goes through oipcodec_decimal_to_narrow_approx's multiply, error
+ * bound and midpoint test (24 significand bits; the normal range, which these values never
+ * leave). The position of the next element depends only on the 16 bytes at p (the sign is one
+ * more non-digit there), so the loop's chain from one element to the next is a load, the mask
+ * and two bit scans; the digits' value is computed beside it. 32 bytes must be readable at p. */
+static inline int oipcodec_fp32_simple(const unsigned char *p, const unsigned char *comma,
+                                       unsigned char *out) {
+#if OIPCODEC_SWAR && OIPCODEC_CLINGER
+    int negative = p[0] == '-', i, j;
+    uint64_t w, bits;
+    uint32_t mask, single_bits;
+    double v;
+    float single;
+    oipcodec_digits16 d;
+    mask = oipcodec_scan16(p, &d) & ~(uint32_t)negative;
+    i = oipcodec_ctz64(mask);              /* the dot */
+    j = oipcodec_ctz64(mask & (mask - 1)); /* the comma */
+    if (!((p[i] == '.') & (p + j == comma) &
+          ((unsigned)(i - negative - 1) < (unsigned)(8 - negative)) & (j > i + 1) &
+          ((p[negative] != '0') | (i == negative + 1)))) {
+        return 0;
+    }
+    w = oipcodec_digits_dotted(&d, i, j);
+    v = (double)w * oipcodec_recip_pow10[16 - i];
+    memcpy(&bits, &v, sizeof v);
+    if ((bits & 0x1FFFFFFFull) - (1ull << 28) + 8 <= 16) {
+        return 0;
+    }
+    single = (float)v;
+    memcpy(&single_bits, &single, 4);
+    single_bits |= (uint32_t)negative << 31;
+    memcpy(out, &single_bits, 4);
+    return 1;
+#else
+    (void)p;
+    (void)comma;
+    (void)out;
+    return 0;
+#endif
+}
+
+/* Bit k set when p[k] is a comma, for the 64 bytes at p. */
+static inline uint64_t oipcodec_commas64(const unsigned char *p) {
+#if OIPCODEC_SSE2
+    __m128i comma = _mm_set1_epi8(',');
+    uint64_t m0 = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), comma));
+    uint64_t m1 = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 16)), comma));
+    uint64_t m2 = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 32)), comma));
+    uint64_t m3 = (uint32_t)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), comma));
+    return m0 | (m1 << 16) | (m2 << 32) | (m3 << 48);
+#else
+    /* Per word: a byte is a comma when its xor with ',' is zero (tested without carries
+     * between bytes, as in oipcodec_scan16), the top bits gathered by a multiply. */
+    uint64_t mask = 0;
+    int k;
+    for (k = 0; k < 8; k++) {
+        uint64_t x = oipcodec_load8(p + 8 * k) ^ 0x2C2C2C2C2C2C2C2Cull;
+        uint64_t nonzero = (((x & 0x7F7F7F7F7F7F7F7Full) + 0x7F7F7F7F7F7F7F7Full) | x) &
+                           0x8080808080808080ull;
+        uint64_t zero = (nonzero ^ 0x8080808080808080ull) >> 7;
+        mask |= ((zero * 0x0102040810204080ull) >> 56) << (8 * k);
+    }
+    return mask;
+#endif
+}
+
+/* oipcodec_float_run's contract for FP32 and the elements oipcodec_fp32_simple takes.
+ *
+ * The commas come first, 64 bytes at a time, as a bit mask; each element is then the text
+ * between two of them. So from one element to the next the loop only clears a bit: finding
+ * where the next number starts no longer waits for the previous number's bytes to be examined
+ * (that chain of loads and bit scans, not the arithmetic, bounded the per-number loop), and
+ * the numbers' own work overlaps. Each number still checks its own shape, which must end
+ * exactly at its comma. */
+static OIPCODEC_NOINLINE ptrdiff_t oipcodec_fp32_lane(const unsigned char **pp,
+                                                      const unsigned char *end,
+                                                      unsigned char *out, ptrdiff_t limit) {
+    const unsigned char *p = *pp, *block = p, *last = end - 128;
+    ptrdiff_t n = 0;
+    if (limit <= 0 || end - p < 128) {
+        return 0;
+    }
+    /* Every number starts in its block or at most two bytes after (comma, space), so each
+     * reads within the 128 bytes at its block. */
+    while (block <= last) {
+        uint64_t commas = oipcodec_commas64(block) & (~(uint64_t)0 << (p - block));
+        while (commas) {
+            const unsigned char *comma = block + oipcodec_ctz64(commas);
+            commas &= commas - 1;
+            if (!oipcodec_fp32_simple(p, comma, out + 4 * n)) {
+                goto done;
+            }
+            n++;
+            /* Branches, not arithmetic: white space is as regular as the writer. */
+            p = comma + 1;
+            if (*p == ' ') {
+                p++;
+            }
+            if (*p <= ' ') {
+                p = oipcodec_skip_ws(p, end);
+                if (p - block > 64 + 1) {
+                    goto done; /* more white space than the blocks allow for */
+                }
+            }
+            if (n == limit) {
+                goto done;
+            }
+        }
+        block += 64;
+        if (p < block) {
+            goto done; /* no comma in a whole block: not this lane's text */
+        }
+    }
+done:
+    *pp = p;
+    return n;
+}
+
 /* Parse "number ," pairs (white space allowed around the comma) starting at *pp, storing the
  * values at out[0], out[1], ... in the given format, at most `limit` of them. Stops before
  * the first element that is not the easy case: not a plain number followed by a comma, a
@@ -772,7 +1115,14 @@ static inline ptrdiff_t oipcodec_float_run(const unsigned char **pp, const unsig
         oipcodec_decimal d;
         int integer;
         uint64_t bits;
-        const unsigned char *q = oipcodec_scan_number(p, end, &d, &integer);
+        const unsigned char *q;
+        if (format == OIPCODEC_OUT_FP32) {
+            n += oipcodec_fp32_lane(&p, end, out + 4 * n, limit - n);
+            if (n == limit) {
+                break;
+            }
+        }
+        q = oipcodec_scan_number(p, end, &d, &integer);
         if (q == NULL || q >= end) {
             break;
         }
@@ -839,6 +1189,158 @@ static inline ptrdiff_t oipcodec_float_run(const unsigned char **pp, const unsig
                     memcpy(out + 4 * n, &widened, 4);
                 }
             }
+        }
+        n++;
+        q++; /* the comma */
+        if (q < end && *q == ' ') {
+            q++;
+        }
+        p = oipcodec_skip_ws(q, end);
+    }
+    *pp = p;
+    return n;
+}
+
+
+/* The integer lane's element: an integer ending within the 16 bytes at p (sign included) or
+ * right after them, directly followed by a comma, and its magnitude at most max_positive
+ * (max_negative when negative), stored as an itemsize-byte two's complement value. Returns the
+ * byte after the comma, or NULL, having written nothing, for anything else. 32 bytes must be
+ * readable at p. */
+static inline int oipcodec_int_simple(const unsigned char *p, const unsigned char *comma,
+                                      unsigned char *out, int itemsize, uint64_t max_positive,
+                                      uint64_t max_negative) {
+#if OIPCODEC_SWAR
+    int negative = p[0] == '-', n;
+    uint64_t m, sign;
+    oipcodec_digits16 d;
+    n = oipcodec_ctz64(oipcodec_scan16(p, &d) & ~(uint32_t)negative);
+    if (!((p + n == comma) & (n > negative) & ((p[negative] != '0') | (n == negative + 1)))) {
+        return 0;
+    }
+    m = oipcodec_digits_integer(&d, n);
+    /* Signs are as random as the data: masks, not branches. */
+    sign = (uint64_t)0 - (uint64_t)negative;
+    if (m > (max_positive ^ ((max_positive ^ max_negative) & sign))) {
+        return 0;
+    }
+    m = (m ^ sign) - sign; /* two's complement when negative */
+    if (itemsize == 8) {
+        memcpy(out, &m, 8);
+    } else if (itemsize == 4) {
+        uint32_t v = (uint32_t)m;
+        memcpy(out, &v, 4);
+    } else if (itemsize == 2) {
+        uint16_t v = (uint16_t)m;
+        memcpy(out, &v, 2);
+    } else {
+        out[0] = (unsigned char)m;
+    }
+    return 1;
+#else
+    (void)p;
+    (void)comma;
+    (void)out;
+    (void)itemsize;
+    (void)max_positive;
+    (void)max_negative;
+    return 0;
+#endif
+}
+
+/* oipcodec_int_run's contract for the elements oipcodec_int_simple takes; commas first, as in
+ * oipcodec_fp32_lane. */
+static OIPCODEC_NOINLINE ptrdiff_t oipcodec_int_lane(const unsigned char **pp,
+                                                     const unsigned char *end, unsigned char *out,
+                                                     ptrdiff_t limit, int itemsize,
+                                                     uint64_t max_positive,
+                                                     uint64_t max_negative) {
+    const unsigned char *p = *pp, *block = p, *last = end - 128;
+    ptrdiff_t n = 0;
+    if (limit <= 0 || end - p < 128) {
+        return 0;
+    }
+    while (block <= last) {
+        uint64_t commas = oipcodec_commas64(block) & (~(uint64_t)0 << (p - block));
+        while (commas) {
+            const unsigned char *comma = block + oipcodec_ctz64(commas);
+            commas &= commas - 1;
+            if (!oipcodec_int_simple(p, comma, out + itemsize * n, itemsize, max_positive,
+                                     max_negative)) {
+                goto done;
+            }
+            n++;
+            p = comma + 1;
+            if (*p == ' ') {
+                p++;
+            }
+            if (*p <= ' ') {
+                p = oipcodec_skip_ws(p, end);
+                if (p - block > 64 + 1) {
+                    goto done;
+                }
+            }
+            if (n == limit) {
+                goto done;
+            }
+        }
+        block += 64;
+        if (p < block) {
+            goto done;
+        }
+    }
+done:
+    *pp = p;
+    return n;
+}
+
+/* oipcodec_float_run's contract for integer datatypes: "integer ," pairs stored as
+ * itemsize-byte two's complement values (1, 2, 4 or 8), stopping before the first element
+ * that is not a plain integer followed by a comma or whose magnitude exceeds max_positive
+ * (max_negative when negative); the caller's general code reports any error. The common
+ * elements take oipcodec_int_simple, in a loop like oipcodec_fp32_lane's; the rest the
+ * byte-wise reader. */
+static inline ptrdiff_t oipcodec_int_run(const unsigned char **pp, const unsigned char *end,
+                                         unsigned char *out, ptrdiff_t limit, int itemsize,
+                                         uint64_t max_positive, uint64_t max_negative) {
+    const unsigned char *p = *pp, *q;
+    ptrdiff_t n = 0;
+    while (n < limit) {
+        int negative, overflow;
+        uint64_t m, sign;
+        n += oipcodec_int_lane(&p, end, out + itemsize * n, limit - n, itemsize, max_positive,
+                               max_negative);
+        if (n == limit) {
+            break;
+        }
+        q = oipcodec_scan_integer(p, end, &negative, &m, &overflow);
+        if (q == NULL || q >= end || overflow) {
+            break;
+        }
+        sign = (uint64_t)0 - (uint64_t)negative;
+        if (m > (max_positive ^ ((max_positive ^ max_negative) & sign))) {
+            break;
+        }
+        if (*q != ',') {
+            if (!oipcodec_is_ws(*q)) {
+                break;
+            }
+            q = oipcodec_skip_ws(q, end);
+            if (q >= end || *q != ',') {
+                break;
+            }
+        }
+        m = (m ^ sign) - sign;
+        if (itemsize == 8) {
+            memcpy(out + 8 * n, &m, 8);
+        } else if (itemsize == 4) {
+            uint32_t v = (uint32_t)m;
+            memcpy(out + 4 * n, &v, 4);
+        } else if (itemsize == 2) {
+            uint16_t v = (uint16_t)m;
+            memcpy(out + 2 * n, &v, 2);
+        } else {
+            out[n] = (unsigned char)m;
         }
         n++;
         q++; /* the comma */

@@ -662,4 +662,25 @@ static const uint64_t oipcodec_pow5_128[651][2] = {
     {0x8E679C2F5E44FF8Full, 0x570F09EAA7EA7648ull}, /* 5^308 */
 };
 
+/* 5**-s modulo 2**64 for s in [0, 16]: x * entry s is x / 5**s when 5**s divides x. */
+static const uint64_t oipcodec_inv_pow5[17] = {
+    0x0000000000000001ull, /* 5**-0 */
+    0xCCCCCCCCCCCCCCCDull, /* 5**-1 */
+    0x8F5C28F5C28F5C29ull, /* 5**-2 */
+    0x1CAC083126E978D5ull, /* 5**-3 */
+    0xD288CE703AFB7E91ull, /* 5**-4 */
+    0x5D4E8FB00BCBE61Dull, /* 5**-5 */
+    0x790FB65668C26139ull, /* 5**-6 */
+    0xE5032477AE8D46A5ull, /* 5**-7 */
+    0xC767074B22E90E21ull, /* 5**-8 */
+    0x8E47CE423A2E9C6Dull, /* 5**-9 */
+    0x4FA7F60D3ED61F49ull, /* 5**-10 */
+    0x0FEE64690C913975ull, /* 5**-11 */
+    0x3662E0E1CF503EB1ull, /* 5**-12 */
+    0xA47A2CF9F6433FBDull, /* 5**-13 */
+    0x54186F653140A659ull, /* 5**-14 */
+    0x7738164770402145ull, /* 5**-15 */
+    0xE4A4D1417CD9A041ull, /* 5**-16 */
+};
+
 #endif

@@ -19,6 +19,7 @@ from oipcodec._native.jsonnum cimport (
     oipcodec_decimal_to_f64bits,
     oipcodec_decode_string,
     oipcodec_float_run,
+    oipcodec_int_run,
     oipcodec_is_midpoint,
     oipcodec_json_delim,
     oipcodec_scan_integer,
@@ -90,6 +91,9 @@ cdef struct Walk:
     const unsigned char *end
     int kind
     bint float_lane             # a float datatype: try oipcodec_float_run first
+    bint int_lane               # an integer datatype: try oipcodec_int_run first
+    uint64_t max_positive       # integer datatypes: the largest magnitude of each sign
+    uint64_t max_negative
     Py_ssize_t itemsize
     unsigned char *out          # the flat output buffer (unused for BYTES)
     Py_ssize_t index            # elements read so far
@@ -185,6 +189,16 @@ cdef const unsigned char *_array(
                 run = oipcodec_float_run(
                     &p, end, w.out + w.index * w.itemsize,
                     min(dim - n, w.alloc - w.index), w.kind)
+                if run:
+                    n += run
+                    w.index += run
+                    after_comma = True
+                    continue
+            elif w.int_lane:
+                run = oipcodec_int_run(
+                    &p, end, w.out + w.index * w.itemsize,
+                    min(dim - n, w.alloc - w.index), <int>w.itemsize,
+                    w.max_positive, w.max_negative)
                 if run:
                     n += run
                     w.index += run
@@ -464,6 +478,13 @@ def json_to_array(text, datatype, shape, *, max_depth=100):
     w.end = w.base + size
     w.kind = job.kind
     w.float_lane = K_FP16 <= w.kind <= K_BF16_AS_FP32
+    w.int_lane = K_UINT8 <= w.kind <= K_INT64
+    if K_UINT8 <= w.kind <= K_UINT64:
+        w.max_negative = 0
+        w.max_positive = 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * out.itemsize)
+    else:
+        w.max_negative = 1ULL << (8 * out.itemsize - 1)
+        w.max_positive = w.max_negative - 1
     w.itemsize = out.itemsize
     w.index = 0
     w.alloc = job.alloc

@@ -27,5 +27,8 @@ cdef extern from "oipcodec/jsonnum.h" nogil:
     ptrdiff_t oipcodec_float_run(
         const unsigned char **pp, const unsigned char *end, unsigned char *out, ptrdiff_t limit,
         int format)
+    ptrdiff_t oipcodec_int_run(
+        const unsigned char **pp, const unsigned char *end, unsigned char *out, ptrdiff_t limit,
+        int itemsize, uint64_t max_positive, uint64_t max_negative)
     size_t oipcodec_decode_string(
         const unsigned char *p, const unsigned char *stop, unsigned char *out)
