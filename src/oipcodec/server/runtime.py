@@ -379,24 +379,14 @@ class _Workers:
             holder.close()
         self.processes, self.conns, self._holders = [], [], []
 
-    def wait(self) -> int:
-        """Block until a signal arrives or a worker exits; returns the exit status."""
-        stopping = threading.Event()
-
-        def on_signal(signum: int, frame: Any) -> None:
-            stopping.set()
-
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            while not stopping.is_set():
-                if any(not p.is_alive() for p in self.processes):
-                    log.error("a server process exited; stopping the others")
-                    return 1
-                stopping.wait(0.5)
-            return 0
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+    def wait(self, stopping: threading.Event) -> int:
+        """Block until ``stopping`` is set or a worker exits; returns the exit status."""
+        while not stopping.is_set():
+            if any(not p.is_alive() for p in self.processes):
+                log.error("a server process exited; stopping the others")
+                return 1
+            stopping.wait(0.5)
+        return 0
 
 
 def serve(
@@ -442,16 +432,25 @@ def serve(
         models, model_module, host, http_port, grpc_port, limits, True, access_log, log_level
     )
     pool = _Workers(spec, workers, timeout=60.0)
+    # Signals are taken before the workers start: they serve requests before this process has
+    # heard from all of them, and a SIGTERM in that window must still stop everything cleanly.
+    stopping = threading.Event()
+    previous = {
+        sig: signal.signal(sig, lambda signum, frame: stopping.set())
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
-        pool.start()
-    except RuntimeError as exc:
-        log.error("cannot start the server: %s", exc)
-        return 1
-    log.info("%d server processes on HTTP %s, gRPC %s", workers, pool.http_port, pool.grpc_port)
-    try:
-        return pool.wait()
+        try:
+            pool.start()
+        except RuntimeError as exc:
+            log.error("cannot start the server: %s", exc)
+            return 1
+        log.info("%d server processes on HTTP %s, gRPC %s", workers, pool.http_port, pool.grpc_port)
+        return pool.wait(stopping)
     finally:
         pool.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _configure_logging(level: str) -> None:
