@@ -86,16 +86,20 @@ static inline int oipcodec_clz64(uint64_t x) {
 #endif
 }
 
-/* Trailing zero bits of x, which must not be 0. */
+/* Trailing zero bits of x; 64 when x is 0 (as the tzcnt instruction), which the scanners below
+ * can pass: `mask & (mask - 1)` is 0 when the 16-byte window holds only digits. The builtins
+ * leave 0 undefined (UBSan stops there) and MSVC's bit scan leaves its result unset. */
 static inline int oipcodec_ctz64(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(x);
+    return x ? __builtin_ctzll(x) : 64;
 #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
     unsigned long i;
-    _BitScanForward64(&i, x);
-    return (int)i;
+    return _BitScanForward64(&i, x) ? (int)i : 64;
 #else
     int n = 0;
+    if (!x) {
+        return 64;
+    }
     while (!(x & 1)) {
         x >>= 1;
         n++;
