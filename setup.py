@@ -9,6 +9,7 @@ All build switches live here:
 - ``OIPCODEC_ANNOTATE=1``: writes Cython's HTML annotation next to each .pyx.
 - ``OIPCODEC_ONLY=name[,name]``: build only these kernel modules (a development convenience).
 - ``OIPCODEC_NO_EXTENSIONS=1``: build no extension at all (the pure twins are then used).
+- ``OIPCODEC_WERROR=1``: turns compiler warnings into errors (CI builds with it on Linux).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def flag(name: str) -> bool:
 
 DEBUG = flag("OIPCODEC_DEBUG")
 SANITIZE = flag("OIPCODEC_SANITIZE")
+WERROR = flag("OIPCODEC_WERROR")
 
 # One place for the Cython directives. Bounds are checked by hand in every kernel (a cursor with
 # a remaining length, see STYLE.md), so Cython's own checks are off in release builds.
@@ -54,9 +56,12 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             if msvc:
                 ext.extra_compile_args += ["/W3", "/Od" if DEBUG else "/O2"]
+                ext.extra_compile_args += ["/WX"] if WERROR else []
                 continue
             ext.extra_compile_args += ["-Wall", "-Wno-unused-function", "-std=c11"]
-            ext.extra_compile_args += ["-O0", "-g"] if DEBUG else ["-O3"]
+            ext.extra_compile_args += ["-Werror"] if WERROR else []
+            # Python's own CFLAGS often carry -g, and debug info would be ~80% of a release wheel.
+            ext.extra_compile_args += ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
             if SANITIZE:
                 san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
                 ext.extra_compile_args += [*san, "-fno-sanitize-recover=undefined"]

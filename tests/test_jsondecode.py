@@ -113,8 +113,11 @@ def typed_arrays(draw: st.DrawFn, datatype: str) -> np.ndarray:
         "FP64": np.float64,
     }[datatype]
     array = np.array(raw, dtype=f"u{width // 8}").view(dtype).reshape(shape)
-    # NaN comes back as the canonical quiet NaN: compare those separately.
-    return np.where(np.isnan(array.astype(np.float64)), dtype(math.inf), array).astype(dtype)
+    # NaN comes back as the canonical quiet NaN: compare those separately. (Casting a NaN
+    # bit pattern warns in some numpy/ml_dtypes versions; the NaNs are replaced right here.)
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(array.astype(np.float64))
+        return np.where(nan, dtype(math.inf), array).astype(dtype)
 
 
 def _utf8(value: bytes) -> bool:
