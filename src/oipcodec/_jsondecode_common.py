@@ -257,7 +257,7 @@ def prepare(text: Any, datatype: str, shape: Any, max_depth: Any) -> Job:
     except TypeError:
         raise DecodeError(f"shape must be a sequence of integers, got {shape!r}") from None
     count = element_count(dims)
-    dims = tuple(operator.index(d) for d in dims)
+    dims = tuple(map(operator.index, dims))
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
         raise DecodeError(f"max_depth must be a non-negative integer, got {max_depth!r}")
     kind = _KINDS[row.name]

@@ -57,6 +57,17 @@ def element_count(shape: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> int:
     before anything is allocated for it; so is the product of the non-zero dimensions, which
     numpy refuses even for an empty array (``[0, 2**40, 2**40]``).
     """
+    if type(shape) is tuple or type(shape) is list:
+        # The common case, plain non-negative ints with no zero dimension, without building
+        # lists: this runs for every tensor of every request (per-call overhead).
+        count = 1
+        for dim in shape:
+            if type(dim) is not int or dim <= 0:
+                break
+            count *= dim
+        else:
+            if len(shape) <= 64 and count <= limits.max_tensor_elements:
+                return count
     given = list(shape)
     if len(given) > 64:
         raise LimitError(f"shape has {len(given)} dimensions, more than numpy's limit of 64")
