@@ -164,7 +164,8 @@ def test_encode_response_mlserver(benchmark, payload, binary) -> None:
     array = payload["array"]
     benchmark.group = f"encode_response {payload['name']} json"
     codec = StringCodec if array.dtype == object else NumpyCodec
-    values = list(array) if array.dtype == object else array
+    # MLServer's StringCodec encodes Python str (it calls .encode on each element).
+    values = [v.decode() for v in array.flat] if array.dtype == object else array
 
     def encode() -> Any:
         output = codec.encode_output("INPUT0", values)
