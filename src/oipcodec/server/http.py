@@ -138,7 +138,7 @@ class RestApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         method: str = scope["method"]
-        path: str = scope["path"]
+        path = _route_path(scope)
         try:
             status, body, headers = await self._route(method, path, scope, receive)
         except _ClientGone:
@@ -363,6 +363,20 @@ def create_app(
     else:
         registry = ModelRegistry(demo_models() if models is None else models)
     return RestApp(registry, limits=limits, manage_models=manage_models)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path to route on: ``path`` without the ``root_path`` prefix.
+
+    ASGI servers and routers put the mount prefix in ``root_path`` and keep it in ``path`` as
+    well (uvicorn's ``--root-path``, Starlette's ``Mount``), so the app strips it itself; a
+    path that does not start with it is taken as it is (a proxy that already removed it).
+    """
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root) :] or "/"
+    return path
 
 
 def _allow(method: str, allowed: str) -> None:

@@ -1,0 +1,100 @@
+"""oipcodec's REST app mounted under a prefix of a Starlette or FastAPI app.
+
+::
+
+    from fastapi import FastAPI
+    from oipcodec.compat.asgi import mount
+
+    app = FastAPI()
+    mount(app, [MyModel()], prefix="/oip")  # POST /oip/v2/models/my_model/infer, ...
+
+The mounted app (:class:`oipcodec.server.RestApp`) answers every OIP REST endpoint under the
+prefix; tritonclient reaches it with ``InferenceServerClient("host:port/oip")``. Two things make
+this work, and they are what :func:`mount` takes care of:
+
+- **The prefix.** Starlette's ``Mount`` (and uvicorn's ``--root-path``) keep the full path in
+  ``scope["path"]`` and put the prefix in ``scope["root_path"]``, as the ASGI spec says; the app
+  routes on the path without its ``root_path``. A plain ``app.mount("/oip", create_app(...))``
+  therefore routes correctly too, behind a proxy's ``root_path`` as well.
+- **Loading the models.** Starlette does not pass lifespan events to mounted apps, so the models
+  of a plain ``app.mount`` are never loaded (model endpoints answer 503 and ``/v2/health/ready``
+  400). :func:`mount` chains loading and unloading onto the parent app's lifespan; with an app
+  whose lifespan you write yourself, enter :func:`lifespan` in it instead::
+
+      rest_app = mount(app, models, prefix="/oip", manage_models=False)
+
+      @asynccontextmanager
+      async def app_lifespan(app):
+          async with lifespan(rest_app):
+              yield
+
+Starlette/FastAPI are not imported by this module; any app with ``mount(path, app, name=...)``
+and a Starlette ``router.lifespan_context`` will do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from oipcodec.limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from oipcodec.server import Model, ModelRegistry, RestApp
+
+__all__ = ["lifespan", "mount"]
+
+
+def mount(
+    app: Any,
+    models: Iterable[Model] | ModelRegistry | None = None,
+    prefix: str = "/oip",
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    name: str | None = "oipcodec",
+    manage_models: bool = True,
+) -> RestApp:
+    """Mount an OIP REST app serving ``models`` (default: the demo models; or a
+    :class:`~oipcodec.server.ModelRegistry`) on ``app`` (Starlette or FastAPI) under ``prefix``.
+
+    With ``manage_models`` (the default) the models are loaded when ``app``'s lifespan starts,
+    after the app's own startup, and unloaded when it ends, before the app's own shutdown;
+    health/ready answers 400 until then. ``manage_models=False`` leaves that to you
+    (:func:`lifespan`). Returns the mounted :class:`~oipcodec.server.RestApp`.
+    """
+    from oipcodec.server import create_app
+
+    if not prefix.startswith("/") or prefix == "/":
+        raise ValueError(f"prefix must start with '/' and not be the root, got {prefix!r}")
+    rest_app = create_app(models, limits=limits, manage_models=False)
+    rest_app.ready = False  # until the models are loaded
+    app.mount(prefix.rstrip("/"), rest_app, name=name)
+    if manage_models:
+        router = getattr(app, "router", app)
+        router.lifespan_context = _chained(router.lifespan_context, rest_app)
+    return rest_app
+
+
+@asynccontextmanager
+async def lifespan(rest_app: RestApp) -> AsyncIterator[None]:
+    """Load ``rest_app``'s models and mark it ready for the duration of the block; mark it not
+    ready and unload them on the way out."""
+    await rest_app.registry.load_all()
+    rest_app.ready = True
+    try:
+        yield
+    finally:
+        rest_app.ready = False
+        await rest_app.registry.unload_all()
+
+
+def _chained(
+    outer: Callable[[Any], AbstractAsyncContextManager[Any]], rest_app: RestApp
+) -> Callable[[Any], AbstractAsyncContextManager[Any]]:
+    @asynccontextmanager
+    async def chained(app: Any) -> AsyncIterator[Any]:
+        async with outer(app) as state, lifespan(rest_app):
+            yield state
+
+    return chained

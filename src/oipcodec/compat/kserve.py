@@ -1,0 +1,456 @@
+"""KServe: ``kserve.protocol.infer_type`` requests and responses to and from oipcodec's.
+
+KServe's ``InferRequest`` / ``InferResponse`` hold each tensor as a Python list (JSON), raw bytes
+(gRPC raw contents) or a numpy array (what a model returns). Its own codecs go through Python
+lists: a binary-extension body is read into an array, turned into a list by
+``set_data_from_numpy(binary_data=False)`` and back into an array by ``as_numpy()``; typed gRPC
+contents become lists; JSON is parsed into lists by FastAPI and validated by pydantic. The
+functions here go from the wire bytes straight to arrays with oipcodec's kernels and hand KServe
+objects whose tensors *are* those arrays (``InferInput.data`` is the numpy array, which
+``kserve.utils.utils.get_predict_input`` returns as it is):
+
+Objects (no wire involved):
+
+- :func:`to_oip_request` / :func:`to_oip_response`: a KServe object (from any of KServe's
+  decoders, or built by hand) to an :class:`oipcodec.InferRequest` / :class:`InferResponse`.
+  Raw bytes become zero-copy views (:func:`oipcodec.raw.raw_to_array`), lists go through
+  :func:`oipcodec.flatten` (C, type- and range-checked), numpy arrays are taken as they are.
+- :func:`from_oip_request` / :func:`from_oip_response`: the other way; tensors carry the numpy
+  arrays themselves, so KServe's own ``to_rest`` / ``to_grpc`` and ``get_predict_input`` work
+  on them unchanged.
+
+REST (``body`` and ``header_length`` as :func:`oipcodec.rest.decode_request`: JSON, or JSON plus
+the binary tensor data extension, optionally gzip/deflate):
+
+- :func:`request_from_rest` (KServe: FastAPI's JSON parse + ``InferRequest.from_inference_request``,
+  or ``InferRequest.from_bytes``), :func:`response_to_rest` (KServe: ``InferResponse.to_rest``
+  + ``orjson.dumps``), and for clients :func:`request_to_rest`, :func:`response_from_rest`.
+
+gRPC (KServe's ``ModelInferRequest`` / ``ModelInferResponse`` messages, or their serialized
+bytes, through :mod:`oipcodec.pb`):
+
+- :func:`request_from_grpc` (KServe: ``InferRequest.from_grpc``), :func:`response_to_grpc`
+  (``InferResponse.to_grpc``), :func:`request_to_grpc`, :func:`response_from_grpc`.
+
+A KServe model server: :func:`patch_dataplane` makes a ``kserve.ModelServer``'s data plane decode
+binary-extension REST bodies with :func:`request_from_rest`. Recipe (a custom model)::
+
+    import kserve
+    from oipcodec import InferResponse, Tensor
+    from oipcodec.compat import kserve as oip_kserve
+
+    class Doubler(kserve.Model):
+        def __init__(self, name):
+            super().__init__(name)
+            self.ready = True
+
+        def predict(self, payload, headers=None, response_headers=None):
+            request = oip_kserve.to_oip_request(payload)  # arrays, no per-element work
+            x = request.input("INPUT0").data
+            outputs = [Tensor.from_array("OUTPUT0", x * 2)]
+            response = InferResponse(self.name, outputs, id=request.id)
+            return oip_kserve.from_oip_response(response, request=payload)
+
+    if __name__ == "__main__":
+        server = kserve.ModelServer()
+        oip_kserve.patch_dataplane(server.dataplane)  # binary REST bodies straight to arrays
+        server.start([Doubler("doubler")])
+
+Datatypes: every OIP datatype converts. KServe itself has no BF16 (its ``as_numpy`` and
+``set_data_from_numpy`` refuse it): a BF16 output of :func:`from_oip_response` is given to KServe
+as raw bytes, which its ``to_grpc`` sends as raw contents but its ``to_rest`` cannot write; use
+:func:`response_to_rest`. KServe refuses FP16 in JSON; oipcodec accepts it.
+
+Parameters: KServe's gRPC ``InferParameter`` has bool, int64 and string only; a float (or an
+int beyond int64) parameter written by :func:`request_to_grpc` / :func:`response_to_grpc` is a
+``double_param`` / ``uint64_param`` field that KServe's message keeps as an unknown field, and
+KServe's own ``to_grpc`` refuses floats.
+
+Errors: anything malformed raises :class:`oipcodec.DecodeError` (or :class:`EncodeError`)
+naming the input or output, the element index and the byte offset; never a numpy reshape error
+or ``struct.error``.
+
+``kserve`` is imported only inside the functions that build or read its objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from oipcodec import datatypes, kernels, pb, rest
+from oipcodec.errors import DecodeError, OIPError, ShapeError
+from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
+from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
+
+__all__ = [
+    "from_oip_request",
+    "from_oip_response",
+    "patch_dataplane",
+    "request_from_grpc",
+    "request_from_rest",
+    "request_to_grpc",
+    "request_to_rest",
+    "response_from_grpc",
+    "response_from_rest",
+    "response_to_grpc",
+    "response_to_rest",
+    "to_oip_request",
+    "to_oip_response",
+]
+
+
+def _infer_type() -> Any:
+    from kserve.protocol import infer_type
+
+    return infer_type
+
+
+def _messages() -> Any:
+    from kserve.protocol.grpc import grpc_predict_v2_pb2
+
+    return grpc_predict_v2_pb2
+
+
+# ----------------------------------------------------------------------------- KServe -> ours
+
+
+def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferRequest:
+    """A ``kserve.protocol.infer_type.InferRequest`` as an :class:`oipcodec.InferRequest`.
+
+    Each input's data, whatever KServe holds: raw bytes (gRPC raw contents, or
+    ``set_data_from_numpy(binary_data=True)``) become a read-only view checked against the shape
+    (BYTES framing validated); a numpy array is taken as it is (its dtype must carry the
+    datatype); a list (JSON, typed gRPC contents) or ``InferTensorContents`` is converted by
+    :func:`oipcodec.flatten`. ``binary_data_size`` is dropped from the parameters (it describes
+    the transport); gRPC ``InferParameter`` values become Python values. An empty ``id`` or
+    ``model_version`` (protobuf's default) becomes ``None``.
+    """
+    outputs = None
+    if request.request_outputs:
+        outputs = [
+            RequestedOutput(o.name, _parameters(o.parameters, f"output '{o.name}'"))
+            for o in request.request_outputs
+        ]
+    return InferRequest(
+        [_to_tensor(t, "input", limits) for t in request.inputs],
+        outputs=outputs,
+        id=request.id or None,
+        parameters=_parameters(request.parameters, "request"),
+        model_name=request.model_name or None,
+        model_version=getattr(request, "model_version", None) or None,
+    )
+
+
+def to_oip_response(response: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferResponse:
+    """A ``kserve.protocol.infer_type.InferResponse`` as an :class:`oipcodec.InferResponse`
+    (tensors as :func:`to_oip_request`)."""
+    return InferResponse(
+        response.model_name or "",
+        [_to_tensor(t, "output", limits) for t in response.outputs],
+        id=response.id or None,
+        model_version=response.model_version or None,
+        parameters=_parameters(response.parameters, "response"),
+    )
+
+
+def _to_tensor(tensor: Any, kind: str, limits: Limits) -> Tensor:
+    name = tensor.name
+    try:
+        row = datatypes.get(tensor.datatype)
+        shape = tuple(tensor.shape)
+        parameters = _parameters(tensor.parameters, f"{kind} '{name}'")
+        parameters.pop(rest.BINARY_DATA_SIZE, None)
+        raw = tensor._raw_data
+        data = tensor.data
+        if raw is not None:
+            array = raw_to_array(raw, row.name, shape, limits=limits)
+        elif isinstance(data, np.ndarray):
+            array = data
+        elif data is None:
+            raise DecodeError("has no data")
+        else:
+            array = _from_values(data, row, shape, limits)
+        return Tensor(name, row.name, shape, array, parameters)
+    except OIPError as exc:
+        if exc.tensor is not None:
+            raise
+        raise exc.for_tensor(name, kind) from None
+
+
+def _from_values(
+    data: Any, row: datatypes.Datatype, shape: tuple[int, ...], limits: Limits
+) -> np.ndarray[Any, Any]:
+    """A list of values (or typed gRPC contents) as an array of ``shape``."""
+    if hasattr(data, "ListFields"):  # InferTensorContents
+        field = row.contents_field
+        if field is None:
+            raise DecodeError(f"{row.name} has no typed contents field; it must be sent raw")
+        data = list(getattr(data, field))
+    count = element_count(shape, limits)
+    flat, _ = kernels.flatten(data, row.name, limits=limits)
+    if flat.size != count:
+        raise ShapeError(f"shape {list(shape)} holds {count} elements but data has {flat.size}")
+    return flat.reshape(shape)
+
+
+def _parameters(value: Any, where: str) -> Parameters:
+    """KServe parameters (a dict, or a protobuf map of ``InferParameter``) as Python values."""
+    if not value:
+        return {}
+    if not isinstance(value, Mapping) and not hasattr(value, "items"):
+        raise DecodeError(f"{where} parameters must be a mapping, got {type(value).__name__}")
+    out: Parameters = {}
+    for key, item in value.items():
+        if hasattr(item, "WhichOneof"):  # InferParameter
+            choice = item.WhichOneof("parameter_choice")
+            if choice is None:
+                raise DecodeError(f"{where} parameter {key!r} has no value")
+            item = getattr(item, choice)
+        elif isinstance(item, np.generic) and item.dtype.kind in "biuf":
+            item = item.item()
+        if not isinstance(item, (str, int, float, bool)):
+            raise DecodeError(
+                f"{where} parameter {key!r} must be a string, number or boolean, got {item!r}"
+            )
+        out[key] = item
+    return out
+
+
+# ----------------------------------------------------------------------------- ours -> KServe
+
+
+def from_oip_request(request: InferRequest, *, from_grpc: bool = False) -> Any:
+    """An :class:`oipcodec.InferRequest` as a ``kserve.protocol.infer_type.InferRequest``
+    whose inputs hold the numpy arrays (``InferInput.data``, in the tensor's shape).
+
+    ``from_grpc=True`` marks it as KServe's ``InferRequest.from_grpc`` does for a request with
+    raw contents, so that ``use_binary_outputs`` is true and KServe answers with raw contents.
+    """
+    infer_type = _infer_type()
+    inputs = [
+        infer_type.InferInput(
+            t.name, list(t.shape), t.datatype, data=_shaped(t), parameters=dict(t.parameters)
+        )
+        for t in request.inputs
+    ]
+    outputs = None
+    if request.outputs is not None:
+        outputs = [infer_type.RequestedOutput(o.name, dict(o.parameters)) for o in request.outputs]
+    result = infer_type.InferRequest(
+        request.model_name or "",
+        inputs,
+        request_id=request.id,
+        from_grpc=from_grpc,
+        parameters=dict(request.parameters),
+        request_outputs=outputs,
+        model_version=request.model_version,
+    )
+    # KServe's own from_grpc sets this when raw contents came in (raw in, raw out).
+    result._use_raw_outputs = from_grpc
+    return result
+
+
+def from_oip_response(response: InferResponse, *, request: Any = None) -> Any:
+    """An :class:`oipcodec.InferResponse` as a ``kserve.protocol.infer_type.InferResponse``
+    whose outputs hold the numpy arrays.
+
+    ``request`` (the KServe request being answered) carries KServe's output choices into the
+    response, as ``kserve.utils.utils.get_predict_response`` does: its requested outputs and
+    ``use_binary_outputs``. A BF16 output, which KServe has no numpy type for, is given as raw
+    bytes instead (KServe's ``to_grpc`` sends them; its ``to_rest`` cannot).
+    """
+    infer_type = _infer_type()
+    outputs = []
+    for tensor in response.outputs:
+        parameters = dict(tensor.parameters) or None
+        if tensor.datatype == "BF16":
+            output = infer_type.InferOutput(
+                tensor.name, list(tensor.shape), "BF16", parameters=parameters
+            )
+            output._raw_data = bytes(array_to_raw(tensor.data, "BF16"))
+        else:
+            output = infer_type.InferOutput(
+                tensor.name, list(tensor.shape), tensor.datatype, _shaped(tensor), parameters
+            )
+        outputs.append(output)
+    return infer_type.InferResponse(
+        response.id,
+        response.model_name,
+        outputs,
+        model_version=response.model_version,
+        parameters=dict(response.parameters) or None,
+        use_binary_outputs=bool(request.use_binary_outputs) if request is not None else False,
+        requested_outputs=request.request_outputs if request is not None else None,
+    )
+
+
+def _shaped(tensor: Tensor) -> np.ndarray[Any, Any]:
+    data = tensor.data
+    return data if data.shape == tensor.shape else data.reshape(tensor.shape)
+
+
+# ----------------------------------------------------------------------------- REST
+
+
+def request_from_rest(
+    body: Any,
+    header_length: int | str | None = None,
+    content_encoding: str | None = None,
+    *,
+    model_name: str,
+    model_version: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Any:
+    """A REST inference request body as a KServe ``InferRequest`` holding numpy arrays.
+
+    What KServe does with FastAPI's JSON parse and ``InferRequest.from_inference_request``, or
+    with ``InferRequest.from_bytes`` for the binary extension, without the Python lists: JSON
+    ``data`` is parsed straight into arrays, binary tensors are zero-copy views of ``body``.
+    Errors are :class:`oipcodec.DecodeError` naming the input, element and byte offset.
+    """
+    request = rest.decode_request(
+        body,
+        header_length,
+        content_encoding,
+        model_name=model_name,
+        model_version=model_version,
+        limits=limits,
+    )
+    return from_oip_request(request)
+
+
+def request_to_rest(
+    request: Any, *, binary: bool = True, nested: bool = False
+) -> tuple[bytes, int | None]:
+    """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``, the inputs in
+    binary (``binary=True``) or JSON written by :func:`oipcodec.array_to_json`. The request's
+    own parameters and requested outputs are sent as they are (nothing is added)."""
+    return rest.encode_request(
+        to_oip_request(request), binary=binary, nested=nested, binary_outputs=False
+    )
+
+
+def response_from_rest(
+    body: Any,
+    header_length: int | str | None = None,
+    content_encoding: str | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Any:
+    """A REST inference response body as a KServe ``InferResponse`` holding numpy arrays
+    (KServe: ``InferResponse.from_bytes`` / ``from_rest``)."""
+    return from_oip_response(
+        rest.decode_response(body, header_length, content_encoding, limits=limits)
+    )
+
+
+def response_to_rest(
+    response: Any, *, binary: bool | None = None, nested: bool = False
+) -> tuple[bytes, int | None]:
+    """A KServe ``InferResponse`` as a REST body: ``(body, header_length)``.
+
+    ``binary=None`` follows KServe's ``to_rest``: with requested outputs, only those are sent,
+    each in binary when it asked for ``binary_data``; else every output, in binary when the
+    response's ``use_binary_outputs`` is true. ``True`` / ``False`` send every output in binary
+    / JSON. Unlike KServe's, BF16 and FP16 outputs can be written (FP16 JSON numbers are exact).
+    """
+    ours = to_oip_response(response)
+    requested = getattr(response, "_requested_outputs", None)
+    chosen: bool | set[str]
+    if binary is not None:
+        chosen = binary
+    elif requested:
+        by_name = {t.name: t for t in ours.outputs}
+        missing = [o.name for o in requested if o.name not in by_name]
+        if missing:
+            raise DecodeError(
+                f"unexpected inference output '{missing[0]}' for model '{ours.model_name}'"
+            )
+        ours.outputs = [by_name[o.name] for o in requested]
+        chosen = {o.name for o in requested if o.binary_data is True}
+    else:
+        chosen = bool(getattr(response, "_use_binary_outputs", False))
+    return rest.encode_response(ours, binary=chosen, nested=nested)
+
+
+# ----------------------------------------------------------------------------- gRPC
+
+
+def _serialized(message: Any) -> Any:
+    return message.SerializeToString() if hasattr(message, "SerializeToString") else message
+
+
+def request_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """A KServe ``ModelInferRequest`` (or its serialized bytes) as a KServe ``InferRequest``
+    holding numpy arrays, decoded by :func:`oipcodec.pb.decode_request` (raw contents as views
+    of the message bytes; typed contents in C, no lists).
+
+    Marked as KServe's ``from_grpc`` marks it: ``from_grpc`` and, when the message carries raw
+    contents (always assumed for bytes), ``use_binary_outputs``.
+    """
+    raw = bool(message.raw_input_contents) if hasattr(message, "raw_input_contents") else True
+    request = pb.decode_request(_serialized(message), limits=limits)
+    return from_oip_request(request, from_grpc=raw)
+
+
+def request_to_grpc(request: Any, *, raw: bool = True) -> Any:
+    """A KServe ``InferRequest`` as KServe's ``ModelInferRequest`` message, written by
+    :func:`oipcodec.pb.encode_request` (``raw=False``: typed contents)."""
+    data = pb.encode_request(to_oip_request(request), raw=raw)
+    return _messages().ModelInferRequest.FromString(data)
+
+
+def response_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """A KServe ``ModelInferResponse`` (or its serialized bytes) as a KServe ``InferResponse``
+    holding numpy arrays."""
+    return from_oip_response(pb.decode_response(_serialized(message), limits=limits))
+
+
+def response_to_grpc(response: Any, *, raw: bool = True) -> Any:
+    """A KServe ``InferResponse`` as KServe's ``ModelInferResponse`` message, written by
+    :func:`oipcodec.pb.encode_response`: raw contents by default (as Triton answers; KServe's
+    ``to_grpc`` writes typed contents unless the request came raw). A model's ``predict`` may
+    return this message: KServe's gRPC servicer sends it as it is."""
+    data = pb.encode_response(to_oip_response(response), raw=raw)
+    return _messages().ModelInferResponse.FromString(data)
+
+
+# ----------------------------------------------------------------------------- model server
+
+
+def patch_dataplane(dataplane: Any) -> Any:
+    """Make a KServe ``DataPlane`` (``kserve.ModelServer().dataplane``) decode REST request
+    bodies that reach it as bytes, the binary tensor data extension, with
+    :func:`request_from_rest` instead of ``InferRequest.from_bytes`` (which reads each tensor
+    into an array, then a Python list, which the model turns back into an array). Inputs then
+    arrive in ``predict`` as numpy views of the body. Returns ``dataplane``.
+
+    JSON bodies are parsed by FastAPI (``json.loads`` and pydantic) before the data plane sees
+    them, so they keep KServe's path; :func:`to_oip_request` then converts their lists in C. A
+    body without ``Inference-Header-Content-Length`` is read as all JSON (KServe refuses it).
+    Decode errors become KServe's ``InvalidInput`` (HTTP 400), with oipcodec's message.
+    """
+    from kserve.errors import InvalidInput
+
+    original = dataplane.decode_inference_request
+
+    def decode_inference_request(body: Any, headers: Any, model_name: str) -> Any:
+        if not isinstance(body, (bytes, bytearray, memoryview)):
+            return original(body, headers, model_name)
+        headers = headers or {}
+        try:
+            return request_from_rest(
+                body,
+                headers.get(rest.HEADER_LENGTH.lower()),
+                headers.get("content-encoding"),
+                model_name=model_name,
+            )
+        except OIPError as exc:  # KServe answers InvalidInput with 400
+            raise InvalidInput(str(exc)) from exc
+
+    dataplane.decode_inference_request = decode_inference_request
+    return dataplane
