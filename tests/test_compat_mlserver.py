@@ -435,9 +435,27 @@ def _ready(url: str) -> bool:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A real ``mlserver start`` on free 127.0.0.1 ports (metrics off), with the models of
-    tests/mlserver_models.py; always terminated."""
-    root = tmp_path_factory.mktemp("mlserver")
+    """A real ``mlserver start`` with the models of tests/mlserver_models.py."""
+    models = {
+        "oip": {
+            "implementation": "mlserver_models.OIPIdentity",
+            "parameters": {"content_type": "oip"},
+        },
+        "plain": {"implementation": "mlserver_models.PlainIdentity"},
+    }
+    yield from _mlserver(tmp_path_factory.mktemp("mlserver"), models)
+
+
+@pytest.fixture(scope="module")
+def stock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A real ``mlserver start`` whose model never imports oipcodec: MLServer as it ships."""
+    models = {"identity": {"implementation": "mlserver_models_stock.Identity"}}
+    yield from _mlserver(tmp_path_factory.mktemp("mlserver_stock"), models)
+
+
+def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[str, str]]:
+    """``mlserver start`` on free 127.0.0.1 ports (metrics off) with ``models`` (name ->
+    model-settings), until every model is ready; always terminated."""
     http_port, grpc_port = _free_ports(2)
     settings_json = {
         "host": "127.0.0.1",
@@ -448,13 +466,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         "load_models_at_startup": True,
     }
     (root / "settings.json").write_text(json.dumps(settings_json))
-    models = {
-        "oip": {
-            "implementation": "mlserver_models.OIPIdentity",
-            "parameters": {"content_type": "oip"},
-        },
-        "plain": {"implementation": "mlserver_models.PlainIdentity"},
-    }
     for name, model in models.items():
         (root / name).mkdir()
         (root / name / "model-settings.json").write_text(json.dumps({"name": name, **model}))
@@ -631,3 +642,50 @@ def test_end_to_end_unknown_model_keeps_mlserver_errors(
     utils = require_peer("tritonclient.utils")
     with pytest.raises(utils.InferenceServerException, match="not found"):
         _infer(server, "nope", path, {"x": np.zeros((1, 2), np.float32)}, tmp_path)
+
+
+# ----------------------------------------------------------------------------- our clients
+
+
+def test_http_client_against_stock_mlserver(stock_server: dict[str, str]) -> None:
+    """oipcodec.client.HttpClient with MLServer as it ships: JSON bodies work for every
+    datatype MLServer has; a binary body, which stock MLServer cannot read, surfaces as a
+    ServerError carrying MLServer's status instead of a hang or a decode error."""
+    from oipcodec.client import HttpClient, ServerError
+
+    arrays = {f"in_{name.lower()}": a for name, a in PAYLOADS.items() if name != "BF16"}
+    client = HttpClient(f"http://{stock_server['http']}", timeout=30)
+    try:
+        response = client.infer("identity", arrays, binary=False)
+        for name, array in arrays.items():
+            got = response.output(name).data
+            if array.dtype == object:
+                assert got.reshape(-1).tolist() == array.reshape(-1).tolist(), name
+            else:
+                _same(got.reshape(array.shape), array)
+        with pytest.raises(ServerError) as raised:
+            client.infer("identity", {"x": np.zeros(4, np.float32)}, binary=True)
+        assert raised.value.status is not None and raised.value.status >= 400
+    finally:
+        client.close()
+
+
+def test_grpc_client_against_stock_mlserver(stock_server: dict[str, str]) -> None:
+    """oipcodec.client.GrpcClient with MLServer as it ships, raw and typed input contents,
+    every datatype MLServer has. MLServer answers with raw_output_contents and, on every
+    output, an empty typed contents message, which the decoder accepts (nothing is mixed)."""
+    from oipcodec.client import GrpcClient
+
+    arrays = {f"in_{name.lower()}": a for name, a in PAYLOADS.items() if name != "BF16"}
+    client = GrpcClient(stock_server["grpc"], timeout=30)
+    try:
+        for raw in (True, False):
+            response = client.infer("identity", arrays, raw=raw)
+            for name, array in arrays.items():
+                got = response.output(name).data
+                if array.dtype == object:
+                    assert got.reshape(-1).tolist() == array.reshape(-1).tolist(), name
+                else:
+                    _same(got.reshape(array.shape), array)
+    finally:
+        client.close()

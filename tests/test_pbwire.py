@@ -291,7 +291,8 @@ def test_empty_message(impl) -> None:
             "InferParameter.double_param has wire type VARINT, expected I64",
         ),
         (
-            len_field(5, len_field(1, b"a") + len_field(5, b"")) + len_field(7, b""),
+            len_field(5, len_field(1, b"a") + len_field(5, len_field(2, b"\x01")))
+            + len_field(7, b""),
             "raw_input_contents is used, but inputs[0] ('a') also has typed contents",
         ),
         (
@@ -628,3 +629,12 @@ def test_truncations_of_a_large_message(both) -> None:
         assert outcome(native, bytes(mutated), "request") == outcome(
             pure, bytes(mutated), "request"
         )
+
+
+def test_empty_typed_contents_beside_raw_contents_are_ignored(impl) -> None:
+    """MLServer 1.7 answers raw with an empty contents message on every output as well."""
+    # outputs (5) holding name (1) and an empty contents (5); raw_output_contents (6)
+    message = len_field(5, len_field(1, b"y") + len_field(5, b"")) + len_field(6, b"\x01\x00")
+    *_, tensors, _, raw = impl.read_infer_message(message, "response")
+    assert [bytes(r) for r in raw] == [b"\x01\x00"]
+    assert tensors[0][0] == "y"

@@ -438,7 +438,9 @@ def read_infer_message(
             requested.append(_requested(buf, start, pos))
     if raw:
         for index, tensor in enumerate(tensors):
-            if tensor[4] is not None:
+            # An empty contents message carries nothing to mix up: MLServer 1.7 sends one
+            # beside raw_output_contents for every output (its data cleared to []).
+            if tensor[4]:
                 raise pc.mixed_contents(tensor[6], kind, index, tensor[0])
         if len(raw) != len(tensors):
             raise pc.raw_count_mismatch(raw_offset, kind, len(raw), len(tensors))
