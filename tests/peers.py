@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import socket
 import sys
 from types import ModuleType
 
@@ -62,3 +63,15 @@ def require_kserve() -> ModuleType:
             )
             sys.modules[name] = module
     return require_peer("kserve")
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1, for a peer server to listen on."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()

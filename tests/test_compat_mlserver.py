@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from peers import require_peer
+from peers import free_ports, require_peer
 
 import oipcodec
 from oipcodec.compat import mlserver as compat
@@ -407,17 +406,6 @@ MODELS_DIR = Path(__file__).parent
 STARTUP_SECONDS = 90
 
 
-def _free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def _mlserver_command() -> list[str]:
     script = Path(sys.executable).with_name("mlserver")
     if script.exists():
@@ -456,7 +444,7 @@ def stock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
 def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[str, str]]:
     """``mlserver start`` on free 127.0.0.1 ports (metrics off) with ``models`` (name ->
     model-settings), until every model is ready; always terminated."""
-    http_port, grpc_port = _free_ports(2)
+    http_port, grpc_port = free_ports(2)
     settings_json = {
         "host": "127.0.0.1",
         "http_port": http_port,

@@ -186,16 +186,20 @@ def test_shortest_float32_text(impl) -> None:
         [values, rng.integers(0, 2**32, 2000, dtype=np.uint64).astype(np.uint32).view(np.float32)]
     )
     values = values[np.isfinite(values)]
-    text = (
+    shortest = "[" + ",".join(str(v) for v in values) + "]"
+    # What json.dumps writes for the values widened to Python floats (tritonclient's JSON
+    # bodies): up to 17 significant digits, ", " between them; then both kinds mixed.
+    widened = json.dumps(values.astype(np.float64).tolist())
+    mixed = (
         "["
         + ", ".join(
-            np.format_float_positional(v, unique=True) if i % 2 else repr(float(v))
+            np.format_float_positional(v, unique=True, trim="-") if i % 2 else repr(float(v))
             for i, v in enumerate(values)
         )
         + "]"
     )
-    text = "[" + ",".join(str(v) for v in values) + "]"
-    assert bits_of(impl.json_to_array(text, "FP32", [values.size])) == bits_of(values)
+    for text in (shortest, widened, mixed):
+        assert bits_of(impl.json_to_array(text, "FP32", [values.size])) == bits_of(values)
 
 
 # ---- correct rounding against the exact reference ---------------------------------------------
@@ -256,6 +260,49 @@ def test_narrow_floats_round_correctly(impl, fmt: str, data: st.DataObject) -> N
     out = impl.json_to_array(f"[{text}]", fmt, [1])
     got = stored_as_float(out, fmt)
     assert got == expected and math.copysign(1, got) == math.copysign(1, expected), text
+
+
+@st.composite
+def long_fp32_texts(draw: st.DrawFn) -> str:
+    """Positional decimals 16 to 26 bytes long, the shape of FP32's second fast lane (dot after
+    1..8 integer digits, up to 19 digits in all) and its edges: float32 values written with
+    17 digits, float32 midpoints written exactly or nudged by one in the last place, and
+    arbitrary digits with leading zeros."""
+    kind = draw(st.sampled_from(["value", "midpoint", "digits"]))
+    sign = "-" if draw(st.booleans()) else ""
+    if kind == "digits":
+        integer = draw(st.sampled_from(["0", str(draw(st.integers(1, 10**8 - 1)))]))
+        zeros = "0" * draw(st.integers(0, 12))
+        fraction = zeros + str(draw(st.integers(0, 10**12)))
+        size = draw(st.integers(16, 26)) - len(sign) - len(integer) - 1
+        fraction = (fraction + "0" * 30)[: max(size, 1)]
+        return sign + integer + "." + fraction
+    bits = draw(st.integers(0x32000000, 0x4CBEBC1F))  # about 7e-9 to 1e8
+    if kind == "value":
+        return sign + repr(float(np.uint32(bits).view(np.float32)))
+    low, high = _neighbours("FP32", bits)
+    text = decimal_text((low + high) / 2)
+    text = text if "." in text else text + ".0"  # above 2**24 the midpoints are integers
+    digits = draw(st.integers(17, 22))
+    head = text[: text.index(".") + 1 + digits]
+    if head != text or draw(st.booleans()):
+        last = int(head[-1]) + draw(st.sampled_from([-1, 0, 1]))
+        head = head[:-1] + str(min(max(last, 0), 9))
+    return sign + head
+
+
+@given(texts=st.lists(long_fp32_texts(), min_size=12, max_size=40), spaced=st.booleans())
+@settings(max_examples=300)
+def test_long_fp32_text_rounds_correctly(impl, texts: list[str], spaced: bool) -> None:
+    """Whole arrays of them (the native lanes engage on 128 bytes or more), every element
+    against the exact reference."""
+    text = "[" + (", " if spaced else ",").join(texts) + "]"
+    out = impl.json_to_array(text, "FP32", [len(texts)])
+    expected = np.array(
+        [math.copysign(round_fraction(Fraction(t), "FP32"), -(t[0] == "-")) for t in texts],
+        np.float32,
+    )
+    assert bits_of(out) == bits_of(expected), text
 
 
 @given(
@@ -836,6 +883,7 @@ _VALID_TOKENS = {
     "FP32": st.one_of(
         st.floats(width=32, allow_nan=False, allow_infinity=False).map(_shortest_fp32),
         st.floats(-1e6, 1e6, width=32).map(_shortest_fp32),
+        st.floats(-1e6, 1e6, width=32).map(lambda x: repr(float(x))),  # json.dumps of widened
     ),
     "INT64": st.integers(-(2**63), 2**63 - 1).map(str),
     "INT16": st.integers(-(2**15), 2**15 - 1).map(str),

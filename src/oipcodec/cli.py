@@ -145,6 +145,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         description="Start the embedded server (or use --url/--grpc-target) and measure, for "
         "each payload x encoding path x client implementation, requests/s, MB/s and latency "
         "percentiles at a few concurrency levels, plus the codec-only cost per request. "
+        "Peers, where installed: tritonclient (its client codec, against the server), and "
+        "KServe and MLServer (their server codec: decode the request, encode the identity "
+        "answer, timed in-process; requests/s only when --url/--grpc-target point at such a "
+        "server); a path a peer cannot take is listed as not supported, with the reason. "
         "Prints a table, writes results.json and throughput.png to --output-dir.",
     )
     add = bench.add_argument
@@ -157,7 +161,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add("--path", action="append", choices=list(PATHS), metavar="PATH",
         help=f"an encoding path to measure (repeatable): {', '.join(PATHS)}")  # fmt: skip
     add("--implementation", action="append", choices=list(IMPLEMENTATIONS), metavar="IMPL",
-        help=f"a client implementation (repeatable): {', '.join(IMPLEMENTATIONS)}")  # fmt: skip
+        help=f"an implementation (repeatable): {', '.join(IMPLEMENTATIONS)} "
+        "(default: all installed)")  # fmt: skip
     add("--no-peers", action="store_true", help="oipcodec native and pure only")
     add("--concurrency", type=_int_list, metavar="N,N",
         help="concurrency levels, e.g. 1,8 (default: 1,8)")  # fmt: skip

@@ -6,6 +6,9 @@ gRPC raw and typed contents) and each client implementation (oipcodec native, oi
 tritonclient when installed), it measures requests/s, tensor MB/s and latency percentiles at
 a few concurrency levels against an OIP server, and the codec-only cost per request on the
 client and the server side (the encode/decode calls timed in-process on the same payloads).
+KServe's and MLServer's server codecs, when installed, are rows of the same table
+(:mod:`oipcodec.bench.peers`): their decode + encode timed in-process, requests/s only
+against a server of theirs given by ``--url`` / ``--grpc-target``.
 
 Each implementation runs in its own subprocess with ``OIPCODEC_PURE`` set for it, and that
 process starts its own embedded server (a subprocess of it, on 127.0.0.1, free ports), so

@@ -4,7 +4,10 @@ and what its codec work costs in-process.
 Implementations: ``native`` and ``pure`` are oipcodec's own clients (and, with the embedded
 server, its server) with the kernels chosen by ``OIPCODEC_PURE`` in the measuring process;
 ``tritonclient`` is Triton's Python client (its request building and result parsing) against
-the same server.
+the same server; ``kserve`` and ``mlserver`` are those servers' codecs (decode the request,
+encode the identity answer; :mod:`oipcodec.bench.peers`), timed in-process, and end to end
+only against a server of theirs given by ``--url`` / ``--grpc-target`` (oipcodec's native
+client sends).
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ from typing import Any
 import numpy as np
 
 from oipcodec import pb, rest
+from oipcodec.bench import peers
 from oipcodec.bench.payloads import INPUT
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = [
+    "DESCRIPTIONS",
     "IMPLEMENTATIONS",
     "PATHS",
     "Caller",
     "EncodingPath",
+    "codec_only",
     "codec_ops",
     "make_caller",
     "peer_available",
@@ -58,8 +64,20 @@ PATHS: dict[str, EncodingPath] = {
     )
 }
 
-#: Client implementations; "tritonclient" is a peer, measured when it is installed.
-IMPLEMENTATIONS = ("native", "pure", "tritonclient")
+#: The implementations; the peers ("tritonclient", a client, and the servers' codecs in
+#: peers.SERVER_PEERS) are measured where they are installed.
+IMPLEMENTATIONS = ("native", "pure", "tritonclient", *peers.SERVER_PEERS)
+#: What each implementation's rows measure (results.json keeps it next to the figures).
+DESCRIPTIONS = {
+    "native": "oipcodec's client and server, native kernels",
+    "pure": "oipcodec's client and server, the pure-Python twins (OIPCODEC_PURE=1)",
+    "tritonclient": "Triton's Python client (request building, result parsing) against the "
+    "server; no server codec of its own",
+    "kserve": "KServe's server codec (decode the request, encode the identity answer), timed "
+    "in-process; end to end only against a KServe server given by --url/--grpc-target",
+    "mlserver": "MLServer's server codec (decode the request, encode the identity answer), "
+    "timed in-process; end to end only against an MLServer given by --url/--grpc-target",
+}
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
 _TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw")
 
@@ -68,6 +86,8 @@ Caller = Callable[[], Any]
 
 
 def peer_available(implementation: str) -> bool:
+    if implementation in peers.SERVER_PEERS:
+        return peers.installed(implementation)
     if implementation != "tritonclient":
         return True
     try:
@@ -85,6 +105,20 @@ def supported(implementation: str, path: EncodingPath, datatype: str) -> str | N
             return "tritonclient has no such path"
         if datatype == "BF16" and not path.binary and path.protocol == "rest":
             return "tritonclient sends BF16 in binary only"
+    if implementation in peers.SERVER_PEERS:
+        return peers.unsupported(implementation, path, datatype)
+    return None
+
+
+def codec_only(implementation: str, path: EncodingPath, url: str | None,
+               grpc_target: str | None) -> str | None:  # fmt: skip
+    """Why a peer server's row has no load (no server of that peer to send to), or None."""
+    if implementation not in peers.SERVER_PEERS:
+        return None
+    if path.protocol == "rest" and not url:
+        return "codec only (no --url)"
+    if path.protocol == "grpc" and not grpc_target:
+        return "codec only (no --grpc-target)"
     return None
 
 
@@ -197,10 +231,11 @@ def _triton_caller(
 
 @dataclass
 class CodecOps:
-    """The codec calls of one request/response round trip, and the wire sizes."""
+    """The codec calls of one request/response round trip, and the wire sizes (a peer
+    server's: no client calls; tritonclient's: no server calls)."""
 
-    client_encode: Callable[[], Any]
-    client_decode: Callable[[], Any]
+    client_encode: Callable[[], Any] | None
+    client_decode: Callable[[], Any] | None
     server_decode: Callable[[], Any] | None
     server_encode: Callable[[], Any] | None
     request_bytes: int
@@ -231,6 +266,8 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
         if implementation == "tritonclient":
             encode, decode = _triton_rest_ops(path, tensor, answer, answer_length)
             return CodecOps(encode, decode, None, None, len(body), len(answer))
+        if implementation in peers.SERVER_PEERS:
+            return _peer_server_ops(implementation, path, model, tensor, body, header_length)
         return CodecOps(
             lambda: _compressed(
                 rest.encode_request(request, binary=path.binary, nested=path.nested)[0],
@@ -247,6 +284,8 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
     if implementation == "tritonclient":
         encode, decode = _triton_grpc_ops(model, tensor, reply)
         return CodecOps(encode, decode, None, None, len(message), len(reply))
+    if implementation in peers.SERVER_PEERS:
+        return _peer_server_ops(implementation, path, model, tensor, message, None)
     return CodecOps(
         lambda: pb.encode_request(request, raw=path.raw),
         lambda: pb.decode_response(reply),
@@ -255,6 +294,23 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
         len(message),
         len(reply),
     )
+
+
+def _peer_server_ops(peer: str, path: EncodingPath, model: str, tensor: Tensor, body: bytes,
+                     header_length: int | None) -> CodecOps:  # fmt: skip
+    """A peer server's decode and encode of ``body``, checked once: the model gets the
+    values sent, and the answer, read back by oipcodec, holds them (else ValueError)."""
+    decode, encode = peers.server_codec(peer, path.protocol, model, body, header_length)
+    if not same_values(tensor, decode()[0]):
+        raise ValueError(f"{peer}'s decode does not give the values sent")
+    answer, answer_length = encode()
+    if path.protocol == "rest":
+        received = rest.decode_response(answer, answer_length).outputs[0].data
+    else:
+        received = pb.decode_response(answer).outputs[0].data
+    if not same_values(tensor, received):
+        raise ValueError(f"{peer}'s answer does not hold the values sent")
+    return CodecOps(None, None, decode, encode, len(body), len(answer))
 
 
 def _triton_rest_ops(

@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
-from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS, peer_available, supported
+from oipcodec.bench.paths import (
+    DESCRIPTIONS,
+    IMPLEMENTATIONS,
+    PATHS,
+    codec_only,
+    peer_available,
+    supported,
+)
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
+from oipcodec.bench.peers import SERVER_PEERS
 
 __all__ = ["BenchOptions", "run"]
 
@@ -108,8 +116,12 @@ def _steps(options: BenchOptions, implementation: str) -> int:
     count = 0
     for payload in options.payloads:
         for name in options.paths:
-            if supported(implementation, PATHS[name], payload.datatype) is None:
-                count += 1 + len(options.concurrency)
+            path = PATHS[name]
+            if supported(implementation, path, payload.datatype) is not None:
+                continue
+            count += 1
+            if codec_only(implementation, path, options.url, options.grpc_target) is None:
+                count += len(options.concurrency)
     return count
 
 
@@ -178,6 +190,8 @@ def _run_worker(
                     records.append(event["record"])
                 elif kind == "start":
                     info["kernels"] = event.get("kernels")
+                    if event.get("peer_version"):
+                        info["version"] = event["peer_version"]
                 elif kind == "server":
                     info["url"], info["grpc_target"] = event.get("url"), event.get("grpc_target")
                     info["startup_seconds"] = round(event.get("seconds", 0.0), 2)
@@ -270,19 +284,28 @@ def render_table(results: dict[str, Any]) -> str:
             mark = "*" if best.get(name) == f"{record['path']}/{record['implementation']}" else " "
             label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
             start = f"{mark} {label:<17} {record['implementation']:<12}"
+            if record.get("unsupported"):
+                lines.append(f"{start} not supported: {record['unsupported']}")
+                continue
             if record.get("error"):
                 lines.append(f"{start} error: {record['error'][:80]}")
                 continue
-            by_level = {e["concurrency"]: e for e in record.get("load", [])}
-            cells = "".join(f" {_fmt(by_level.get(c, {}).get('rps')):>12}" for c in levels)
-            load = by_level.get(top, {})
+            if record.get("codec_only"):
+                # The load columns' width, 13 a concurrency level and 9 each for the rest.
+                measured = f" {record['codec_only']:<{13 * len(levels) + 35}}"
+            else:
+                by_level = {e["concurrency"]: e for e in record.get("load", [])}
+                load = by_level.get(top, {})
+                measured = (
+                    "".join(f" {_fmt(by_level.get(c, {}).get('rps')):>12}" for c in levels)
+                    + f" {_fmt(load.get('mb_per_s'), 1):>8} {_fmt(load.get('p50_ms'), 2):>8}"
+                    + f" {_fmt(load.get('p90_ms'), 2):>8} {_fmt(load.get('p99_ms'), 2):>8}"
+                )
             codec = record.get("codec_us", {})
             wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
             lines.append(
                 start
-                + cells
-                + f" {_fmt(load.get('mb_per_s'), 1):>8} {_fmt(load.get('p50_ms'), 2):>8}"
-                + f" {_fmt(load.get('p90_ms'), 2):>8} {_fmt(load.get('p99_ms'), 2):>8}"
+                + measured
                 + f" {_fmt(wire, 1):>8} {_fmt(codec.get('client')):>10}"
                 + f" {_fmt(codec.get('server')):>10}"
             )
@@ -295,10 +318,21 @@ def render_table(results: dict[str, Any]) -> str:
         "wire kB = request + response body; client/server us = codec time per request "
         "(encode + decode), in-process."
     )
+    servers = sorted({r["implementation"] for r in records} & set(SERVER_PEERS))
+    if servers:
+        lines.append(
+            f"{' / '.join(servers)} rows: that server's own codec (decode the request, encode "
+            "the identity answer), in-process;"
+        )
+        lines.append(
+            "requests/s only against such a server given by --url / --grpc-target (oipcodec's "
+            "native client sending)."
+        )
     return "\n".join(lines)
 
 
-def _chart(results: dict[str, Any], path: Path) -> None:
+def _chart(results: dict[str, Any], path: Path) -> bool:
+    """Draw and write the chart; False (nothing written) when no row has requests/s."""
     from oipcodec.bench.chart import COLOURS, Bar, Panel, draw_chart, write_png
 
     top = max(results["options"]["concurrency"])
@@ -318,6 +352,8 @@ def _chart(results: dict[str, Any], path: Path) -> None:
         if bars:
             shape = "x".join(map(str, payload["shape"]))
             panels.append(Panel(f"{name} ({shape} {payload['datatype']})", bars))
+    if not panels:
+        return False
     machine = results["machine"]
     image = draw_chart(
         f"oipcodec {results['oipcodec_version']} bench: requests/s at concurrency {top}",
@@ -325,6 +361,7 @@ def _chart(results: dict[str, Any], path: Path) -> None:
         f"{machine['cpus']} cpus, python {machine['python']}, {results['created']}",
     )
     write_png(path, image)
+    return True
 
 
 def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
@@ -369,6 +406,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         },
         "payloads": {p.name: p.as_dict() for p in options.payloads},
         "paths": {name: PATHS[name].label for name in options.paths},
+        "implementations": {name: DESCRIPTIONS[name] for name in implementations},
         "workers": workers,
         "results": records,
     }
@@ -378,8 +416,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     (out / "results.json").write_text(json.dumps(results, indent=1))
     stream.write(render_table(results) + "\n")
     written = [str(out / "results.json")]
-    if options.chart and records:
-        _chart(results, out / "throughput.png")
+    if options.chart and _chart(results, out / "throughput.png"):
         written.append(str(out / "throughput.png"))
     stream.write(f"\nwrote {', '.join(written)} ({results['seconds']:.1f} s)\n")
     stream.flush()

@@ -11,6 +11,7 @@ exits when its stdin closes (the parent is gone) or on SIGTERM, stopping its ser
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import os
 import signal
@@ -25,12 +26,14 @@ from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import (
     PATHS,
     OurClients,
+    codec_only,
     codec_ops,
     make_caller,
     same_values,
     supported,
 )
 from oipcodec.bench.payloads import Payload, make_tensor
+from oipcodec.bench.peers import SERVER_PEERS
 from oipcodec.raw import array_to_raw
 
 __all__ = ["main"]
@@ -57,7 +60,8 @@ def _exit_when_orphaned() -> None:
 
 @contextlib.contextmanager
 def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
-    if spec.get("url") or spec.get("grpc_target"):
+    if spec.get("url") or spec.get("grpc_target") or spec["implementation"] in SERVER_PEERS:
+        # A peer server's codec is timed in-process: ours would not be measured.
         yield spec.get("url"), spec.get("grpc_target")
         return
     from oipcodec.server import background
@@ -73,7 +77,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     timeout: float = spec["timeout"]
     levels: list[int] = spec["concurrency"]
     ours = None
-    if implementation != "tritonclient":
+    if implementation != "tritonclient" and (url or target):
         ours = OurClients(url, target, max(levels), timeout)
     try:
         for item in spec["payloads"]:
@@ -82,8 +86,6 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
             payload_bytes = len(array_to_raw(tensor.data, tensor.datatype))
             for path_name in spec["paths"]:
                 path = PATHS[path_name]
-                if supported(implementation, path, payload.datatype) is not None:
-                    continue
                 record: dict[str, Any] = {
                     "payload": payload.name,
                     "path": path.name,
@@ -92,9 +94,15 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     "load": [],
                     "error": None,
                 }
+                reason = supported(implementation, path, payload.datatype)
+                if reason is not None:  # a record all the same: the table says why not
+                    emit({"event": "result", "record": {**record, "unsupported": reason}})
+                    continue
                 label = f"{implementation} {payload.name} {path.name}"
-                if (path.protocol == "rest" and not url) or (
-                    path.protocol == "grpc" and not target
+                no_load = codec_only(implementation, path, url, target)
+                if no_load is None and (
+                    (path.protocol == "rest" and not url)
+                    or (path.protocol == "grpc" and not target)
                 ):
                     record["error"] = f"no {'URL' if path.protocol == 'rest' else 'gRPC target'}"
                     emit({"event": "step", "label": label, "steps": len(levels) + 1})
@@ -113,7 +121,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                         )
                         if call is not None
                     }
-                    codec["client"] = codec["client_encode"] + codec["client_decode"]
+                    if "client_encode" in codec:
+                        codec["client"] = codec["client_encode"] + codec["client_decode"]
                     if "server_decode" in codec:
                         codec["server"] = codec["server_decode"] + codec["server_encode"]
                     record["codec_us"] = codec
@@ -122,6 +131,10 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                 except Exception as exc:
                     record["error"] = f"codec: {type(exc).__name__}: {exc}"[:500]
                 emit({"event": "step", "label": f"{label} codec"})
+                if no_load is not None:
+                    record["codec_only"] = no_load
+                    emit({"event": "result", "record": record})
+                    continue
                 if record["error"] is None:
                     record["error"] = _check(implementation, path, model, tensor, ours, url,
                                              target, timeout)  # fmt: skip
@@ -161,6 +174,16 @@ def _check(implementation: str, path: Any, model: str, tensor: Any, ours: Any,
     return None
 
 
+def _peer_version(implementation: str) -> str | None:
+    """The installed version of a peer (results.json keeps it), None for oipcodec's own."""
+    if implementation in ("native", "pure"):
+        return None
+    try:
+        return importlib.metadata.version(implementation)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     spec = json.loads(args[0])
@@ -171,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     threading.Thread(target=_exit_when_orphaned, daemon=True).start()
     emit({"event": "start", "implementation": spec["implementation"],
-          "kernels": kernels.IMPLEMENTATION, "pid": os.getpid()})  # fmt: skip
+          "kernels": kernels.IMPLEMENTATION, "pid": os.getpid(),
+          "peer_version": _peer_version(spec["implementation"])})  # fmt: skip
     started = time.perf_counter()
     try:
         with _server(spec) as (url, target):
