@@ -528,3 +528,48 @@ def test_a_client_that_stalls_mid_body_gets_408_and_is_disconnected(server: Runn
     assert received.startswith(b"HTTP/1.1 408 "), received[:80]
     assert b"the request body stopped arriving" in received
     assert waited < TIMEOUT  # closed by the server, not by our own socket timeout
+
+
+def test_large_json_is_coded_off_the_event_loop_and_kept_apart() -> None:
+    """JSON text of a megabyte or more is parsed and written in the loop's executor threads
+    (oipcodec.server.http._codec): concurrent large requests, each answered with its own
+    values bit for bit, in every mix of JSON and binary on the two sides."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    size = 150_528  # 1x3x224x224: about 2.5 MB of JSON text
+    arrays = [
+        np.random.default_rng(seed).standard_normal(size).astype(np.float32) for seed in range(4)
+    ]
+
+    def call(port: int, index: int) -> None:
+        array = arrays[index]
+        request_json = index % 2 == 0  # requests 0 and 2 in JSON, 1 and 3 binary
+        answer_json = index < 2  # answers 0 and 1 in JSON, 2 and 3 binary
+        entry: dict[str, Any] = {"name": "INPUT0", "shape": [1, size], "datatype": "FP32"}
+        outputs = [{"name": "INPUT0", "parameters": {"binary_data": not answer_json}}]
+        if request_json:
+            entry["data"] = array.tolist()
+            body, headers = infer_body([entry], outputs=outputs), {}
+        else:
+            body, headers = binary_body(
+                [("INPUT0", "FP32", [1, size], array.tobytes())], outputs=outputs
+            )
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+        try:
+            for _ in range(3):
+                conn.request("POST", "/v2/models/identity/infer", body=body, headers=headers)
+                answer = Answer(conn.getresponse())
+                assert answer.status == 200, answer.body[:200]
+                length = answer.headers.get(rest.HEADER_LENGTH.lower())
+                response = rest.decode_response(answer.body, length)
+                got = response.outputs[0].data.reshape(-1)
+                assert got.tobytes() == array.tobytes(), index
+                assert (length is None) == answer_json
+        finally:
+            conn.close()
+
+    with background(grpc_port=None, process=False, log_level="critical") as running:
+        port = running.http_port
+        assert port is not None
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda i: call(port, i), range(4)))

@@ -23,10 +23,11 @@ answered 500 with a one-line message.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -227,7 +228,7 @@ class RestApp:
             raise _ClientGone
         return message
 
-    async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | bytearray:
+    async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes:
         """The whole request body, refused with 413 as soon as it is known to be too large."""
         limit = self.limits.max_body_bytes
         declared = headers.get(b"content-length")
@@ -243,32 +244,22 @@ class RestApp:
         chunk: bytes = message.get("body", b"")
         if not message.get("more_body", False):
             return chunk  # the common case: one message, no copy
-        if length is not None and len(chunk) <= length:
-            # One copy into a buffer of the announced size.
-            body = bytearray(length)
-            body[: len(chunk)] = chunk
-            filled = len(chunk)
-            while message.get("more_body", False):
-                message = await self._receive(receive)
-                chunk = message.get("body", b"")
-                end = filled + len(chunk)
-                if end > length:
-                    raise InvalidArgumentError("the body is longer than its Content-Length")
-                body[filled:end] = chunk
-                filled = end
-            del body[filled:]
-            return body
+        # The parts, joined once at the end: one copy, into memory that is not zeroed first
+        # (filling a buffer of the announced size part by part cost 4% more of the server's
+        # time on 3 MB bodies).
         chunks = [chunk]
         total = len(chunk)
-        while message.get("more_body", False):
-            if total > limit:
-                raise PayloadTooLargeError(_too_large(total, limit, "at least "))
+        bound = limit if length is None else length
+        while message.get("more_body", False) and total <= bound:
             message = await self._receive(receive)
             chunk = message.get("body", b"")
             chunks.append(chunk)
             total += len(chunk)
+        if length is not None and total > length:
+            raise InvalidArgumentError("the body is longer than its Content-Length")
         if total > limit:
-            raise PayloadTooLargeError(_too_large(total, limit))
+            more = message.get("more_body", False)
+            raise PayloadTooLargeError(_too_large(total, limit, "at least " if more else ""))
         return b"".join(chunks)
 
     async def _json_body(self, scope: Scope, receive: Receive) -> Any:
@@ -301,7 +292,11 @@ class RestApp:
             request = self._raw_request(model, body, name, version)
             binary: bool | set[str] = True
         else:
-            request = rest.decode_request(
+            # The JSON part's length bounds the parse work (binary parts become views).
+            text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
+            request = await _codec(
+                text,
+                rest.decode_request,
                 body,
                 None if header_length is None else header_length.decode("latin-1"),
                 model_name=name,
@@ -310,7 +305,14 @@ class RestApp:
             )
             binary = _binary_outputs(request)
         response = await self.registry.infer(request)
-        return self._infer_answer(response, binary, headers.get(b"accept-encoding"))
+        as_json = sum(
+            t.data.nbytes
+            for t in response.outputs
+            if binary is not True and (binary is False or t.name not in binary)
+        )
+        return await _codec(
+            2 * as_json, self._infer_answer, response, binary, headers.get(b"accept-encoding")
+        )
 
     def _infer_answer(
         self, response: InferResponse, binary: bool | set[str], accept: bytes | None
@@ -386,6 +388,33 @@ def _allow(method: str, allowed: str) -> None:
 
 def _too_large(size: int, limit: int, qualifier: str = "") -> str:
     return f"request body of {qualifier}{size} bytes is larger than the limit of {limit} bytes"
+
+
+#: JSON text of at least this many bytes is parsed or written off the event loop.
+_OFF_LOOP_BYTES = 1 << 20
+
+_T = TypeVar("_T")
+
+
+async def _codec(size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``call(*args, **kwargs)``, a codec step about ``size`` bytes of JSON text long: run here
+    when small, in the loop's default executor when large, so that the event loop goes on
+    serving other connections meanwhile (the kernels release the GIL while they run). A 3 MB
+    image as JSON is about 4 ms of kernel work each way, which the loop's thread then spends
+    on other requests' I/O; below a megabyte the hand-over to a thread costs more than it
+    frees."""
+    if size < _OFF_LOOP_BYTES:
+        return call(*args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(
+        None, functools.partial(call, *args, **kwargs)
+    )
+
+
+def _int_or(text: bytes, default: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return default
 
 
 def _binary_outputs(request: InferRequest) -> bool | set[str]:
