@@ -9,6 +9,7 @@ Each group is one input; the peers do the same job: text to a typed numpy array 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,14 @@ def _fp32_text(values: np.ndarray, rows: int | None = None) -> bytes:
 
 CASES: dict[str, tuple[Callable[[], bytes], str, list[int], Any]] = {
     "FP32 1M flat": (lambda: _fp32_text(_fp32_values()), "FP32", [N], np.float32),
+    # What tritonclient sends: json.dumps of the values widened to Python floats (up to 17
+    # significant digits, ", " between them; about 20.6 MB).
+    "FP32 1M flat, json.dumps of widened": (
+        lambda: json.dumps(_fp32_values().tolist()).encode(),
+        "FP32",
+        [N],
+        np.float32,
+    ),
     "FP32 [1000,1000] nested": (
         lambda: _fp32_text(_fp32_values(), 1000),
         "FP32",
