@@ -536,6 +536,8 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  * bytes past the element's start, so the buffer needs OIPCODEC_F32_SLACK bytes at its end. */
 #define OIPCODEC_F32_MAX 17
 #define OIPCODEC_F32_SLACK 32
+/* Elements per block of oipcodec_row_f32's two passes (a few hundred bytes of stack). */
+#define OIPCODEC_F32_BLOCK 64
 
 /* float32 elements (native byte order) in the reference layout, each followed by a comma.
  *
@@ -551,95 +553,118 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  * The text is written with fixed-width overlapping stores of words assembled in registers:
  * nothing stored is read back (stores then wider loads of the same bytes stall), and no branch
  * depends on the digit count or on which candidate wins (they vary from element to element and
- * would be mispredicted). */
+ * would be mispredicted).
+ *
+ * Two passes per block of OIPCODEC_F32_BLOCK elements: the digits of all, then the text of all.
+ * Each element's digits and their layout are a long chain of dependent multiplies; with both in
+ * one loop body the processor could overlap the chains of only about two elements, and the
+ * split loops ran 13% faster on 150,528 values (2.24 to 1.96 ms), the text unchanged. */
 static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
     const uint64_t ascii = 0x3030303030303030ull;
     const uint32_t *v = (const uint32_t *)data;
-    ptrdiff_t i;
+    uint32_t digits[OIPCODEC_F32_BLOCK];
+    int exps[OIPCODEC_F32_BLOCK];
+    ptrdiff_t base;
     (void)ctx;
-    for (i = 0; i < n; i++) {
-        uint32_t bits = v[i], mag = bits & 0x7FFFFFFFu, field = mag >> 23, m = mag & 0x7FFFFFu;
-        uint32_t d, d9, first;
-        uint64_t w;
-        int e10, nd, E;
-        if (field == 0xFF) {
-            if (m) {
-                memcpy(out, "NaN,", 4);
+    for (base = 0; base < n; base += OIPCODEC_F32_BLOCK) {
+        ptrdiff_t count = n - base < OIPCODEC_F32_BLOCK ? n - base : OIPCODEC_F32_BLOCK, j;
+        /* The digits: the fast path's, or 0 where oipcodec_f32_shortest must decide. */
+        for (j = 0; j < count; j++) {
+            uint32_t mag = v[base + j] & 0x7FFFFFFFu, field = mag >> 23, m = mag & 0x7FFFFFu;
+            uint32_t d = 0;
+            int e10 = 0;
+            if (field - 1u < 0xFEu && m != 0) { /* normal, not a power of two */
+                int k = oipcodec_f32_k[field], h = oipcodec_f32_h[field];
+                uint64_t g = oipcodec_f32_pow10[31 - k];
+                uint64_t x = (uint64_t)(m | 0x800000u) << h, half = (uint64_t)1 << (h - 1);
+                uint64_t mid = oipcodec_mulhi64(x, g); /* V * 2**32 */
+                uint64_t top = oipcodec_mulhi64(x + half, g);
+                uint64_t bottom = oipcodec_mulhi64(x - half, g);
+                uint32_t s10 = (uint32_t)(top >> 32) / 10 * 10, in10, up, sel;
+                uint64_t at10 = (uint64_t)s10 << 32;
+                in10 = at10 > bottom;
+                up = (uint32_t)mid > 0x80000000u;
+                sel = 0 - in10;
+                d = (s10 & sel) | (((uint32_t)(mid >> 32) + up) & ~sel);
+                e10 = k;
+                if (bottom == at10 || top == at10 || (uint32_t)mid == 0x80000000u) {
+                    d = 0;
+                }
+            }
+            digits[j] = d;
+            exps[j] = e10;
+        }
+        /* The text. */
+        for (j = 0; j < count; j++) {
+            uint32_t bits = v[base + j], mag = bits & 0x7FFFFFFFu, m = mag & 0x7FFFFFu;
+            uint32_t field = mag >> 23, d, d9, first;
+            uint64_t w;
+            int e10, nd, E;
+            if (field == 0xFF) {
+                if (m) {
+                    memcpy(out, "NaN,", 4);
+                    out += 4;
+                } else if (bits >> 31) {
+                    memcpy(out, "-Infinity,", 10);
+                    out += 10;
+                } else {
+                    memcpy(out, "Infinity,", 9);
+                    out += 9;
+                }
+                continue;
+            }
+            *out = '-';
+            out += bits >> 31;
+            if (mag == 0) {
+                memcpy(out, "0.0,", 4);
                 out += 4;
-            } else if (bits >> 31) {
-                memcpy(out, "-Infinity,", 10);
-                out += 10;
+                continue;
+            }
+            d = digits[j];
+            e10 = exps[j];
+            if (d == 0) {
+                d = oipcodec_f32_shortest(mag, &e10);
+            }
+            nd = oipcodec_count_digits_u32(d);
+            E = e10 + nd - 1; /* value = d1.d2... * 10**E */
+            d9 = d * oipcodec_scale_to_9[nd];
+            first = d9 / 100000000;
+            w = oipcodec_digits8(d9 - first * 100000000);
+            /* trailing zero digits are high zero bytes */
+            nd = w ? 9 - (oipcodec_clz64(w) >> 3) : 1;
+            if (E >= 0 && E <= OIPCODEC_F32_HI_E) {
+                /* Overlapping stores, later ones overwriting earlier ones: the digits (padded
+                 * with '0's, which gives integral values their zeros), the point after digit E,
+                 * and the digits after it (just "0" for integral values). */
+                int frac = nd - 1 - E;
+                oipcodec_store_le64(out, (first | w << 8) | ascii);
+                oipcodec_store_le64(out + 8, w >> 56 | ascii);
+                out[E + 1] = '.';
+                /* 8E may be 64 */
+                oipcodec_store_le64(out + E + 2, (w >> 4 * E >> 4 * E) | ascii);
+                out += E + 2 + (frac > 1 ? frac : 1);
+            } else if (E < 0 && E >= OIPCODEC_F32_LO_E) {
+                oipcodec_store_le64(out, 0x3030303030302E30ull); /* "0.000000" */
+                oipcodec_store_le64(out + 1 - E, (first | w << 8) | ascii);
+                oipcodec_store_le64(out + 9 - E, w >> 56 | ascii);
+                out += 1 - E + nd;
             } else {
-                memcpy(out, "Infinity,", 9);
-                out += 9;
-            }
-            continue;
-        }
-        *out = '-';
-        out += bits >> 31;
-        if (mag == 0) {
-            memcpy(out, "0.0,", 4);
-            out += 4;
-            continue;
-        }
-        d = 0;
-        if (field != 0 && m != 0) {
-            int k = oipcodec_f32_k[field], h = oipcodec_f32_h[field];
-            uint64_t g = oipcodec_f32_pow10[31 - k];
-            uint64_t x = (uint64_t)(m | 0x800000u) << h, half = (uint64_t)1 << (h - 1);
-            uint64_t mid = oipcodec_mulhi64(x, g); /* V * 2**32 */
-            uint64_t top = oipcodec_mulhi64(x + half, g), bottom = oipcodec_mulhi64(x - half, g);
-            uint32_t s10 = (uint32_t)(top >> 32) / 10 * 10, in10, up, sel;
-            uint64_t at10 = (uint64_t)s10 << 32;
-            in10 = at10 > bottom;
-            up = (uint32_t)mid > 0x80000000u;
-            sel = 0 - in10;
-            d = (s10 & sel) | (((uint32_t)(mid >> 32) + up) & ~sel);
-            e10 = k;
-            if (bottom == at10 || top == at10 || (uint32_t)mid == 0x80000000u) {
-                d = 0;
-            }
-        }
-        if (d == 0) {
-            d = oipcodec_f32_shortest(mag, &e10);
-        }
-        nd = oipcodec_count_digits_u32(d);
-        E = e10 + nd - 1; /* value = d1.d2... * 10**E */
-        d9 = d * oipcodec_scale_to_9[nd];
-        first = d9 / 100000000;
-        w = oipcodec_digits8(d9 - first * 100000000);
-        nd = w ? 9 - (oipcodec_clz64(w) >> 3) : 1; /* trailing zero digits are high zero bytes */
-        if (E >= 0 && E <= OIPCODEC_F32_HI_E) {
-            /* Overlapping stores, later ones overwriting earlier ones: the digits (padded with
-             * '0's, which gives integral values their zeros), the point after digit E, and
-             * the digits after it (just "0" for integral values). */
-            int frac = nd - 1 - E;
-            oipcodec_store_le64(out, (first | w << 8) | ascii);
-            oipcodec_store_le64(out + 8, w >> 56 | ascii);
-            out[E + 1] = '.';
-            oipcodec_store_le64(out + E + 2, (w >> 4 * E >> 4 * E) | ascii); /* 8E may be 64 */
-            out += E + 2 + (frac > 1 ? frac : 1);
-        } else if (E < 0 && E >= OIPCODEC_F32_LO_E) {
-            oipcodec_store_le64(out, 0x3030303030302E30ull); /* "0.000000" */
-            oipcodec_store_le64(out + 1 - E, (first | w << 8) | ascii);
-            oipcodec_store_le64(out + 9 - E, w >> 56 | ascii);
-            out += 1 - E + nd;
-        } else {
-            uint32_t ae = (uint32_t)(E < 0 ? -E : E);
-            out[0] = (char)('0' + first);
-            out[1] = '.';
-            oipcodec_store_le64(out + 2, w | ascii);
-            out += nd > 1 ? nd + 1 : 1;
-            memcpy(out, E < 0 ? "e-" : "e+", 2);
-            out += 2;
-            if (ae >= 10) {
-                memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+                uint32_t ae = (uint32_t)(E < 0 ? -E : E);
+                out[0] = (char)('0' + first);
+                out[1] = '.';
+                oipcodec_store_le64(out + 2, w | ascii);
+                out += nd > 1 ? nd + 1 : 1;
+                memcpy(out, E < 0 ? "e-" : "e+", 2);
                 out += 2;
-            } else {
-                *out++ = (char)('0' + ae);
+                if (ae >= 10) {
+                    memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+                    out += 2;
+                } else {
+                    *out++ = (char)('0' + ae);
+                }
             }
+            *out++ = ',';
         }
-        *out++ = ',';
     }
     return n ? out - 1 : out;
 }
