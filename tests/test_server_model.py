@@ -36,6 +36,7 @@ from oipcodec.server import (
     create_app,
     load_model_module,
 )
+from oipcodec.server.malloc import _glibc
 from oipcodec.server.model import TensorSpec
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -419,6 +420,22 @@ def test_serve_command_demo_models_and_port_in_use() -> None:
     assert "oipcodec server ready" in output and "Traceback" not in output
 
 
+@pytest.mark.skipif(_glibc() is None, reason="M_TOP_PAD is a glibc malloc parameter")
+@pytest.mark.parametrize(("option", "pad"), [((), 64 << 20), (("--malloc-top-pad", "0"), None)])
+def test_serve_command_pads_the_heap(option: tuple[str, ...], pad: int | None) -> None:
+    port = _free_port()
+    args = ["--http-port", str(port), "--grpc-port", "-1", "--log-level", "debug", *option]
+    with _serve(*args) as process:
+        _wait_ready(port, process)
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    if pad is None:
+        assert "M_TOP_PAD" not in output
+    else:
+        assert f"malloc: M_TOP_PAD set to {pad} bytes" in output
+
+
 def test_serve_help() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "oipcodec", "serve", "--help"],
@@ -426,5 +443,5 @@ def test_serve_help() -> None:
         text=True,
         timeout=60,
     )
-    for option in ("--http-port", "--grpc-port", "--model-module", "--workers"):
+    for option in ("--http-port", "--grpc-port", "--model-module", "--workers", "--malloc-top-pad"):
         assert option in out.stdout

@@ -26,6 +26,7 @@ from typing import Any
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.http import RestApp
+from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 
@@ -227,9 +228,11 @@ def _new_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
-def _run_blocking(server: Server, on_started: Any = None) -> None:
+def _run_blocking(server: Server, malloc_top_pad: int, on_started: Any = None) -> None:
     """Run ``server`` on a new event loop in this (main) thread until SIGINT/SIGTERM, or
-    until ``on_started`` (a Connection) is readable: the parent's stop request or its exit."""
+    until ``on_started`` (a Connection) is readable: the parent's stop request or its exit.
+    The process is the server's, so its malloc is tuned for it first (server/malloc.py)."""
+    set_malloc_top_pad(malloc_top_pad)
     loop = _new_loop()
     asyncio.set_event_loop(loop)
     stop = asyncio.Event()
@@ -272,6 +275,7 @@ class _Spec:
     reuse_port: bool
     access_log: bool
     log_level: str | None = None
+    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
 
 
 def _worker_main(spec: _Spec, conn: Connection) -> None:
@@ -288,7 +292,7 @@ def _worker_main(spec: _Spec, conn: Connection) -> None:
             reuse_port=spec.reuse_port,
             access_log=spec.access_log,
         )
-        _run_blocking(server, conn)
+        _run_blocking(server, spec.malloc_top_pad, conn)
     except BaseException as exc:
         with contextlib.suppress(Exception):
             conn.send(("failed", f"{type(exc).__name__}: {exc}"))
@@ -400,6 +404,7 @@ def serve(
     limits: Limits = DEFAULT_LIMITS,
     access_log: bool = False,
     log_level: str | None = "info",
+    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
 ) -> int:
     """Serve until SIGINT or SIGTERM; returns an exit status.
 
@@ -407,11 +412,15 @@ def serve(
     BSD); each has its own copy of the models (``models`` must then pickle, or come from
     ``model_module``), so repository load/unload reaches only the process that got the
     request. ``log_level=None`` leaves logging as the caller configured it.
+    ``malloc_top_pad``: bytes of freed memory each glibc malloc arena of the serving
+    process keeps for the next request (:func:`oipcodec.server.malloc.set_malloc_top_pad`;
+    0 leaves malloc as it is).
     """
     if log_level is not None:
         _configure_logging(log_level)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    _check_malloc_top_pad(malloc_top_pad)
     if workers == 1:
         server = Server(
             models,
@@ -423,14 +432,15 @@ def serve(
             access_log=access_log,
         )
         try:
-            _run_blocking(server)
+            _run_blocking(server, malloc_top_pad)
         except OSError as exc:  # a port in use, an address that is not ours
             log.error("cannot start the server: %s", exc)
             return 1
         return 0
     spec = _Spec(
-        models, model_module, host, http_port, grpc_port, limits, True, access_log, log_level
-    )
+        models, model_module, host, http_port, grpc_port, limits, True, access_log, log_level,
+        malloc_top_pad,
+    )  # fmt: skip
     pool = _Workers(spec, workers, timeout=60.0)
     # Signals are taken before the workers start: they serve requests before this process has
     # heard from all of them, and a SIGTERM in that window must still stop everything cleanly.
@@ -451,6 +461,12 @@ def serve(
         pool.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _check_malloc_top_pad(nbytes: int) -> None:
+    # Refused here, not in the server process, where it would only say "failed to start".
+    if nbytes < 0:
+        raise ValueError(f"malloc_top_pad must be >= 0 bytes, got {nbytes}")
 
 
 def _configure_logging(level: str) -> None:
@@ -500,6 +516,7 @@ def background(
     limits: Limits = DEFAULT_LIMITS,
     log_level: str | None = None,
     timeout: float = 60.0,
+    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
 ) -> Iterator[RunningServer]:
     """Run a server (free ports by default) for the duration of a ``with`` block::
 
@@ -510,11 +527,14 @@ def background(
     must pickle), which keeps the caller's process free of grpc's and the server's state;
     ``process=False`` runs it in a thread of this process. Either way it is stopped, and its
     models unloaded, when the block exits; a subprocess also stops if this process dies.
+    ``malloc_top_pad`` is applied in the subprocesses (as :func:`serve`), never to the
+    caller's process.
     """
+    _check_malloc_top_pad(malloc_top_pad)
     if process:
         spec = _Spec(
             models, model_module, host, http_port, grpc_port, limits, workers > 1, False,
-            log_level,
+            log_level, malloc_top_pad,
         )  # fmt: skip
         pool = _Workers(spec, workers, timeout)
         pool.start()
