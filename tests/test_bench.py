@@ -22,7 +22,7 @@ from oipcodec.bench.payloads import make_tensor
 from oipcodec.bench.runner import _chart, best_paths, render_table
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
-pytest.importorskip("urllib3", reason="the client extra is not installed")
+pytest.importorskip("aiohttp", reason="the client extra is not installed")
 
 
 def _read_png(path: Path) -> tuple[int, int, bytes]:

@@ -5,8 +5,11 @@ repository calls; errors, timeouts and connection failures."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +27,6 @@ from oipcodec.client import (
 from oipcodec.server import RunningServer, background
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
-pytest.importorskip("urllib3", reason="the client extra is not installed")
 pytest.importorskip("aiohttp", reason="the client extra is not installed")
 
 # name -> infer keyword arguments
@@ -250,3 +252,168 @@ def test_async_errors_and_timeouts(server: RunningServer) -> None:
                 await c.live()
 
     asyncio.run(main())
+
+
+# ------------------------------------------------------------------------------ the connection pool
+
+
+class _OneShotServer:
+    """A bare HTTP/1.1 server on 127.0.0.1 (a thread): answers each request with ``answer``,
+    then, when ``close_after`` is set, closes the connection without saying so (no
+    ``Connection: close``), as a server whose keep-alive timeout ran out does. Counts the
+    connections it accepted."""
+
+    def __init__(self, answer: bytes, close_after: bool = True, tls: Any = None) -> None:
+        import threading
+
+        self.answer = answer
+        self.close_after = close_after
+        self.tls = tls
+        self.accepted = 0
+        self.stopping = False
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.settimeout(10)
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.stopping:
+                conn.close()
+                return
+            self.accepted += 1
+            try:
+                if self.tls is not None:
+                    conn = self.tls.wrap_socket(conn, server_side=True)
+                conn.settimeout(10)
+                while True:
+                    request = b""
+                    while b"\r\n\r\n" not in request:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            raise ConnectionError
+                        request += chunk
+                    conn.sendall(self.answer)
+                    if self.close_after:
+                        break
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def close(self) -> None:
+        self.stopping = True
+        with contextlib.suppress(OSError):  # wakes the accept
+            socket.create_connection(("127.0.0.1", self.port), timeout=5).close()
+        self.thread.join(10)
+        self.listener.close()
+
+
+_OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}"
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    server = _OneShotServer(_OK, close_after=True)
+    try:
+        with HttpClient(f"http://127.0.0.1:{server.port}", timeout=10) as c:
+            for _ in range(3):
+                assert c.live()
+                time.sleep(0.05)  # the server's close reaches the idle connection
+        assert server.accepted == 3
+    finally:
+        server.close()
+
+
+def test_keep_alive_connections_are_reused() -> None:
+    server = _OneShotServer(_OK, close_after=False)
+    try:
+        with HttpClient(f"http://127.0.0.1:{server.port}", timeout=10) as c:
+            for _ in range(5):
+                assert c.live()
+        assert server.accepted == 1
+    finally:
+        server.close()
+
+
+def test_an_answer_cut_short_is_a_connection_error() -> None:
+    cut = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{}"
+    server = _OneShotServer(cut, close_after=True)
+    try:
+        with (
+            HttpClient(f"http://127.0.0.1:{server.port}", timeout=10) as c,
+            pytest.raises(ServerConnectionError, match="IncompleteRead") as info,
+        ):
+            c.server_metadata()
+        assert info.value.url == f"http://127.0.0.1:{server.port}/v2"
+    finally:
+        server.close()
+
+
+def test_pool_size_bounds_the_connections_in_use(server: RunningServer) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = np.ones(2, np.float32)
+    with HttpClient(server.http_url, pool_size=1, timeout=30) as c, ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(c.infer, "sleep", {"X": data}, parameters={"seconds": 1.0})
+        time.sleep(0.2)  # the one connection is taken by the slow call
+        with pytest.raises(RequestTimeoutError, match=r"no free connection within 0\.2 s"):
+            c.live(timeout=0.2)
+        assert np.array_equal(slow.result(30).output("X").data, data)
+        assert c.live()  # free again
+    with pytest.raises(ValueError, match="pool_size must be >= 1"):
+        HttpClient(server.http_url, pool_size=0)
+
+
+def test_a_closed_client_refuses_requests(server: RunningServer) -> None:
+    c = HttpClient(server.http_url)
+    assert c.live()
+    c.close()
+    with pytest.raises(ServerConnectionError, match="the client is closed"):
+        c.live()
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 (made with the openssl command)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate with")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", key, "-out", cert],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+def test_https_verifies_the_server(certificate: tuple[str, str]) -> None:
+    import ssl
+
+    cert, key = certificate
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    server = _OneShotServer(_OK, close_after=False, tls=tls)
+    url = f"https://127.0.0.1:{server.port}"
+    try:
+        # not trusted by the system: refused
+        with HttpClient(url, timeout=10) as c, pytest.raises(ServerConnectionError, match="CERT"):
+            c.live()
+        # trusted through the caller's context: answered, over one kept-alive connection
+        trusting = ssl.create_default_context(cafile=cert)
+        with HttpClient(url, timeout=10, ssl_context=trusting) as c:
+            assert c.live() and c.server_metadata() == {}
+    finally:
+        server.close()
+    assert server.accepted == 2

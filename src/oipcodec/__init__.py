@@ -9,7 +9,7 @@ those encodings in Cython kernels (with pure-Python twins as reference and fallb
 import importlib
 
 # The codecs are light and always there; the server, clients, harness and peer adapters pull in
-# their own dependencies (uvicorn, grpcio, urllib3...), so they load on first use.
+# their own dependencies (uvicorn, grpcio, aiohttp...), so they load on first use.
 from oipcodec import datatypes, kernels, pb, raw, rest
 from oipcodec._version import __version__
 from oipcodec.errors import (

@@ -1,6 +1,6 @@
 """Open Inference Protocol clients with little overhead of their own.
 
-- :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (urllib3 /
+- :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (http.client /
   aiohttp), JSON or binary tensor data, optional gzip/deflate;
 - :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), raw or typed contents, and
   the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`.
@@ -16,8 +16,8 @@
 They work with any OIP server (Triton, KServe, MLServer, ``oipcodec serve``). Errors:
 :class:`ServerError` (the server's status and message), :class:`RequestTimeoutError`,
 :class:`ServerConnectionError`, all :class:`ClientError`, an :class:`oipcodec.OIPError`.
-Needs the ``client`` extra (urllib3, aiohttp, grpcio); each transport is imported when its
-client is first made.
+Needs the ``client`` extra (aiohttp, grpcio; HttpClient needs only the standard library);
+each transport is imported when its client is first made.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""OIP REST clients: :class:`HttpClient` (urllib3) and :class:`AsyncHttpClient` (aiohttp).
+"""OIP REST clients: :class:`HttpClient` (``http.client``) and :class:`AsyncHttpClient` (aiohttp).
 
 Both keep connections alive in a pool and build and read bodies with :mod:`oipcodec.rest`:
 inputs go as JSON (``binary=False``, flat or ``nested=True``) or with the binary tensor data
@@ -6,13 +6,14 @@ extension (``binary=True``, the default, outputs asked in binary too), optionall
 deflate-compressed (``compression=``: the request body, and the answer through
 ``Accept-Encoding``). Binary outputs come back as read-only numpy views of the response body.
 
-Why these libraries: the per-request cost measured on the development machine by
-``benchmarks/client_overhead.py`` (one keep-alive connection, a 205-byte binary request to the
-embedded server, 3000 requests; mean / median microseconds, the server's share included):
-http.client 226 / 188 (the floor: no pool, no thread safety), urllib3 2.8 459 / 308, httpx 0.28
-sync 959 / 651, aiohttp 3.14 605 / 315, httpx async 1494 / 1139. urllib3 is the cheapest
-thread-safe pooled sync client and aiohttp the cheapest asyncio one; httpx costs 2-4x more
-per request. Neither library decompresses for us (``decode_content=False`` /
+Why these libraries, by ``benchmarks/client_overhead.py`` on the development machine: one
+request at a time over one keep-alive connection (a 205-byte binary request to the embedded
+server, 3000 requests; mean / median microseconds, the server's share included), http.client
+226 / 188, urllib3 2.8 459 / 308, httpx 0.28 sync 959 / 651, aiohttp 3.14 605 / 315, httpx async
+1494 / 1139; with 8 threads sharing a client, the client's own CPU per request decides, and
+there a small pool over ``http.client`` costs a fraction of urllib3's (see
+:mod:`oipcodec.client._pool`). aiohttp is the cheapest asyncio client; httpx costs 2-4x more
+per request. Nothing decompresses for us (``http.client`` never does; aiohttp with
 ``auto_decompress=False``): :func:`oipcodec.rest.decode_response` inflates with its size cap.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +29,7 @@ from typing import Any
 import orjson
 
 from oipcodec import rest
+from oipcodec.client._pool import ConnectionPool, connect_message
 from oipcodec.client._request import Inputs, Outputs, build_request
 from oipcodec.client.errors import (
     GRPC_CODE_FOR_STATUS,
@@ -136,12 +139,15 @@ class _Common:
 
 
 class HttpClient(_Common):
-    """A synchronous OIP REST client over a pool of keep-alive connections (urllib3).
+    """A synchronous OIP REST client over a pool of keep-alive connections (``http.client``).
 
-    ``url``: ``http://host:port`` (a path prefix is kept; bare ``host:port`` means http).
-    ``timeout``: seconds for a whole call (connect, send, answer), overridable per call;
-    ``None`` waits forever. ``pool_size``: connections kept alive, the most that run at once
-    (more threads than that wait for a free one). ``headers`` go with every request.
+    ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
+    means http); https verifies the server against ``ssl_context``, by default the system's
+    trusted certificates (``ssl.create_default_context()``).
+    ``timeout``: seconds for a whole call (waiting for a free connection, connecting, sending,
+    then each wait for the answer), overridable per call; ``None`` waits forever.
+    ``pool_size``: connections kept alive, the most that run at once (more threads than that
+    wait for a free one). ``headers`` go with every request.
     Thread-safe: share one client between threads. Close it (or use ``with``) when done.
     """
 
@@ -153,13 +159,12 @@ class HttpClient(_Common):
         pool_size: int = 10,
         headers: Mapping[str, str] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        import urllib3
-
         super().__init__(url, timeout, headers, limits)
-        self._urllib3 = urllib3
-        self._pool = urllib3.connection_from_url(
-            self._origin, maxsize=pool_size, block=True, retries=False
+        parts = urllib.parse.urlsplit(self._origin)
+        self._pool = ConnectionPool(
+            parts.scheme, parts.hostname or "", parts.port, pool_size, ssl_context
         )
 
     # ------------------------------------------------------------------ transport
@@ -172,30 +177,15 @@ class HttpClient(_Common):
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> tuple[int, bytes, Mapping[str, str]]:
-        u3 = self._urllib3
         seconds = self.timeout if timeout is None else timeout
-        where = self._where(path)
-        try:
-            response = self._pool.urlopen(
-                method,
-                self._prefix + path,
-                body=body,
-                headers={**self.headers, **(headers or {})},
-                timeout=u3.Timeout(total=seconds) if seconds is not None else None,
-                preload_content=True,
-                decode_content=False,
-                retries=False,
-                redirect=False,
-            )
-        except u3.exceptions.NewConnectionError as exc:
-            raise ServerConnectionError(_connect_message(where, exc), url=where) from None
-        except u3.exceptions.TimeoutError:
-            raise RequestTimeoutError(
-                f"{method} {where}: no answer within {seconds} s", url=where
-            ) from None
-        except u3.exceptions.HTTPError as exc:
-            raise ServerConnectionError(f"{method} {where}: {_reason(exc)}", url=where) from None
-        return response.status, response.data, response.headers
+        return self._pool.request(
+            method,
+            self._prefix + path,
+            body,
+            {**self.headers, **headers} if headers else self.headers,
+            seconds,
+            self._where(path),
+        )
 
     def _get(self, path: str, timeout: float | None = None) -> tuple[int, bytes, Mapping[str, str]]:
         return self._request("GET", path, timeout=timeout)
@@ -312,15 +302,6 @@ class HttpClient(_Common):
         self.close()
 
 
-def _reason(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", None) or exc
-    return f"{type(reason).__name__}: {reason}"
-
-
-def _connect_message(where: str, exc: BaseException) -> str:
-    return f"cannot connect to {where}: {_reason(exc)}"
-
-
 class AsyncHttpClient(_Common):
     """The asyncio twin of :class:`HttpClient` (aiohttp); the same methods, as coroutines.
 
@@ -379,7 +360,7 @@ class AsyncHttpClient(_Common):
                 data = await response.read()
                 return response.status, data, response.headers
         except aiohttp.ClientConnectorError as exc:
-            raise ServerConnectionError(_connect_message(where, exc), url=where) from None
+            raise ServerConnectionError(connect_message(where, exc), url=where) from None
         except asyncio.TimeoutError:
             raise RequestTimeoutError(
                 f"{method} {where}: no answer within {seconds} s", url=where
