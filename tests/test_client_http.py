@@ -348,7 +348,9 @@ def test_an_answer_cut_short_is_a_connection_error() -> None:
     try:
         with (
             HttpClient(f"http://127.0.0.1:{server.port}", timeout=10) as c,
-            pytest.raises(ServerConnectionError, match="IncompleteRead") as info,
+            pytest.raises(
+                ServerConnectionError, match="ended after 2 of its 100 body bytes"
+            ) as info,
         ):
             c.server_metadata()
         assert info.value.url == f"http://127.0.0.1:{server.port}/v2"
@@ -417,3 +419,74 @@ def test_https_verifies_the_server(certificate: tuple[str, str]) -> None:
     finally:
         server.close()
     assert server.accepted == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "reused"),
+    [
+        # chunked, with a chunk extension and a trailer
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+         b"1;x=y\r\n{\r\n1\r\n}\r\n0\r\nX-Trailer: 1\r\n\r\n", True),
+        # an interim 100 Continue before the answer
+        (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", True),
+        # HTTP/1.0 without a length: the body ends with the connection
+        (b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{}", False),
+        # Connection: close is honoured
+        (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", False),
+        # header names in any case, a header repeated
+        (b"HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh: 2\r\nX-A: 1\r\nX-A: 2\r\n\r\n{}", True),
+    ],
+)  # fmt: skip
+def test_answers_in_every_http_1_1_framing(answer: bytes, reused: bool) -> None:
+    server = _OneShotServer(answer, close_after=not reused)
+    try:
+        with HttpClient(f"http://127.0.0.1:{server.port}", timeout=10) as c:
+            assert c.server_metadata() == {}
+            assert c.server_metadata() == {}
+        assert server.accepted == (1 if reused else 2)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (b"", "closed the connection without answering"),
+        (b"SSH-2.0-OpenSSH\r\n\r\n", "not an HTTP/1.x status line"),
+        (b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "not a header line"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n", "is not a number"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "not a chunk size"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{}", "inside a chunk"),
+        (b"HTTP/1.1 200 OK\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", "header line is too long"),
+    ],
+)
+def test_a_broken_answer_is_a_connection_error_naming_what_broke(
+    answer: bytes, message: str
+) -> None:
+    server = _OneShotServer(answer, close_after=True)
+    try:
+        with (
+            HttpClient(f"http://127.0.0.1:{server.port}", timeout=10) as c,
+            pytest.raises(ServerConnectionError, match=message),
+        ):
+            c.server_metadata()
+    finally:
+        server.close()
+
+
+def test_headers_and_targets_cannot_smuggle_lines(server: RunningServer) -> None:
+    with HttpClient(server.http_url, headers={"X-Ok": "1"}) as c:
+        assert c.live()
+    bad = {"X-Bad": "1\r\nX-Injected: 2"}
+    with HttpClient(server.http_url, headers=bad) as c, pytest.raises(ValueError, match="header"):
+        c.live()
+    with HttpClient(server.http_url + "/a b") as c, pytest.raises(ValueError, match="target"):
+        c.live()
+
+
+def test_large_request_and_answer_bodies(client: HttpClient) -> None:
+    # Over 64 kB the body goes out in a send of its own; the answer is read by its length.
+    data = np.arange(300_000, dtype=np.float32).reshape(3, 100_000)
+    for binary in (True, False):
+        answer = client.infer("identity", {"X": data}, binary=binary)
+        assert np.array_equal(answer.output("X").data, data)

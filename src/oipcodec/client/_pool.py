@@ -1,21 +1,27 @@
 """Keep-alive HTTP/1.1 connections to one server, shared by threads: :class:`HttpClient`'s
-transport, on the standard library's ``http.client``.
+transport, on the standard library's sockets.
 
-Why not urllib3 (what :class:`HttpClient` used first): with 8 threads sharing one client, the
-load of ``benchmarks/client_overhead.py --threads 8`` (small binary requests to the embedded
-server, both on the 2-core development machine) cost the client process 531-616 us of CPU per
-request through urllib3's pool, 198-207 us through tritonclient (one client per thread), and
-94-99 us through bare ``http.client`` connections, one per thread. urllib3's layers (its pool's
-queue and conditions, retries, header containers, timeouts objects) are per-request Python work
-that every thread holds the GIL for. This pool is what it needs to be for that and no more:
-idle connections on a list under a lock, a semaphore bounding how many are in use, a check that
-an idle connection was not closed by the server before it is reused, TCP_NODELAY (a request is
-written in two sends, its head and its body), and a deadline for the whole call.
+Why not urllib3 (what :class:`HttpClient` used first), nor ``http.client`` under it: with 8
+threads sharing one client, the load of ``benchmarks/client_overhead.py`` (small binary
+requests to the embedded server, both on the 2-core development machine) cost the client
+process 531-616 us of CPU per request through urllib3, 355 us through a plain pool of
+``http.client`` connections, and 198-231 us through tritonclient (C header parsing, one
+client per thread). What the time went to is per-request Python work that each thread holds
+the GIL for: urllib3's pool (queue, conditions, retries, header containers), and in
+``http.client`` the request head built a header at a time with checks, a file object per
+answer and the answer's header lines parsed by the ``email`` package. Here a request is one
+``sendall`` of its head and body (two for bodies over 64 kB, which are not copied), and an
+answer is read from one buffered reader per connection: status line, header lines into a
+dict, then the body by ``Content-Length`` (read straight into the bytes object), by chunks,
+or to the end of the connection.
+
+The pool: idle connections on a list, a count in use, both under one lock (a condition on it
+is waited on only when every connection is taken), a check that an idle connection was not
+closed by the server before it is reused, TCP_NODELAY.
 """
 
 from __future__ import annotations
 
-import http.client
 import select
 import socket
 import ssl
@@ -25,7 +31,13 @@ from typing import Any
 
 from oipcodec.client.errors import RequestTimeoutError, ServerConnectionError
 
-__all__ = ["ConnectionPool", "connect_message"]
+__all__ = ["ConnectionPool", "Headers", "connect_message"]
+
+#: Request bodies up to this size go out in one send with the head (a copy of the body).
+_JOIN_BODY = 1 << 16
+#: Bounds on an answer's head: the status line and each header line, and the header count.
+_MAX_LINE = 1 << 16
+_MAX_HEADERS = 200
 
 
 def connect_message(where: str, exc: BaseException) -> str:
@@ -34,23 +46,126 @@ def connect_message(where: str, exc: BaseException) -> str:
     return f"cannot connect to {where}: {type(reason).__name__}: {reason}"
 
 
-class _Connection(http.client.HTTPConnection):
-    def connect(self) -> None:
-        super().connect()
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+class Headers(dict[str, str]):
+    """An answer's headers: names in lower case; ``get`` takes any case."""
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return super().get(name.lower(), default)
 
 
-class _TLSConnection(http.client.HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+class _BadAnswer(Exception):
+    """The server's answer is not HTTP/1.1 as this client reads it."""
 
 
-def _closed_by_peer(sock: socket.socket | None) -> bool:
+class _Connection:
+    """One HTTP/1.1 connection: a socket (TLS-wrapped for https) and a buffered reader."""
+
+    def __init__(
+        self, host: str, port: int, timeout: float | None, context: ssl.SSLContext | None
+    ) -> None:
+        sock = socket.create_connection((host, port), timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if context is not None:
+                sock = context.wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+        self.reader = sock.makefile("rb", buffering=_JOIN_BODY)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+    def exchange(
+        self, head: bytes, body: bytes | None, method: str
+    ) -> tuple[int, bytes, Headers, bool]:
+        """Send a request, read its answer: (status, body, headers, whether the connection
+        can carry another request)."""
+        sock = self.sock
+        if body is None:
+            sock.sendall(head)
+        elif len(body) <= _JOIN_BODY:
+            sock.sendall(head + body)
+        else:
+            sock.sendall(head)
+            sock.sendall(body)
+        reader = self.reader
+        while True:
+            version, status = _status_line(reader.readline(_MAX_LINE + 1))
+            headers = _header_lines(reader)
+            if not 100 <= status < 200:
+                break  # 1xx: an interim answer (100 Continue...); the real one follows
+        connection = headers.get("connection", "").lower()
+        keep = "close" not in connection and (version != "HTTP/1.0" or "keep-alive" in connection)
+        if method == "HEAD" or status in (204, 304):
+            return status, b"", headers, keep
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return status, _chunked(reader), headers, keep
+        length = headers.get("content-length")
+        if length is None:
+            return status, reader.read(), headers, False  # the body ends with the connection
+        try:
+            size = int(length)
+        except ValueError:
+            raise _BadAnswer(f"Content-Length {length!r} is not a number") from None
+        data = reader.read(size) if size > 0 else b""
+        if len(data) != size:
+            raise _BadAnswer(f"the answer ended after {len(data)} of its {size} body bytes")
+        return status, data, headers, keep
+
+
+def _status_line(line: bytes) -> tuple[str, int]:
+    if not line:
+        raise _BadAnswer("the server closed the connection without answering")
+    if len(line) > _MAX_LINE:
+        raise _BadAnswer("the status line is too long")
+    parts = line.split(None, 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+        raise _BadAnswer(f"not an HTTP/1.x status line: {line[:80]!r}")
+    return parts[0].decode("latin-1"), int(parts[1])
+
+
+def _header_lines(reader: Any) -> Headers:
+    headers = Headers()
+    for _ in range(_MAX_HEADERS + 1):
+        line = reader.readline(_MAX_LINE + 1)
+        if line in (b"\r\n", b"\n"):
+            return headers
+        if not line:
+            raise _BadAnswer("the connection ended inside the answer's headers")
+        if len(line) > _MAX_LINE:
+            raise _BadAnswer("a header line is too long")
+        name, colon, value = line.partition(b":")
+        if not colon:
+            raise _BadAnswer(f"not a header line: {line[:80]!r}")
+        key = name.strip().lower().decode("latin-1")
+        text = value.strip().decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    raise _BadAnswer(f"more than {_MAX_HEADERS} header lines")
+
+
+def _chunked(reader: Any) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        line = reader.readline(_MAX_LINE + 1)
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise _BadAnswer(f"not a chunk size line: {line[:80]!r}") from None
+        if size == 0:
+            _header_lines(reader)  # trailers, up to the blank line
+            return b"".join(parts)
+        chunk = reader.read(size)
+        if len(chunk) != size or reader.read(2) != b"\r\n":
+            raise _BadAnswer("the answer ended inside a chunk")
+        parts.append(chunk)
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
     """Whether an idle keep-alive connection can no longer be used: readable while no request
     is out means the server closed it (EOF) or sent something unasked for."""
-    if sock is None:
-        return True
     try:
         if hasattr(select, "poll"):
             poller = select.poll()
@@ -61,14 +176,17 @@ def _closed_by_peer(sock: socket.socket | None) -> bool:
         return True
 
 
+def _check_header(name: str, value: str) -> None:
+    """Header names and values cannot carry a line break (it would start another header or
+    end the head: request smuggling)."""
+    if any(c in name for c in "\r\n:") or "\r" in value or "\n" in value:
+        raise ValueError(f"invalid HTTP header {name!r}: {value!r}")
+
+
 class ConnectionPool:
     """Up to ``size`` keep-alive connections to ``scheme://host:port``; a caller beyond that
     waits for one (within its timeout). ``request`` is thread-safe. For https, ``ssl_context``
-    (default: the system's trusted certificates, host names checked).
-
-    One lock guards the idle list and the count in use; the condition on it is waited on only
-    when every connection is in use (a Python-level semaphore cost each request several lock
-    operations, and futex waits between 8 threads)."""
+    (default: the system's trusted certificates, host names checked)."""
 
     def __init__(
         self,
@@ -80,21 +198,22 @@ class ConnectionPool:
     ) -> None:
         if size < 1:
             raise ValueError(f"pool_size must be >= 1, got {size}")
-        self._tls = scheme == "https"
+        tls = scheme == "https"
         self._host = host
-        self._port = port
+        self._port = port or (443 if tls else 80)
+        default_port = self._port == (443 if tls else 80)
+        name = f"[{host}]" if ":" in host else host
+        self._host_header = name if default_port else f"{name}:{self._port}"
         self._size = size
-        if self._tls and ssl_context is None:
-            ssl_context = ssl.create_default_context()
-        self._context = ssl_context
-        self._idle: list[http.client.HTTPConnection] = []
+        self._context = (ssl_context or ssl.create_default_context()) if tls else None
+        self._idle: list[_Connection] = []
         self._in_use = 0
         self._waiting = 0
         self._lock = threading.Lock()
         self._free = threading.Condition(self._lock)
         self._closed = False
 
-    def _take(self, timeout: float | None, what: str, where: str) -> http.client.HTTPConnection:
+    def _take(self, timeout: float | None, what: str, where: str) -> _Connection:
         """A connection to use (idle, or new and connected); counts it in use."""
         with self._lock:
             if self._in_use >= self._size and not self._closed:
@@ -118,10 +237,7 @@ class ConnectionPool:
         try:
             if conn is not None:
                 conn.close()
-            conn = self._tls_connection() if self._tls else _Connection(self._host, self._port)
-            conn.timeout = timeout
-            conn.connect()
-            return conn
+            return _Connection(self._host, self._port, timeout, self._context)
         except BaseException as exc:
             self._give(None, False)
             if isinstance(exc, TimeoutError):
@@ -132,10 +248,7 @@ class ConnectionPool:
                 raise ServerConnectionError(connect_message(where, exc), url=where) from None
             raise
 
-    def _tls_connection(self) -> http.client.HTTPConnection:
-        return _TLSConnection(self._host, self._port, context=self._context)
-
-    def _give(self, conn: http.client.HTTPConnection | None, reusable: bool) -> None:
+    def _give(self, conn: _Connection | None, reusable: bool) -> None:
         with self._lock:
             self._in_use -= 1
             if conn is not None and reusable and not self._closed:
@@ -154,24 +267,35 @@ class ConnectionPool:
         headers: Mapping[str, str],
         timeout: float | None,
         where: str,
-    ) -> tuple[int, bytes, Any]:
-        """Send one request and read the whole answer: ``(status, body, headers)``, the
-        headers an ``http.client.HTTPMessage`` (``get`` ignores case). ``timeout`` bounds
-        the wait for a free connection, the connect, and then each send and each wait for
-        the answer's bytes; ``where`` names the URL in errors."""
+    ) -> tuple[int, bytes, Headers]:
+        """Send one request and read the whole answer: ``(status, body, headers)``.
+        ``target`` is the path (and query) as sent; ``timeout`` bounds the wait for a free
+        connection, the connect, and then each send and each wait for the answer's bytes;
+        ``where`` names the URL in errors. No redirect is followed, nothing is decompressed."""
+        if any(ord(c) <= 0x20 or ord(c) == 0x7F for c in target):
+            raise ValueError(f"invalid request target {target!r}: it holds spaces or controls")
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {self._host_header}"]
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(f"Content-Length: {0 if body is None else len(body)}")
+        for name, value in headers.items():
+            _check_header(name, value)
+            lines.append(f"{name}: {value}")
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            lines.append("Accept-Encoding: identity")  # as http.client: no compressed answers
+        lines += ["", ""]
+        head = "\r\n".join(lines).encode("latin-1")
         conn = self._take(timeout, method, where)
         reusable = False
         try:
-            conn.request(method, target, body=body, headers=dict(headers))
-            response = conn.getresponse()
-            data = response.read()
-            reusable = not response.will_close
-            return response.status, data, response.headers
+            status, data, answer, reusable = conn.exchange(head, body, method)
+            return status, data, answer
         except TimeoutError:
             raise RequestTimeoutError(
                 f"{method} {where}: no answer within {timeout} s", url=where
             ) from None
-        except (OSError, http.client.HTTPException) as exc:
+        except _BadAnswer as exc:
+            raise ServerConnectionError(f"{method} {where}: {exc}", url=where) from None
+        except OSError as exc:
             raise ServerConnectionError(
                 f"{method} {where}: {type(exc).__name__}: {exc}", url=where
             ) from None
