@@ -5,8 +5,9 @@
 Starts the embedded server (demo models, subprocess) and sends the same small request
 (identity model, one 1x16 FP32 input, binary tensor data extension, 205-byte body):
 
-1. over one keep-alive connection, one request at a time, with each library; prints the mean
-   and median microseconds per request. The body is built once, so the figures are the
+1. over one keep-alive connection, one request at a time, with each library (and the
+   connection pool under oipcodec's HttpClient); prints the mean and median microseconds per
+   request. The body is built once, so the figures are the
    library's cost plus the server's, and the server's share is the same for every library:
    the differences are the libraries'. ``http.client`` (standard library, no pooling) is the
    floor.
@@ -170,6 +171,14 @@ def main() -> None:
 
         results["http.client (stdlib, floor)"] = timed(stdlib, n)
         conn.close()
+
+        from oipcodec.client._pool import ConnectionPool
+
+        own = ConnectionPool("http", host, port, 1)
+        results["oipcodec HttpClient's pool"] = timed(
+            lambda: own.request("POST", PATH, body, headers, None, url), n
+        )
+        own.close()
 
         import urllib3
 

@@ -1,7 +1,7 @@
 """Open Inference Protocol clients with little overhead of their own.
 
-- :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (http.client /
-  aiohttp), JSON or binary tensor data, optional gzip/deflate;
+- :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (its own on
+  sockets / aiohttp), JSON or binary tensor data, optional gzip/deflate;
 - :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), raw or typed contents, and
   the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`.
 

@@ -1,4 +1,5 @@
-"""OIP REST clients: :class:`HttpClient` (``http.client``) and :class:`AsyncHttpClient` (aiohttp).
+"""OIP REST clients: :class:`HttpClient` (its own pool on sockets) and :class:`AsyncHttpClient`
+(aiohttp).
 
 Both keep connections alive in a pool and build and read bodies with :mod:`oipcodec.rest`:
 inputs go as JSON (``binary=False``, flat or ``nested=True``) or with the binary tensor data
@@ -6,14 +7,12 @@ extension (``binary=True``, the default, outputs asked in binary too), optionall
 deflate-compressed (``compression=``: the request body, and the answer through
 ``Accept-Encoding``). Binary outputs come back as read-only numpy views of the response body.
 
-Why these libraries, by ``benchmarks/client_overhead.py`` on the development machine: one
-request at a time over one keep-alive connection (a 205-byte binary request to the embedded
-server, 3000 requests; mean / median microseconds, the server's share included), http.client
-226 / 188, urllib3 2.8 459 / 308, httpx 0.28 sync 959 / 651, aiohttp 3.14 605 / 315, httpx async
-1494 / 1139; with 8 threads sharing a client, the client's own CPU per request decides, and
-there a small pool over ``http.client`` costs a fraction of urllib3's (see
-:mod:`oipcodec.client._pool`). aiohttp is the cheapest asyncio client; httpx costs 2-4x more
-per request. Nothing decompresses for us (``http.client`` never does; aiohttp with
+Why these transports, by ``benchmarks/client_overhead.py`` (figures of one run in the README,
+"Clients"): for the synchronous client, with 8 threads sharing it, the client process's CPU
+per request decides, and there urllib3 (what it was built on first) cost 2-4x what the pool of
+:mod:`oipcodec.client._pool` costs on the standard library's sockets, which also beats bare
+``http.client`` one request at a time. aiohttp is the cheapest asyncio client measured; httpx
+costs 2-4x more per request than either. Nothing decompresses for us (aiohttp is told
 ``auto_decompress=False``): :func:`oipcodec.rest.decode_response` inflates with its size cap.
 """
 
@@ -139,7 +138,7 @@ class _Common:
 
 
 class HttpClient(_Common):
-    """A synchronous OIP REST client over a pool of keep-alive connections (``http.client``).
+    """A synchronous OIP REST client over a pool of keep-alive HTTP/1.1 connections.
 
     ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
     means http); https verifies the server against ``ssl_context``, by default the system's
