@@ -5,15 +5,15 @@ Why not urllib3 (what :class:`HttpClient` used first), nor ``http.client`` under
 threads sharing one client, the load of ``benchmarks/client_overhead.py`` (small binary
 requests to the embedded server, both on the 2-core development machine) cost the client
 process 531-616 us of CPU per request through urllib3, 355 us through a plain pool of
-``http.client`` connections, and 192-233 us through tritonclient (C header parsing, one
-client per thread); this transport, 129-137 us. What the time went to is per-request Python
-work that each thread holds the GIL for: urllib3's pool (queue, conditions, retries, header
-containers), and in ``http.client`` the request head built a header at a time with checks,
-a file object per answer and the answer's header lines parsed by the ``email`` package. Here a request is one
+``http.client`` connections, and 192-233 us through tritonclient (C header parsing, one client
+per thread); this transport, 129-137 us. What the time went to is per-request Python work that
+each thread holds the GIL for: urllib3's pool (queue, conditions, retries, header containers),
+and in ``http.client`` the request head built a header at a time with checks, a file object per
+answer and the answer's header lines parsed by the ``email`` package. Here a request is one
 ``sendall`` of its head and body (two for bodies over 64 kB, which are not copied), and an
-answer is read from one buffered reader per connection: status line, header lines into a
-dict, then the body by ``Content-Length`` (read straight into the bytes object), by chunks,
-or to the end of the connection.
+answer is read from one buffered reader per connection: status line, header lines into a dict,
+then the body by ``Content-Length`` (read straight into the bytes object), by chunks, or to the
+end of the connection.
 
 The pool: idle connections on a list, a count in use, both under one lock (a condition on it
 is waited on only when every connection is taken), a check that an idle connection was not
