@@ -490,3 +490,27 @@ def test_large_request_and_answer_bodies(client: HttpClient) -> None:
     for binary in (True, False):
         answer = client.infer("identity", {"X": data}, binary=binary)
         assert np.array_equal(answer.output("X").data, data)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100000000000\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n",
+        b"HTTP/1.0 200 OK\r\n\r\n" + b" " * 100,
+    ],
+)
+def test_an_answer_over_the_body_limit_is_refused_before_it_is_read(answer: bytes) -> None:
+    from oipcodec import LimitError
+    from oipcodec.limits import Limits
+
+    server = _OneShotServer(answer, close_after=True)
+    try:
+        url = f"http://127.0.0.1:{server.port}"
+        with (
+            HttpClient(url, timeout=10, limits=Limits(max_body_bytes=10)) as c,
+            pytest.raises(LimitError, match="over the client's limit of 10 bytes"),
+        ):
+            c.server_metadata()
+    finally:
+        server.close()

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from oipcodec.client.errors import RequestTimeoutError, ServerConnectionError
+from oipcodec.errors import LimitError
 
 __all__ = ["ConnectionPool", "Headers", "connect_message"]
 
@@ -57,6 +58,10 @@ class _BadAnswer(Exception):
     """The server's answer is not HTTP/1.1 as this client reads it."""
 
 
+class _TooLarge(Exception):
+    """The answer's body is larger than the client's limit (no more of it is read)."""
+
+
 class _Connection:
     """One HTTP/1.1 connection: a socket (TLS-wrapped for https) and a buffered reader."""
 
@@ -79,10 +84,11 @@ class _Connection:
         self.sock.close()
 
     def exchange(
-        self, head: bytes, body: bytes | None, method: str
+        self, head: bytes, body: bytes | None, method: str, limit: int
     ) -> tuple[int, bytes, Headers, bool]:
         """Send a request, read its answer: (status, body, headers, whether the connection
-        can carry another request)."""
+        can carry another request). A body over ``limit`` bytes is refused (_TooLarge) as soon
+        as that is known, before memory is taken for it."""
         sock = self.sock
         if body is None:
             sock.sendall(head)
@@ -102,14 +108,19 @@ class _Connection:
         if method == "HEAD" or status in (204, 304):
             return status, b"", headers, keep
         if "chunked" in headers.get("transfer-encoding", "").lower():
-            return status, _chunked(reader), headers, keep
+            return status, _chunked(reader, limit), headers, keep
         length = headers.get("content-length")
-        if length is None:
-            return status, reader.read(), headers, False  # the body ends with the connection
+        if length is None:  # the body ends with the connection
+            data = reader.read(limit + 1)
+            if len(data) > limit:
+                raise _TooLarge(f"more than {limit}")
+            return status, data, headers, False
         try:
             size = int(length)
         except ValueError:
             raise _BadAnswer(f"Content-Length {length!r} is not a number") from None
+        if size > limit:
+            raise _TooLarge(str(size))
         data = reader.read(size) if size > 0 else b""
         if len(data) != size:
             raise _BadAnswer(f"the answer ended after {len(data)} of its {size} body bytes")
@@ -146,8 +157,9 @@ def _header_lines(reader: Any) -> Headers:
     raise _BadAnswer(f"more than {_MAX_HEADERS} header lines")
 
 
-def _chunked(reader: Any) -> bytes:
+def _chunked(reader: Any, limit: int) -> bytes:
     parts: list[bytes] = []
+    total = 0
     while True:
         line = reader.readline(_MAX_LINE + 1)
         try:
@@ -157,6 +169,9 @@ def _chunked(reader: Any) -> bytes:
         if size == 0:
             _header_lines(reader)  # trailers, up to the blank line
             return b"".join(parts)
+        total += size
+        if total > limit:
+            raise _TooLarge(f"more than {limit}")
         chunk = reader.read(size)
         if len(chunk) != size or reader.read(2) != b"\r\n":
             raise _BadAnswer("the answer ended inside a chunk")
@@ -186,7 +201,8 @@ def _check_header(name: str, value: str) -> None:
 class ConnectionPool:
     """Up to ``size`` keep-alive connections to ``scheme://host:port``; a caller beyond that
     waits for one (within its timeout). ``request`` is thread-safe. For https, ``ssl_context``
-    (default: the system's trusted certificates, host names checked)."""
+    (default: the system's trusted certificates, host names checked). An answer whose body is
+    over ``max_body_bytes`` is refused with :class:`LimitError` before it is read."""
 
     def __init__(
         self,
@@ -195,6 +211,7 @@ class ConnectionPool:
         port: int | None,
         size: int,
         ssl_context: ssl.SSLContext | None = None,
+        max_body_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         if size < 1:
             raise ValueError(f"pool_size must be >= 1, got {size}")
@@ -205,6 +222,7 @@ class ConnectionPool:
         name = f"[{host}]" if ":" in host else host
         self._host_header = name if default_port else f"{name}:{self._port}"
         self._size = size
+        self._max_body = max_body_bytes
         self._context = (ssl_context or ssl.create_default_context()) if tls else None
         self._idle: list[_Connection] = []
         self._in_use = 0
@@ -287,8 +305,13 @@ class ConnectionPool:
         conn = self._take(timeout, method, where)
         reusable = False
         try:
-            status, data, answer, reusable = conn.exchange(head, body, method)
+            status, data, answer, reusable = conn.exchange(head, body, method, self._max_body)
             return status, data, answer
+        except _TooLarge as exc:
+            raise LimitError(
+                f"{method} {where}: the answer's body of {exc} bytes is over the client's limit "
+                f"of {self._max_body} bytes (Limits.max_body_bytes)"
+            ) from None
         except TimeoutError:
             raise RequestTimeoutError(
                 f"{method} {where}: no answer within {timeout} s", url=where

@@ -146,7 +146,9 @@ class HttpClient(_Common):
     ``timeout``: seconds for a whole call (waiting for a free connection, connecting, sending,
     then each wait for the answer), overridable per call; ``None`` waits forever.
     ``pool_size``: connections kept alive, the most that run at once (more threads than that
-    wait for a free one). ``headers`` go with every request.
+    wait for a free one). ``headers`` go with every request. ``limits`` bound what an answer
+    may hold: an answer body over ``limits.max_body_bytes`` is refused with
+    :class:`~oipcodec.LimitError` before it is read.
     Thread-safe: share one client between threads. Close it (or use ``with``) when done.
     """
 
@@ -163,8 +165,9 @@ class HttpClient(_Common):
         super().__init__(url, timeout, headers, limits)
         parts = urllib.parse.urlsplit(self._origin)
         self._pool = ConnectionPool(
-            parts.scheme, parts.hostname or "", parts.port, pool_size, ssl_context
-        )
+            parts.scheme, parts.hostname or "", parts.port, pool_size, ssl_context,
+            limits.max_body_bytes,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ transport
 
