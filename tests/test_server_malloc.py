@@ -74,7 +74,7 @@ def test_the_operators_environment_wins(variable: str, value: str) -> None:
 
 def test_zero_changes_nothing_and_negative_is_refused() -> None:
     assert set_malloc_top_pad(0) is False
-    with pytest.raises(ValueError, match="must be >= 0 bytes, got -1"):
+    with pytest.raises(ValueError, match="malloc_top_pad must be >= 0 bytes, got -1"):
         set_malloc_top_pad(-1)
 
 

@@ -143,8 +143,9 @@ class HttpClient(_Common):
     ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
     means http); https verifies the server against ``ssl_context``, by default the system's
     trusted certificates (``ssl.create_default_context()``).
-    ``timeout``: seconds for a whole call (waiting for a free connection, connecting, sending,
-    then each wait for the answer), overridable per call; ``None`` waits forever.
+    ``timeout``: seconds, overridable per call, to wait for a free connection, to connect,
+    and for each send and each read of the answer (a server that answers a trickle at a time
+    can take longer in all); ``None`` waits forever.
     ``pool_size``: connections kept alive, the most that run at once (more threads than that
     wait for a free one). ``headers`` go with every request. ``limits`` bound what an answer
     may hold: an answer body over ``limits.max_body_bytes`` is refused with

@@ -23,7 +23,7 @@ import ctypes
 import logging
 import os
 
-__all__ = ["DEFAULT_MALLOC_TOP_PAD", "set_malloc_top_pad"]
+__all__ = ["DEFAULT_MALLOC_TOP_PAD", "check_malloc_top_pad", "set_malloc_top_pad"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -50,6 +50,13 @@ def _glibc() -> ctypes.CDLL | None:
         return None
 
 
+def check_malloc_top_pad(nbytes: int) -> None:
+    """Refuse a negative pad with ValueError (the servers check it before they start a
+    process that would only say it failed to start)."""
+    if nbytes < 0:
+        raise ValueError(f"malloc_top_pad must be >= 0 bytes, got {nbytes}")
+
+
 def set_malloc_top_pad(nbytes: int) -> bool:
     """Set glibc's ``M_TOP_PAD`` to ``nbytes`` for this whole process; True when it took effect.
 
@@ -59,8 +66,7 @@ def set_malloc_top_pad(nbytes: int) -> bool:
     or ``GLIBC_TUNABLES``): the operator's choice wins. The process keeps up to about
     ``nbytes`` of freed memory per malloc arena instead of returning it to the system.
     """
-    if nbytes < 0:
-        raise ValueError(f"the malloc top pad must be >= 0 bytes, got {nbytes}")
+    check_malloc_top_pad(nbytes)
     if nbytes == 0:
         return False
     if any(name in os.environ for name in _OPERATOR_SETTINGS):

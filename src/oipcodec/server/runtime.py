@@ -26,7 +26,11 @@ from typing import Any
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.http import RestApp
-from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, set_malloc_top_pad
+from oipcodec.server.malloc import (
+    DEFAULT_MALLOC_TOP_PAD,
+    check_malloc_top_pad,
+    set_malloc_top_pad,
+)
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 
@@ -420,7 +424,7 @@ def serve(
         _configure_logging(log_level)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    _check_malloc_top_pad(malloc_top_pad)
+    check_malloc_top_pad(malloc_top_pad)
     if workers == 1:
         server = Server(
             models,
@@ -461,12 +465,6 @@ def serve(
         pool.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _check_malloc_top_pad(nbytes: int) -> None:
-    # Refused here, not in the server process, where it would only say "failed to start".
-    if nbytes < 0:
-        raise ValueError(f"malloc_top_pad must be >= 0 bytes, got {nbytes}")
 
 
 def _configure_logging(level: str) -> None:
@@ -530,7 +528,7 @@ def background(
     ``malloc_top_pad`` is applied in the subprocesses (as :func:`serve`), never to the
     caller's process.
     """
-    _check_malloc_top_pad(malloc_top_pad)
+    check_malloc_top_pad(malloc_top_pad)
     if process:
         spec = _Spec(
             models, model_module, host, http_port, grpc_port, limits, workers > 1, False,
