@@ -53,7 +53,7 @@ from oipcodec.datatypes import DATATYPES
 
 kserve = require_kserve()
 ml_dtypes = require_peer("ml_dtypes")
-for _module in ("grpc", "aiohttp", "urllib3"):
+for _module in ("grpc", "aiohttp"):
     pytest.importorskip(_module, reason="the client extra is not installed")
 
 from kserve.utils.numpy_codec import to_np_dtype  # noqa: E402
