@@ -501,6 +501,7 @@ def test_large_request_and_answer_bodies(client: HttpClient) -> None:
     ],
 )
 def test_an_answer_over_the_body_limit_is_refused_before_it_is_read(answer: bytes) -> None:
+    # The sync client, then the asyncio one (the server answers each connection once).
     from oipcodec import LimitError
     from oipcodec.limits import Limits
 
@@ -512,5 +513,12 @@ def test_an_answer_over_the_body_limit_is_refused_before_it_is_read(answer: byte
             pytest.raises(LimitError, match="over the client's limit of 10 bytes"),
         ):
             c.server_metadata()
+
+        async def main() -> None:
+            async with AsyncHttpClient(url, timeout=10, limits=Limits(max_body_bytes=10)) as c:
+                with pytest.raises(LimitError, match="over the client's limit of 10 bytes"):
+                    await c.server_metadata()
+
+        asyncio.run(main())
     finally:
         server.close()

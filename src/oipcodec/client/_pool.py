@@ -32,7 +32,7 @@ from typing import Any
 from oipcodec.client.errors import RequestTimeoutError, ServerConnectionError
 from oipcodec.errors import LimitError
 
-__all__ = ["ConnectionPool", "Headers", "connect_message"]
+__all__ = ["ConnectionPool", "Headers", "answer_too_large", "connect_message"]
 
 #: Request bodies up to this size go out in one send with the head (a copy of the body).
 _JOIN_BODY = 1 << 16
@@ -45,6 +45,15 @@ def connect_message(where: str, exc: BaseException) -> str:
     """The message of a failed connection: where to, and the system's reason."""
     reason = getattr(exc, "reason", None) or exc
     return f"cannot connect to {where}: {type(reason).__name__}: {reason}"
+
+
+def answer_too_large(method: str, where: str, size: str, limit: int) -> LimitError:
+    """The error for an answer whose body (``size``: its byte count, or "more than N") is over
+    the client's ``Limits.max_body_bytes``."""
+    return LimitError(
+        f"{method} {where}: the answer's body of {size} bytes is over the client's limit "
+        f"of {limit} bytes (Limits.max_body_bytes)"
+    )
 
 
 class Headers(dict[str, str]):
@@ -308,10 +317,7 @@ class ConnectionPool:
             status, data, answer, reusable = conn.exchange(head, body, method, self._max_body)
             return status, data, answer
         except _TooLarge as exc:
-            raise LimitError(
-                f"{method} {where}: the answer's body of {exc} bytes is over the client's limit "
-                f"of {self._max_body} bytes (Limits.max_body_bytes)"
-            ) from None
+            raise answer_too_large(method, where, str(exc), self._max_body) from None
         except TimeoutError:
             raise RequestTimeoutError(
                 f"{method} {where}: no answer within {timeout} s", url=where

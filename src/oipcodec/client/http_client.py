@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from oipcodec import rest
-from oipcodec.client._pool import ConnectionPool, connect_message
+from oipcodec.client._pool import ConnectionPool, answer_too_large, connect_message
 from oipcodec.client._request import Inputs, Outputs, build_request
 from oipcodec.client.errors import (
     GRPC_CODE_FOR_STATUS,
@@ -309,7 +309,8 @@ class AsyncHttpClient(_Common):
     """The asyncio twin of :class:`HttpClient` (aiohttp); the same methods, as coroutines.
 
     The session is opened on first use, in the running event loop; ``await client.close()``
-    (or ``async with``) closes it. ``pool_size`` bounds the connections open at once.
+    (or ``async with``) closes it. ``pool_size`` bounds the connections open at once. An
+    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.LimitError`.
     """
 
     def __init__(
@@ -360,8 +361,18 @@ class AsyncHttpClient(_Common):
                 timeout=aiohttp.ClientTimeout(total=seconds),
                 allow_redirects=False,
             ) as response:
-                data = await response.read()
-                return response.status, data, response.headers
+                # The body up to the client's limit, refused as soon as it is known to be over.
+                limit = self.limits.max_body_bytes
+                declared = response.content_length
+                if declared is not None and declared > limit:
+                    raise answer_too_large(method, where, str(declared), limit)
+                parts, total = [], 0
+                async for chunk in response.content.iter_chunked(1 << 20):
+                    total += len(chunk)
+                    if total > limit:
+                        raise answer_too_large(method, where, f"more than {limit}", limit)
+                    parts.append(chunk)
+                return response.status, b"".join(parts), response.headers
         except aiohttp.ClientConnectorError as exc:
             raise ServerConnectionError(connect_message(where, exc), url=where) from None
         except asyncio.TimeoutError:
