@@ -31,6 +31,7 @@ from typing import Any
 
 from oipcodec.client.errors import RequestTimeoutError, ServerConnectionError
 from oipcodec.errors import LimitError
+from oipcodec.limits import DEFAULT_LIMITS
 
 __all__ = ["ConnectionPool", "Headers", "answer_too_large", "connect_message"]
 
@@ -220,7 +221,7 @@ class ConnectionPool:
         port: int | None,
         size: int,
         ssl_context: ssl.SSLContext | None = None,
-        max_body_bytes: int = 64 * 1024 * 1024,
+        max_body_bytes: int = DEFAULT_LIMITS.max_body_bytes,
     ) -> None:
         if size < 1:
             raise ValueError(f"pool_size must be >= 1, got {size}")
