@@ -2,6 +2,7 @@
 
     python benchmarks/load_server.py                      # starts our server, measures it
     python benchmarks/load_server.py --workers 2          # our server with 2 processes
+    python benchmarks/load_server.py --http-protocol httptools   # on uvicorn's own protocol
     python benchmarks/load_server.py --url http://127.0.0.1:8080   # any OIP server (MLServer...)
 
 Cases (all POST v2/models/<model>/infer, the answer asked in the request's own form):
@@ -204,7 +205,12 @@ def target(args: argparse.Namespace) -> Iterator[str]:
         return
     from oipcodec.server import background
 
-    with background(workers=args.workers, grpc_port=None, log_level="warning") as server:
+    with background(
+        workers=args.workers,
+        grpc_port=None,
+        log_level="warning",
+        http_protocol=args.http_protocol,
+    ) as server:
         yield server.http_url
 
 
@@ -214,6 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="identity")
     parser.add_argument("--input-name", default="INPUT0")
     parser.add_argument("--workers", type=int, default=1, help="our server's processes")
+    parser.add_argument(
+        "--http-protocol",
+        default="oipcodec",
+        choices=["oipcodec", "httptools", "h11"],
+        help="our server's HTTP/1.1 implementation under uvicorn",
+    )
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")

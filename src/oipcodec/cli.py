@@ -41,6 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
         access_log=args.access_log,
         log_level=args.log_level,
         malloc_top_pad=args.malloc_top_pad << 20,
+        http_protocol=args.http_protocol,
     )
 
 
@@ -71,6 +72,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="MIB",
         help="MiB of freed memory each glibc malloc arena keeps for the next request, "
         "so large bodies do not fault in fresh pages; 0: leave malloc alone (default: 64)",
+    )
+    add(
+        "--http-protocol",
+        choices=["oipcodec", "httptools", "h11"],
+        default="oipcodec",
+        help="HTTP/1.1 implementation under uvicorn: oipcodec's (a request body received "
+        "into one buffer) or one of uvicorn's (default: %(default)s)",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
 import multiprocessing
@@ -34,11 +35,27 @@ from oipcodec.server.malloc import (
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 
-__all__ = ["RunningServer", "Server", "background", "load_model_module", "serve"]
+__all__ = [
+    "HTTP_PROTOCOLS",
+    "RunningServer",
+    "Server",
+    "background",
+    "load_model_module",
+    "serve",
+]
 
 log = logging.getLogger("oipcodec.server")
 
 Models = Iterable[Model] | ModelRegistry | None
+
+#: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
+#: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
+HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
+
+
+def _check_http_protocol(name: str) -> None:
+    if name not in HTTP_PROTOCOLS:
+        raise ValueError(f"http_protocol must be one of {', '.join(HTTP_PROTOCOLS)}, got {name!r}")
 
 
 def load_model_module(module: str) -> list[Model]:
@@ -91,8 +108,18 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(app: RestApp, access_log: bool) -> Any:
+def _uvicorn_server(app: RestApp, access_log: bool, http_protocol: str, limits: Limits) -> Any:
     import uvicorn
+
+    http: Any = http_protocol
+    if http_protocol == "oipcodec":
+        from oipcodec.server.protocol import HttpProtocol
+
+        http = functools.partial(
+            HttpProtocol,
+            body_timeout=limits.body_timeout_seconds,
+            max_body_buffer=limits.max_body_bytes,
+        )
 
     class _Uvicorn(uvicorn.Server):
         # The owner of the loop handles signals (Server / serve), not uvicorn.
@@ -102,6 +129,7 @@ def _uvicorn_server(app: RestApp, access_log: bool) -> Any:
 
     config = uvicorn.Config(
         app,
+        http=http,
         lifespan="off",
         access_log=access_log,
         log_config=None,
@@ -118,7 +146,8 @@ class Server:
     ``model_module`` the demo models are served. A port of 0 picks a free one (read the
     actual ports from :attr:`http_port` / :attr:`grpc_port` after :meth:`start`); ``None``
     disables that protocol. ``limits.max_body_bytes`` is the largest request body (413) and
-    gRPC message accepted.
+    gRPC message accepted. ``http_protocol``: one of :data:`HTTP_PROTOCOLS`, the HTTP/1.1
+    implementation under uvicorn (default: oipcodec's own, server/protocol.py).
     """
 
     def __init__(
@@ -132,7 +161,9 @@ class Server:
         model_module: str | None = None,
         reuse_port: bool = False,
         access_log: bool = False,
+        http_protocol: str = "oipcodec",
     ) -> None:
+        _check_http_protocol(http_protocol)
         self.registry = _registry(models, model_module)
         self.host = host
         self.http_port = http_port
@@ -140,6 +171,7 @@ class Server:
         self.limits = limits
         self.reuse_port = reuse_port
         self.access_log = access_log
+        self.http_protocol = http_protocol
         self.app = RestApp(self.registry, limits=limits, manage_models=False)
         self._http: Any = None
         self._http_task: asyncio.Task[None] | None = None
@@ -162,7 +194,7 @@ class Server:
         if self.http_port is not None:
             self._socket = _listen(self.host, self.http_port, self.reuse_port)
             self.http_port = self._socket.getsockname()[1]
-            self._http = _uvicorn_server(self.app, self.access_log)
+            self._http = _uvicorn_server(self.app, self.access_log, self.http_protocol, self.limits)
             self._http_task = asyncio.create_task(self._http.serve(sockets=[self._socket]))
             while not self._http.started:
                 if self._http_task.done():
@@ -280,6 +312,7 @@ class _Spec:
     access_log: bool
     log_level: str | None = None
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
+    http_protocol: str = "oipcodec"
 
 
 def _worker_main(spec: _Spec, conn: Connection) -> None:
@@ -295,6 +328,7 @@ def _worker_main(spec: _Spec, conn: Connection) -> None:
             model_module=spec.model_module,
             reuse_port=spec.reuse_port,
             access_log=spec.access_log,
+            http_protocol=spec.http_protocol,
         )
         _run_blocking(server, spec.malloc_top_pad, conn)
     except BaseException as exc:
@@ -409,6 +443,7 @@ def serve(
     access_log: bool = False,
     log_level: str | None = "info",
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
+    http_protocol: str = "oipcodec",
 ) -> int:
     """Serve until SIGINT or SIGTERM; returns an exit status.
 
@@ -418,13 +453,14 @@ def serve(
     request. ``log_level=None`` leaves logging as the caller configured it.
     ``malloc_top_pad``: bytes of freed memory each glibc malloc arena of the serving
     process keeps for the next request (:func:`oipcodec.server.malloc.set_malloc_top_pad`;
-    0 leaves malloc as it is).
+    0 leaves malloc as it is). ``http_protocol``: see :class:`Server`.
     """
     if log_level is not None:
         _configure_logging(log_level)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     check_malloc_top_pad(malloc_top_pad)
+    _check_http_protocol(http_protocol)
     if workers == 1:
         server = Server(
             models,
@@ -434,6 +470,7 @@ def serve(
             limits=limits,
             model_module=model_module,
             access_log=access_log,
+            http_protocol=http_protocol,
         )
         try:
             _run_blocking(server, malloc_top_pad)
@@ -443,7 +480,7 @@ def serve(
         return 0
     spec = _Spec(
         models, model_module, host, http_port, grpc_port, limits, True, access_log, log_level,
-        malloc_top_pad,
+        malloc_top_pad, http_protocol,
     )  # fmt: skip
     pool = _Workers(spec, workers, timeout=60.0)
     # Signals are taken before the workers start: they serve requests before this process has
@@ -515,6 +552,7 @@ def background(
     log_level: str | None = None,
     timeout: float = 60.0,
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
+    http_protocol: str = "oipcodec",
 ) -> Iterator[RunningServer]:
     """Run a server (free ports by default) for the duration of a ``with`` block::
 
@@ -526,13 +564,14 @@ def background(
     ``process=False`` runs it in a thread of this process. Either way it is stopped, and its
     models unloaded, when the block exits; a subprocess also stops if this process dies.
     ``malloc_top_pad`` is applied in the subprocesses (as :func:`serve`), never to the
-    caller's process.
+    caller's process. ``http_protocol``: see :class:`Server`.
     """
     check_malloc_top_pad(malloc_top_pad)
+    _check_http_protocol(http_protocol)
     if process:
         spec = _Spec(
             models, model_module, host, http_port, grpc_port, limits, workers > 1, False,
-            log_level, malloc_top_pad,
+            log_level, malloc_top_pad, http_protocol,
         )  # fmt: skip
         pool = _Workers(spec, workers, timeout)
         pool.start()
@@ -550,6 +589,7 @@ def background(
         grpc_port=grpc_port,
         limits=limits,
         model_module=model_module,
+        http_protocol=http_protocol,
     )
     started = threading.Event()
     failure: list[BaseException] = []
