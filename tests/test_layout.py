@@ -640,3 +640,23 @@ def test_reference_counts_are_balanced(impl) -> None:
     with pytest.raises(EncodeError):
         impl.flatten([text, element, None], "BYTES")
     assert counts() == before
+
+
+# ------------------------------------------------------------------ uninitialized_bytearray
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 1 << 20])
+def test_uninitialized_bytearray_size_and_writes(impl, size: int) -> None:
+    buffer = impl.uninitialized_bytearray(size)
+    assert type(buffer) is bytearray
+    assert len(buffer) == size
+    pattern = bytes(range(256)) * (size // 256 + 1)
+    memoryview(buffer)[:] = pattern[:size]  # writable through a view, the way it is filled
+    assert buffer == pattern[:size]
+    buffer.extend(b"xy")  # an ordinary bytearray: it can still grow
+    assert len(buffer) == size + 2
+
+
+def test_uninitialized_bytearray_refuses_a_negative_size(impl) -> None:
+    with pytest.raises(ValueError, match="cannot be negative, got -1"):
+        impl.uninitialized_bytearray(-1)

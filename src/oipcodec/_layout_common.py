@@ -506,3 +506,9 @@ def little_endian_view(array: Any) -> memoryview:
         return memoryview(b"")
     copy = array.astype(array.dtype.newbyteorder("<"), order="C")  # swap and lay out at once
     return memoryview(copy).toreadonly().cast("B")
+
+
+def check_buffer_size(size: int) -> None:
+    """uninitialized_bytearray's argument: a size in bytes, not negative."""
+    if size < 0:
+        raise ValueError(f"a buffer size cannot be negative, got {size}")

@@ -9,6 +9,7 @@
 # output, never handed out, is dropped. The walk reads Python objects, so it holds the GIL.
 
 cimport cython
+from cpython.bytearray cimport PyByteArray_FromStringAndSize
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_AsUTF8String
 from libc.math cimport isinf
@@ -45,7 +46,7 @@ from oipcodec._layout_common import (
 )
 from oipcodec.limits import DEFAULT_LIMITS
 
-__all__ = ["flatten", "little_endian_view", "unflatten"]
+__all__ = ["flatten", "little_endian_view", "unflatten", "uninitialized_bytearray"]
 
 # Borrowed-reference versions of the CPython calls the hot loops make: an element is looked at
 # through a borrowed pointer, and only the slow path (which may run Python code) takes a
@@ -366,3 +367,12 @@ def unflatten(array, shape):
     BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of :func:`flatten`.
     """
     return unflatten_reference(array, shape)
+
+
+def uninitialized_bytearray(Py_ssize_t size):
+    """A bytearray of ``size`` bytes for the caller to fill completely before anything reads
+    it: its bytes are left as the allocator gave them, without the zeroing pass bytearray(size)
+    makes (2.6% of the server's CPU on 3 MB request bodies, which the event loop then
+    overwrites). The pure twin's are zeros."""
+    common.check_buffer_size(size)
+    return PyByteArray_FromStringAndSize(NULL, size)

@@ -19,6 +19,7 @@ from oipcodec._layout_common import (
     Rejected,
     array_mismatch,
     array_path,
+    check_buffer_size,
     convert_array,
     datatype_code,
     element_error,
@@ -33,7 +34,7 @@ from oipcodec._layout_common import (
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["flatten", "little_endian_view", "unflatten"]
+__all__ = ["flatten", "little_endian_view", "unflatten", "uninitialized_bytearray"]
 
 
 class _Walk:
@@ -160,3 +161,11 @@ def unflatten(array: Any, shape: Any) -> Any:
     BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of :func:`flatten`.
     """
     return unflatten_reference(array, shape)
+
+
+def uninitialized_bytearray(size: int) -> bytearray:
+    """A bytearray of ``size`` bytes for the caller to fill completely before anything reads
+    it. The native kernel leaves the bytes as the allocator gave them (no zeroing pass over a
+    buffer about to be overwritten); this twin's are zeros."""
+    check_buffer_size(size)
+    return bytearray(size)
