@@ -59,6 +59,8 @@ from typing import Any
 
 import orjson
 
+from oipcodec.kernels import uninitialized_bytearray
+
 __all__ = ["BODY_TIMEOUT_EXTENSION", "HttpProtocol"]
 
 log = logging.getLogger("oipcodec.server")
@@ -327,7 +329,10 @@ class HttpProtocol(asyncio.BufferedProtocol):
                 self.start += 2  # RFC 9112 2.2: empty lines before a request are ignored
             head_end = self.buf.find(b"\r\n\r\n", self.start, self.end)
             if head_end < 0:
-                if self.end - self.start > self.max_head_bytes:
+                if self.buf.find(b"\n\n", self.start, self.end) >= 0:
+                    # A head ended by bare line feeds (no CRLF head has two in a row).
+                    self._refuse(400, "HTTP header lines must end with CRLF")
+                elif self.end - self.start > self.max_head_bytes:
                     self._refuse(431, f"the request head is over {self.max_head_bytes} bytes")
                 elif self.start < self.end:
                     self._arm("head")
@@ -468,6 +473,7 @@ class _Cycle:
     """One request and its answer: the ``receive`` and ``send`` of its ASGI call."""
 
     __slots__ = (
+        "bodiless",
         "body",
         "chunk_state",
         "chunked_answer",
@@ -512,6 +518,7 @@ class _Cycle:
         self.head_out: bytes | None = None
         self.left_to_send: int | None = None
         self.chunked_answer = False
+        self.bodiless = False
 
     # ------------------------------------------------------------------ the app
 
@@ -559,7 +566,9 @@ class _Cycle:
         self.waiter = proto.loop.create_future()
         self.waiting = True
         proto._resume_reading()
-        if proto.body_timeout is not None and proto.timer is None:
+        # The body timer only while body bytes are awaited: after the body, receive() waits
+        # for the client to go away, which may rightly take as long as the answer does.
+        if proto.body_timeout is not None and proto.timer is None and not self.delivered:
             proto.timer_kind = "body"
             proto.activity = proto.loop.time()
             proto.timer = proto.loop.call_later(
@@ -598,7 +607,9 @@ class _Cycle:
 
     async def _whole_body(self, length: int) -> dict[str, Any]:
         proto = self.proto
-        body = self.body = bytearray(length)
+        # Every byte is written (below and by the event loop) before the app sees the buffer:
+        # no zeroing pass first.
+        body = self.body = uninitialized_bytearray(length)
         have = min(length, proto.end - proto.start)
         body[:have] = memoryview(proto.buf)[proto.start : proto.start + have]
         proto.start += have
@@ -692,7 +703,8 @@ class _Cycle:
             if kind != "http.response.start":
                 raise RuntimeError(f"expected 'http.response.start', got {kind!r}")
             self.started = True
-            self.continue_ = False
+            # continue_ is left as it is: still set, it tells _start_answer that the body was
+            # never asked for (receive() sends no 100 Continue once the answer has started).
             self._start_answer(message["status"], message.get("headers", ()))
             return
         if self.complete:
@@ -701,8 +713,8 @@ class _Cycle:
             raise RuntimeError(f"expected 'http.response.body', got {kind!r}")
         body = message.get("body", b"")
         more = message.get("more_body", False)
-        if self.scope["method"] == "HEAD":
-            body = b""
+        if self.bodiless:
+            body = b""  # HEAD, 1xx, 204, 304: whatever the app sends is not sent on
         elif self.chunked_answer:
             body = (b"%x\r\n" % len(body) + body + b"\r\n" if body else b"") + (
                 b"" if more else b"0\r\n\r\n"
@@ -741,6 +753,7 @@ class _Cycle:
             if unread < 0 or self.continue_:
                 self.keep_alive = False  # where the unread body ends is not known
         parts = [_STATUS_LINES[status] if 100 <= status < 600 else _status_line(status)]
+        said_close = False
         for name, value in (*proto.server_state.default_headers, *headers):
             if _BAD_NAME.search(name) or _BAD_VALUE.search(value):
                 raise RuntimeError(f"invalid response header {name!r}: {value!r}")
@@ -749,17 +762,18 @@ class _Cycle:
                 self.left_to_send = int(value)
             elif name == b"connection" and b"close" in value.lower():
                 self.keep_alive = False
+                said_close = True
             elif name == b"transfer-encoding":
                 raise RuntimeError("the app may not set Transfer-Encoding")
             parts += (name, b": ", value, b"\r\n")
-        bodiless = self.scope["method"] == "HEAD" or status in (204, 304) or status < 200
-        if self.left_to_send is None and not bodiless:
+        self.bodiless = self.scope["method"] == "HEAD" or status in (204, 304) or status < 200
+        if self.left_to_send is None and not self.bodiless:
             if self.scope["http_version"] == "1.0":
                 self.keep_alive = False  # the body ends with the connection
             else:
                 self.chunked_answer = True
                 parts.append(b"transfer-encoding: chunked\r\n")
-        if not self.keep_alive:
+        if not self.keep_alive and not said_close:
             parts.append(b"connection: close\r\n")
         parts.append(b"\r\n")
         self.head_out = b"".join(parts)
