@@ -10,6 +10,8 @@ All build switches live here:
 - ``OIPCODEC_ONLY=name[,name]``: build only these kernel modules (a development convenience).
 - ``OIPCODEC_NO_EXTENSIONS=1``: build no extension at all (the pure twins are then used).
 - ``OIPCODEC_WERROR=1``: turns compiler warnings into errors (CI builds with it on Linux).
+- ``OIPCODEC_NO_CLONES=1``: builds the hot loops marked in csrc/oipcodec/target.h once, for
+  the baseline processor only, instead of also for x86-64-v3 (chosen at load time).
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ def extensions() -> list[Extension]:
 
     only = {n for n in os.environ.get("OIPCODEC_ONLY", "").split(",") if n}
     macros = [("OIPCODEC_DEBUG", "1" if DEBUG else "0")]
+    if flag("OIPCODEC_NO_CLONES"):
+        macros.append(("OIPCODEC_NO_CLONES", "1"))
     if DEBUG:
         macros += [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")]
     exts = [

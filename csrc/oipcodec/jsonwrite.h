@@ -25,6 +25,7 @@
 
 #include "oipcodec/endian.h"
 #include "oipcodec/half.h"
+#include "oipcodec/target.h"
 
 #if defined(_MSC_VER)
 #include <intrin.h>
@@ -538,17 +539,26 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
 #define OIPCODEC_F32_SLACK 32
 /* Elements per block of oipcodec_row_f32's two passes (a few hundred bytes of stack). */
 #define OIPCODEC_F32_BLOCK 64
+/* 0 sends every element to oipcodec_f32_shortest: only tools/check_f32_writer.sh builds it so,
+ * to compare the fast path with the exact one on every bit pattern. */
+#ifndef OIPCODEC_F32_FAST_PATH
+#define OIPCODEC_F32_FAST_PATH 1
+#endif
 
 /* float32 elements (native byte order) in the reference layout, each followed by a comma.
  *
  * Fast path (normal floats that are not a power of two): with V = v / 10**k and D the half
  * interval width in units of 10**k (D in [0.5, 5), V >= 2**23), the shortest decimal is the
  * multiple of 10 inside [V - D, V + D] if there is one (at most one fits), else V rounded to
- * the nearest integer (always inside, as D >= 0.5). V and the ends are each one 64x64-bit
- * product with 32 fraction bits kept; the table's g is rounded up, which makes each product
- * too large by less than 1/16 of its last bit. So any decision whose truncated product sits
- * exactly on the boundary (an end equal to the multiple of 10, V's fraction exactly 1/2) could
- * be an exact tie or an error, and goes to oipcodec_f32_shortest; all others are exact.
+ * the nearest integer (always inside, as D >= 0.5). V is one 64x64-bit product with 32
+ * fraction bits kept; the table's g is rounded up, which makes it too large by less than 1/16
+ * of its last bit. The ends are V + D and V - D with D's product a shift of g (one multiply
+ * instead of three), which puts each within one unit of the last bit of its own product. So
+ * any decision an end's product could sit on or cross (an end equal to the multiple of 10 or
+ * one unit from it, top's integer part in doubt) and V's fraction exactly 1/2 could be an exact
+ * tie or an error, and go to oipcodec_f32_shortest; all others are exact. The text this
+ * writes was compared with the three-product version's for all 2**32 bit patterns (0
+ * differences); tools/check_f32_writer.sh compares it with the exact path on every pattern.
  *
  * The text is written with fixed-width overlapping stores of words assembled in registers:
  * nothing stored is read back (stores then wider loads of the same bytes stall), and no branch
@@ -559,7 +569,8 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  * Each element's digits and their layout are a long chain of dependent multiplies; with both in
  * one loop body the processor could overlap the chains of only about two elements, and the
  * split loops ran 13% faster on 150,528 values (2.24 to 1.96 ms), the text unchanged. */
-static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
+OIPCODEC_HOT static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out,
+                                          const void *ctx) {
     const uint64_t ascii = 0x3030303030303030ull;
     const uint32_t *v = (const uint32_t *)data;
     uint32_t digits[OIPCODEC_F32_BLOCK];
@@ -573,13 +584,17 @@ static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const vo
             uint32_t mag = v[base + j] & 0x7FFFFFFFu, field = mag >> 23, m = mag & 0x7FFFFFu;
             uint32_t d = 0;
             int e10 = 0;
-            if (field - 1u < 0xFEu && m != 0) { /* normal, not a power of two */
+            if (OIPCODEC_F32_FAST_PATH && field - 1u < 0xFEu && m != 0) {
+                /* normal, not a power of two */
                 int k = oipcodec_f32_k[field], h = oipcodec_f32_h[field];
                 uint64_t g = oipcodec_f32_pow10[31 - k];
-                uint64_t x = (uint64_t)(m | 0x800000u) << h, half = (uint64_t)1 << (h - 1);
+                uint64_t x = (uint64_t)(m | 0x800000u) << h;
                 uint64_t mid = oipcodec_mulhi64(x, g); /* V * 2**32 */
-                uint64_t top = oipcodec_mulhi64(x + half, g);
-                uint64_t bottom = oipcodec_mulhi64(x - half, g);
+                /* D * 2**32: g * 2**(h-1) / 2**64, exact as a shift. The ends are then one
+                 * add and one subtract away, each at most 1 below its own truncated product
+                 * (top in [top', top' + 1], bottom in [bottom' - 1, bottom']). */
+                uint64_t delta = g >> (65 - h);
+                uint64_t top = mid + delta, bottom = mid - delta;
                 uint32_t s10 = (uint32_t)(top >> 32) / 10 * 10, in10, up, sel;
                 uint64_t at10 = (uint64_t)s10 << 32;
                 in10 = at10 > bottom;
@@ -587,7 +602,11 @@ static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const vo
                 sel = 0 - in10;
                 d = (s10 & sel) | (((uint32_t)(mid >> 32) + up) & ~sel);
                 e10 = k;
-                if (bottom == at10 || top == at10 || (uint32_t)mid == 0x80000000u) {
+                /* To the exact path: an end within 1 of the multiple of 10 (a tie, or a
+                 * decision the ends' error could flip), top's integer part uncertain (its
+                 * fraction all ones), or V's fraction exactly 1/2. */
+                if (bottom - at10 + 1 <= 2 || at10 == top || (uint32_t)~top == 0 ||
+                    (uint32_t)mid == 0x80000000u) {
                     d = 0;
                 }
             }

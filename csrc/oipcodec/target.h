@@ -1,0 +1,29 @@
+/* Hot loops built twice where the platform can choose between the two when it loads them.
+ *
+ * OIPCODEC_HOT marks a function the compiler also builds for x86-64-v3 (Haswell and later:
+ * AVX2, BMI2, LZCNT, MOVBE), next to the baseline x86-64 build that wheels must run on; the
+ * dynamic loader picks one the first time the function is called, by the processor it runs on
+ * (GCC's and clang's target_clones, an ifunc). The gain is in the integer code of the float
+ * writers and parsers: BMI2's shifts and multiply leave the flags alone, lzcnt/tzcnt need no
+ * zero check (the FP32 JSON writer ran about 10% faster on 150,528 values).
+ *
+ * ifuncs need an x86-64 ELF target with glibc: elsewhere (musl, macOS, Windows, other
+ * processors, a compiler without the attribute) OIPCODEC_HOT is empty and the one build is the
+ * baseline one. A build with OIPCODEC_NO_CLONES=1 in its environment (setup.py) has none. */
+#ifndef OIPCODEC_TARGET_H
+#define OIPCODEC_TARGET_H
+
+#include <stdint.h> /* glibc's defines __GLIBC__ (through features.h) */
+
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__ELF__) && \
+    !defined(OIPCODEC_NO_CLONES) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define OIPCODEC_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+#endif
+
+#ifndef OIPCODEC_HOT
+#define OIPCODEC_HOT
+#endif
+
+#endif
