@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -445,3 +446,45 @@ def test_serve_help() -> None:
     )
     for option in ("--http-port", "--grpc-port", "--model-module", "--workers", "--malloc-top-pad"):
         assert option in out.stdout
+
+
+def _codec_threads_alive() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("oipcodec-codec"))
+
+
+def test_large_json_bodies_are_coded_in_the_apps_own_threads() -> None:
+    app = create_app([Identity()], manage_models=False, codec_threads=1)
+    assert app.codec_threads == 1
+    data = np.random.default_rng(3).random(200_000, dtype=np.float32)  # ~2 MB of JSON text
+    body = orjson.dumps(
+        {"inputs": [{"name": "X", "shape": [data.size], "datatype": "FP32", "data": data.tolist()}]}
+    )
+    assert len(body) > 1 << 20  # over the size that goes off the event loop
+    assert not _codec_threads_alive()  # none before the first large body
+
+    async def scenario() -> tuple[int, bytes]:
+        await app.registry.load_all()
+        status, _, answer = await _Asgi(app).request("POST", "/v2/models/identity/infer", body)
+        return status, answer
+
+    status, answer = asyncio.run(scenario())
+    assert status == 200
+    out = orjson.loads(answer)["outputs"][0]
+    assert np.array_equal(np.array(out["data"], dtype=np.float32), data)
+    assert _codec_threads_alive() == ["oipcodec-codec_0"]  # one thread, as asked
+    app.close()
+    deadline = time.monotonic() + 10
+    while _codec_threads_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _codec_threads_alive()
+
+
+def test_codec_threads_default_and_bounds() -> None:
+    from oipcodec.server import available_cpus
+
+    assert create_app([Identity()]).codec_threads == available_cpus() >= 1
+    with pytest.raises(ValueError, match="codec_threads must be at least 1, got 0"):
+        create_app([Identity()], codec_threads=0)
+    refused = pytest.raises(ValueError, match="codec_threads must be at least 1, got 0")
+    with refused, background([Identity()], codec_threads=0):
+        pass

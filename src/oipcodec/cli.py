@@ -42,6 +42,7 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         malloc_top_pad=args.malloc_top_pad << 20,
         http_protocol=args.http_protocol,
+        codec_threads=args.codec_threads,
     )
 
 
@@ -80,6 +81,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="HTTP/1.1 implementation under uvicorn: oipcodec's (a request body received "
         "into one buffer) or one of uvicorn's (default: %(default)s)",
     )
+    add(
+        "--codec-threads",
+        type=_positive,
+        metavar="N",
+        help="threads per process that parse and write large JSON bodies (default: the CPUs "
+        "this process may use, divided among the workers)",
+    )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.set_defaults(run=_serve)
@@ -89,6 +97,13 @@ def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
 
 

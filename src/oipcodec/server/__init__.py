@@ -31,12 +31,20 @@ from oipcodec.server.errors import (
     UnavailableError,
     UnsupportedError,
 )
-from oipcodec.server.http import RestApp, create_app
+from oipcodec.server.http import RestApp, available_cpus, create_app
 from oipcodec.server.model import Model, TensorSpec
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.runtime import RunningServer, Server, background, load_model_module, serve
+from oipcodec.server.runtime import (
+    HTTP_PROTOCOLS,
+    RunningServer,
+    Server,
+    background,
+    load_model_module,
+    serve,
+)
 
 __all__ = [
+    "HTTP_PROTOCOLS",
     "AddSub",
     "Identity",
     "InternalError",
@@ -55,6 +63,7 @@ __all__ = [
     "TensorSpec",
     "UnavailableError",
     "UnsupportedError",
+    "available_cpus",
     "background",
     "create_app",
     "demo_models",

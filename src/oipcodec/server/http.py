@@ -26,8 +26,10 @@ import asyncio
 import functools
 import logging
 import math
+import os
 import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import orjson
@@ -50,7 +52,7 @@ from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
-__all__ = ["EXTENSIONS", "RestApp", "create_app"]
+__all__ = ["EXTENSIONS", "RestApp", "available_cpus", "create_app"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -61,6 +63,11 @@ Send = Callable[[Message], Awaitable[None]]
 
 #: The protocol extensions listed in the server metadata.
 EXTENSIONS = ("binary_tensor_data", "model_repository", "parameters")
+
+#: JSON text of at least this many bytes is parsed or written off the event loop.
+_OFF_LOOP_BYTES = 1 << 20
+
+_T = TypeVar("_T")
 
 _JSON = b"application/json"
 _BINARY = b"application/octet-stream"
@@ -93,7 +100,9 @@ class RestApp:
     ``limits`` bounds what a request may hold (``max_body_bytes`` is the 413 threshold).
     ``manage_models``: load every model on the ASGI lifespan startup and unload them on
     shutdown (for running the app under another ASGI server; ``oipcodec serve`` loads the
-    models itself and shares them with gRPC).
+    models itself and shares them with gRPC). ``codec_threads``: how many threads parse and
+    write large JSON bodies off the event loop (default: :func:`available_cpus`); they start
+    with the first such body and stop with :meth:`close` (or the lifespan shutdown).
     """
 
     def __init__(
@@ -103,7 +112,12 @@ class RestApp:
         limits: Limits = DEFAULT_LIMITS,
         manage_models: bool = True,
         server_name: str = "oipcodec",
+        codec_threads: int | None = None,
     ) -> None:
+        if codec_threads is not None and codec_threads < 1:
+            raise ValueError(f"codec_threads must be at least 1, got {codec_threads}")
+        self.codec_threads = codec_threads or available_cpus()
+        self._executor: ThreadPoolExecutor | None = None
         self.registry = registry
         self.limits = limits
         self.manage_models = manage_models
@@ -136,6 +150,7 @@ class RestApp:
                 self.ready = False
                 if self.manage_models:
                     await self.registry.unload_all()
+                self.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -324,7 +339,7 @@ class RestApp:
         else:
             # The JSON part's length bounds the parse work (binary parts become views).
             text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
-            request = await _codec(
+            request = await self._codec(
                 text,
                 rest.decode_request,
                 body,
@@ -341,9 +356,37 @@ class RestApp:
             for t in response.outputs
             if binary is not True and (binary is False or t.name not in binary)
         )
-        return await _codec(
+        return await self._codec(
             2 * as_json, self._infer_answer, response, binary, headers.get(b"accept-encoding")
         )
+
+    async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+        """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run
+        here when small, in one of the app's codec threads when large, so that the event loop
+        goes on serving other connections meanwhile (the kernels release the GIL while they
+        run). A 3 MB image as JSON is about 2 ms of kernel work each way, which the loop's
+        thread then spends on other requests' I/O (one process: 118 -> 164 req/s in
+        benchmarks/load_server.py); small steps stay here, as the hand-over to a thread costs
+        tens of microseconds. The pool has one thread per CPU: the event loop's default
+        executor (cpu_count + 4 threads) ran more 3 MB codec steps at once than there are
+        cores, and served 9% fewer image requests (means of 6 alternating runs, 199 -> 217
+        req/s on 2 cores)."""
+        if size < _OFF_LOOP_BYTES:
+            return call(*args, **kwargs)
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(
+                self.codec_threads, thread_name_prefix="oipcodec-codec"
+            )
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, functools.partial(call, *args, **kwargs)
+        )
+
+    def close(self) -> None:
+        """Stop the codec threads once the steps given to them are done (a later large body
+        starts them again)."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False)
 
     def _infer_answer(
         self, response: InferResponse, binary: bool | set[str], accept: bytes | None
@@ -386,16 +429,20 @@ def create_app(
     *,
     limits: Limits = DEFAULT_LIMITS,
     manage_models: bool = True,
+    codec_threads: int | None = None,
 ) -> RestApp:
     """An ASGI application serving ``models`` (default: the demo models), e.g.
-    ``uvicorn.run(create_app([MyModel()]))``. Models are loaded on the lifespan startup."""
+    ``uvicorn.run(create_app([MyModel()]))``. Models are loaded on the lifespan startup;
+    ``codec_threads`` as :class:`RestApp`."""
     from oipcodec.server.demo import demo_models
 
     if isinstance(models, ModelRegistry):
         registry = models
     else:
         registry = ModelRegistry(demo_models() if models is None else models)
-    return RestApp(registry, limits=limits, manage_models=manage_models)
+    return RestApp(
+        registry, limits=limits, manage_models=manage_models, codec_threads=codec_threads
+    )
 
 
 def _route_path(scope: Scope) -> str:
@@ -421,24 +468,13 @@ def _too_large(size: int, limit: int, qualifier: str = "") -> str:
     return f"request body of {qualifier}{size} bytes is larger than the limit of {limit} bytes"
 
 
-#: JSON text of at least this many bytes is parsed or written off the event loop.
-_OFF_LOOP_BYTES = 1 << 20
-
-_T = TypeVar("_T")
-
-
-async def _codec(size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run here
-    when small, in the loop's default executor when large, so that the event loop goes on
-    serving other connections meanwhile (the kernels release the GIL while they run). A 3 MB
-    image as JSON is about 2 ms of kernel work each way, which the loop's thread then spends
-    on other requests' I/O (one process: 118 -> 164 req/s in benchmarks/load_server.py);
-    small steps stay here, as the hand-over to a thread costs tens of microseconds."""
-    if size < _OFF_LOOP_BYTES:
-        return call(*args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(
-        None, functools.partial(call, *args, **kwargs)
-    )
+def available_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the system has one, else
+    the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _int_or(text: bytes, default: int) -> int:

@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
-from oipcodec.server.http import RestApp
+from oipcodec.server.http import RestApp, available_cpus
 from oipcodec.server.malloc import (
     DEFAULT_MALLOC_TOP_PAD,
     check_malloc_top_pad,
@@ -51,6 +51,15 @@ Models = Iterable[Model] | ModelRegistry | None
 #: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
 #: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
 HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
+
+
+def _codec_threads(requested: int | None, workers: int) -> int:
+    """Codec threads per process: as requested, or the CPUs divided among the processes."""
+    if requested is None:
+        return max(1, available_cpus() // max(1, workers))
+    if requested < 1:
+        raise ValueError(f"codec_threads must be at least 1, got {requested}")
+    return requested
 
 
 def _check_http_protocol(name: str) -> None:
@@ -130,6 +139,9 @@ def _uvicorn_server(app: RestApp, access_log: bool, http_protocol: str, limits: 
     config = uvicorn.Config(
         app,
         http=http,
+        # The app reads neither the client's address nor the scheme, so uvicorn's
+        # X-Forwarded-* middleware would only add a layer to every request.
+        proxy_headers=False,
         lifespan="off",
         access_log=access_log,
         log_config=None,
@@ -148,6 +160,8 @@ class Server:
     disables that protocol. ``limits.max_body_bytes`` is the largest request body (413) and
     gRPC message accepted. ``http_protocol``: one of :data:`HTTP_PROTOCOLS`, the HTTP/1.1
     implementation under uvicorn (default: oipcodec's own, server/protocol.py).
+    ``codec_threads``: threads for large JSON bodies (see :class:`RestApp`; default: one per
+    CPU this process may use).
     """
 
     def __init__(
@@ -162,6 +176,7 @@ class Server:
         reuse_port: bool = False,
         access_log: bool = False,
         http_protocol: str = "oipcodec",
+        codec_threads: int | None = None,
     ) -> None:
         _check_http_protocol(http_protocol)
         self.registry = _registry(models, model_module)
@@ -172,7 +187,9 @@ class Server:
         self.reuse_port = reuse_port
         self.access_log = access_log
         self.http_protocol = http_protocol
-        self.app = RestApp(self.registry, limits=limits, manage_models=False)
+        self.app = RestApp(
+            self.registry, limits=limits, manage_models=False, codec_threads=codec_threads
+        )
         self._http: Any = None
         self._http_task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
@@ -240,6 +257,7 @@ class Server:
         if self._socket is not None:
             self._socket.close()
             self._socket = None
+        self.app.close()
         await self.registry.unload_all()
         log.info("oipcodec server stopped (pid %d)", os.getpid())
 
@@ -313,6 +331,7 @@ class _Spec:
     log_level: str | None = None
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
     http_protocol: str = "oipcodec"
+    codec_threads: int | None = None
 
 
 def _worker_main(spec: _Spec, conn: Connection) -> None:
@@ -329,6 +348,7 @@ def _worker_main(spec: _Spec, conn: Connection) -> None:
             reuse_port=spec.reuse_port,
             access_log=spec.access_log,
             http_protocol=spec.http_protocol,
+            codec_threads=spec.codec_threads,
         )
         _run_blocking(server, spec.malloc_top_pad, conn)
     except BaseException as exc:
@@ -444,6 +464,7 @@ def serve(
     log_level: str | None = "info",
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
     http_protocol: str = "oipcodec",
+    codec_threads: int | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM; returns an exit status.
 
@@ -453,7 +474,9 @@ def serve(
     request. ``log_level=None`` leaves logging as the caller configured it.
     ``malloc_top_pad``: bytes of freed memory each glibc malloc arena of the serving
     process keeps for the next request (:func:`oipcodec.server.malloc.set_malloc_top_pad`;
-    0 leaves malloc as it is). ``http_protocol``: see :class:`Server`.
+    0 leaves malloc as it is). ``http_protocol``: see :class:`Server`. ``codec_threads``:
+    threads per process for large JSON bodies (default: the CPUs this process may use divided
+    among the ``workers``, at least 1).
     """
     if log_level is not None:
         _configure_logging(log_level)
@@ -461,6 +484,7 @@ def serve(
         raise ValueError(f"workers must be >= 1, got {workers}")
     check_malloc_top_pad(malloc_top_pad)
     _check_http_protocol(http_protocol)
+    codec_threads = _codec_threads(codec_threads, workers)
     if workers == 1:
         server = Server(
             models,
@@ -471,6 +495,7 @@ def serve(
             model_module=model_module,
             access_log=access_log,
             http_protocol=http_protocol,
+            codec_threads=codec_threads,
         )
         try:
             _run_blocking(server, malloc_top_pad)
@@ -480,7 +505,7 @@ def serve(
         return 0
     spec = _Spec(
         models, model_module, host, http_port, grpc_port, limits, True, access_log, log_level,
-        malloc_top_pad, http_protocol,
+        malloc_top_pad, http_protocol, codec_threads,
     )  # fmt: skip
     pool = _Workers(spec, workers, timeout=60.0)
     # Signals are taken before the workers start: they serve requests before this process has
@@ -553,6 +578,7 @@ def background(
     timeout: float = 60.0,
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
     http_protocol: str = "oipcodec",
+    codec_threads: int | None = None,
 ) -> Iterator[RunningServer]:
     """Run a server (free ports by default) for the duration of a ``with`` block::
 
@@ -564,14 +590,15 @@ def background(
     ``process=False`` runs it in a thread of this process. Either way it is stopped, and its
     models unloaded, when the block exits; a subprocess also stops if this process dies.
     ``malloc_top_pad`` is applied in the subprocesses (as :func:`serve`), never to the
-    caller's process. ``http_protocol``: see :class:`Server`.
+    caller's process. ``http_protocol`` and ``codec_threads``: see :func:`serve`.
     """
     check_malloc_top_pad(malloc_top_pad)
     _check_http_protocol(http_protocol)
+    codec_threads = _codec_threads(codec_threads, workers)
     if process:
         spec = _Spec(
             models, model_module, host, http_port, grpc_port, limits, workers > 1, False,
-            log_level, malloc_top_pad, http_protocol,
+            log_level, malloc_top_pad, http_protocol, codec_threads,
         )  # fmt: skip
         pool = _Workers(spec, workers, timeout)
         pool.start()
@@ -590,6 +617,7 @@ def background(
         limits=limits,
         model_module=model_module,
         http_protocol=http_protocol,
+        codec_threads=codec_threads,
     )
     started = threading.Event()
     failure: list[BaseException] = []
