@@ -527,3 +527,49 @@ def test_error_body() -> None:
         "error": "input 'x': bad"
     }
     assert rest.error_body("plain") == b'{"error":"plain"}'
+
+
+# ------------------------------------------------------------------ response parts
+
+
+@pytest.mark.parametrize("binary", [False, True, {"big"}, {"small"}])
+def test_encode_response_parts_join_to_encode_response(binary: Any) -> None:
+    rng = np.random.default_rng(11)
+    response = InferResponse(
+        "m",
+        [
+            Tensor("small", "INT32", (3,), np.array([1, -2, 3], dtype=np.int32)),
+            Tensor("big", "FP32", (40_000,), rng.random(40_000, dtype=np.float32)),
+            Tensor("text", "BYTES", (2,), np.array([b"a\x00b", b'"q"'], dtype=object)),
+            Tensor("big2", "FP64", (2, 10_000), rng.random((2, 10_000))),
+        ],
+        id="r1",
+        parameters={"p": 1},
+    )
+    parts, header_length = rest.encode_response_parts(response, binary)
+    body, expected_length = rest.encode_response(response, binary)
+    assert b"".join(parts) == body
+    assert header_length == expected_length
+    # The large texts and binary tensors stand apart: nothing was joined into one buffer.
+    names = [t.name for t in response.outputs]
+    in_binary = set(names) if binary is True else set(binary or ())
+    large_texts = [n for n in ("big", "big2") if n not in in_binary]
+    assert len(parts) == 1 + 2 * len(large_texts) + len(in_binary)
+    decoded = rest.decode_response(body, header_length)
+    for sent, got in zip(response.outputs, decoded.outputs, strict=True):
+        assert got.name == sent.name and np.array_equal(got.data, sent.data)
+
+
+def test_a_nul_in_a_string_does_not_split_the_envelope() -> None:
+    # orjson escapes control characters, so the NUL that marks a text's place is never data.
+    response = InferResponse(
+        "m\x00odel",
+        [Tensor("big", "FP32", (20_000,), np.ones(20_000, dtype=np.float32))],
+        id="\x00",
+        parameters={"k\x00": "v\x00"},
+    )
+    parts, _ = rest.encode_response_parts(response)
+    assert len(parts) == 3
+    decoded = rest.decode_response(b"".join(parts))
+    assert decoded.model_name == "m\x00odel" and decoded.id == "\x00"
+    assert decoded.parameters == {"k\x00": "v\x00"}

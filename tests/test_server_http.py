@@ -573,3 +573,56 @@ def test_large_json_is_coded_off_the_event_loop_and_kept_apart() -> None:
         assert port is not None
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda i: call(port, i), range(4)))
+
+
+# ------------------------------------------------------------------------------ large answers
+
+
+@pytest.mark.parametrize("protocol", ["oipcodec", "httptools"])
+def test_a_large_answer_in_parts_or_joined(protocol: str) -> None:
+    # Under oipcodec's protocol a large answer goes out as its parts (the JSON around each
+    # large text, the texts, the binary tensors as views); under uvicorn's joined. Same bytes.
+    rng = np.random.default_rng(5)
+    big = rng.random(60_000, dtype=np.float32)
+    raw = rng.integers(0, 255, 300_000, dtype=np.uint8)
+    inputs = [
+        {"name": "A", "shape": [big.size], "datatype": "FP32", "data": big.tolist()},
+        {"name": "B", "shape": [3], "datatype": "INT64", "data": [1, 2, 3]},
+    ]
+    header = orjson.dumps(
+        {
+            "inputs": [
+                *inputs,
+                {
+                    "name": "C",
+                    "shape": [raw.size],
+                    "datatype": "UINT8",
+                    "parameters": {"binary_data_size": raw.size},
+                },
+            ],
+            "outputs": [
+                {"name": "A"},
+                {"name": "B"},
+                {"name": "C", "parameters": {"binary_data": True}},
+            ],
+        }
+    )
+    with background(grpc_port=None, http_protocol=protocol, log_level="critical") as running:
+        conn = http.client.HTTPConnection("127.0.0.1", running.http_port, timeout=TIMEOUT)
+        try:
+            conn.request(
+                "POST",
+                "/v2/models/identity/infer",
+                body=header + raw.tobytes(),
+                headers={rest.HEADER_LENGTH: str(len(header))},
+            )
+            answer = Answer(conn.getresponse())
+        finally:
+            conn.close()
+    assert answer.status == 200, answer.body[:200]
+    assert int(answer.headers["content-length"]) == len(answer.body)
+    decoded = rest.decode_response(answer.body, answer.headers[rest.HEADER_LENGTH.lower()])
+    got = {t.name: t.data for t in decoded.outputs}
+    assert np.array_equal(got["A"], big) and got["A"].dtype == np.float32
+    assert got["B"].tolist() == [1, 2, 3]
+    assert np.array_equal(got["C"], raw)

@@ -32,7 +32,7 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 import uvicorn
 
-from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, HttpProtocol
+from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION, HttpProtocol
 
 LIMIT = 1 << 20
 BODY_TIMEOUT = 1.0
@@ -721,7 +721,10 @@ def test_a_content_length_body_reaches_the_app_in_one_message(app_port: int) -> 
         assert info["messages"] == [
             {"type": "http.request", "more_body": False, "length": len(body)}
         ]
-        assert info["extensions"] == {BODY_TIMEOUT_EXTENSION: {"seconds": BODY_TIMEOUT}}
+        assert info["extensions"] == {
+            BODY_TIMEOUT_EXTENSION: {"seconds": BODY_TIMEOUT},
+            BUFFERS_EXTENSION: {},
+        }
         # A chunked body: in as many messages as it takes, the last one saying so.
         conn.send(b"POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n")
         conn.send_slowly(chunked(body, 50000), 60000, pause=0.01)

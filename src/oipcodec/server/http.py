@@ -48,7 +48,7 @@ from oipcodec.server.errors import (
     from_exception,
 )
 from oipcodec.server.model import Model
-from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION
+from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
@@ -66,6 +66,8 @@ EXTENSIONS = ("binary_tensor_data", "model_repository", "parameters")
 
 #: JSON text of at least this many bytes is parsed or written off the event loop.
 _OFF_LOOP_BYTES = 1 << 20
+#: Answers smaller than this are joined into one body (one write beats several).
+_JOIN_BELOW = 1 << 16
 
 _T = TypeVar("_T")
 
@@ -83,7 +85,9 @@ class _MethodNotAllowed(Exception):
         self.allowed = allowed
 
 
-_Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
+#: Status, body (bytes, or the parts of a large answer for a server that takes buffers),
+#: headers.
+_Answer = tuple[int, bytes | list[bytes | memoryview], list[tuple[bytes, bytes]]]
 
 
 def _json_answer(status: int, document: Any) -> _Answer:
@@ -177,9 +181,12 @@ class RestApp:
             )
             if isinstance(error, RequestTimeoutError):
                 headers.append((b"connection", b"close"))  # the rest of the body never came
-        headers.append((b"content-length", str(len(body)).encode()))
+        parts = body if isinstance(body, list) else [body]
+        headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        last = len(parts) - 1
+        for index, part in enumerate(parts):
+            await send({"type": "http.response.body", "body": part, "more_body": index < last})
 
     # ------------------------------------------------------------------ routing
 
@@ -357,7 +364,12 @@ class RestApp:
             if binary is not True and (binary is False or t.name not in binary)
         )
         return await self._codec(
-            2 * as_json, self._infer_answer, response, binary, headers.get(b"accept-encoding")
+            2 * as_json,
+            self._infer_answer,
+            response,
+            binary,
+            headers.get(b"accept-encoding"),
+            BUFFERS_EXTENSION in scope.get("extensions", ()),
         )
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -389,17 +401,27 @@ class RestApp:
             executor.shutdown(wait=False)
 
     def _infer_answer(
-        self, response: InferResponse, binary: bool | set[str], accept: bytes | None
+        self,
+        response: InferResponse,
+        binary: bool | set[str],
+        accept: bytes | None,
+        buffers: bool,
     ) -> _Answer:
-        body, header_length = rest.encode_response(response, binary=binary)
+        """The answer to an inference; ``buffers``: the server takes bytes-like body parts,
+        so a large answer's tensors go out as they are instead of joined into one body."""
+        parts, header_length = rest.encode_response_parts(response, binary=binary)
+        body: bytes | list[bytes | memoryview] = parts
+        encoding = _accepted_encoding(accept)
+        if encoding is not None or not buffers or sum(len(p) for p in parts) < _JOIN_BELOW:
+            body = b"".join(parts)
         headers: list[tuple[bytes, bytes]] = []
         if header_length is None:
             headers.append((b"content-type", _JSON))
         else:
             headers.append((b"content-type", _BINARY))
             headers.append((_HEADER_LENGTH, str(header_length).encode()))
-        encoding = _accepted_encoding(accept)
         if encoding is not None:
+            assert isinstance(body, bytes)
             body = rest.compress(body, encoding)
             headers.append((b"content-encoding", encoding.encode()))
         return 200, body, headers

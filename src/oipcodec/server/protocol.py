@@ -44,7 +44,9 @@ What it does, per RFC 9112:
 - answers: ``Content-Length`` as the app sends it, else chunked (HTTP/1.1) or to the close
   (HTTP/1.0); header names and values checked against response splitting; a response head is
   written together with the first part of its body (one ``writelines``, no join of a large
-  body).
+  body); a body part may be any bytes-like object, which the scope extension
+  ``"oipcodec.buffers"`` tells apps (oipcodec's REST app then sends the tensors of a large
+  answer as they are, views of the arrays and the writer's texts, without joining them).
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ import orjson
 
 from oipcodec.kernels import uninitialized_bytearray
 
-__all__ = ["BODY_TIMEOUT_EXTENSION", "HttpProtocol"]
+__all__ = ["BODY_TIMEOUT_EXTENSION", "BUFFERS_EXTENSION", "HttpProtocol"]
 
 log = logging.getLogger("oipcodec.server")
 access_log = logging.getLogger("uvicorn.access")
@@ -69,6 +71,9 @@ access_log = logging.getLogger("uvicorn.access")
 #: The ASGI scope extension that says this server times out a stalled request body itself;
 #: its value is ``{"seconds": <the timeout>}``.
 BODY_TIMEOUT_EXTENSION = "oipcodec.body_timeout"
+#: The ASGI scope extension that says this server writes any bytes-like ``http.response.body``
+#: (bytes, bytearray, memoryview) as it is, so an app can send views instead of copies.
+BUFFERS_EXTENSION = "oipcodec.buffers"
 
 _TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") ([!-~\x80-\xff]+) HTTP/1\.([01])")
@@ -217,9 +222,9 @@ class HttpProtocol(asyncio.BufferedProtocol):
         self.body_timeout = body_timeout
         self.max_head_bytes = max_head_bytes
         self.max_body_buffer = max_body_buffer
-        self.extensions = (
-            {BODY_TIMEOUT_EXTENSION: {"seconds": body_timeout}} if body_timeout else {}
-        )
+        self.extensions: dict[str, Any] = {BUFFERS_EXTENSION: {}}
+        if body_timeout:
+            self.extensions[BODY_TIMEOUT_EXTENSION] = {"seconds": body_timeout}
         self.transport: asyncio.Transport = None  # type: ignore[assignment]
         self.server: Any = None
         self.client: Any = None
