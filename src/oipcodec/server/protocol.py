@@ -240,7 +240,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         self.write_paused = False
         self.drained: asyncio.Future[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
-        self.timer_kind = ""  # "keep-alive" or "head"
+        self.timer_kind = ""  # "keep-alive", "head", "body" or "linger"
         self.activity = 0.0
 
     # ------------------------------------------------------------------ asyncio protocol
@@ -355,7 +355,10 @@ class HttpProtocol(asyncio.BufferedProtocol):
             except _BadRequest as exc:
                 self._refuse(exc.status, exc.message)
                 return
-            self._disarm()
+            if self.timer_kind == "head":
+                self._disarm()
+            # A keep-alive timer is left running through the request (it re-arms itself when
+            # it finds one in progress): no timer to cancel and set again per request.
             self._start_cycle(head, path, raw_path, query)
 
     def _start_cycle(self, head: _Head, path: str, raw_path: bytes, query: bytes) -> None:
@@ -394,6 +397,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         # rest of a Content-Length body, dropped as it comes (_Cycle._start_answer).
         self.skip = 0 if cycle.given else cycle.remaining or 0
         self._resume_reading()
+        self.activity = self.loop.time()  # idle from now
         self._arm("keep-alive")
         self._process()
 
@@ -457,6 +461,10 @@ class HttpProtocol(asyncio.BufferedProtocol):
         (no byte for ``seconds`` since the last one) is answered 408 and closed."""
         idle = self.loop.time() - self.activity
         if self.closed:
+            return
+        if self.timer_kind == "keep-alive" and self.cycle is not None:
+            # A request is in progress: not idle. Look again a whole wait later.
+            self.timer = self.loop.call_later(seconds, self._expire, seconds)
             return
         if idle < seconds and self.timer_kind != "head":
             # Bytes came meanwhile: wait for the rest of the time. A head has `seconds` in
@@ -573,7 +581,8 @@ class _Cycle:
         proto._resume_reading()
         # The body timer only while body bytes are awaited: after the body, receive() waits
         # for the client to go away, which may rightly take as long as the answer does.
-        if proto.body_timeout is not None and proto.timer is None and not self.delivered:
+        if proto.body_timeout is not None and proto.timer_kind != "body" and not self.delivered:
+            proto._disarm()  # the keep-alive timer: the body's own takes over
             proto.timer_kind = "body"
             proto.activity = proto.loop.time()
             proto.timer = proto.loop.call_later(
