@@ -488,6 +488,7 @@ class _Cycle:
     __slots__ = (
         "bodiless",
         "body",
+        "chunk_left",
         "chunk_state",
         "chunked_answer",
         "chunks",
@@ -517,6 +518,7 @@ class _Cycle:
         # connection yet (None: chunked, see chunk_state).
         self.remaining: int | None = head.length
         self.chunk_state = "size" if head.chunked else ""
+        self.chunk_left = 0  # bytes of the current chunk's data still to come
         self.chunks: list[bytes] = []
         self.body = _NO_BODY  # the buffer of a Content-Length body, once the app asks
         self.filled = 0
@@ -670,11 +672,11 @@ class _Cycle:
         while proto.start < proto.end:
             state = self.chunk_state
             if state == "data":
-                take = min(self.filled, proto.end - proto.start)
+                take = min(self.chunk_left, proto.end - proto.start)
                 self.chunks.append(bytes(buf[proto.start : proto.start + take]))
                 proto.start += take
-                self.filled -= take
-                if self.filled == 0:
+                self.chunk_left -= take
+                if self.chunk_left == 0:
                     self.chunk_state = "data-end"
                 continue
             line_end = buf.find(b"\r\n", proto.start, proto.end)
@@ -692,8 +694,8 @@ class _Cycle:
                 match = _CHUNK_SIZE.fullmatch(line)
                 if match is None:
                     raise _BadRequest(400, "malformed chunk-size line")
-                self.filled = int(match.group(1), 16)
-                self.chunk_state = "data" if self.filled else "trailer"
+                self.chunk_left = int(match.group(1), 16)
+                self.chunk_state = "data" if self.chunk_left else "trailer"
             elif line:  # a trailer field: ignored
                 continue
             else:
