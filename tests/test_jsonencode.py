@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oipcodec._jsonencode_common import bf16_bits
+from oipcodec._shared.jsonencode import bf16_bits
 from oipcodec.errors import DatatypeError, EncodeError
 
 ml_dtypes = pytest.importorskip("ml_dtypes")

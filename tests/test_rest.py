@@ -1,13 +1,16 @@
 """The REST body codec: JSON, the binary tensor data extension, compression, errors.
 
-These tests go through the kernel facade, so they run on the native kernels normally and on
-the pure twins when the suite runs with OIPCODEC_PURE=1 (as .ci/run does).
+Every test that encodes or decodes takes the ``codec`` fixture: the codec's functions bound to
+one kernel implementation, so each runs on the native kernels and on the pure twins in one
+pytest run.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import zlib
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,6 +25,16 @@ from oipcodec.errors import DecodeError, EncodeError, LimitError
 from oipcodec.limits import Limits
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
+
+_CODEC = ("decode_request", "decode_response", "encode_request", "encode_response",
+          "encode_response_parts")  # fmt: skip
+
+
+@pytest.fixture
+def codec(impl: SimpleNamespace) -> SimpleNamespace:
+    """The REST codec's functions with ``kernels=`` one implementation (see conftest's impl)."""
+    return SimpleNamespace(**{n: functools.partial(getattr(rest, n), kernels=impl) for n in _CODEC})
+
 
 FIXED = [
     "BOOL",
@@ -100,16 +113,18 @@ def request_with(*tensors: Tensor, **kwargs: Any) -> InferRequest:
 @pytest.mark.parametrize("datatype", ALL)
 @pytest.mark.parametrize("binary", [True, False])
 @pytest.mark.parametrize("nested", [False, True])
-def test_request_round_trip_every_datatype(datatype: str, binary: bool, nested: bool) -> None:
+def test_request_round_trip_every_datatype(
+    codec, datatype: str, binary: bool, nested: bool
+) -> None:
     data = sample(datatype)
     request = request_with(
         Tensor("x", datatype, data.shape, data, {"scale": 2, "note": "n", "f": 1.5, "b": True}),
         id="req-1",
         parameters={"priority": 3, "sequence_start": True, "ratio": 1.0, "tag": "t"},
     )
-    body, header = rest.encode_request(request, binary=binary, nested=nested)
+    body, header = codec.encode_request(request, binary=binary, nested=nested)
     assert (header is not None) == binary
-    back = rest.decode_request(body, header)
+    back = codec.decode_request(body, header)
     tensor = back.input("x")
     assert (tensor.name, tensor.datatype, tensor.shape) == ("x", datatype, data.shape)
     assert same(tensor.data, data)
@@ -121,45 +136,45 @@ def test_request_round_trip_every_datatype(datatype: str, binary: bool, nested: 
 
 @pytest.mark.parametrize("datatype", ALL)
 @pytest.mark.parametrize("binary", [True, False])
-def test_response_round_trip_every_datatype(datatype: str, binary: bool) -> None:
+def test_response_round_trip_every_datatype(codec, datatype: str, binary: bool) -> None:
     data = sample(datatype, (4,), seed=1)
     response = InferResponse("m", [Tensor("y", datatype, (4,), data)], id="7", model_version="2")
-    body, header = rest.encode_response(response, binary=binary)
-    back = rest.decode_response(body, header)
+    body, header = codec.encode_response(response, binary=binary)
+    back = codec.decode_response(body, header)
     assert (back.model_name, back.model_version, back.id) == ("m", "2", "7")
     assert same(back.output("y").data, data)
 
 
-def test_mixed_binary_and_json_in_one_body() -> None:
+def test_mixed_binary_and_json_in_one_body(codec) -> None:
     tensors = [Tensor.from_array(f"t{i}", sample(dt, (3,), seed=i)) for i, dt in enumerate(ALL)]
     names = {t.name for t in tensors[::2]}
-    body, header = rest.encode_request(request_with(*tensors), binary=names)
+    body, header = codec.encode_request(request_with(*tensors), binary=names)
     assert header is not None
     doc = orjson.loads(body[:header])
     for entry in doc["inputs"]:
         assert ("data" in entry) == (entry["name"] not in names)
         assert ("binary_data_size" in entry.get("parameters", {})) == (entry["name"] in names)
-    back = rest.decode_request(body, header)
+    back = codec.decode_request(body, header)
     for tensor in tensors:
         assert same(back.input(tensor.name).data, tensor.data)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
 @pytest.mark.parametrize("binary", [True, False])
-def test_compressed_round_trip(encoding: str, binary: bool) -> None:
+def test_compressed_round_trip(codec, encoding: str, binary: bool) -> None:
     data = sample("FP32", (64, 8))
-    body, header = rest.encode_request(request_with(Tensor.from_array("x", data)), binary=binary)
+    body, header = codec.encode_request(request_with(Tensor.from_array("x", data)), binary=binary)
     packed = rest.compress(body, encoding)
     assert len(packed) < len(body)
-    back = rest.decode_request(packed, header, content_encoding=encoding)
+    back = codec.decode_request(packed, header, content_encoding=encoding)
     assert same(back.input("x").data, data)
 
 
-def test_deflate_without_zlib_wrapper_is_accepted() -> None:
-    body, _ = rest.encode_request(request_with(Tensor.from_array("x", np.arange(5))), binary=False)
+def test_deflate_without_zlib_wrapper_is_accepted(codec) -> None:
+    body, _ = codec.encode_request(request_with(Tensor.from_array("x", np.arange(5))), binary=False)
     raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
     bare = raw.compress(body) + raw.flush()
-    assert rest.decode_request(bare, None, "deflate").input("x").data.tolist() == list(range(5))
+    assert codec.decode_request(bare, None, "deflate").input("x").data.tolist() == list(range(5))
 
 
 @given(
@@ -171,28 +186,28 @@ def test_deflate_without_zlib_wrapper_is_accepted() -> None:
     nested=st.booleans(),
 )
 @settings(max_examples=150)
-def test_round_trip_any_shape(array: np.ndarray, binary: bool, nested: bool) -> None:
-    body, header = rest.encode_request(
+def test_round_trip_any_shape(codec, array: np.ndarray, binary: bool, nested: bool) -> None:
+    body, header = codec.encode_request(
         request_with(Tensor.from_array("a", array)), binary=binary, nested=nested
     )
-    back = rest.decode_request(body, header).input("a")
+    back = codec.decode_request(body, header).input("a")
     assert back.shape == array.shape
     assert same(back.data, array)
 
 
-def test_key_order_does_not_matter() -> None:
+def test_key_order_does_not_matter(codec) -> None:
     body = (
         b'{"inputs":[{"data":[[1,2],[3,4]],"parameters":{"p":1},"shape":[2,2],'
         b'"datatype":"INT32","name":"a"}],"id":"x"}'
     )
-    request = rest.decode_request(body)
+    request = codec.decode_request(body)
     assert request.input("a").data.tolist() == [[1, 2], [3, 4]]
     assert request.input("a").data.dtype == np.int32
 
 
-def test_requested_outputs_and_binary_output_flags() -> None:
+def test_requested_outputs_and_binary_output_flags(codec) -> None:
     x = Tensor.from_array("x", np.zeros(2, np.float32))
-    body, header = rest.encode_request(
+    body, header = codec.encode_request(
         request_with(
             x,
             outputs=[RequestedOutput("o1"), RequestedOutput("o2", {"binary_data": False, "k": 5})],
@@ -203,12 +218,12 @@ def test_requested_outputs_and_binary_output_flags() -> None:
         {"name": "o1", "parameters": {"binary_data": True}},
         {"name": "o2", "parameters": {"binary_data": False, "k": 5}},
     ]
-    body, header = rest.encode_request(request_with(x))
+    body, header = codec.encode_request(request_with(x))
     assert orjson.loads(body[:header])["parameters"] == {"binary_data_output": True}
-    body, header = rest.encode_request(request_with(x), binary=False)
+    body, header = codec.encode_request(request_with(x), binary=False)
     assert header is None and "parameters" not in orjson.loads(body)
-    back = rest.decode_request(
-        *rest.encode_request(request_with(x, outputs=[RequestedOutput("o", {"k": 1})]))
+    back = codec.decode_request(
+        *codec.encode_request(request_with(x, outputs=[RequestedOutput("o", {"k": 1})]))
     )
     assert back.outputs == [RequestedOutput("o", {"k": 1, "binary_data": True})]
 
@@ -216,7 +231,7 @@ def test_requested_outputs_and_binary_output_flags() -> None:
 # ----------------------------------------------------------------------------- zero copy
 
 
-def test_binary_inputs_are_read_only_views_at_any_alignment() -> None:
+def test_binary_inputs_are_read_only_views_at_any_alignment(codec) -> None:
     data = np.arange(1000, dtype=np.float64)
     header = orjson.dumps(
         {
@@ -235,7 +250,7 @@ def test_binary_inputs_are_read_only_views_at_any_alignment() -> None:
         json_part = header + b" " * pad
         body = json_part + data.tobytes()
         whole = np.frombuffer(body, np.uint8)
-        decoded = rest.decode_request(body, len(json_part)).input("x").data
+        decoded = codec.decode_request(body, len(json_part)).input("x").data
         assert same(decoded, data)
         assert np.shares_memory(decoded, whole)  # no copy, whatever the size
         assert not decoded.flags.writeable
@@ -258,7 +273,7 @@ def _triton_inputs(httpclient: Any, arrays: dict[str, np.ndarray], binary: bool)
 
 
 @pytest.mark.parametrize("binary", [True, False])
-def test_decodes_tritonclient_request_bodies(binary: bool) -> None:
+def test_decodes_tritonclient_request_bodies(codec, binary: bool) -> None:
     httpclient = pytest.importorskip("tritonclient.http")
     arrays = {
         "INPUT0": np.arange(16, dtype=np.int32).reshape(1, 16),
@@ -275,7 +290,7 @@ def test_decodes_tritonclient_request_bodies(binary: bool) -> None:
     body, json_size = httpclient.InferenceServerClient.generate_request_body(
         inputs, outputs=outputs, request_id="abc", parameters={"custom": 7}
     )
-    request = rest.decode_request(body, json_size)
+    request = codec.decode_request(body, json_size)
     assert request.id == "abc" and request.parameters == {"custom": 7}
     assert [o.name for o in request.outputs or []] == ["OUTPUT0"]
     for name, array in arrays.items():
@@ -283,7 +298,7 @@ def test_decodes_tritonclient_request_bodies(binary: bool) -> None:
 
 
 @pytest.mark.parametrize("binary", [True, False])
-def test_tritonclient_reads_our_response_bodies(binary: bool) -> None:
+def test_tritonclient_reads_our_response_bodies(codec, binary: bool) -> None:
     httpclient = pytest.importorskip("tritonclient.http")
     outputs = {
         "OUTPUT0": np.arange(16, dtype=np.int32).reshape(1, 16),
@@ -294,7 +309,7 @@ def test_tritonclient_reads_our_response_bodies(binary: bool) -> None:
     response = InferResponse(
         "simple", [Tensor.from_array(n, a) for n, a in outputs.items()], id="1"
     )
-    body, header = rest.encode_response(response, binary=binary)
+    body, header = codec.encode_response(response, binary=binary)
     result = httpclient.InferResult.from_response_body(body, False, header)
     assert result.get_response()["model_name"] == "simple"
     for name, array in outputs.items():
@@ -304,10 +319,10 @@ def test_tritonclient_reads_our_response_bodies(binary: bool) -> None:
         assert same(got, array), name
 
 
-def test_tritonclient_reads_bf16_binary_output() -> None:
+def test_tritonclient_reads_bf16_binary_output(codec) -> None:
     httpclient = pytest.importorskip("tritonclient.http")
     values = sample("BF16", (6,))
-    body, header = rest.encode_response(
+    body, header = codec.encode_response(
         InferResponse("m", [Tensor.from_array("h", values)]), binary=True
     )
     result = httpclient.InferResult.from_response_body(body, False, header)
@@ -374,9 +389,9 @@ GOOD = {"name": "a", "datatype": "INT32", "shape": [2], "data": [1, 2]}
         (_body([GOOD], id=5), None, r"'id' must be a string"),
     ],
 )
-def test_malformed_requests(body: bytes, header: Any, message: str) -> None:
+def test_malformed_requests(codec, body: bytes, header: Any, message: str) -> None:
     with pytest.raises(DecodeError, match=message):
-        rest.decode_request(body, header)
+        codec.decode_request(body, header)
 
 
 def _binary_request(
@@ -397,74 +412,74 @@ def _binary_request(
     return header + payload, len(header)
 
 
-def test_binary_size_disagreeing_with_shape() -> None:
+def test_binary_size_disagreeing_with_shape(codec) -> None:
     body, header = _binary_request(8, bytes(8), [3])
     with pytest.raises(
         DecodeError,
         match=r"input 'x': expected 12 bytes for 3 FP32 elements of shape \[3\], got 8",
     ):
-        rest.decode_request(body, header)
+        codec.decode_request(body, header)
 
 
-def test_missing_binary_bytes_use_tritons_wording() -> None:
+def test_missing_binary_bytes_use_tritons_wording(codec) -> None:
     body, header = _binary_request(12, bytes(8), [3])
     with pytest.raises(
         DecodeError, match=r"unexpected size for input 'x', expecting 12 bytes for model 'm'"
     ):
-        rest.decode_request(body, header, model_name="m")
+        codec.decode_request(body, header, model_name="m")
 
 
-def test_extra_binary_bytes_use_tritons_wording() -> None:
+def test_extra_binary_bytes_use_tritons_wording(codec) -> None:
     body, header = _binary_request(12, bytes(13), [3])
     with pytest.raises(
         DecodeError, match=r"unexpected additional input data for model 'm': 1 bytes"
     ):
-        rest.decode_request(body, header, model_name="m")
+        codec.decode_request(body, header, model_name="m")
 
 
-def test_binary_bytes_framing_validated_against_shape() -> None:
+def test_binary_bytes_framing_validated_against_shape(codec) -> None:
     payload = b"\x01\x00\x00\x00a\x05\x00\x00\x00b"
     body, header = _binary_request(len(payload), payload, [2], "BYTES")
     with pytest.raises(
         DecodeError,
         match=r"input 'x': element 1 at byte offset \d+: BYTES length prefix says 5 bytes",
     ):
-        rest.decode_request(body, header)
+        codec.decode_request(body, header)
 
 
-def test_binary_bool_must_be_zero_or_one() -> None:
+def test_binary_bool_must_be_zero_or_one(codec) -> None:
     body, header = _binary_request(3, b"\x00\x01\x02", [3], "BOOL")
     with pytest.raises(
         DecodeError,
         match=r"input 'x': element 2 at byte offset \d+: BOOL bytes must be 0 or 1, got 2",
     ):
-        rest.decode_request(body, header)
+        codec.decode_request(body, header)
 
 
 @pytest.mark.parametrize("size", [-1, 1.5, True, "8"])
-def test_bad_binary_data_size(size: Any) -> None:
+def test_bad_binary_data_size(codec, size: Any) -> None:
     body, header = _binary_request(0, b"", [0])
     body = body.replace(b'"binary_data_size":0', b'"binary_data_size":' + orjson.dumps(size))
     with pytest.raises(DecodeError, match=r"'binary_data_size' must be a non-negative integer"):
-        rest.decode_request(body, header + len(orjson.dumps(size)) - 1)
+        codec.decode_request(body, header + len(orjson.dumps(size)) - 1)
 
 
-def test_json_error_offsets_point_into_the_body() -> None:
+def test_json_error_offsets_point_into_the_body(codec) -> None:
     body = b'{"inputs":[{"name":"a","datatype":"INT8","shape":[3],"data":[1,2,300]}]}'
     with pytest.raises(DecodeError) as info:
-        rest.decode_request(body)
+        codec.decode_request(body)
     assert info.value.tensor == "a" and info.value.index == 2
     assert body[info.value.offset : info.value.offset + 3] == b"300"
 
 
-def test_body_limit_and_tensor_count_limit() -> None:
+def test_body_limit_and_tensor_count_limit(codec) -> None:
     body = _body([GOOD])
     with pytest.raises(LimitError, match="larger than the limit"):
-        rest.decode_request(body, limits=Limits(max_body_bytes=10))
+        codec.decode_request(body, limits=Limits(max_body_bytes=10))
     with pytest.raises(LimitError, match="more than the limit of 1"):
-        rest.decode_request(_body([GOOD, {**GOOD, "name": "b"}]), limits=Limits(max_tensors=1))
+        codec.decode_request(_body([GOOD, {**GOOD, "name": "b"}]), limits=Limits(max_tensors=1))
     with pytest.raises(LimitError, match="more than the limit of 3 elements"):
-        rest.decode_request(
+        codec.decode_request(
             _body([GOOD, {**GOOD, "name": "b"}]), limits=Limits(max_request_elements=3)
         )
 
@@ -472,13 +487,13 @@ def test_body_limit_and_tensor_count_limit() -> None:
 # ----------------------------------------------------------------------------- compression
 
 
-def test_decompression_bomb_is_refused_while_inflating() -> None:
+def test_decompression_bomb_is_refused_while_inflating(codec) -> None:
     bomb = gzip.compress(b"\0" * (50 << 20))  # 50 MiB of zeros in ~50 KiB
     assert len(bomb) < 100_000
     with pytest.raises(LimitError, match="inflates past the limit of 1048576 bytes"):
         rest.decompress(bomb, "gzip", max_size=1 << 20)
     with pytest.raises(LimitError):
-        rest.decode_request(bomb, None, "gzip", limits=Limits(max_decompressed_bytes=1 << 20))
+        codec.decode_request(bomb, None, "gzip", limits=Limits(max_decompressed_bytes=1 << 20))
 
 
 @pytest.mark.parametrize(
@@ -495,31 +510,36 @@ def test_bad_compressed_bodies(data: bytes, encoding: str, message: str) -> None
         rest.decompress(data, encoding)
 
 
-def test_header_length_counts_the_inflated_json() -> None:
-    body, header = rest.encode_request(request_with(Tensor.from_array("x", np.arange(4))))
+def test_header_length_counts_the_inflated_json(codec) -> None:
+    body, header = codec.encode_request(request_with(Tensor.from_array("x", np.arange(4))))
     packed = rest.compress(body, "gzip")
     assert header is not None and header < len(body)
-    assert rest.decode_request(packed, str(header), "gzip").input("x").data.tolist() == [0, 1, 2, 3]
+    assert codec.decode_request(packed, str(header), "gzip").input("x").data.tolist() == [
+        0,
+        1,
+        2,
+        3,
+    ]
 
 
 # ----------------------------------------------------------------------------- encoding errors
 
 
-def test_encode_errors_name_the_tensor() -> None:
+def test_encode_errors_name_the_tensor(codec) -> None:
     bad = Tensor("s", "BYTES", (1,), np.array([b"\xff\xfe"], dtype=object))
     with pytest.raises(EncodeError, match="input 's'"):
-        rest.encode_request(request_with(bad), binary=False)
-    assert rest.decode_request(*rest.encode_request(request_with(bad))).input(
+        codec.encode_request(request_with(bad), binary=False)
+    assert codec.decode_request(*codec.encode_request(request_with(bad))).input(
         "s"
     ).data.tolist() == [b"\xff\xfe"]
     with pytest.raises(
         EncodeError, match="parameter 'p' must be a string, number or boolean, got list"
     ):
-        rest.encode_request(
+        codec.encode_request(
             request_with(Tensor.from_array("x", np.zeros(1)), parameters={"p": [1]})
         )
     with pytest.raises(EncodeError, match="not there"):
-        rest.encode_request(request_with(Tensor.from_array("x", np.zeros(1))), binary=["y"])
+        codec.encode_request(request_with(Tensor.from_array("x", np.zeros(1))), binary=["y"])
 
 
 def test_error_body() -> None:
@@ -533,7 +553,7 @@ def test_error_body() -> None:
 
 
 @pytest.mark.parametrize("binary", [False, True, {"big"}, {"small"}])
-def test_encode_response_parts_join_to_encode_response(binary: Any) -> None:
+def test_encode_response_parts_join_to_encode_response(codec, binary: Any) -> None:
     rng = np.random.default_rng(11)
     response = InferResponse(
         "m",
@@ -546,8 +566,8 @@ def test_encode_response_parts_join_to_encode_response(binary: Any) -> None:
         id="r1",
         parameters={"p": 1},
     )
-    parts, header_length = rest.encode_response_parts(response, binary)
-    body, expected_length = rest.encode_response(response, binary)
+    parts, header_length = codec.encode_response_parts(response, binary)
+    body, expected_length = codec.encode_response(response, binary)
     assert b"".join(parts) == body
     assert header_length == expected_length
     # The large texts and binary tensors stand apart: nothing was joined into one buffer.
@@ -555,12 +575,12 @@ def test_encode_response_parts_join_to_encode_response(binary: Any) -> None:
     in_binary = set(names) if binary is True else set(binary or ())
     large_texts = [n for n in ("big", "big2") if n not in in_binary]
     assert len(parts) == 1 + 2 * len(large_texts) + len(in_binary)
-    decoded = rest.decode_response(body, header_length)
+    decoded = codec.decode_response(body, header_length)
     for sent, got in zip(response.outputs, decoded.outputs, strict=True):
         assert got.name == sent.name and np.array_equal(got.data, sent.data)
 
 
-def test_a_nul_in_a_string_does_not_split_the_envelope() -> None:
+def test_a_nul_in_a_string_does_not_split_the_envelope(codec) -> None:
     # orjson escapes control characters, so the NUL that marks a text's place is never data.
     response = InferResponse(
         "m\x00odel",
@@ -568,8 +588,8 @@ def test_a_nul_in_a_string_does_not_split_the_envelope() -> None:
         id="\x00",
         parameters={"k\x00": "v\x00"},
     )
-    parts, _ = rest.encode_response_parts(response)
+    parts, _ = codec.encode_response_parts(response)
     assert len(parts) == 3
-    decoded = rest.decode_response(b"".join(parts))
+    decoded = codec.decode_response(b"".join(parts))
     assert decoded.model_name == "m\x00odel" and decoded.id == "\x00"
     assert decoded.parameters == {"k\x00": "v\x00"}

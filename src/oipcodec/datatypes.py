@@ -38,6 +38,10 @@ except ImportError:  # pragma: no cover - depends on the environment
     BF16_DTYPE = None
 
 
+# What holds BF16 values when ml_dtypes is not installed.
+_BF16_FALLBACK = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @dataclass(frozen=True, slots=True)
 class Datatype:
     """One row of the OIP datatype table."""
@@ -64,6 +68,17 @@ class Datatype:
     @property
     def is_integer(self) -> bool:
         return self.name.startswith(("INT", "UINT"))
+
+    def carries(self, dtype: np.dtype[Any]) -> bool:
+        """Whether an array of ``dtype`` (any byte order) holds this datatype's elements as
+        they are: BYTES in an object, ``S`` or ``U`` array; BF16 in ``ml_dtypes.bfloat16`` or,
+        without ml_dtypes, float32/float64; any other the datatype's own numpy dtype."""
+        if self.is_bytes:
+            return dtype.kind in "OSU"
+        native = dtype.newbyteorder("=")
+        if self.name == "BF16":
+            return native == self.numpy_dtype or native in _BF16_FALLBACK
+        return native == self.numpy_dtype
 
 
 def _row(name: str, itemsize: int, dtype: Any, field: str | None) -> Datatype:

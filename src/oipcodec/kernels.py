@@ -1,34 +1,121 @@
 """The kernel facade: the native kernels when they are built, else their pure twins.
 
 Every kernel family is a module ``oipcodec._native.<family>`` (Cython) with a twin
-``oipcodec._pure.<family>`` (Python/numpy) exporting the same names, listed in its ``__all__``.
-This module re-exports the names of the chosen implementation:
+``oipcodec._pure.<family>`` (Python/numpy) exporting the same names, and what both share in
+``oipcodec._shared.<family>``. This module imports the names of one implementation:
 
 - ``OIPCODEC_PURE=1`` in the environment selects the pure twins;
 - otherwise the native kernels, or, when they are not built (a platform with no wheel and no
   compiler), the pure twins with a :class:`RuntimeWarning`.
 
-:data:`IMPLEMENTATION` says which was chosen; :func:`load` gives either one by name, which is
-how the tests run every kernel against both in one process.
+:data:`IMPLEMENTATION` says which was chosen. :func:`load` gives either one as a namespace,
+which is how every codec takes ``kernels=`` and how the tests run each kernel and each codec
+against both implementations in one process.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import warnings
-from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from types import ModuleType, SimpleNamespace
 
-__all__ = ["FAMILIES", "IMPLEMENTATION", "load", "native_available"]
+__all__ = [
+    "FAMILIES",
+    "IMPLEMENTATION",
+    "Kernels",
+    "load",
+    "native_available",
+    # the kernels
+    "array_to_json",
+    "bytes_offsets",
+    "deserialize_bytes",
+    "flatten",
+    "json_to_array",
+    "little_endian_view",
+    "locate_data",
+    "pack_bf16",
+    "pack_fp16",
+    "read_infer_message",
+    "serialize_bytes",
+    "unflatten",
+    "uninitialized_bytearray",
+    "unpack_bf16",
+    "unpack_fp16",
+    "view_bf16",
+    "write_infer_message",
+]
 
-from oipcodec import _pure
-
-#: The kernel families: every public module of ``oipcodec._pure``, each with a native twin.
-FAMILIES: tuple[str, ...] = tuple(
-    sorted(m.name for m in pkgutil.iter_modules(_pure.__path__) if not m.name.startswith("_"))
+#: The kernel families, each a module in ``_native``, ``_pure`` and ``_shared``.
+FAMILIES: tuple[str, ...] = (
+    "framing",
+    "halffloat",
+    "jsondecode",
+    "jsonencode",
+    "jsonscan",
+    "layout",
+    "pbwire",
 )
+
+#: What a codec's ``kernels=`` takes: this module (the default) or a namespace from :func:`load`.
+Kernels = ModuleType | SimpleNamespace
+
+IMPLEMENTATION: str = "pure"
+if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
+    try:
+        from oipcodec._native.framing import bytes_offsets, deserialize_bytes, serialize_bytes
+        from oipcodec._native.halffloat import (
+            pack_bf16,
+            pack_fp16,
+            unpack_bf16,
+            unpack_fp16,
+            view_bf16,
+        )
+        from oipcodec._native.jsondecode import json_to_array
+        from oipcodec._native.jsonencode import array_to_json
+        from oipcodec._native.jsonscan import locate_data
+        from oipcodec._native.layout import (
+            flatten,
+            little_endian_view,
+            unflatten,
+            uninitialized_bytearray,
+        )
+        from oipcodec._native.pbwire import read_infer_message, write_infer_message
+
+        IMPLEMENTATION = "native"
+    except ImportError as exc:
+        warnings.warn(
+            f"oipcodec's native kernels are not built ({exc}); using the pure-Python twins, "
+            "which are much slower. Install a binary wheel or build with a C compiler.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+if IMPLEMENTATION == "pure":
+    from oipcodec._pure.framing import (
+        bytes_offsets,
+        deserialize_bytes,
+        serialize_bytes,
+    )
+    from oipcodec._pure.halffloat import (
+        pack_bf16,
+        pack_fp16,
+        unpack_bf16,
+        unpack_fp16,
+        view_bf16,
+    )
+    from oipcodec._pure.jsondecode import json_to_array
+    from oipcodec._pure.jsonencode import array_to_json
+    from oipcodec._pure.jsonscan import locate_data
+    from oipcodec._pure.layout import (
+        flatten,
+        little_endian_view,
+        unflatten,
+        uninitialized_bytearray,
+    )
+    from oipcodec._pure.pbwire import (
+        read_infer_message,
+        write_infer_message,
+    )
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:
@@ -60,33 +147,3 @@ def native_available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def _choose() -> SimpleNamespace:
-    if os.environ.get("OIPCODEC_PURE", "") not in ("", "0"):
-        return load("pure")
-    try:
-        return load("native")
-    except ImportError as exc:
-        warnings.warn(
-            f"oipcodec's native kernels are not built ({exc}); using the pure-Python twins, "
-            "which are much slower. Install a binary wheel or build with a C compiler.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return load("pure")
-
-
-if TYPE_CHECKING:
-    # The pure twins are the typed reference; the native modules have matching .pyi stubs.
-    from oipcodec._pure.framing import *  # noqa: F403
-    from oipcodec._pure.halffloat import *  # noqa: F403
-    from oipcodec._pure.jsondecode import *  # noqa: F403
-    from oipcodec._pure.jsonencode import *  # noqa: F403
-    from oipcodec._pure.jsonscan import *  # noqa: F403
-    from oipcodec._pure.layout import *  # noqa: F403
-    from oipcodec._pure.pbwire import *  # noqa: F403
-
-    IMPLEMENTATION: str
-else:
-    globals().update(vars(_choose()))

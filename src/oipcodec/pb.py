@@ -34,14 +34,24 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import _common, datatypes
+from oipcodec import datatypes
 from oipcodec import kernels as _facade
+from oipcodec._shared import buffers
+from oipcodec._shared.pbwire import varint_bytes
 from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
+from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
-from oipcodec.raw import Kernels, array_to_raw, raw_to_array
+from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
-__all__ = ["decode_request", "decode_response", "encode_request", "encode_response"]
+__all__ = [
+    "decode_request",
+    "decode_response",
+    "encode_request",
+    "encode_response",
+    "encode_stream_error",
+    "encode_stream_response",
+]
 
 
 _LE = {name: row.numpy_dtype.newbyteorder("<") for name, row in datatypes.DATATYPES.items()
@@ -138,16 +148,16 @@ def _payload(tensor: Tensor, raw: bool, k: Kernels) -> tuple[int, Any]:
 
 def _bytes_elements(data: Any) -> list[bytes]:
     out = []
-    for index, element in enumerate(_common.bytes_elements(data)):
+    for index, element in enumerate(buffers.bytes_elements(data)):
         if isinstance(element, str):
             try:
                 element = element.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise _common.utf8_error(index, exc) from None
+                raise buffers.utf8_error(index, exc) from None
         elif isinstance(element, (bytearray, memoryview)):
             element = bytes(element)
         elif not isinstance(element, bytes):
-            raise _common.element_type_error(index, element)
+            raise buffers.element_type_error(index, element)
         out.append(element)
     return out
 
@@ -252,3 +262,20 @@ def _from_contents(
             )
         return array.astype(row.numpy_dtype)
     return array
+
+
+# --------------------------------------------------------------------------------------------
+# ModelStreamInfer answers
+
+
+def encode_stream_response(response: bytes) -> bytes:
+    """A serialized ModelStreamInferResponse around a serialized ModelInferResponse
+    (``infer_response``, field 2): what a streaming answer carries for each request."""
+    return b"\x12" + varint_bytes(len(response)) + response
+
+
+def encode_stream_error(message: str) -> bytes:
+    """A serialized ModelStreamInferResponse carrying ``error_message`` (field 1): how a
+    streaming answer reports one failed request without ending the stream."""
+    data = message.encode("utf-8", "replace")
+    return b"\x0a" + varint_bytes(len(data)) + data

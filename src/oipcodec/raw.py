@@ -1,9 +1,9 @@
 """The raw byte form of a tensor, shared by the HTTP binary extension and gRPC raw contents.
 
-Both protocols carry a tensor's data the same way (WIRE-NOTES.md, "Binary tensor data
-extension"): little-endian, row-major, no padding; BOOL as one byte per element; FP16 as IEEE
-half; BF16 as the upper half of a float32 (rounded to nearest even); BYTES as length-prefixed
-elements (:func:`oipcodec.serialize_bytes`).
+Both protocols carry a tensor's data the same way (the REST protocol's binary tensor data
+extension, and gRPC's raw contents): little-endian, row-major, no padding; BOOL as one byte per
+element; FP16 as IEEE half; BF16 as the upper half of a float32 (rounded to nearest even); BYTES
+as length-prefixed elements (:func:`oipcodec.serialize_bytes`).
 
 Decoding checks the byte count against the shape before anything is made and returns a
 read-only view of the buffer: no copy, whatever the tensor's size. The view may be unaligned
@@ -14,20 +14,18 @@ memory can ask for one copy with ``np.require(array, requirements="A")``.
 
 from __future__ import annotations
 
-from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from oipcodec import datatypes, kernels
-from oipcodec._common import byte_view
+from oipcodec import datatypes
+from oipcodec import kernels as _facade
+from oipcodec._shared.buffers import byte_view
 from oipcodec.errors import DecodeError, LimitError
+from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 
 __all__ = ["Kernels", "array_to_raw", "raw_to_array"]
-
-#: A kernel implementation: the facade module (default) or ``oipcodec.kernels.load(...)``.
-Kernels = ModuleType | SimpleNamespace
 
 
 def raw_to_array(
@@ -36,22 +34,25 @@ def raw_to_array(
     shape: Any,
     *,
     limits: Limits = DEFAULT_LIMITS,
-    kernels: Kernels = kernels,
+    kernels: Kernels | None = None,
 ) -> np.ndarray[Any, Any]:
     """The array of ``shape`` and ``datatype`` whose raw bytes are exactly ``buffer``.
 
     A size that disagrees with ``shape`` raises :class:`DecodeError` naming both; BYTES
     framing is validated against the element count, and no BYTES element may be longer than
     ``limits.max_bytes_element`` (:class:`LimitError`); BOOL bytes must be 0 or 1. BF16
-    decodes to ``ml_dtypes.bfloat16`` when installed, else to float32.
+    decodes to ``ml_dtypes.bfloat16`` when installed, else to float32. ``kernels`` picks the
+    kernel implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the
+    facade's, as in every codec.
     """
+    k = kernels or _facade
     row = datatypes.get(datatype)
     count = element_count(shape, limits)
     shape = tuple(shape)
     view = byte_view(buffer)
     if row.is_bytes:
-        _check_bytes_lengths(view, count, limits, kernels)
-        return kernels.deserialize_bytes(view, count).reshape(shape)
+        _check_bytes_lengths(view, count, limits, k)
+        return k.deserialize_bytes(view, count).reshape(shape)
     expected = count * row.itemsize
     if len(view) != expected:
         raise DecodeError(
@@ -59,7 +60,7 @@ def raw_to_array(
             f"{list(shape)}, got {len(view)}"
         )
     if row.name == "BF16" and datatypes.BF16_DTYPE is None:
-        return kernels.unpack_bf16(view, count).reshape(shape)
+        return k.unpack_bf16(view, count).reshape(shape)
     wire_dtype = np.dtype(np.uint8) if row.name == "BOOL" else _little_endian(row)
     array = np.frombuffer(view, dtype=wire_dtype, count=count)
     if row.name == "BOOL":
@@ -72,24 +73,26 @@ def raw_to_array(
 
 
 def array_to_raw(
-    array: np.ndarray[Any, Any], datatype: str, *, kernels: Kernels = kernels
+    array: np.ndarray[Any, Any], datatype: str, *, kernels: Kernels | None = None
 ) -> bytes | memoryview:
     """The raw bytes of ``array`` as a tensor of ``datatype``.
 
     Fixed-size types come back as a view of the array when it is already C-contiguous and
     little-endian, else as one copy. FP16/BF16 from wider floats are rounded to nearest even.
+    ``kernels`` as in :func:`raw_to_array`.
     """
+    k = kernels or _facade
     row = datatypes.get(datatype)
     if row.is_bytes:
-        return kernels.serialize_bytes(array)
+        return k.serialize_bytes(array)
     if row.name == "FP16":
-        return kernels.pack_fp16(array)
+        return k.pack_fp16(array)
     if row.name == "BF16":
-        return kernels.pack_bf16(array)
-    return kernels.little_endian_view(array)
+        return k.pack_bf16(array)
+    return k.little_endian_view(array)
 
 
-def _check_bytes_lengths(view: memoryview, count: int, limits: Limits, kernels: Kernels) -> None:
+def _check_bytes_lengths(view: memoryview, count: int, limits: Limits, k: Kernels) -> None:
     """Refuse a BYTES element longer than ``limits.max_bytes_element`` before any is made.
 
     Only a buffer longer than the limit can hold such an element, so the zero-copy scan runs
@@ -98,7 +101,7 @@ def _check_bytes_lengths(view: memoryview, count: int, limits: Limits, kernels: 
     limit = limits.max_bytes_element
     if len(view) - 4 <= limit:
         return
-    offsets, lengths = kernels.bytes_offsets(view, count)
+    offsets, lengths = k.bytes_offsets(view, count)
     over = np.flatnonzero(lengths > limit)
     if len(over):
         first = int(over[0])

@@ -4,7 +4,7 @@ A body is a JSON header, optionally followed by the raw bytes of the tensors sen
 concatenated in the order of the tensors in the JSON, with no padding. The HTTP header
 ``Inference-Header-Content-Length`` gives the JSON's length; without it the body is all JSON.
 A tensor sent in binary carries the parameter ``binary_data_size`` (its byte count) instead of
-``data``. See WIRE-NOTES.md and Triton's binary data extension for the rules followed here.
+``data``, as in Triton's binary tensor data extension.
 
 Decoding never builds Python lists of elements: the envelope (names, shapes, parameters) is
 parsed by orjson, each ``data`` array's *text* goes straight to :func:`oipcodec.json_to_array`,
@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 import orjson
 
-from oipcodec import datatypes, kernels
-from oipcodec._common import byte_view
+from oipcodec import datatypes
+from oipcodec import kernels as _facade
+from oipcodec._shared.buffers import byte_view
 from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
+from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
@@ -72,6 +74,7 @@ def decode_request(
     model_name: str | None = None,
     model_version: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels | None = None,
 ) -> InferRequest:
     """Decode an inference request body.
 
@@ -80,10 +83,12 @@ def decode_request(
     ``Content-Encoding`` (``gzip``, ``deflate`` or ``identity``). ``model_name`` and
     ``model_version`` come from the URL; they are stored on the request and named in errors.
     Raises :class:`DecodeError` (or its :class:`LimitError`) naming the input and the element
-    or byte offset at fault.
+    or byte offset at fault. ``kernels`` picks the kernel implementation (e.g.
+    ``oipcodec.kernels.load("pure")``); the default is the facade's, as in every codec.
     """
-    doc, spans, binary = _open(body, header_length, content_encoding, model_name, limits)
-    inputs = _decode_tensors(doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits)
+    k = kernels or _facade
+    doc, spans, binary = _open(body, header_length, content_encoding, model_name, limits, k)
+    inputs = _decode_tensors(doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits, k)
     _check_binary_used(binary, "input")
     outputs = None
     if doc.get("outputs") is not None:
@@ -107,13 +112,15 @@ def decode_response(
     content_encoding: str | None = None,
     *,
     limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels | None = None,
 ) -> InferResponse:
     """Decode an inference response body (arguments as :func:`decode_request`)."""
-    doc, spans, binary = _open(body, header_length, content_encoding, None, limits)
+    k = kernels or _facade
+    doc, spans, binary = _open(body, header_length, content_encoding, None, limits, k)
     model = doc.get("model_name")
     if not isinstance(model, str):
         raise DecodeError(f"response 'model_name' must be a string, got {model!r}")
-    outputs = _decode_tensors(doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits)
+    outputs = _decode_tensors(doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits, k)
     binary.model = model
     _check_binary_used(binary, "output")
     return InferResponse(
@@ -172,6 +179,7 @@ def _open(
     content_encoding: str | None,
     model: str | None,
     limits: Limits,
+    k: Kernels,
 ) -> tuple[dict[str, Any], dict[int, dict[int, _Text]], _Binary]:
     """Split a body into its parsed envelope, the text of each data array, and the binary part."""
     view = byte_view(body, "body")
@@ -183,7 +191,7 @@ def _open(
         view = byte_view(decompress(view, content_encoding, limits.max_decompressed_bytes))
     json_length = len(view) if header_length is None else _header_length(header_length, view)
     text = view[:json_length]
-    located = kernels.locate_data(text)
+    located = k.locate_data(text)
     spans: dict[int, dict[int, _Text]] = {}
     pieces: list[Any] = []
     previous = 0
@@ -242,6 +250,7 @@ def _decode_tensors(
     binary: _Binary,
     kind: str,
     limits: Limits,
+    k: Kernels,
 ) -> list[Tensor]:
     items = doc.get(key)
     if items is None:
@@ -252,7 +261,7 @@ def _decode_tensors(
         start, text = texts.get(index, (0, None))
         try:
             budget = limits.max_request_elements - total
-            tensor = _decode_tensor(name, item, text, binary, kind, limits, budget)
+            tensor = _decode_tensor(name, item, text, binary, kind, limits, budget, k)
         except OIPError as exc:
             if exc.tensor is not None:
                 raise
@@ -271,6 +280,7 @@ def _decode_tensor(
     kind: str,
     limits: Limits,
     budget: int,
+    k: Kernels,
 ) -> Tensor:
     """One tensor; ``budget`` is how many elements the request may still hold."""
     datatype = item.get("datatype")
@@ -292,17 +302,17 @@ def _decode_tensor(
         start = binary.header_length + binary.used
         part = binary.take(size, name, kind)
         try:
-            array = raw_to_array(part, row.name, shape, limits=limits)
+            array = raw_to_array(part, row.name, shape, limits=limits, kernels=k)
         except OIPError as exc:  # located in the body, not in the tensor's part of it
             offset = None if exc.offset is None else start + exc.offset
             cls = type(exc) if isinstance(exc, DecodeError) else DecodeError
             raise cls(exc.reason, index=exc.index, offset=offset) from None
     elif text is not None:
-        array = kernels.json_to_array(text, row.name, shape, max_depth=limits.max_depth)
+        array = k.json_to_array(text, row.name, shape, max_depth=limits.max_depth)
     elif item.get("data") is not None:
         # Only reached when the "data" key was written with escapes, which the scanner leaves
         # to orjson: correct, if slower.
-        array = kernels.json_to_array(
+        array = k.json_to_array(
             orjson.dumps(item["data"]), row.name, shape, max_depth=limits.max_depth
         )
     else:
@@ -382,6 +392,7 @@ def encode_request(
     *,
     nested: bool = False,
     binary_outputs: bool | None = None,
+    kernels: Kernels | None = None,
 ) -> tuple[bytes, int | None]:
     """Encode an inference request body.
 
@@ -392,7 +403,8 @@ def encode_request(
     parameter ``binary_data_output: true`` when no outputs are listed.
 
     Returns ``(body, header_length)``; ``header_length`` is ``None`` when nothing is binary,
-    else the value for the ``Inference-Header-Content-Length`` header.
+    else the value for the ``Inference-Header-Content-Length`` header. ``kernels`` as in
+    :func:`decode_request`.
     """
     want_binary_outputs = (binary is not False) if binary_outputs is None else binary_outputs
     doc: dict[str, Any] = {}
@@ -403,24 +415,34 @@ def encode_request(
         parameters.setdefault(BINARY_DATA_OUTPUT, True)
     if parameters:
         doc["parameters"] = parameters
-    doc["inputs"], texts, parts = _encode_tensors(request.inputs, binary, nested, "input")
+    doc["inputs"], texts, parts = _encode_tensors(
+        request.inputs, binary, nested, "input", kernels or _facade
+    )
     if request.outputs is not None:
         doc["outputs"] = [_requested_output(o, want_binary_outputs) for o in request.outputs]
     return _joined(*_body_parts(doc, texts, parts))
 
 
 def encode_response(
-    response: InferResponse, binary: Binary = False, *, nested: bool = False
+    response: InferResponse,
+    binary: Binary = False,
+    *,
+    nested: bool = False,
+    kernels: Kernels | None = None,
 ) -> tuple[bytes, int | None]:
     """Encode an inference response body; ``binary`` and ``nested`` as :func:`encode_request`.
 
     Returns ``(body, header_length)`` as :func:`encode_request` does.
     """
-    return _joined(*encode_response_parts(response, binary, nested=nested))
+    return _joined(*encode_response_parts(response, binary, nested=nested, kernels=kernels))
 
 
 def encode_response_parts(
-    response: InferResponse, binary: Binary = False, *, nested: bool = False
+    response: InferResponse,
+    binary: Binary = False,
+    *,
+    nested: bool = False,
+    kernels: Kernels | None = None,
 ) -> tuple[list[bytes | memoryview], int | None]:
     """:func:`encode_response`'s body as a list of buffers whose concatenation is that body:
     the JSON around each large tensor text, the texts themselves, and the tensors sent in
@@ -435,7 +457,9 @@ def encode_response_parts(
     parameters = _checked_parameters(response.parameters, "response")
     if parameters:
         doc["parameters"] = parameters
-    doc["outputs"], texts, parts = _encode_tensors(response.outputs, binary, nested, "output")
+    doc["outputs"], texts, parts = _encode_tensors(
+        response.outputs, binary, nested, "output", kernels or _facade
+    )
     return _body_parts(doc, texts, parts)
 
 
@@ -487,7 +511,7 @@ def _binary_names(binary: Binary, tensors: Sequence[Tensor]) -> set[str]:
 
 
 def _encode_tensors(
-    tensors: Sequence[Tensor], binary: Binary, nested: bool, kind: str
+    tensors: Sequence[Tensor], binary: Binary, nested: bool, kind: str, k: Kernels
 ) -> tuple[list[dict[str, Any]], list[bytes], list[bytes | memoryview]]:
     """The tensors' JSON entries, the large data texts marked in them (in document order),
     and the binary parts."""
@@ -505,11 +529,11 @@ def _encode_tensors(
             parameters = _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
             parameters.pop(BINARY_DATA_SIZE, None)
             if tensor.name in in_binary:
-                raw = array_to_raw(tensor.data, tensor.datatype)
+                raw = array_to_raw(tensor.data, tensor.datatype, kernels=k)
                 parameters[BINARY_DATA_SIZE] = len(raw)
                 parts.append(raw)
             else:
-                text = kernels.array_to_json(_shaped(tensor), tensor.datatype, nested=nested)
+                text = k.array_to_json(_shaped(tensor), tensor.datatype, nested=nested)
                 if len(text) >= _SEPARATE_TEXT:
                     texts.append(text)
                     entry["data"] = _TEXT_MARK

@@ -30,10 +30,6 @@ __all__ = ["InferRequest", "InferResponse", "Parameters", "RequestedOutput", "Te
 ParameterValue = str | int | float | bool
 Parameters = dict[str, ParameterValue]
 
-# dtype kinds accepted for data beyond the datatype's own numpy dtype
-_BYTES_KINDS = "OSU"
-_BF16_FALLBACK = (np.dtype(np.float32), np.dtype(np.float64))
-
 
 @dataclass(slots=True)
 class Tensor:
@@ -61,7 +57,7 @@ class Tensor:
             raise DatatypeError(
                 f"data must be a numpy array, got {type(self.data).__name__}", tensor=self.name
             )
-        if not _carries(row, self.data.dtype):
+        if not row.carries(self.data.dtype):
             raise DatatypeError(
                 f"numpy dtype {self.data.dtype} cannot carry datatype {self.datatype}",
                 tensor=self.name,
@@ -77,15 +73,6 @@ class Tensor:
         """A tensor whose datatype and shape are those of ``array`` (made a numpy array)."""
         data = np.asarray(array)
         return cls(name, datatypes.datatype_of(data), data.shape, data, dict(parameters or {}))
-
-
-def _carries(row: datatypes.Datatype, dtype: np.dtype[Any]) -> bool:
-    if row.is_bytes:
-        return dtype.kind in _BYTES_KINDS
-    native = dtype.newbyteorder("=")
-    if row.name == "BF16":
-        return native == row.numpy_dtype or native in _BF16_FALLBACK
-    return native == row.numpy_dtype
 
 
 @dataclass(slots=True)

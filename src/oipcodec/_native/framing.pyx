@@ -1,5 +1,5 @@
 # BYTES length-prefix framing: the native kernel. Its twin and reference is
-# oipcodec/_pure/framing.py; both share input handling and messages in oipcodec/_common.py.
+# oipcodec/_pure/framing.py; both share input handling and messages in oipcodec/_shared/.
 #
 # The wire form of a BYTES tensor is its elements in row-major order, each preceded by its
 # length as a 4-byte little-endian unsigned integer.
@@ -28,16 +28,16 @@ from oipcodec._native.endian cimport oipcodec_load_le32, oipcodec_store_le32
 
 import numpy as np
 
-from oipcodec import _common
-from oipcodec._common import (
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import (
     byte_view,
     bytes_array,
     check_count,
     element_too_long_error,
     element_type_error,
-    framing_error,
     utf8_error,
 )
+from oipcodec._shared.framing import CONTRACTS, framing_error
 
 __all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
 
@@ -58,20 +58,10 @@ cdef extern from "Python.h":
 
 cdef Py_ssize_t MAX_ELEMENT = 0xFFFFFFFF
 
-# The codes a framing scan stops with, as C constants for the nogil loop. Their values are
-# oipcodec._common's FRAMING_* codes, which turn them into messages; checked at import.
+# The codes a framing scan stops with are C constants for the nogil loop, from framing.pxd
+# (written from oipcodec._shared.framing, which turns them into messages). One more, native only:
 cdef enum:
-    FRAMING_OK = 0
-    FRAMING_TRUNCATED_PREFIX = 1
-    FRAMING_PAST_END = 2
-    FRAMING_TRAILING = 3
-    FRAMING_TOO_FEW = 4
-    # Native only: the list of element starts could not grow.
-    FRAMING_NO_MEMORY = -1
-
-if (_common.FRAMING_OK, _common.FRAMING_TRUNCATED_PREFIX, _common.FRAMING_PAST_END,
-        _common.FRAMING_TRAILING, _common.FRAMING_TOO_FEW) != (0, 1, 2, 3, 4):
-    raise ImportError("oipcodec._native.framing is out of step with oipcodec._common")
+    FRAMING_NO_MEMORY = -1  # the list of element starts could not grow
 
 # One element to copy: where its bytes are and how many. ``owner`` is a strong reference to
 # the object holding them when we need one (see serialize_bytes), else NULL.
@@ -87,16 +77,8 @@ cdef struct Piece:
 cdef Py_ssize_t NOGIL_AVERAGE_SIZE = 256
 
 
+@contract(CONTRACTS)
 def serialize_bytes(values):
-    """serialize_bytes(values) -> bytes
-
-    Frame BYTES elements: each as a 4-byte little-endian length followed by its bytes.
-
-    ``values`` is a numpy object/``S``/``U`` array or a (nested) sequence of any shape,
-    flattened row-major. ``str`` elements are UTF-8 encoded (``U`` arrays too); ``S`` elements
-    lose trailing NULs as numpy does; bytes, bytearray and memoryview are taken as they are.
-    Any other element, or one of 2**32 bytes or more, raises :class:`EncodeError`.
-    """
     array = bytes_array(values)
     if array.dtype.kind == "S":
         return _serialize_fixed_width(array)
@@ -211,15 +193,8 @@ cdef inline Py_ssize_t _cell_size(const unsigned char *cell, Py_ssize_t width) n
     return width
 
 
+@contract(CONTRACTS)
 def deserialize_bytes(buffer, count=None):
-    """deserialize_bytes(buffer, count=None) -> numpy.ndarray
-
-    Split a framed BYTES buffer into a 1-D object array of ``bytes``.
-
-    Every length prefix is checked against what is left of the buffer. With ``count``, the
-    buffer must hold exactly ``count`` elements and nothing after them. Problems raise
-    :class:`DecodeError` naming the element index and byte offset.
-    """
     cdef Scan scan
     cdef const unsigned char[::1] data = byte_view(buffer)
     _scan_or_raise(&scan, data, count)
@@ -249,16 +224,8 @@ def deserialize_bytes(buffer, count=None):
         PyMem_RawFree(scan.starts)
 
 
+@contract(CONTRACTS)
 def bytes_offsets(buffer, count=None):
-    """bytes_offsets(buffer, count=None) -> (offsets, lengths)
-
-    Where each element of a framed BYTES buffer is, without copying it: two 1-D int64 arrays,
-    so that element ``i`` is ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the offsets
-    point past each 4-byte length prefix).
-
-    The zero-copy form of :func:`deserialize_bytes`, for callers that slice the buffer
-    themselves: the same checks, the same :class:`DecodeError` for the same input.
-    """
     cdef Scan scan
     cdef const unsigned char[::1] data = byte_view(buffer)
     _scan_or_raise(&scan, data, count)

@@ -1,6 +1,6 @@
 # FP16/BF16 raw packing: the native kernel. Its twin and reference is
 # oipcodec/_pure/halffloat.py; both share input handling, views and messages in
-# oipcodec/_halffloat_common.py. The conversions themselves are csrc/oipcodec/half.h, whose
+# oipcodec/_shared/halffloat.py. The conversions themselves are csrc/oipcodec/half.h, whose
 # header comment documents the rounding and NaN rules.
 #
 # The wire form of an FP16 or BF16 tensor is its elements in row-major order, 2 bytes each,
@@ -27,8 +27,9 @@ from oipcodec._native.half cimport (
 
 import numpy as np
 
-from oipcodec import _halffloat_common as _half
-from oipcodec._halffloat_common import (
+from oipcodec._shared import contract
+from oipcodec._shared.halffloat import (
+    CONTRACTS,
     bfloat16_dtype,
     half_source,
     le_uint16_view,
@@ -42,16 +43,7 @@ cdef extern from "oipcodec/endian.h" nogil:
     uint32_t OIPCODEC_BSWAP32(uint32_t x)
     uint64_t OIPCODEC_BSWAP64(uint64_t x)
 
-# The source codes of oipcodec._halffloat_common, as C constants for the nogil loops; checked
-# at import.
-cdef enum:
-    SOURCE_F16 = 0
-    SOURCE_F32 = 1
-    SOURCE_F64 = 2
-    SOURCE_BF16 = 3
-
-if (_half.SOURCE_F16, _half.SOURCE_F32, _half.SOURCE_F64, _half.SOURCE_BF16) != (0, 1, 2, 3):
-    raise ImportError("oipcodec._native.halffloat is out of step with oipcodec._halffloat_common")
+# The source codes (SOURCE_*) are C constants for the nogil loops, from halffloat.pxd.
 
 
 # Loads of source elements stored little- or big-endian, on any host. The byte order is
@@ -131,52 +123,24 @@ cdef bytes _pack(values, str target):
     return out
 
 
+@contract(CONTRACTS)
 def pack_fp16(array):
-    """pack_fp16(array) -> bytes
-
-    Pack float values as FP16: 2 bytes each, little-endian, row-major.
-
-    ``array`` is a float16, float32, float64 or ml_dtypes.bfloat16 array of any shape, layout
-    and byte order (or a sequence of numbers). Rounding is to nearest, ties to even, once from
-    the source value; values beyond the FP16 range become infinity; NaN keeps its sign and the
-    top 10 payload bits (0x7C01 if none is left), bit for bit as numpy's float16 conversion.
-    """
     return _pack(array, "FP16")
 
 
+@contract(CONTRACTS)
 def pack_bf16(array):
-    """pack_bf16(array) -> bytes
-
-    Pack float values as BF16: 2 bytes each, little-endian, row-major.
-
-    Inputs as :func:`pack_fp16`. Rounding is to nearest, ties to even, once from the source
-    value (float64 is not rounded to float32 first); overflow becomes infinity; NaN becomes the
-    quiet NaN 0x7FC0 with its sign. Bit-identical to ``astype(ml_dtypes.bfloat16)`` for float32
-    and float16 input; for float64 ml_dtypes rounds twice (via float32) and can differ by one
-    unit where this rounds correctly.
-    """
     return _pack(array, "BF16")
 
 
+@contract(CONTRACTS)
 def unpack_fp16(buffer, count=None):
-    """unpack_fp16(buffer, count=None) -> numpy.ndarray
-
-    FP16 wire bytes as a 1-D read-only float16 array.
-
-    A zero-copy view of ``buffer`` when it is 2-byte aligned (on a little-endian host), else one
-    copy. An odd length, or one other than ``2 * count`` bytes when ``count`` is given, raises
-    :class:`DecodeError` with the offset.
-    """
     view, n = wire_view(buffer, count, "FP16")
     return le_uint16_view(view, n, np.dtype(np.float16))
 
 
+@contract(CONTRACTS)
 def unpack_bf16(buffer, count=None):
-    """unpack_bf16(buffer, count=None) -> numpy.ndarray
-
-    BF16 wire bytes widened (exactly) to a new 1-D float32 array. Length checks as
-    :func:`unpack_fp16`.
-    """
     view, n_elements = wire_view(buffer, count, "BF16")
     cdef const unsigned char[::1] src = view
     cdef Py_ssize_t n = n_elements, i
@@ -190,12 +154,8 @@ def unpack_bf16(buffer, count=None):
     return out
 
 
+@contract(CONTRACTS)
 def view_bf16(buffer, count=None):
-    """view_bf16(buffer, count=None) -> numpy.ndarray
-
-    BF16 wire bytes as a 1-D read-only ``ml_dtypes.bfloat16`` array: a zero-copy view when
-    aligned, as :func:`unpack_fp16`. Raises :class:`ImportError` without ml_dtypes.
-    """
     dtype = bfloat16_dtype()
     view, n = wire_view(buffer, count, "BF16")
     return le_uint16_view(view, n, dtype)

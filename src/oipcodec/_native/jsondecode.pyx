@@ -1,6 +1,6 @@
 # JSON data array text to a typed array: the native kernel. Its twin and reference is
 # oipcodec/_pure/jsondecode.py; both take their arguments, grammar and messages from
-# oipcodec/_jsondecode_common.py (its docstring states the grammar this walk implements).
+# oipcodec/_shared/jsondecode.py (its docstring states the grammar this walk implements).
 #
 # One pass over the text without the GIL: the walk checks the structure against the shape and
 # parses each number straight into the output buffer (csrc/oipcodec/jsonnum.h does the
@@ -30,51 +30,13 @@ from oipcodec._native.jsonnum cimport (
 
 import numpy as np
 
-from oipcodec import _jsondecode_common as _common
-from oipcodec._jsondecode_common import exact_side, prepare
+from oipcodec._shared import contract
+from oipcodec._shared.jsondecode import CONTRACTS, exact_side, prepare
 
 __all__ = ["json_to_array"]
 
-# Element kinds and stop codes: the values of oipcodec._jsondecode_common's K_* and codes,
-# checked at import.
-cdef enum:
-    K_BOOL = 0
-    K_UINT8 = 1
-    K_UINT16 = 2
-    K_UINT32 = 3
-    K_UINT64 = 4
-    K_INT8 = 5
-    K_INT16 = 6
-    K_INT32 = 7
-    K_INT64 = 8
-    K_FP16 = 9
-    K_FP32 = 10
-    K_FP64 = 11
-    K_BF16 = 12
-    K_BF16_AS_FP32 = 13
-    K_BYTES = 14
-
-cdef enum:
-    OK = 0
-    EXPECTED_OPEN = 1
-    EXPECTED_ARRAY = 2
-    EXPECTED_SEP = 3
-    ELEMENT = 4
-    TOO_MANY = 5
-    TOO_FEW = 6
-    TRAILING = 7
-    DEPTH = 8
-    PYTHON_ERROR = 9
-
-if (
-    (_common.K_BOOL, _common.K_UINT64, _common.K_INT8, _common.K_INT64, _common.K_FP16,
-     _common.K_FP32, _common.K_FP64, _common.K_BF16, _common.K_BF16_AS_FP32, _common.K_BYTES)
-    != (0, 4, 5, 8, 9, 10, 11, 12, 13, 14)
-    or (_common.EXPECTED_OPEN, _common.EXPECTED_ARRAY, _common.EXPECTED_SEP, _common.ELEMENT,
-        _common.TOO_MANY, _common.TOO_FEW, _common.TRAILING, _common.DEPTH,
-        _common.PYTHON_ERROR) != (1, 2, 3, 4, 5, 6, 7, 8, 9)
-):
-    raise ImportError("oipcodec._native.jsondecode is out of step with oipcodec._jsondecode_common")
+# The element kinds (K_*) and stop codes (OK ... PYTHON_ERROR) are C constants from
+# jsondecode.pxd, written from oipcodec._shared.jsondecode.
 
 cdef enum:
     MAX_LEVELS = 65  # numpy's 64 dimensions (element_count refuses more), plus one to spare
@@ -446,22 +408,8 @@ cdef int _settle(
     return 0
 
 
+@contract(CONTRACTS)
 def json_to_array(text, datatype, shape, *, max_depth=100):
-    """json_to_array(text, datatype, shape, *, max_depth=100) -> numpy.ndarray
-
-    The JSON array ``text`` as a numpy array of ``datatype`` and ``shape``.
-
-    ``text`` is bytes, bytearray, memoryview or str holding one JSON array (white space around
-    it allowed), flat (``prod(shape)`` elements) or nested exactly as ``shape``; for shape
-    ``[]`` the bare value is accepted too. Integer datatypes take JSON integers in range, BOOL
-    true/false, BYTES strings (an object array of UTF-8 bytes), FP16/FP32/FP64/BF16 any JSON
-    number correctly rounded (round half to even; overflow is an error) or NaN, Infinity,
-    -Infinity and null (NaN). BF16 gives an ``ml_dtypes.bfloat16`` array, or without ml_dtypes
-    a float32 array of BF16-rounded values.
-
-    Problems raise :class:`DecodeError` (:class:`LimitError` for nesting deeper than
-    ``max_depth``) naming the flat element index and the byte offset.
-    """
     job = prepare(text, datatype, shape, max_depth)
     cdef const unsigned char[::1] data = job.data
     cdef unsigned char[::1] cells

@@ -1,6 +1,6 @@
 # Tensor elements to JSON array text: the native kernel. Its twin and reference, which defines
 # the text byte for byte, is oipcodec/_pure/jsonencode.py; both check and normalise their input
-# with oipcodec/_jsonencode_common.py.
+# with oipcodec/_shared/jsonencode.py.
 #
 # Engines, chosen per datatype by measurement (see benchmarks/bench_jsonencode.py):
 # - FP64: orjson's numpy serialiser, whose shortest round-trip digits are those of the
@@ -26,8 +26,15 @@ import threading
 import numpy as np
 import orjson
 
-from oipcodec._common import bytes_elements, element_type_error, utf8_error
-from oipcodec._jsonencode_common import empty_nested, nonfinite_error, not_utf8_error, prepare
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import bytes_elements, element_type_error, utf8_error
+from oipcodec._shared.jsonencode import (
+    CONTRACTS,
+    empty_nested,
+    nonfinite_error,
+    not_utf8_error,
+    prepare,
+)
 
 __all__ = ["array_to_json"]
 
@@ -59,19 +66,8 @@ _half_lock = threading.Lock()
 _orjson_layout_ok = [None, None]
 
 
+@contract(CONTRACTS)
 def array_to_json(array, datatype, nested=False, *, nonfinite="tokens"):
-    """array_to_json(array, datatype, nested=False, *, nonfinite="tokens") -> bytes
-
-    The JSON array text of ``array``'s elements in row-major order, as UTF-8 bytes.
-
-    The OIP rule: "data: row-major, no stride or padding, flat [1,2,4,5] or nested
-    [[1,2],[4,5]]". Flat by default; ``nested=True`` nests by the array's shape. ``datatype``
-    is the OIP name; the array's dtype must carry it (:class:`DatatypeError` otherwise), with
-    any layout and byte order. Floats are written as the shortest text that reads back to the
-    same value in the datatype; NaN and infinities as ``NaN``/``Infinity``/``-Infinity``, or
-    :class:`EncodeError` with ``nonfinite="error"``; BYTES as JSON strings of their UTF-8 text.
-    See oipcodec._pure.jsonencode for the exact text.
-    """
     prepared = prepare(array, datatype, nested, nonfinite)
     cdef str dt = prepared.datatype
     shape = prepared.shape

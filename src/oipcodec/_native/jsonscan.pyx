@@ -1,5 +1,5 @@
 # Locate tensor "data" arrays in an OIP JSON body: the native kernel. Its twin and reference
-# is oipcodec/_pure/jsonscan.py, which also owns the error messages.
+# is oipcodec/_pure/jsonscan.py; the error messages are oipcodec/_shared/jsonscan.py.
 #
 # Skipping a data array is the hot part: a 1M-element FP32 array is ~11 MB of text. Only three
 # bytes matter for finding its end ('"', '[' and ']'), so the scanner keeps, for each, a pointer
@@ -8,8 +8,9 @@
 
 from libc.string cimport memchr
 
-from oipcodec._common import byte_view
-from oipcodec._pure.jsonscan import scan_error, unbalanced, unterminated_string
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.jsonscan import CONTRACTS, scan_error, unbalanced, unterminated_string
 
 __all__ = ["locate_data"]
 
@@ -198,17 +199,8 @@ cdef int _section(Scan *s, int section, list found) except -2:
         return _expect(s, b']', "',' or ']'")
 
 
+@contract(CONTRACTS)
 def locate_data(buffer):
-    """locate_data(buffer) -> list[tuple[int, int, int, int]]
-
-    Where the tensor ``data`` values of an OIP JSON body are.
-
-    Returns ``(section, tensor_index, start, end)`` per ``data`` member found, in text order:
-    ``section`` is 0 for the top-level ``inputs`` array and 1 for ``outputs``, and
-    ``buffer[start:end]`` is the value's text. Keys are compared as written (a key spelled with
-    escapes is not recognised, and its value is then left to the envelope parser). Raises
-    :class:`DecodeError` with the byte offset where the text stops being JSON-shaped.
-    """
     cdef const unsigned char[::1] view = byte_view(buffer, "body")
     cdef Scan s
     cdef list found = []
@@ -231,9 +223,9 @@ def locate_data(buffer):
                 _raise(&s, view)
             section = -1
             if _key_equals(key, s.key_end, "inputs", 6):
-                section = 0
+                section = SECTION_INPUTS
             elif _key_equals(key, s.key_end, "outputs", 7):
-                section = 1
+                section = SECTION_OUTPUTS
             if section >= 0 and _ws(&s) == b'[':
                 rc = _section(&s, section, found)
             else:

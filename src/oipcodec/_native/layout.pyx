@@ -1,6 +1,6 @@
 # Row-major layout: flatten / unflatten / little_endian_view, the native kernel. Its twin and
 # reference is oipcodec/_pure/layout.py; what is accepted and what an error says lives in
-# oipcodec/_layout_common.py, shared by both.
+# oipcodec/_shared/layout.py, shared by both.
 #
 # flatten reads the shape from the first path of the nesting (O(depth)), checks it against the
 # limits, allocates the output once at its exact size, then walks the nesting once, checking
@@ -27,8 +27,10 @@ import math
 
 import numpy as np
 
-from oipcodec import _layout_common as common
-from oipcodec._layout_common import (
+from oipcodec._shared import contract
+from oipcodec._shared import layout as common
+from oipcodec._shared.layout import (
+    CONTRACTS,
     Rejected,
     array_mismatch,
     array_path,
@@ -67,26 +69,7 @@ cdef extern from "Python.h":
     PyObject *_true "Py_True"
     PyObject *_false "Py_False"
 
-# Datatype codes: oipcodec._layout_common's, checked at import.
-cdef enum:
-    BOOL = 0
-    UINT8 = 1
-    UINT16 = 2
-    UINT32 = 3
-    UINT64 = 4
-    INT8 = 5
-    INT16 = 6
-    INT32 = 7
-    INT64 = 8
-    FP16 = 9
-    FP32 = 10
-    FP64 = 11
-    BF16 = 12
-    BYTES = 13
-
-if (common.BOOL, common.UINT64, common.INT8, common.INT64, common.FP16, common.FP64,
-        common.BF16, common.BYTES) != (0, 4, 5, 8, 9, 11, 12, 13):
-    raise ImportError("oipcodec._native.layout is out of step with oipcodec._layout_common")
+# The datatype codes (BOOL ... BYTES) are C constants from layout.pxd.
 
 # numpy's limit, and element_count's (infer_shape refuses more dimensions before we get here).
 cdef enum:
@@ -295,31 +278,8 @@ cdef class _Flattener:
         return 0
 
 
+@contract(CONTRACTS)
 def flatten(nested, datatype, *, limits=DEFAULT_LIMITS):
-    """flatten(nested, datatype, *, limits=DEFAULT_LIMITS) -> (numpy.ndarray, tuple)
-
-    Nested lists/tuples of scalars (numpy arrays allowed at any level) to a flat typed array.
-
-    Returns ``(flat, shape)``: ``flat`` is a 1-D C-contiguous array of the datatype's numpy
-    dtype, in row-major order ("data: row-major, no stride or padding"), and ``shape`` the
-    tuple of dimensions, read from the first element of every level and required of every
-    other path. A scalar has shape ``()`` and one element; ``[]`` has shape ``(0,)``.
-
-    Element rules (Triton's strictness for JSON data, applied to Python values):
-    integer datatypes take ``int`` and numpy integers, range-checked (INT8 300 is an error,
-    never a wrap; ``bool`` and floats, even 1.0, are refused); BOOL takes ``bool`` and
-    ``numpy.bool_``; FP16/FP32/FP64/BF16 take ints and floats (not bool), rounded to nearest
-    even once from the exact value, a finite value that rounds to infinity refused (NaN and
-    +-inf are kept); BYTES takes bytes, bytearray, memoryview and str (UTF-8) into an object
-    array of bytes. BF16 gives ``ml_dtypes.bfloat16`` when installed, else float32 holding the
-    BF16-rounded values. A numpy array input of the datatype's dtype (native order,
-    contiguous) is returned as a view, not copied.
-
-    Errors: :class:`ShapeError` for ragged nesting (naming the index path of the first
-    mismatch), :class:`EncodeError` for an element (flat index and path), :class:`LimitError`
-    past ``limits`` (depth, dimensions, element count; checked before allocating), and
-    :class:`DatatypeError` for an unknown datatype.
-    """
     cdef int code = datatype_code(datatype)
     cdef tuple shape = infer_shape(nested, limits)
     cdef Py_ssize_t count, i
@@ -355,24 +315,13 @@ def flatten(nested, datatype, *, limits=DEFAULT_LIMITS):
 
 # unflatten is numpy's tolist(), a C loop already bounded by creating one Python object per
 # element: a Cython loop filling preallocated lists measured the same (25.8 vs 23.9 ms for
-# [1000, 1000] float32), so both twins share oipcodec._layout_common.unflatten_reference.
+# [1000, 1000] float32), so both twins share oipcodec._shared.layout.unflatten_reference.
+@contract(CONTRACTS)
 def unflatten(array, shape):
-    """unflatten(array, shape) -> list
-
-    A flat (or any-shaped) array back to nested lists of Python scalars, row-major.
-
-    ``shape`` must describe exactly ``array.size`` elements, else :class:`ShapeError`. Shape
-    ``()`` gives a bare scalar; a zero in the shape gives empty lists. Elements come back as
-    ``int``, ``float``, ``bool`` or the object array's own objects (``bytes`` for BYTES);
-    BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of :func:`flatten`.
-    """
     return unflatten_reference(array, shape)
 
 
+@contract(CONTRACTS)
 def uninitialized_bytearray(Py_ssize_t size):
-    """A bytearray of ``size`` bytes for the caller to fill completely before anything reads
-    it: its bytes are left as the allocator gave them, without the zeroing pass bytearray(size)
-    makes (2.6% of the server's CPU on 3 MB request bodies, which the event loop then
-    overwrites). The pure twin's are zeros."""
     common.check_buffer_size(size)
     return PyByteArray_FromStringAndSize(NULL, size)

@@ -1,6 +1,6 @@
 # Protobuf wire kernel for ModelInferRequest / ModelInferResponse: the native kernel. Its twin
 # and reference is oipcodec/_pure/pbwire.py; field tables, the writer's envelope planner and
-# every error message live in oipcodec/_pbcommon.py. The structure of the reader below follows
+# every error message live in oipcodec/_shared/pbwire.py. The structure of the reader below follows
 # the twin function by function, so that both stop at the same byte with the same error.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -22,8 +22,10 @@ from oipcodec._native.endian cimport oipcodec_load_le64
 
 import numpy as np
 
-from oipcodec import _pbcommon as pc
-from oipcodec._common import byte_view
+from oipcodec._shared import contract
+from oipcodec._shared import pbwire as pc
+from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.pbwire import CONTRACTS
 from oipcodec.limits import DEFAULT_LIMITS
 
 __all__ = ["read_infer_message", "write_infer_message"]
@@ -31,17 +33,7 @@ __all__ = ["read_infer_message", "write_infer_message"]
 cdef extern from "Python.h":
     object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
 
-# Wire types (oipcodec._pbcommon's, checked at import).
-cdef enum:
-    VARINT = 0
-    I64 = 1
-    LEN = 2
-    SGROUP = 3
-    EGROUP = 4
-    I32 = 5
-
-if (pc.VARINT, pc.I64, pc.LEN, pc.SGROUP, pc.EGROUP, pc.I32) != (0, 1, 2, 3, 4, 5):
-    raise ImportError("oipcodec._native.pbwire is out of step with oipcodec._pbcommon")
+# The wire types (VARINT ... I32) are C constants from pbwire.pxd.
 
 cdef int MAX_GROUP_DEPTH = pc.MAX_GROUP_DEPTH
 cdef int MAX_DIMS = pc.MAX_DIMS
@@ -422,28 +414,8 @@ cdef tuple _requested(const uint8_t *base, Py_ssize_t pos, Py_ssize_t end):
     return name, parameters
 
 
+@contract(CONTRACTS)
 def read_infer_message(data, kind="request", limits=DEFAULT_LIMITS):
-    """read_infer_message(data, kind="request", limits=DEFAULT_LIMITS) -> tuple
-
-    Read a serialized ModelInferRequest (``kind="request"``) or ModelInferResponse.
-
-    Returns ``(model_name, model_version, id, parameters, tensors, requested, raw)``:
-    ``parameters`` a dict of bool/int/str/float; ``tensors`` (inputs or outputs) a list of
-    ``(name, datatype, shape, parameters, contents, offset, contents_offset)`` where
-    ``contents`` is ``None`` (no contents field) or a dict from InferTensorContents field name
-    to its data: a read-only memoryview of little-endian bytes for fp32/fp64 (a view of
-    ``data`` when the field is one packed run), a numpy array for the varint fields (bool,
-    int32, int64, uint32, uint64 as protobuf converts them) and an object array of bytes for
-    bytes_contents; ``requested`` the requested outputs as ``(name, parameters)`` (requests
-    only); ``raw`` the raw contents entries as read-only views of ``data``.
-
-    Per the protobuf encoding, fields may come in any order, a repeated scalar field may be
-    packed or not (or both), an embedded message seen twice is merged, and unknown fields of
-    every wire type (groups included) are skipped. A known field with the wrong wire type,
-    a varint over 10 bytes, a length past the end, raw contents mixed with typed contents, or
-    a raw entry count different from the tensor count raise :class:`DecodeError` with the byte
-    offset; ``limits`` are checked before anything is allocated.
-    """
     kind = pc.check_kind(kind)
     buf = byte_view(data, "message").toreadonly()
     cdef const uint8_t[::1] view = buf
@@ -521,19 +493,9 @@ def _payload_size(int field, payload):
     return total
 
 
+@contract(CONTRACTS)
 def write_infer_message(kind, model_name, model_version, id, parameters, tensors,
                         requested=None):
-    """write_infer_message(kind, model_name, model_version, id, parameters, tensors, requested=None) -> bytes
-
-    Serialize a ModelInferRequest (``kind="request"``) or ModelInferResponse into one buffer.
-
-    ``tensors`` holds ``(name, datatype, shape, parameters, field, payload)``: ``field`` 0 puts
-    ``payload`` (a bytes-like object) in raw_input_contents / raw_output_contents, which then
-    holds one entry per tensor; otherwise ``field`` is the InferTensorContents field number and
-    ``payload`` is a contiguous uint64 array of 64-bit patterns (fields 1-5, varints), a
-    bytes-like object of little-endian floats (6, 7) or a list of bytes (8). Fields are
-    written in field-number order, as the protobuf runtime writes them.
-    """
     segments, total = pc.plan_message(
         kind, model_name, model_version, id, parameters, tensors, requested, _payload_size
     )

@@ -10,19 +10,23 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec._common import (
-    FRAMING_OK,
-    FRAMING_PAST_END,
-    FRAMING_TOO_FEW,
-    FRAMING_TRAILING,
-    FRAMING_TRUNCATED_PREFIX,
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import (
     byte_view,
     bytes_elements,
     check_count,
     element_too_long_error,
     element_type_error,
-    framing_error,
     utf8_error,
+)
+from oipcodec._shared.framing import (
+    CONTRACTS,
+    FRAMING_OK,
+    FRAMING_PAST_END,
+    FRAMING_TOO_FEW,
+    FRAMING_TRAILING,
+    FRAMING_TRUNCATED_PREFIX,
+    framing_error,
 )
 
 __all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
@@ -30,14 +34,8 @@ __all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
 _MAX_ELEMENT = 0xFFFFFFFF
 
 
+@contract(CONTRACTS)
 def serialize_bytes(values: Any) -> bytes:
-    """Frame BYTES elements: each as a 4-byte little-endian length followed by its bytes.
-
-    ``values`` is a numpy object/``S``/``U`` array or a (nested) sequence of any shape,
-    flattened row-major. ``str`` elements are UTF-8 encoded (``U`` arrays too); ``S`` elements
-    lose trailing NULs as numpy does; bytes, bytearray and memoryview are taken as they are.
-    Any other element, or one of 2**32 bytes or more, raises :class:`EncodeError`.
-    """
     parts: list[bytes] = []
     for index, element in enumerate(bytes_elements(values)):
         if isinstance(element, str):
@@ -56,13 +54,8 @@ def serialize_bytes(values: Any) -> bytes:
     return b"".join(parts)
 
 
+@contract(CONTRACTS)
 def deserialize_bytes(buffer: Any, count: int | None = None) -> np.ndarray[Any, Any]:
-    """Split a framed BYTES buffer into a 1-D object array of ``bytes``.
-
-    Every length prefix is checked against what is left of the buffer. With ``count``, the
-    buffer must hold exactly ``count`` elements and nothing after them. Problems raise
-    :class:`DecodeError` naming the element index and byte offset.
-    """
     view = byte_view(buffer)
     starts, lengths = _scan(view, count)
     out = np.empty(len(starts), dtype=object)
@@ -70,16 +63,10 @@ def deserialize_bytes(buffer: Any, count: int | None = None) -> np.ndarray[Any, 
     return out
 
 
+@contract(CONTRACTS)
 def bytes_offsets(
     buffer: Any, count: int | None = None
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Where each element of a framed BYTES buffer is, without copying it: two 1-D int64 arrays,
-    so that element ``i`` is ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the offsets
-    point past each 4-byte length prefix).
-
-    The zero-copy form of :func:`deserialize_bytes`, for callers that slice the buffer
-    themselves: the same checks, the same :class:`DecodeError` for the same input.
-    """
     starts, lengths = _scan(byte_view(buffer), count)
     return np.array(starts, dtype=np.int64), np.array(lengths, dtype=np.int64)
 

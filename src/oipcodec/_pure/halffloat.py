@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec._halffloat_common import (
+from oipcodec._shared import contract
+from oipcodec._shared.halffloat import (
+    CONTRACTS,
     SOURCE_F16,
     SOURCE_F32,
     SOURCE_F64,
@@ -137,51 +139,31 @@ def _pack(values: Any, target: str) -> bytes:
     return out.astype("<u2").tobytes()
 
 
+@contract(CONTRACTS)
 def pack_fp16(array: Any) -> bytes:
-    """Pack float values as FP16: 2 bytes each, little-endian, row-major.
-
-    ``array`` is a float16, float32, float64 or ml_dtypes.bfloat16 array of any shape, layout
-    and byte order (or a sequence of numbers). Rounding is to nearest, ties to even, once from
-    the source value; values beyond the FP16 range become infinity; NaN keeps its sign and the
-    top 10 payload bits (0x7C01 if none is left), bit for bit as numpy's float16 conversion.
-    """
     return _pack(array, "FP16")
 
 
+@contract(CONTRACTS)
 def pack_bf16(array: Any) -> bytes:
-    """Pack float values as BF16: 2 bytes each, little-endian, row-major.
-
-    Inputs as :func:`pack_fp16`. Rounding is to nearest, ties to even, once from the source
-    value (float64 is not rounded to float32 first); overflow becomes infinity; NaN becomes the
-    quiet NaN 0x7FC0 with its sign. Bit-identical to ``astype(ml_dtypes.bfloat16)`` for float32
-    and float16 input; for float64 ml_dtypes rounds twice (via float32) and can differ by one
-    unit where this rounds correctly.
-    """
     return _pack(array, "BF16")
 
 
+@contract(CONTRACTS)
 def unpack_fp16(buffer: Any, count: int | None = None) -> np.ndarray[Any, Any]:
-    """FP16 wire bytes as a 1-D read-only float16 array.
-
-    A zero-copy view of ``buffer`` when it is 2-byte aligned (on a little-endian host), else one
-    copy. An odd length, or one other than ``2 * count`` bytes when ``count`` is given, raises
-    :class:`DecodeError` with the offset.
-    """
     view, n = wire_view(buffer, count, "FP16")
     return le_uint16_view(view, n, np.dtype(np.float16))
 
 
+@contract(CONTRACTS)
 def unpack_bf16(buffer: Any, count: int | None = None) -> np.ndarray[Any, Any]:
-    """BF16 wire bytes widened (exactly) to a new 1-D float32 array. Length checks as
-    :func:`unpack_fp16`."""
     view, n = wire_view(buffer, count, "BF16")
     u16 = np.frombuffer(view, dtype="<u2", count=n)
     return (u16.astype(_U32) << _U32(16)).view(np.float32)
 
 
+@contract(CONTRACTS)
 def view_bf16(buffer: Any, count: int | None = None) -> np.ndarray[Any, Any]:
-    """BF16 wire bytes as a 1-D read-only ``ml_dtypes.bfloat16`` array: a zero-copy view when
-    aligned, as :func:`unpack_fp16`. Raises :class:`ImportError` without ml_dtypes."""
     dtype = bfloat16_dtype()
     view, n = wire_view(buffer, count, "BF16")
     return le_uint16_view(view, n, dtype)

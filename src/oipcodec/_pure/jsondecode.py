@@ -5,7 +5,7 @@ The OIP REST ``data`` field is "row-major, flat or nested by shape; the element 
 equal the product of shape" (see ../shared/spec/WIRE-NOTES.md); Triton's rules are followed:
 integer datatypes need JSON integers, BOOL true/false, BYTES strings, any number for floats,
 nesting at most 100 deep. The grammar and every message live in
-:mod:`oipcodec._jsondecode_common`; this module is the walk over the text, written to be read.
+:mod:`oipcodec._shared.jsondecode`; this module is the walk over the text, written to be read.
 
 The walk is a small tokenizer (regular expressions) that checks the structure and the form
 of each element as it goes, collecting the element tokens. Their values (integer ranges,
@@ -20,8 +20,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from oipcodec._jsondecode_common import (
+from oipcodec._shared import contract
+from oipcodec._shared.jsondecode import (
     BARE,
+    CONTRACTS,
     DEPTH,
     ELEMENT,
     EXPECTED_ARRAY,
@@ -47,20 +49,8 @@ _OPEN, _CLOSE, _COMMA = 0x5B, 0x5D, 0x2C
 _WS = frozenset(b" \t\n\r")
 
 
+@contract(CONTRACTS)
 def json_to_array(text: Any, datatype: str, shape: Any, *, max_depth: int = 100) -> np.ndarray:
-    """The JSON array ``text`` as a numpy array of ``datatype`` and ``shape``.
-
-    ``text`` is bytes, bytearray, memoryview or str holding one JSON array (white space around
-    it allowed), flat (``prod(shape)`` elements) or nested exactly as ``shape``; for shape
-    ``[]`` the bare value is accepted too. Integer datatypes take JSON integers in range, BOOL
-    true/false, BYTES strings (an object array of UTF-8 bytes), FP16/FP32/FP64/BF16 any JSON
-    number correctly rounded (round half to even; overflow is an error) or NaN, Infinity,
-    -Infinity and null (NaN). BF16 gives an ``ml_dtypes.bfloat16`` array, or without ml_dtypes
-    a float32 array of BF16-rounded values.
-
-    Problems raise :class:`DecodeError` (:class:`LimitError` for nesting deeper than
-    ``max_depth``) naming the flat element index and the byte offset.
-    """
     job = prepare(text, datatype, shape, max_depth)
     return _Walk(job).run()
 

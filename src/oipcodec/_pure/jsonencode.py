@@ -31,8 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec._common import bytes_elements, element_type_error, utf8_error
-from oipcodec._jsonencode_common import (
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import bytes_elements, element_type_error, utf8_error
+from oipcodec._shared.jsonencode import (
+    CONTRACTS,
     empty_nested,
     nonfinite_error,
     not_utf8_error,
@@ -46,17 +48,10 @@ _F64_RANGE = (-5, 15)
 _F32_RANGE = (-6, 12)
 
 
+@contract(CONTRACTS)
 def array_to_json(
     array: Any, datatype: str, nested: bool = False, *, nonfinite: str = "tokens"
 ) -> bytes:
-    """The JSON array text of ``array``'s elements in row-major order, as UTF-8 bytes.
-
-    The OIP rule: "data: row-major, no stride or padding, flat [1,2,4,5] or nested
-    [[1,2],[4,5]]". Flat by default; ``nested=True`` nests by the array's shape. ``datatype``
-    is the OIP name; the array's dtype must carry it (:class:`DatatypeError` otherwise), with
-    any layout and byte order. The text of each element type is described in this module's
-    docstring. ``nonfinite="error"`` raises :class:`EncodeError` for NaN and infinities.
-    """
     prepared = prepare(array, datatype, nested, nonfinite)
     shape = prepared.shape
     if prepared.datatype == "BYTES":

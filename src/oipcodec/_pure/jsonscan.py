@@ -14,13 +14,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from oipcodec._common import byte_view
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.jsonscan import (
+    CONTRACTS,
+    SECTION_INPUTS,
+    SECTION_OUTPUTS,
+    scan_error,
+    unbalanced,
+    unterminated_string,
+)
 from oipcodec.errors import DecodeError
 
 __all__ = ["locate_data"]
-
-SECTION_INPUTS = 0
-SECTION_OUTPUTS = 1
 
 _WS = re.compile(rb"[ \t\n\r]*")
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -33,22 +39,6 @@ _SECTIONS = {b"inputs": SECTION_INPUTS, b"outputs": SECTION_OUTPUTS}
 
 #: Byte that ends an unquoted scalar (number, true, false, null).
 _SCALAR_END = b",]} \t\n\r"
-
-
-def scan_error(data: bytes | memoryview, pos: int, expected: str) -> DecodeError:
-    """The error for scanning text that stopped being JSON at byte ``pos``."""
-    if pos >= len(data):
-        return DecodeError(f"JSON ends early: expected {expected}", offset=pos)
-    got = bytes(data[pos : pos + 1]).decode("latin-1")
-    return DecodeError(f"invalid JSON: expected {expected}, got {got!r}", offset=pos)
-
-
-def unterminated_string(pos: int) -> DecodeError:
-    return DecodeError("JSON ends early: unterminated string", offset=pos)
-
-
-def unbalanced(pos: int) -> DecodeError:
-    return DecodeError("JSON ends early: unbalanced brackets", offset=pos)
 
 
 class _Cursor:
@@ -141,15 +131,8 @@ class _Cursor:
             return
 
 
+@contract(CONTRACTS)
 def locate_data(buffer: Any) -> list[tuple[int, int, int, int]]:
-    """Where the tensor ``data`` values of an OIP JSON body are.
-
-    Returns ``(section, tensor_index, start, end)`` per ``data`` member found, in text order:
-    ``section`` is 0 for the top-level ``inputs`` array and 1 for ``outputs``, and
-    ``buffer[start:end]`` is the value's text. Keys are compared as written (a key spelled with
-    escapes is not recognised, and its value is then left to the envelope parser). Raises
-    :class:`DecodeError` with the byte offset where the text stops being JSON-shaped.
-    """
     cursor = _Cursor(bytes(byte_view(buffer, "body")))
     found: list[tuple[int, int, int, int]] = []
     if cursor.ws() != ord("{"):

@@ -3,7 +3,7 @@
 The protocol's tensor data is "row-major, no stride or padding": a nested list ``[[1, 2], [4, 5]]``
 of shape ``[2, 2]`` is the flat buffer ``1, 2, 4, 5``; binary data is little-endian with the
 datatype's element size. The rules (what each datatype accepts, the error classes and messages)
-live in :mod:`oipcodec._layout_common`, shared with the native kernel.
+live in :mod:`oipcodec._shared.layout`, shared with the native kernel.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec._layout_common import (
+from oipcodec._shared import contract
+from oipcodec._shared.layout import (
     BOOL,
     BYTES,
+    CONTRACTS,
     INT_BOUNDS,
     Rejected,
     array_mismatch,
@@ -120,31 +122,10 @@ class _Walk:
         return finish(self.code, raw)
 
 
+@contract(CONTRACTS)
 def flatten(
     nested: Any, datatype: str, *, limits: Limits = DEFAULT_LIMITS
 ) -> tuple[np.ndarray[Any, Any], tuple[int, ...]]:
-    """Nested lists/tuples of scalars (numpy arrays allowed at any level) to a flat typed array.
-
-    Returns ``(flat, shape)``: ``flat`` is a 1-D C-contiguous array of the datatype's numpy
-    dtype, in row-major order ("data: row-major, no stride or padding"), and ``shape`` the
-    tuple of dimensions, read from the first element of every level and required of every
-    other path. A scalar has shape ``()`` and one element; ``[]`` has shape ``(0,)``.
-
-    Element rules (Triton's strictness for JSON data, applied to Python values):
-    integer datatypes take ``int`` and numpy integers, range-checked (INT8 300 is an error,
-    never a wrap; ``bool`` and floats, even 1.0, are refused); BOOL takes ``bool`` and
-    ``numpy.bool_``; FP16/FP32/FP64/BF16 take ints and floats (not bool), rounded to nearest
-    even once from the exact value, a finite value that rounds to infinity refused (NaN and
-    +-inf are kept); BYTES takes bytes, bytearray, memoryview and str (UTF-8) into an object
-    array of bytes. BF16 gives ``ml_dtypes.bfloat16`` when installed, else float32 holding the
-    BF16-rounded values. A numpy array input of the datatype's dtype (native order,
-    contiguous) is returned as a view, not copied.
-
-    Errors: :class:`ShapeError` for ragged nesting (naming the index path of the first
-    mismatch), :class:`EncodeError` for an element (flat index and path), :class:`LimitError`
-    past ``limits`` (depth, dimensions, element count; checked before allocating), and
-    :class:`DatatypeError` for an unknown datatype.
-    """
     code = datatype_code(datatype)
     shape = infer_shape(nested, limits)
     walk = _Walk(code, shape)
@@ -152,20 +133,12 @@ def flatten(
     return walk.result(), shape
 
 
+@contract(CONTRACTS)
 def unflatten(array: Any, shape: Any) -> Any:
-    """A flat (or any-shaped) array back to nested lists of Python scalars, row-major.
-
-    ``shape`` must describe exactly ``array.size`` elements, else :class:`ShapeError`. Shape
-    ``()`` gives a bare scalar; a zero in the shape gives empty lists. Elements come back as
-    ``int``, ``float``, ``bool`` or the object array's own objects (``bytes`` for BYTES);
-    BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of :func:`flatten`.
-    """
     return unflatten_reference(array, shape)
 
 
+@contract(CONTRACTS)
 def uninitialized_bytearray(size: int) -> bytearray:
-    """A bytearray of ``size`` bytes for the caller to fill completely before anything reads
-    it. The native kernel leaves the bytes as the allocator gave them (no zeroing pass over a
-    buffer about to be overwritten); this twin's are zeros."""
     check_buffer_size(size)
     return bytearray(size)

@@ -5,7 +5,7 @@ The reader walks the serialized message itself instead of building protobuf obje
 contents and packed fp32/fp64 contents come back as zero-copy views of the message bytes,
 varint contents as typed numpy arrays, bytes_contents as an object array. The writer puts the
 envelope and every tensor payload into one buffer. Field tables, the envelope planner and the
-error messages are shared with the native kernel through :mod:`oipcodec._pbcommon`.
+error messages are shared with the native kernel through :mod:`oipcodec._shared.pbwire`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import _pbcommon as pc
-from oipcodec._common import byte_view
+from oipcodec._shared import contract
+from oipcodec._shared import pbwire as pc
+from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.pbwire import CONTRACTS
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["read_infer_message", "write_infer_message"]
@@ -371,28 +373,10 @@ def _requested(buf: memoryview, pos: int, end: int) -> tuple[str, dict[str, Any]
     return name, parameters
 
 
+@contract(CONTRACTS)
 def read_infer_message(
     data: Any, kind: str = "request", limits: Limits = DEFAULT_LIMITS
 ) -> Message:
-    """Read a serialized ModelInferRequest (``kind="request"``) or ModelInferResponse.
-
-    Returns ``(model_name, model_version, id, parameters, tensors, requested, raw)``:
-    ``parameters`` a dict of bool/int/str/float; ``tensors`` (inputs or outputs) a list of
-    ``(name, datatype, shape, parameters, contents, offset, contents_offset)`` where
-    ``contents`` is ``None`` (no contents field) or a dict from InferTensorContents field name
-    to its data: a read-only memoryview of little-endian bytes for fp32/fp64 (a view of
-    ``data`` when the field is one packed run), a numpy array for the varint fields (bool,
-    int32, int64, uint32, uint64 as protobuf converts them) and an object array of bytes for
-    bytes_contents; ``requested`` the requested outputs as ``(name, parameters)`` (requests
-    only); ``raw`` the raw contents entries as read-only views of ``data``.
-
-    Per the protobuf encoding, fields may come in any order, a repeated scalar field may be
-    packed or not (or both), an embedded message seen twice is merged, and unknown fields of
-    every wire type (groups included) are skipped. A known field with the wrong wire type,
-    a varint over 10 bytes, a length past the end, raw contents mixed with typed contents, or
-    a raw entry count different from the tensor count raise :class:`DecodeError` with the byte
-    offset; ``limits`` are checked before anything is allocated.
-    """
     kind = pc.check_kind(kind)
     buf = byte_view(data, "message").toreadonly()
     end = len(buf)
@@ -479,6 +463,7 @@ def _payload_size(field: int, payload: Any) -> int:
     return int(_varint_sizes(payload).sum())
 
 
+@contract(CONTRACTS)
 def write_infer_message(
     kind: str,
     model_name: str | None,
@@ -488,15 +473,6 @@ def write_infer_message(
     tensors: list[tuple[Any, ...]],
     requested: list[tuple[str, Mapping[str, object] | None]] | None = None,
 ) -> bytes:
-    """Serialize a ModelInferRequest (``kind="request"``) or ModelInferResponse into one buffer.
-
-    ``tensors`` holds ``(name, datatype, shape, parameters, field, payload)``: ``field`` 0 puts
-    ``payload`` (a bytes-like object) in raw_input_contents / raw_output_contents, which then
-    holds one entry per tensor; otherwise ``field`` is the InferTensorContents field number and
-    ``payload`` is a contiguous uint64 array of 64-bit patterns (fields 1-5, varints), a
-    bytes-like object of little-endian floats (6, 7) or a list of bytes (8). Fields are
-    written in field-number order, as the protobuf runtime writes them.
-    """
     segments, total = pc.plan_message(
         kind, model_name, model_version, id, parameters, tensors, requested, _payload_size
     )

@@ -22,7 +22,6 @@ from typing import Any
 import grpc
 
 from oipcodec import pb
-from oipcodec._pbcommon import varint_bytes
 from oipcodec._version import __version__
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
@@ -36,17 +35,6 @@ __all__ = ["SERVICE", "InferenceServicer", "create_grpc_server"]
 log = logging.getLogger("oipcodec.server")
 
 SERVICE = "inference.GRPCInferenceService"
-
-
-def _stream_response(infer_response: bytes) -> bytes:
-    """ModelStreamInferResponse{infer_response = 2} around serialized response bytes."""
-    return b"\x12" + varint_bytes(len(infer_response)) + infer_response
-
-
-def _stream_error(message: str) -> bytes:
-    """ModelStreamInferResponse{error_message = 1}."""
-    data = message.encode("utf-8", "replace")
-    return b"\x0a" + varint_bytes(len(data)) + data
 
 
 class InferenceServicer:
@@ -136,10 +124,10 @@ class InferenceServicer:
     ) -> AsyncIterator[bytes]:
         async for data in requests:
             try:
-                yield _stream_response(await self._infer(data))
+                yield pb.encode_stream_response(await self._infer(data))
             except Exception as exc:
                 error = _logged(exc, "ModelStreamInfer")
-                yield _stream_error(error.message)
+                yield pb.encode_stream_error(error.message)
 
     # ------------------------------------------------------------------ errors
 

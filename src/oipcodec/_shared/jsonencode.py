@@ -14,7 +14,6 @@ import numpy as np
 
 from oipcodec import datatypes
 from oipcodec.errors import DatatypeError, EncodeError
-from oipcodec.types import _carries
 
 __all__ = [
     "NONFINITE_MODES",
@@ -55,7 +54,7 @@ def prepare(array: Any, datatype: str, nested: bool, nonfinite: str) -> Prepared
         array = np.asarray(array)
     if not isinstance(array, np.ndarray):
         raise EncodeError(f"array must be a numpy array, got {type(array).__name__}")
-    if not _carries(row, array.dtype):
+    if not row.carries(array.dtype):
         raise DatatypeError(f"numpy dtype {array.dtype} cannot carry datatype {datatype}")
     shape: tuple[int, ...] = tuple(array.shape) if nested and array.ndim else (array.size,)
     if row.is_bytes:
@@ -120,3 +119,18 @@ def not_utf8_error(index: int, position: int) -> EncodeError:
         "carry it; send this tensor with the binary tensor data extension instead",
         index=index,
     )
+
+
+#: The contract of each kernel of the family, given to both twins as its docstring.
+CONTRACTS: dict[str, str] = {
+    "array_to_json": """The JSON array text of ``array``'s elements in row-major order, as UTF-8
+    bytes.
+
+    The OIP rule: "data: row-major, no stride or padding, flat [1,2,4,5] or nested
+    [[1,2],[4,5]]". Flat by default; ``nested=True`` nests by the array's shape. ``datatype``
+    is the OIP name; the array's dtype must carry it (:class:`DatatypeError` otherwise), with
+    any layout and byte order. The text of each element type is described in the docstring of
+    :mod:`oipcodec._pure.jsonencode`. ``nonfinite="error"`` raises :class:`EncodeError` for NaN
+    and infinities.
+    """,
+}

@@ -25,7 +25,7 @@ from oipcodec.limits import Limits
 
 __all__: list[str] = []
 
-# Wire types.
+# Wire types; the native kernel takes them as C constants (written to _native/pbwire.pxd).
 VARINT = 0
 I64 = 1
 LEN = 2
@@ -33,6 +33,7 @@ SGROUP = 3
 EGROUP = 4
 I32 = 5
 
+C_CONSTANTS = ("VARINT", "I64", "LEN", "SGROUP", "EGROUP", "I32")
 WIRE_TYPE_NAMES = ("VARINT", "I64", "LEN", "SGROUP", "EGROUP", "I32", "6", "7")
 
 #: Deepest nesting of (unknown) groups a reader skips; protobuf's own recursion limit is 100.
@@ -449,3 +450,38 @@ def element_limit(count: int, limits: Limits) -> bool:
 
 def prod(shape: Iterable[int]) -> int:
     return math.prod(shape)
+
+
+#: The contract of each kernel of the family, given to both twins as its docstring.
+CONTRACTS: dict[str, str] = {
+    "read_infer_message": """Read a serialized ModelInferRequest (``kind="request"``) or
+    ModelInferResponse.
+
+    Returns ``(model_name, model_version, id, parameters, tensors, requested, raw)``:
+    ``parameters`` a dict of bool/int/str/float; ``tensors`` (inputs or outputs) a list of
+    ``(name, datatype, shape, parameters, contents, offset, contents_offset)`` where
+    ``contents`` is ``None`` (no contents field) or a dict from InferTensorContents field name
+    to its data: a read-only memoryview of little-endian bytes for fp32/fp64 (a view of
+    ``data`` when the field is one packed run), a numpy array for the varint fields (bool,
+    int32, int64, uint32, uint64 as protobuf converts them) and an object array of bytes for
+    bytes_contents; ``requested`` the requested outputs as ``(name, parameters)`` (requests
+    only); ``raw`` the raw contents entries as read-only views of ``data``.
+
+    Per the protobuf encoding, fields may come in any order, a repeated scalar field may be
+    packed or not (or both), an embedded message seen twice is merged, and unknown fields of
+    every wire type (groups included) are skipped. A known field with the wrong wire type,
+    a varint over 10 bytes, a length past the end, raw contents mixed with typed contents, or
+    a raw entry count different from the tensor count raise :class:`DecodeError` with the byte
+    offset; ``limits`` are checked before anything is allocated.
+    """,
+    "write_infer_message": """Serialize a ModelInferRequest (``kind="request"``) or
+    ModelInferResponse into one buffer.
+
+    ``tensors`` holds ``(name, datatype, shape, parameters, field, payload)``: ``field`` 0 puts
+    ``payload`` (a bytes-like object) in raw_input_contents / raw_output_contents, which then
+    holds one entry per tensor; otherwise ``field`` is the InferTensorContents field number and
+    ``payload`` is a contiguous uint64 array of 64-bit patterns (fields 1-5, varints), a
+    bytes-like object of little-endian floats (6, 7) or a list of bytes (8). Fields are
+    written in field-number order, as the protobuf runtime writes them.
+    """,
+}

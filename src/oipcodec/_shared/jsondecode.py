@@ -34,13 +34,13 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec._common import byte_view
+from oipcodec._shared.buffers import byte_view
 from oipcodec.errors import DecodeError, LimitError
 from oipcodec.limits import element_count
 
 __all__ = ["Job", "exact_side", "prepare"]
 
-# Element kinds, in the order the native kernel's enum lists them.
+# Element kinds.
 K_BOOL = 0
 K_UINT8 = 1
 K_UINT16 = 2
@@ -56,6 +56,15 @@ K_FP64 = 11
 K_BF16 = 12  # stored as ml_dtypes.bfloat16 bit patterns
 K_BF16_AS_FP32 = 13  # no ml_dtypes: BF16-rounded values stored as float32
 K_BYTES = 14
+
+# The element kinds and stop codes the native kernel takes as C constants (written to
+# _native/jsondecode.pxd by tools/gen_constants.py).
+C_CONSTANTS = (
+    "K_BOOL", "K_UINT8", "K_UINT16", "K_UINT32", "K_UINT64", "K_INT8", "K_INT16", "K_INT32",
+    "K_INT64", "K_FP16", "K_FP32", "K_FP64", "K_BF16", "K_BF16_AS_FP32", "K_BYTES",
+    "OK", "EXPECTED_OPEN", "EXPECTED_ARRAY", "EXPECTED_SEP", "ELEMENT", "TOO_MANY", "TOO_FEW",
+    "TRAILING", "DEPTH", "PYTHON_ERROR",
+)  # fmt: skip
 
 _KINDS = {
     "BOOL": K_BOOL,
@@ -584,3 +593,21 @@ def exact_side(token: bytes, value: float) -> int:
     # Equal leading digits: the dropped ones decide.
     side = (magnitude > target) - (magnitude < target) if magnitude != target else int(more)
     return -side if sign else side
+
+
+#: The contract of each kernel of the family, given to both twins as its docstring.
+CONTRACTS: dict[str, str] = {
+    "json_to_array": """The JSON array ``text`` as a numpy array of ``datatype`` and ``shape``.
+
+    ``text`` is bytes, bytearray, memoryview or str holding one JSON array (white space around
+    it allowed), flat (``prod(shape)`` elements) or nested exactly as ``shape``; for shape
+    ``[]`` the bare value is accepted too. Integer datatypes take JSON integers in range, BOOL
+    true/false, BYTES strings (an object array of UTF-8 bytes), FP16/FP32/FP64/BF16 any JSON
+    number correctly rounded (round half to even; overflow is an error) or NaN, Infinity,
+    -Infinity and null (NaN). BF16 gives an ``ml_dtypes.bfloat16`` array, or without ml_dtypes
+    a float32 array of BF16-rounded values.
+
+    Problems raise :class:`DecodeError` (:class:`LimitError` for nesting deeper than
+    ``max_depth``) naming the flat element index and the byte offset.
+    """,
+}

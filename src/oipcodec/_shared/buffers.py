@@ -12,7 +12,15 @@ import numpy as np
 
 from oipcodec.errors import DecodeError, EncodeError
 
-__all__ = ["byte_view", "bytes_array", "bytes_elements", "check_count", "framing_error"]
+__all__ = [
+    "byte_view",
+    "bytes_array",
+    "bytes_elements",
+    "check_count",
+    "element_too_long_error",
+    "element_type_error",
+    "utf8_error",
+]
 
 
 def byte_view(obj: Any, what: str = "buffer") -> memoryview:
@@ -92,39 +100,3 @@ def check_count(count: int | None) -> int:
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise DecodeError(f"count must be None or a non-negative integer, got {count!r}")
     return count
-
-
-# Codes a framing scan stops with; the native kernel returns them from its nogil loop.
-FRAMING_OK = 0
-FRAMING_TRUNCATED_PREFIX = 1
-FRAMING_PAST_END = 2
-FRAMING_TRAILING = 3
-FRAMING_TOO_FEW = 4
-
-
-def framing_error(
-    code: int, index: int, offset: int, size: int, length: int, count: int | None
-) -> DecodeError:
-    """The error for a BYTES framing scan that stopped at element ``index``, byte ``offset``.
-
-    ``size`` is the buffer's length, ``length`` the prefix just read (PAST_END only).
-    """
-    left = size - offset
-    if code == FRAMING_TRUNCATED_PREFIX:
-        return DecodeError(
-            f"BYTES length prefix needs 4 bytes, only {left} left", index=index, offset=offset
-        )
-    if code == FRAMING_PAST_END:
-        return DecodeError(
-            f"BYTES length prefix says {length} bytes, only {left - 4} left after it",
-            index=index,
-            offset=offset,
-        )
-    if code == FRAMING_TRAILING:
-        return DecodeError(
-            f"unexpected additional data: {left} bytes after the {count} expected BYTES elements",
-            offset=offset,
-        )
-    return DecodeError(
-        f"expected {count} BYTES elements, the buffer holds only {index}", offset=offset
-    )
