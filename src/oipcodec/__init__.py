@@ -4,6 +4,18 @@ The Open Inference Protocol (OIP, also KServe V2 or the Triton v2 protocol) move
 JSON, as JSON plus binary tensor data, or as protobuf. oipcodec does the per-element work of
 those encodings in Cython kernels (with pure-Python twins as reference and fallback); see
 :mod:`oipcodec.kernels` for which one is in use.
+
+The layers, each importing only those below it:
+
+- the kernels: ``_native`` (Cython) and ``_pure`` (Python), one module per family, sharing
+  ``_shared``; :mod:`oipcodec.kernels` chooses one;
+- the foundation: :mod:`.datatypes`, :mod:`.errors`, :mod:`.limits`, :mod:`.types`;
+- the codecs, bytes <-> :class:`InferRequest` / :class:`InferResponse`, one per wire format:
+  :mod:`.raw` (a tensor's raw bytes), :mod:`.rest` (REST bodies), :mod:`.pb` (protobuf);
+  each takes ``kernels=`` to pick an implementation;
+- :mod:`oipcodec.server` (the embedded OIP server), :mod:`oipcodec.client` (HTTP and gRPC
+  clients), :mod:`oipcodec.compat` (adapters into tritonclient, KServe, MLServer, ASGI) and
+  :mod:`oipcodec.bench` (the harness), which load on first use.
 """
 
 import importlib

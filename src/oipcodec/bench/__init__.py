@@ -17,6 +17,9 @@ any OIP server serving an identity model is measured instead (only the client si
 changes between implementations). Load runs in threads of one process, each with a blocking
 client (oipcodec's HttpClient/GrpcClient shared by the threads; tritonclient's per thread),
 closed loop: a thread sends its next request when the previous answer is decoded.
+
+The harness sits on top: it may import every other layer (codecs, server, client, compat), and
+nothing but the CLI imports it.
 """
 
 from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS, EncodingPath

@@ -13,7 +13,8 @@ Each submodule belongs to one peer and imports it only when one of its functions
 
 KServe and MLServer cannot share one environment (both register ``inference.*`` protobuf
 messages in the default descriptor pool, and their FastAPI pins conflict); the adapters never
-import each other.
+import each other. An adapter may import the codecs, the kernels facade, the foundation modules
+and :mod:`oipcodec.server` (to mount its app or share its rules); nothing imports compat.
 """
 
 import importlib
