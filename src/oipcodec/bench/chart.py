@@ -21,6 +21,7 @@ installed, and ``oipcodec bench`` then skips the chart with a note.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,13 +181,26 @@ def _ms(value: float) -> str:
     return f"{value:.2f}" if value < 1 else f"{value:.1f}" if value < 10 else f"{value:,.0f}"
 
 
+def _latency_text(p50: float, p99: float | None) -> str:
+    """p50 / p99 in ms, or in seconds (marked) when p99 reaches a second."""
+    if (p99 or p50) < 1000:
+        return _ms(p50) + (f" / {_ms(p99)}" if p99 else "")
+    return _ms(p50 / 1e3) + (f" / {_ms(p99 / 1e3)}" if p99 else "") + " s"
+
+
+def _seconds(value: float) -> str:
+    """A tick label of the latency axis (ms): 0.1, 10, 100, 1 s, 10 s."""
+    return f"{value / 1e3:g} s" if value >= 1e3 else f"{value:g}"
+
+
 def _us(value: float) -> str:
     return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
 
 
-def _log_axis(ax: Axes, low: float, high: float, text_inches: float) -> None:
+def _log_axis(ax: Axes, low: float, high: float, text_inches: float,
+              label: Callable[[float], str] = _count) -> None:  # fmt: skip
     """A log x axis from the decade below ``low`` to past ``high``, with room right of the
-    longest bar for ``text_inches`` of text."""
+    longest bar for ``text_inches`` of text, ticks labelled by ``label``."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     left = math.floor(math.log10(low))
@@ -200,7 +214,7 @@ def _log_axis(ax: Axes, low: float, high: float, text_inches: float) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
     ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=12))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _count(v)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
     ax.grid(axis="x", which="major", color="#dee2e6", linewidth=0.8)
     ax.grid(axis="x", which="minor", color="#f1f3f5", linewidth=0.5)
     ax.set_axisbelow(True)
@@ -271,7 +285,7 @@ def _latency(ax: Axes, panel: _Panel, top: int) -> None:
         )
         ax.set_xticks([])
         return
-    _log_axis(ax, min(values), max(values), 0.95)
+    _log_axis(ax, min(values), max(values), 0.95, _seconds)
     for y, bar in placed:
         if bar.note:
             _note(ax, y, bar)
@@ -279,12 +293,12 @@ def _latency(ax: Axes, panel: _Panel, top: int) -> None:
         if not bar.p50:
             continue
         colour = COLOURS.get(bar.implementation, _OTHER)
-        ax.barh(y, bar.p50, height=0.8, color=colour, alpha=0.85)
-        end, text = bar.p50, _ms(bar.p50)
+        ax.barh(y, bar.p50, height=0.8, color=colour)
+        end, text = bar.p50, _latency_text(bar.p50, bar.p99)
         if bar.p99:
             ax.plot([bar.p50, bar.p99], [y, y], color=_INK, linewidth=0.8)
             ax.plot([bar.p99], [y], marker="|", markersize=7, markeredgewidth=1.5, color=_INK)
-            end, text = bar.p99, f"{text} / {_ms(bar.p99)}"
+            end = bar.p99
         ax.annotate(
             text,
             (end, y),
