@@ -394,8 +394,11 @@ def test_chart_panels(tmp_path: Path) -> None:
     from matplotlib.colors import to_hex
 
     results = _chart_results()
+    pyplot = "matplotlib.pyplot" in sys.modules
     figure = chart.draw_chart(results)
     assert figure is not None
+    # Drawn on an Agg canvas of its own: pyplot (and with it a global backend) left alone.
+    assert pyplot or "matplotlib.pyplot" not in sys.modules
     texts = [t.get_text() for sub in figure.subfigs for t in sub.texts]
     assert any("oipcodec 9.9 bench (--quick)" in t for t in texts)
     assert any(all(s in t for s in ("2 CPUs", "Linux-x86_64", "Python 3.11.7", "2026-01-02"))
