@@ -10,12 +10,13 @@ One figure per run, a row of panels per payload:
   (decode the request, encode the identity answer, in-process) of each peer next to
   oipcodec's own, hatched: codec-only figures are never drawn among end-to-end ones.
 
-Colours are one per implementation across all panels, with one legend; the title names the
-machine (CPUs, platform, Python) and the date. A path an implementation cannot take reads "not
-supported", a failed one "error". matplotlib (the ``bench`` extra) is imported only when the
-chart is drawn, through its Agg canvas, so the global backend of a process that imported
-:mod:`oipcodec.bench` (a notebook, say) stays as it was; :func:`missing` says when it is not
-installed, and ``oipcodec bench`` then skips the chart with a note.
+Colours are one per implementation across all panels, with one legend; the most requests/s
+of a payload reads "best"; the title names the machine (CPUs, platform, Python) and the date.
+A path an implementation cannot take reads "not supported", a failed one "error". matplotlib
+(the ``bench`` extra) is imported only when the chart is drawn, through its Agg canvas, so the
+global backend of a process that imported :mod:`oipcodec.bench` (a notebook, say) stays as it
+was; :func:`missing` says when it is not installed, and ``oipcodec bench`` then skips the
+chart with a note.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ _OTHER = "#b0b0b0"
 _INK = "#212529"
 _MUTED = "#6c757d"
 _FONT = 8.5
+_DPI = 100
 #: Inches per bar, and the gap between two encoding paths in bars.
 _SLOT = 0.2
 _GAP = 0.6
@@ -204,7 +206,7 @@ def _log_axis(ax: Axes, low: float, high: float, text_inches: float,
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     left = math.floor(math.log10(low))
-    width = ax.get_window_extent().width / 100  # inches at the chart's 100 dpi, before layout
+    width = ax.get_window_extent().width / _DPI  # inches, before the layout is done
     share = min(0.6, text_inches / max(width, 1e-6))
     right = (math.log10(high) - left * share) / (1 - share)
     ax.set_xscale("log")
@@ -382,7 +384,9 @@ def draw_chart(results: dict[str, Any]) -> Figure | None:
         for _, load, codec in panels
     ]
     header = 0.9
-    figure = Figure(figsize=(_WIDTH[columns], sum(heights) + header), dpi=100, layout="constrained")
+    figure = Figure(
+        figsize=(_WIDTH[columns], sum(heights) + header), dpi=_DPI, layout="constrained"
+    )
     FigureCanvasAgg(figure)
     top_row, *rows = figure.subfigures(
         len(panels) + 1, 1, height_ratios=[header, *heights], squeeze=False
