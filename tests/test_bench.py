@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,7 @@ import pytest
 from peers import require_kserve, require_peer
 
 from oipcodec import InferResponse, cli, pb, rest
-from oipcodec.bench import PATHS, PAYLOADS, custom_payload, peers
-from oipcodec.bench.chart import Bar, Panel, draw_chart, write_png
+from oipcodec.bench import PATHS, PAYLOADS, chart, custom_payload, peers
 from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, same_values, supported
 from oipcodec.bench.payloads import make_tensor
@@ -26,22 +26,23 @@ pytest.importorskip("aiohttp", reason="the client extra is not installed")
 
 
 def _read_png(path: Path) -> tuple[int, int, bytes]:
+    """Width, height and the decompressed image data of a PNG file, its chunks checked."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks = 8, {}
+    pos, chunks = 8, []
     while pos < len(data):
         (length,) = struct.unpack(">I", data[pos : pos + 4])
         kind = data[pos + 4 : pos + 8]
         body = data[pos + 8 : pos + 8 + length]
         (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         assert crc == zlib.crc32(kind + body) & 0xFFFFFFFF
-        chunks[kind] = body
+        chunks.append((kind, body))
         pos += 12 + length
-    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
-    assert (depth, colour) == (8, 2)
-    pixels = zlib.decompress(chunks[b"IDAT"])
-    assert len(pixels) == height * (1 + 3 * width)
-    assert b"IEND" in chunks
+    assert chunks[0][0] == b"IHDR" and chunks[-1][0] == b"IEND"
+    width, height, depth = struct.unpack(">IIB", chunks[0][1][:9])
+    assert depth == 8
+    pixels = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    assert len(pixels) > height * width  # at least a byte a pixel (RGB or RGBA)
     return width, height, pixels
 
 
@@ -134,9 +135,33 @@ def test_quick_run_table_and_chart(quick_run: tuple[dict[str, Any], str, Path]) 
     best_path, best_impl = results["best"]["small"].split("/")
     marked = [line for line in table.splitlines() if line.startswith("* ")]
     assert len(marked) == 1 and PATHS[best_path].label in marked[0] and best_impl in marked[0]
+    if chart.missing() is not None:  # an install without the bench extra: a note, no chart
+        assert chart.missing() in table and not (out / "throughput.png").exists()
+        return
+    assert f"{out / 'throughput.png'}" in table
     width, height, pixels = _read_png(out / "throughput.png")
     assert width > 500 and height > 200
     assert len(set(pixels)) > 3  # not a blank image
+
+
+def test_without_matplotlib_the_run_goes_on_without_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No matplotlib: one line says the chart is skipped; table and results.json as always."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` fails
+    status = cli.main(
+        ["bench", "--quick", "--payload", "small", "--path", "rest-binary", "--implementation",
+         "native", "--concurrency", "1", "--duration", "0.05", "--output-dir", str(tmp_path)]
+    )  # fmt: skip
+    assert status == 0
+    out = capsys.readouterr().out
+    lines = out.replace(str(tmp_path), "<out>").splitlines()
+    notes = [line for line in lines if "matplotlib" in line or "chart" in line]
+    assert notes == ["no chart: matplotlib is not installed (pip install 'oipcodec[bench]')"]
+    assert "REST binary" in out and "wrote <out>/results.json (" in lines[-1]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["results"][0]["load"][0]["rps"] > 0
+    assert not (tmp_path / "throughput.png").exists()
 
 
 def _bench_our_server(tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -327,16 +352,97 @@ def test_load_is_bounded_and_counts_errors() -> None:
     assert time_call(lambda: None, 0.01) >= 0
 
 
-def test_chart_draws_bars(tmp_path: Path) -> None:
-    bars = [Bar("REST binary native", 100.0, "100 req/s", (0, 0, 255), marked=True),
-            Bar("gRPC raw pure", 50.0, "50 req/s", (255, 0, 0))]  # fmt: skip
-    image = draw_chart("title", [Panel("small", bars)], "subtitle")
-    blue = np.all(image == (0, 0, 255), axis=-1).sum()
-    red = np.all(image == (255, 0, 0), axis=-1).sum()
-    assert blue > 0 and red > 0 and abs(blue / red - 2) < 0.1  # bar length follows the value
-    write_png(tmp_path / "c.png", image)
-    width, height, _ = _read_png(tmp_path / "c.png")
-    assert (height, width) == image.shape[:2]
+def _chart_results() -> dict[str, Any]:
+    """A results document: native and pure end to end, tritonclient with a path it cannot
+    take and one that failed, KServe codec only (no --url), on two payloads."""
+
+    def load(rps: float) -> list[dict[str, Any]]:
+        return [{"concurrency": 1, "rps": rps / 4, "p50_ms": 0.5, "p99_ms": 1.0},
+                {"concurrency": 8, "rps": rps, "p50_ms": 2.0, "p99_ms": 9.0}]  # fmt: skip
+
+    records: list[dict[str, Any]] = []
+    for payload, scale in (("small", 1.0), ("tokens", 0.01)):
+        base = {"payload": payload, "error": None, "load": []}
+        records += [
+            {**base, "path": "rest-json", "implementation": "native", "load": load(2000 * scale),
+             "codec_us": {"client": 40.0, "server": 50.0}},
+            {**base, "path": "rest-binary", "implementation": "native", "load": load(3000),
+             "codec_us": {"client": 20.0, "server": 25.0}},
+            {**base, "path": "rest-json", "implementation": "pure", "load": load(300 * scale),
+             "codec_us": {"client": 400.0, "server": 500.0}},
+            {**base, "path": "rest-json-nested", "implementation": "tritonclient",
+             "unsupported": "tritonclient has no such path"},
+            {**base, "path": "rest-json", "implementation": "tritonclient", "error": "boom"},
+            {**base, "path": "rest-json", "implementation": "kserve", "codec_only":
+             "codec only (no --url)", "codec_us": {"server": 700.0 / scale}},
+            {**base, "path": "rest-binary-gzip", "implementation": "kserve",
+             "unsupported": "KServe's server does not decompress request bodies"},
+        ]  # fmt: skip
+    return {
+        "oipcodec_version": "9.9", "created": "2026-01-02 03:04:05", "interrupted": False,
+        "machine": {"cpus": 2, "platform": "Linux-x86_64", "python": "3.11.7"},
+        "options": {"concurrency": [1, 8], "quick": True}, "results": records,
+        "payloads": {name: PAYLOADS[name].as_dict() for name in ("small", "tokens")},
+        "best": best_paths(records),
+    }  # fmt: skip
+
+
+def test_chart_panels(tmp_path: Path) -> None:
+    """Per payload: requests/s and latency on log axes, the server codecs apart and hatched; one
+    legend; the machine and date in the title; a PNG of a sensible size."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    results = _chart_results()
+    pyplot = "matplotlib.pyplot" in sys.modules
+    figure = chart.draw_chart(results)
+    assert figure is not None
+    # Drawn on an Agg canvas of its own: pyplot (and with it a global backend) left alone.
+    assert pyplot or "matplotlib.pyplot" not in sys.modules
+    texts = [t.get_text() for sub in figure.subfigs for t in sub.texts]
+    assert any("oipcodec 9.9 bench (--quick)" in t for t in texts)
+    assert any(all(s in t for s in ("2 CPUs", "Linux-x86_64", "Python 3.11.7", "2026-01-02"))
+               for t in texts)  # fmt: skip
+    (legend,) = [leg for sub in figure.subfigs for leg in sub.legends]
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:4] == ["native", "pure", "tritonclient", "kserve"]
+    assert "codec only" in labels[4]
+    rows = figure.subfigs[1:]
+    assert [row._suptitle.get_text() for row in rows] == ["small (1x16 FP32)",
+                                                          "tokens (8x512 INT64)"]  # fmt: skip
+    colours = {to_hex(p.get_facecolor()) for p in legend.get_patches()[:4]}
+    assert len(colours) == 4  # one colour per implementation
+    for row, scale in zip(rows, (1.0, 0.01), strict=True):
+        throughput, latency, codec = row.axes
+        assert throughput.get_xscale() == latency.get_xscale() == codec.get_xscale() == "log"
+        assert "requests/s at concurrency 8" in throughput.get_xlabel()
+        bars = [p for p in throughput.patches if p.get_width() > 0]
+        # The bars' lengths are the figures at concurrency 8; no KServe among them.
+        assert sorted(p.get_width() for p in bars) == sorted([300 * scale, 2000 * scale, 3000])
+        assert all(not p.get_hatch() for p in bars + list(latency.patches))
+        assert {t.get_text() for t in throughput.texts} >= {
+            "tritonclient: not supported", "tritonclient: error"}  # fmt: skip
+        assert not any("kserve" in t.get_text() for t in throughput.texts)
+        assert sorted(p.get_width() for p in latency.patches) == [2.0] * 3  # p50
+        served = sorted(p.get_width() for p in codec.patches)
+        assert served == sorted([25.0, 50.0, 500.0, 700.0 / scale])
+        assert all(p.get_hatch() for p in codec.patches)
+        assert "kserve: not supported" in {t.get_text() for t in codec.texts}
+    chart.write_chart(results, tmp_path / "c.png")
+    width, height, pixels = _read_png(tmp_path / "c.png")
+    assert 1000 < width < 3000 and 400 < height < 3000
+    assert len(set(pixels)) > 3
+
+
+def test_chart_without_peers_has_two_columns(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    results = _chart_results()
+    results["results"] = [r for r in results["results"] if r["implementation"] != "kserve"]
+    figure = chart.draw_chart(results)
+    assert figure is not None
+    assert [len(row.axes) for row in figure.subfigs[1:]] == [2, 2]
+    assert _chart(results, tmp_path / "c.png")
+    assert _read_png(tmp_path / "c.png")[0] > 500
 
 
 def test_table_marks_the_best_and_shows_errors() -> None:
@@ -382,6 +488,7 @@ def test_table_and_chart_with_peer_rows_without_throughput(tmp_path: Path) -> No
                for line in lines)  # fmt: skip
     assert any(line.startswith("mlserver rows:") for line in lines)
     assert not _chart(results, tmp_path / "none.png") and not (tmp_path / "none.png").exists()
+    pytest.importorskip("matplotlib")
     records.append({**base, "path": "grpc-raw", "implementation": "native", "load": [
         {"concurrency": 8, "requests": 5, "rps": 50.0}]})  # fmt: skip
     assert _chart(results, tmp_path / "some.png")

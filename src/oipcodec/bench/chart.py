@@ -1,186 +1,446 @@
-"""The throughput chart of ``oipcodec bench``, drawn with numpy and written as PNG with zlib.
+"""The chart of ``oipcodec bench`` (``throughput.png``), drawn with matplotlib.
 
-No plotting library: the chart is horizontal bars with text, which a pixel array and a
-5x7 bitmap font draw well, and the harness stays installable with the core dependencies
-only (matplotlib would add about 40 MB of wheels for one picture). The PNG is RGB, 8 bits,
-one IDAT chunk, every row with filter 0 (PNG spec, ISO/IEC 15948, sections 11.2 and 12).
+One figure per run, a row of panels per payload:
+
+- requests/s at the highest concurrency level, a horizontal bar per encoding path and
+  implementation, on a log axis (JSON and binary paths differ by orders of magnitude);
+- latency at that level: p50 as a bar, p99 as a tick joined to it;
+- when peer servers' codecs were measured (``kserve``, ``mlserver``; codec only unless
+  ``--url`` / ``--grpc-target`` point at such a server), the server codec time per request
+  (decode the request, encode the identity answer, in-process) of each peer next to
+  oipcodec's own, hatched: codec-only figures are never drawn among end-to-end ones.
+
+Colours are one per implementation across all panels, with one legend; the most requests/s
+of a payload reads "best"; the title names the machine (CPUs, platform, Python) and the date.
+A path an implementation cannot take reads "not supported", a failed one "error". matplotlib
+(the ``bench`` extra) is imported only when the chart is drawn, through its Agg canvas, so the
+global backend of a process that imported :mod:`oipcodec.bench` (a notebook, say) stays as it
+was; :func:`missing` says when it is not installed, and ``oipcodec bench`` then skips the
+chart with a note.
 """
 
 from __future__ import annotations
 
-import struct
-import zlib
-from collections.abc import Sequence
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
+from oipcodec.bench.peers import SERVER_PEERS
 
-__all__ = ["Bar", "Panel", "draw_chart", "write_png"]
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-# 5x7 glyphs, one 5-bit row each (most significant bit on the left); letters are drawn
-# upper case. Drawn for this module.
-_GLYPHS = {
-    "A": "01110 10001 10001 11111 10001 10001 10001",
-    "B": "11110 10001 10001 11110 10001 10001 11110",
-    "C": "01110 10001 10000 10000 10000 10001 01110",
-    "D": "11110 10001 10001 10001 10001 10001 11110",
-    "E": "11111 10000 10000 11110 10000 10000 11111",
-    "F": "11111 10000 10000 11110 10000 10000 10000",
-    "G": "01110 10001 10000 10111 10001 10001 01111",
-    "H": "10001 10001 10001 11111 10001 10001 10001",
-    "I": "01110 00100 00100 00100 00100 00100 01110",
-    "J": "00111 00010 00010 00010 00010 10010 01100",
-    "K": "10001 10010 10100 11000 10100 10010 10001",
-    "L": "10000 10000 10000 10000 10000 10000 11111",
-    "M": "10001 11011 10101 10101 10001 10001 10001",
-    "N": "10001 10001 11001 10101 10011 10001 10001",
-    "O": "01110 10001 10001 10001 10001 10001 01110",
-    "P": "11110 10001 10001 11110 10000 10000 10000",
-    "Q": "01110 10001 10001 10001 10101 10010 01101",
-    "R": "11110 10001 10001 11110 10100 10010 10001",
-    "S": "01111 10000 10000 01110 00001 00001 11110",
-    "T": "11111 00100 00100 00100 00100 00100 00100",
-    "U": "10001 10001 10001 10001 10001 10001 01110",
-    "V": "10001 10001 10001 10001 01010 01010 00100",
-    "W": "10001 10001 10001 10101 10101 10101 01010",
-    "X": "10001 10001 01010 00100 01010 10001 10001",
-    "Y": "10001 10001 10001 01010 00100 00100 00100",
-    "Z": "11111 00001 00010 00100 01000 10000 11111",
-    "0": "01110 10001 10011 10101 11001 10001 01110",
-    "1": "00100 01100 00100 00100 00100 00100 01110",
-    "2": "01110 10001 00001 00010 00100 01000 11111",
-    "3": "11111 00010 00100 00010 00001 10001 01110",
-    "4": "00010 00110 01010 10010 11111 00010 00010",
-    "5": "11111 10000 11110 00001 00001 10001 01110",
-    "6": "00110 01000 10000 11110 10001 10001 01110",
-    "7": "11111 00001 00010 00100 01000 01000 01000",
-    "8": "01110 10001 10001 01110 10001 10001 01110",
-    "9": "01110 10001 10001 01111 00001 00010 01100",
-    " ": "00000 00000 00000 00000 00000 00000 00000",
-    ".": "00000 00000 00000 00000 00000 01100 01100",
-    ",": "00000 00000 00000 00000 01100 00100 01000",
-    "-": "00000 00000 00000 11111 00000 00000 00000",
-    "_": "00000 00000 00000 00000 00000 00000 11111",
-    "/": "00000 00001 00010 00100 01000 10000 00000",
-    "+": "00000 00100 00100 11111 00100 00100 00000",
-    "(": "00010 00100 01000 01000 01000 00100 00010",
-    ")": "01000 00100 00010 00010 00010 00100 01000",
-    "[": "01110 01000 01000 01000 01000 01000 01110",
-    "]": "01110 00010 00010 00010 00010 00010 01110",
-    "%": "11000 11001 00010 00100 01000 10011 00011",
-    ":": "00000 01100 01100 00000 01100 01100 00000",
-    "*": "00000 00100 10101 01110 10101 00100 00000",
-    "=": "00000 00000 11111 00000 11111 00000 00000",
-    "?": "01110 10001 00001 00010 00100 00000 00100",
-}
-_FONT = {
-    char: np.array([[c == "1" for c in row] for row in rows.split()], dtype=bool)
-    for char, rows in _GLYPHS.items()
-}
-_SCALE = 2
-_ADVANCE = 6 * _SCALE  # 5 columns and 1 of space
-_LINE = 7 * _SCALE
+__all__ = ["COLOURS", "draw_chart", "missing", "write_chart"]
 
-_WHITE = (255, 255, 255)
-_INK = (33, 37, 41)
-_GRID = (222, 226, 230)
-#: Bar colours per implementation (others: grey).
+#: Bar colours per implementation (others: grey), the same in every panel.
 COLOURS = {
-    "native": (31, 119, 180),
-    "pure": (255, 127, 14),
-    "tritonclient": (127, 127, 127),
-    "kserve": (44, 160, 44),
-    "mlserver": (148, 103, 189),
+    "native": "#1f77b4",
+    "pure": "#ff7f0e",
+    "tritonclient": "#7f7f7f",
+    "kserve": "#2ca02c",
+    "mlserver": "#9467bd",
 }
+_OTHER = "#b0b0b0"
+_INK = "#212529"
+_MUTED = "#6c757d"
+_FONT = 8.5
+_DPI = 100
+#: Inches per bar, and the gap between two encoding paths in bars.
+_SLOT = 0.2
+_GAP = 0.6
+_WIDTH = {2: 13.0, 3: 17.0}
+_COLUMNS = (
+    "End to end: requests/s",
+    "End to end: latency",
+    "Codec only: the server's decode + encode, in-process",
+)
 
 
-class Bar:
-    """One bar: its label, value, and the text written after it."""
-
-    def __init__(self, label: str, value: float, text: str, colour: tuple[int, int, int],
-                 marked: bool = False) -> None:  # fmt: skip
-        self.label = label
-        self.value = value
-        self.text = text
-        self.colour = colour
-        self.marked = marked
+def missing() -> str | None:
+    """None when matplotlib can be imported, else a one-line note saying the chart is skipped."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "no chart: matplotlib is not installed (pip install 'oipcodec[bench]')"
+    return None
 
 
-class Panel:
-    """A titled group of bars sharing one linear scale (one payload)."""
-
-    def __init__(self, title: str, bars: Sequence[Bar]) -> None:
-        self.title = title
-        self.bars = list(bars)
-
-
-def _text(canvas: np.ndarray[Any, Any], x: int, y: int, text: str,
-          colour: tuple[int, int, int] = _INK) -> None:  # fmt: skip
-    height, width = canvas.shape[:2]
-    for char in text.upper():
-        glyph = _FONT.get(char, _FONT["?"])
-        big = np.kron(glyph, np.ones((_SCALE, _SCALE), dtype=bool))
-        h, w = big.shape
-        if x + w > width or y + h > height or x < 0 or y < 0:
-            return
-        region = canvas[y : y + h, x : x + w]
-        region[big] = colour
-        x += _ADVANCE
+@dataclass
+class _Bar:
+    path: str
+    implementation: str
+    value: float | None = None  # requests/s, or server codec microseconds
+    p50: float | None = None
+    p99: float | None = None
+    note: str | None = None  # "not supported" / "error" instead of a bar
+    best: bool = False
 
 
-def draw_chart(title: str, panels: Sequence[Panel], subtitle: str = "") -> np.ndarray[Any, Any]:
-    """The chart as an RGB uint8 array (height, width, 3)."""
-    label_chars = max([len(b.label) for p in panels for b in p.bars] + [10]) + 3
-    label_w = label_chars * _ADVANCE + 16
-    bar_w = 560
-    text_w = 18 * _ADVANCE
-    width = max(label_w + bar_w + text_w + 16, (max(len(title), len(subtitle)) + 4) * _ADVANCE)
-    row_h = _LINE + 8
-    height = 16 + 2 * (_LINE + 10) + 24
-    for panel in panels:
-        height += _LINE + 14 + row_h * len(panel.bars) + 18
-    canvas = np.full((height, width, 3), _WHITE, dtype=np.uint8)
-    y = 16
-    _text(canvas, 16, y, title)
-    y += _LINE + 10
-    _text(canvas, 16, y, subtitle, (108, 117, 125))
-    y += _LINE + 18
-    for panel in panels:
-        _text(canvas, 16, y, panel.title)
-        y += _LINE + 14
-        top = max([b.value for b in panel.bars] + [0.0])
-        canvas[y - 6 : y + row_h * len(panel.bars), label_w - 1] = _GRID
-        for bar in panel.bars:
-            _text(canvas, 16, y + 4, ("* " if bar.marked else "  ") + bar.label)
-            length = round(bar_w * bar.value / top) if top > 0 else 0
-            if length > 0:
-                canvas[y + 2 : y + row_h - 2, label_w : label_w + length] = bar.colour
-            _text(canvas, label_w + max(length, 0) + 8, y + 4, bar.text)
-            y += row_h
-        y += 18
-    return canvas
+@dataclass
+class _Panel:
+    """The bars of one panel, grouped by encoding path in PATHS order."""
 
+    bars: list[_Bar]
 
-def write_png(path: str | Path, image: np.ndarray[Any, Any]) -> None:
-    """Write an RGB uint8 array (height, width, 3) as a PNG file."""
-    pixels = np.ascontiguousarray(image, dtype=np.uint8)
-    height, width, channels = pixels.shape
-    if channels != 3:
-        raise ValueError("write_png takes RGB images (height, width, 3)")
-    rows = np.concatenate([np.zeros((height, 1), np.uint8), pixels.reshape(height, -1)], axis=1)
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    data = b"".join(
-        [
-            b"\x89PNG\r\n\x1a\n",
-            chunk(b"IHDR", header),
-            chunk(b"IDAT", zlib.compress(rows.tobytes(), 9)),
-            chunk(b"IEND", b""),
+    def groups(self) -> list[tuple[str, list[_Bar]]]:
+        order = {name: i for i, name in enumerate(PATHS)}
+        rank = {name: i for i, name in enumerate(IMPLEMENTATIONS)}
+        paths = sorted({b.path for b in self.bars}, key=lambda p: order.get(p, len(order)))
+        return [
+            (
+                path,
+                sorted(
+                    (b for b in self.bars if b.path == path),
+                    key=lambda b: rank.get(b.implementation, len(rank)),
+                ),
+            )
+            for path in paths
         ]
+
+    def positions(self) -> tuple[list[tuple[float, _Bar]], list[tuple[float, str]], float]:
+        """Each bar's y, each path's label y (its group's middle), and the total height."""
+        y = 0.0
+        placed: list[tuple[float, _Bar]] = []
+        labels: list[tuple[float, str]] = []
+        for path, bars in self.groups():
+            labels.append((y + (len(bars) - 1) / 2, PATHS[path].label if path in PATHS else path))
+            for bar in bars:
+                placed.append((y, bar))
+                y += 1
+            y += _GAP
+        return placed, labels, y - _GAP
+
+
+def _panels(results: dict[str, Any]) -> list[tuple[str, _Panel, _Panel | None]]:
+    """Per payload with an end-to-end figure: its title, the end-to-end bars and (when a peer
+    server's codec was measured) the server codec bars."""
+    top = max(results["options"]["concurrency"])
+    out = []
+    for name, payload in results["payloads"].items():
+        records = [r for r in results["results"] if r["payload"] == name]
+        load: list[_Bar] = []
+        codec: list[_Bar] = []
+        for record in records:
+            path, implementation = record["path"], record["implementation"]
+            if record.get("unsupported"):
+                load.append(_Bar(path, implementation, note="not supported"))
+                if implementation in SERVER_PEERS:
+                    codec.append(_Bar(path, implementation, note="not supported"))
+                continue
+            server_us = (record.get("codec_us") or {}).get("server")
+            if server_us:
+                codec.append(_Bar(path, implementation, server_us))
+            if record.get("codec_only"):
+                continue
+            if record.get("error"):
+                load.append(_Bar(path, implementation, note="error"))
+                continue
+            entry = next((e for e in record.get("load", []) if e["concurrency"] == top), None)
+            if entry is None or not entry.get("rps"):
+                continue
+            best = results["best"].get(name) == f"{path}/{implementation}"
+            load.append(
+                _Bar(
+                    path,
+                    implementation,
+                    entry["rps"],
+                    entry.get("p50_ms"),
+                    entry.get("p99_ms"),
+                    best=best,
+                )
+            )
+        if not any(b.value for b in load):
+            continue
+        # A peer server measured codec only has no row among the end-to-end ones.
+        sent = {b.implementation for b in load if b.value or b.note == "error"}
+        load = [b for b in load if b.implementation not in SERVER_PEERS or b.implementation in sent]
+        peers = any(b.implementation in SERVER_PEERS for b in codec)
+        shape = "x".join(map(str, payload["shape"]))
+        title = f"{name} ({shape} {payload['datatype']})"
+        out.append((title, _Panel(load), _Panel(codec) if peers else None))
+    return out
+
+
+def _rate(value: float) -> str:
+    """A bar's requests/s: 0.52, 398, 1,982, 123k."""
+    if value >= 1e5:
+        return f"{value / 1e3:,.0f}k"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def _count(value: float) -> str:
+    """A tick label: 0.5, 20, 1k, 20k, 1M."""
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    return f"{value / 1e3:g}k" if value >= 1e3 else f"{value:g}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:.2f}" if value < 1 else f"{value:.1f}" if value < 10 else f"{value:,.0f}"
+
+
+def _latency_text(p50: float, p99: float | None) -> str:
+    """p50 / p99 in ms, or in seconds (marked) when p99 reaches a second."""
+    if (p99 or p50) < 1000:
+        return _ms(p50) + (f" / {_ms(p99)}" if p99 else "")
+    return _ms(p50 / 1e3) + (f" / {_ms(p99 / 1e3)}" if p99 else "") + " s"
+
+
+def _seconds(value: float) -> str:
+    """A tick label of the latency axis (ms): 0.1, 10, 100, 1 s, 10 s."""
+    return f"{value / 1e3:g} s" if value >= 1e3 else f"{value:g}"
+
+
+def _us(value: float) -> str:
+    return f"{value:.1f}" if value < 10 else f"{value:,.0f}"
+
+
+def _log_axis(ax: Axes, low: float, high: float, text_inches: float,
+              label: Callable[[float], str] = _count) -> None:  # fmt: skip
+    """A log x axis from the decade below ``low`` to past ``high``, with room right of the
+    longest bar for ``text_inches`` of text, ticks labelled by ``label``."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    left = math.floor(math.log10(low))
+    width = ax.get_window_extent().width / _DPI  # inches, before the layout is done
+    share = min(0.6, text_inches / max(width, 1e-6))
+    right = (math.log10(high) - left * share) / (1 - share)
+    ax.set_xscale("log")
+    ax.set_xlim(10.0**left, 10.0**right)
+    # Under two decades, 2 and 5 are labelled too.
+    subs = (1.0, 2.0, 5.0) if right - left <= 2.2 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    ax.xaxis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=12))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: label(v)))
+    ax.grid(axis="x", which="major", color="#dee2e6", linewidth=0.8)
+    ax.grid(axis="x", which="minor", color="#f1f3f5", linewidth=0.5)
+    ax.set_axisbelow(True)
+
+
+def _frame(ax: Axes, panel: _Panel, labels: bool) -> list[tuple[float, _Bar]]:
+    placed, groups, height = panel.positions()
+    ax.set_ylim(height - 0.5 + 0.3, -0.5 - 0.3)
+    ax.set_yticks([y for y, _ in groups])
+    ax.set_yticklabels([label for _, label in groups])
+    ax.tick_params(axis="y", length=0, labelsize=_FONT + 0.5, labelleft=labels)
+    ax.tick_params(axis="x", labelsize=_FONT)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return placed
+
+
+def _note(ax: Axes, y: float, bar: _Bar) -> None:
+    colour = "#c92a2a" if bar.note == "error" else _MUTED
+    ax.annotate(
+        f"{bar.implementation}: {bar.note}",
+        (0, y),
+        xycoords=("axes fraction", "data"),
+        xytext=(4, 0),
+        textcoords="offset points",
+        va="center",
+        fontsize=_FONT - 0.5,
+        fontstyle="italic",
+        color=colour,
     )
-    Path(path).write_bytes(data)
+
+
+def _throughput(ax: Axes, panel: _Panel, top: int) -> None:
+    placed = _frame(ax, panel, labels=True)
+    values = [b.value for _, b in placed if b.value]
+    _log_axis(ax, min(values), max(values), 0.75)
+    for y, bar in placed:
+        if bar.note:
+            _note(ax, y, bar)
+            continue
+        assert bar.value is not None
+        ax.barh(y, bar.value, height=0.8, color=COLOURS.get(bar.implementation, _OTHER))
+        ax.annotate(
+            _rate(bar.value) + ("  best" if bar.best else ""),
+            (bar.value, y),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=_FONT - 0.5,
+            fontweight="bold" if bar.best else "normal",
+            color=_INK,
+        )
+    ax.set_xlabel(f"requests/s at concurrency {top}, log scale (more is better)", fontsize=_FONT)
+
+
+def _latency(ax: Axes, panel: _Panel, top: int) -> None:
+    placed = _frame(ax, panel, labels=False)
+    values = [v for _, b in placed for v in (b.p50, b.p99) if v]
+    if not values:
+        ax.text(
+            0.5,
+            0.5,
+            "no latency figures",
+            transform=ax.transAxes,
+            ha="center",
+            color=_MUTED,
+            fontsize=_FONT,
+        )
+        ax.set_xticks([])
+        return
+    _log_axis(ax, min(values), max(values), 0.95, _seconds)
+    for y, bar in placed:
+        if bar.note:
+            _note(ax, y, bar)
+            continue
+        if not bar.p50:
+            continue
+        colour = COLOURS.get(bar.implementation, _OTHER)
+        ax.barh(y, bar.p50, height=0.8, color=colour)
+        end, text = bar.p50, _latency_text(bar.p50, bar.p99)
+        if bar.p99:
+            ax.plot([bar.p50, bar.p99], [y, y], color=_INK, linewidth=0.8)
+            ax.plot([bar.p99], [y], marker="|", markersize=7, markeredgewidth=1.5, color=_INK)
+            end = bar.p99
+        ax.annotate(
+            text,
+            (end, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=_FONT - 0.5,
+            color=_INK,
+        )
+    ax.set_xlabel(
+        f"latency at concurrency {top}, ms, log scale: p50 bar / p99 tick (less is better)",
+        fontsize=_FONT,
+    )
+
+
+def _codec(ax: Axes, panel: _Panel) -> None:
+    placed = _frame(ax, panel, labels=True)
+    values = [b.value for _, b in placed if b.value]
+    _log_axis(ax, min(values), max(values), 0.5)
+    for y, bar in placed:
+        if bar.note:
+            _note(ax, y, bar)
+            continue
+        assert bar.value is not None
+        ax.barh(
+            y,
+            bar.value,
+            height=0.8,
+            color=COLOURS.get(bar.implementation, _OTHER),
+            hatch="////",
+            edgecolor="white",
+            linewidth=0,
+        )
+        ax.annotate(
+            _us(bar.value),
+            (bar.value, y),
+            xytext=(3, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=_FONT - 0.5,
+            color=_INK,
+        )
+    ax.set_xlabel("server codec per request, µs, log scale (less is better)", fontsize=_FONT)
+
+
+def _title(results: dict[str, Any]) -> tuple[str, str]:
+    """The heading (version, mode) and the machine line (CPUs, platform, Python, date)."""
+    machine = results.get("machine", {})
+    cpus = machine.get("cpus")
+    parts = [
+        f"{cpus} CPU{'s' if cpus != 1 else ''}" if cpus else None,
+        machine.get("platform"),
+        f"Python {machine['python']}" if machine.get("python") else None,
+        str(results["created"]) if results.get("created") else None,
+    ]
+    mode = []
+    if results["options"].get("quick"):
+        mode.append("--quick")
+    if results.get("interrupted"):
+        mode.append("interrupted: partial")
+    version = results.get("oipcodec_version")
+    heading = f"oipcodec {version} bench" if version else "oipcodec bench"
+    heading += f" ({', '.join(mode)})" if mode else ""
+    return heading, ", ".join(p for p in parts if p)
+
+
+def draw_chart(results: dict[str, Any]) -> Figure | None:
+    """The chart of a results document (``results.json``) as a matplotlib Figure with an Agg
+    canvas, or None when no row has requests/s."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    panels = _panels(results)
+    if not panels:
+        return None
+    top = max(results["options"]["concurrency"])
+    columns = 3 if any(codec is not None for _, _, codec in panels) else 2
+    heights = [
+        max(load.positions()[2], codec.positions()[2] if codec else 0.0) * _SLOT + 1.1
+        for _, load, codec in panels
+    ]
+    header = 0.9
+    figure = Figure(
+        figsize=(_WIDTH[columns], sum(heights) + header), dpi=_DPI, layout="constrained"
+    )
+    FigureCanvasAgg(figure)
+    top_row, *rows = figure.subfigures(
+        len(panels) + 1, 1, height_ratios=[header, *heights], squeeze=False
+    )[:, 0]
+    for index, (row, (title, load, codec)) in enumerate(zip(rows, panels, strict=True)):
+        widths = [1.25, 1.0, 1.0][:columns]
+        axes = row.subplots(1, columns, width_ratios=widths)
+        if index == 0:
+            for ax, heading in zip(axes, _COLUMNS, strict=False):
+                ax.set_title(heading, fontsize=_FONT + 1.5, loc="left", color=_INK)
+        row.suptitle(title, x=0.005, ha="left", fontsize=_FONT + 2, fontweight="bold")
+        _throughput(axes[0], load, top)
+        axes[1].sharey(axes[0])
+        _latency(axes[1], load, top)
+        if columns == 3:
+            if codec is not None:
+                _codec(axes[2], codec)
+            else:
+                axes[2].set_axis_off()
+    present = {b.implementation for _, load, codec in panels for b in load.bars}
+    present |= {b.implementation for _, _, codec in panels if codec for b in codec.bars}
+    handles: list[Any] = [
+        Patch(color=COLOURS.get(name, _OTHER), label=name)
+        for name in sorted(present, key=lambda n: (*IMPLEMENTATIONS, n).index(n))
+    ]
+    if columns == 3:
+        handles.append(
+            Patch(
+                facecolor=_OTHER,
+                hatch="////",
+                edgecolor="white",
+                linewidth=0,
+                label="hatched: codec only (server decode + encode, in-process, no network)",
+            )
+        )
+    heading, machine = _title(results)
+    top_row.text(0.5, 0.98, heading, ha="center", va="top", fontsize=_FONT + 4, fontweight="bold")
+    top_row.text(0.5, 0.62, machine, ha="center", va="top", fontsize=_FONT + 1.5, color=_MUTED)
+    top_row.legend(
+        handles=handles,
+        loc="lower center",
+        ncols=len(handles),
+        fontsize=_FONT + 1,
+        frameon=False,
+        borderaxespad=0.1,
+    )
+    return figure
+
+
+def write_chart(results: dict[str, Any], path: str | Path) -> bool:
+    """Draw the chart of ``results`` and write it as PNG to ``path``; False (nothing written)
+    when no row has requests/s."""
+    figure = draw_chart(results)
+    if figure is None:
+        return False
+    figure.savefig(path, format="png")
+    return True

@@ -331,37 +331,17 @@ def render_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _chart(results: dict[str, Any], path: Path) -> bool:
-    """Draw and write the chart; False (nothing written) when no row has requests/s."""
-    from oipcodec.bench.chart import COLOURS, Bar, Panel, draw_chart, write_png
+def _chart(results: dict[str, Any], path: Path, stream: TextIO | None = None) -> bool:
+    """Draw and write the chart; False (nothing written) when no row has requests/s, or when
+    matplotlib is not installed (then a one-line note goes to ``stream``)."""
+    from oipcodec.bench import chart
 
-    top = max(results["options"]["concurrency"])
-    panels = []
-    for name, payload in results["payloads"].items():
-        bars = []
-        for record in results["results"]:
-            if record["payload"] != name or record.get("error"):
-                continue
-            load = next((e for e in record["load"] if e["concurrency"] == top), None)
-            if load is None:
-                continue
-            label = f"{PATHS[record['path']].label} {record['implementation']}"
-            marked = results["best"].get(name) == f"{record['path']}/{record['implementation']}"
-            colour = COLOURS.get(record["implementation"], (150, 150, 150))
-            bars.append(Bar(label, load["rps"], f"{load['rps']:,.0f} req/s", colour, marked))
-        if bars:
-            shape = "x".join(map(str, payload["shape"]))
-            panels.append(Panel(f"{name} ({shape} {payload['datatype']})", bars))
-    if not panels:
+    note = chart.missing()
+    if note is not None:
+        if stream is not None:
+            stream.write(note + "\n")
         return False
-    machine = results["machine"]
-    image = draw_chart(
-        f"oipcodec {results['oipcodec_version']} bench: requests/s at concurrency {top}",
-        panels,
-        f"{machine['cpus']} cpus, python {machine['python']}, {results['created']}",
-    )
-    write_png(path, image)
-    return True
+    return chart.write_chart(results, path)
 
 
 def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
@@ -416,7 +396,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     (out / "results.json").write_text(json.dumps(results, indent=1))
     stream.write(render_table(results) + "\n")
     written = [str(out / "results.json")]
-    if options.chart and _chart(results, out / "throughput.png"):
+    if options.chart and _chart(results, out / "throughput.png", stream):
         written.append(str(out / "throughput.png"))
     stream.write(f"\nwrote {', '.join(written)} ({results['seconds']:.1f} s)\n")
     stream.flush()
