@@ -19,7 +19,15 @@
  *
  * Everything is integer arithmetic on the bit patterns: the results depend on no floating-point
  * environment (rounding mode, flush-to-zero/denormals-are-zero, x87 excess precision, fast-math),
- * which is why no float arithmetic or conversion appears below. Plain C99, MSVC-compatible. */
+ * which is why no float arithmetic or conversion appears below. Plain C99, MSVC-compatible.
+ *
+ * Methods and where they come from:
+ * - round to nearest even on the bit pattern by adding 0x7FFF (or 0x0FFF, ...) plus the lowest
+ *   kept bit, then truncating: the bias trick of Eigen's float_to_bfloat16_rtne (used by
+ *   TensorFlow and ml_dtypes), applied here to FP16 and to float64 sources as well;
+ * - round-to-odd as an intermediate rounding that makes a second rounding correct: Sylvie Boldo
+ *   and Guillaume Melquiond, "Emulation of FMA and Correctly Rounded Sums: Proved Algorithms
+ *   Using Rounding to Odd", IEEE Transactions on Computers 57(4), 2008. */
 #ifndef OIPCODEC_HALF_H
 #define OIPCODEC_HALF_H
 

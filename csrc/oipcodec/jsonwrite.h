@@ -12,7 +12,34 @@
  *   escaped.
  *
  * Every writer is given a buffer the caller sized with the bounds below; none allocates, none
- * needs the GIL. Plain C99 and MSVC-compatible. */
+ * needs the GIL. Plain C99 and MSVC-compatible (compiler helpers in common.h).
+ *
+ * Methods and where they come from:
+ * - float32 shortest digits, exact path (oipcodec_f32_shortest): Schubfach. Raffaello
+ *   Giulietti, "The Schubfach way to render doubles" (2020, https://fmt.dev/papers/Schubfach4.pdf):
+ *   a power of ten 10**k chosen from the rounding interval's width, the interval's ends and the
+ *   value scaled by one table entry each with the products rounded to odd, then the one multiple
+ *   of 10 * 10**k in the interval if there is one, else the closer of the value's two unit
+ *   neighbours. The tables below were computed for float32 here (exact rational arithmetic).
+ * - float32 fast path (oipcodec_row_f32): the value scaled by one multiply, the interval's half
+ *   width a shift of the same table entry instead of two more products, the few values that
+ *   choice cannot settle sent to the exact path: the idea of Zmij, Victor Zverovich's
+ *   Schubfach-based writer ("1 instead of 3 multiplications by a power of 10 in the common
+ *   case", https://github.com/vitaut/zmij, MIT licence). The code is this project's own; its
+ *   text equals the exact path's on all 2**32 bit patterns (tools/check_f32_writer.sh).
+ * - digit counts from the bit length times 1233 / 4096 (an approximation of log10(2)) and one
+ *   table comparison: Sean Eron Anderson, "Bit Twiddling Hacks", "Find integer log base 10 of
+ *   an integer" (https://graphics.stanford.edu/~seander/bithacks.html#IntegerLog10, public
+ *   domain).
+ * - two digits per table lookup (oipcodec_digit_pairs), as in {fmt} and Andrei Alexandrescu,
+ *   "Three Optimization Tips for C++" (2012).
+ * - oipcodec_digits8, the eight digits of v < 10**8 computed in parallel lanes of one 64-bit
+ *   word (halves by 10**4, then 100 and 10 by multiply-shift reciprocals): Paul Khuong, "How to
+ *   print integers really fast (with open source AppNexus code!)" (2017,
+ *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/).
+ * - FP16 and BF16 text: a table of all 65,536 values built once, each by a search over digit
+ *   counts with snprintf/strtod (oipcodec_shortest_small).
+ * - UTF-8 validity: the well-formed byte sequences of the Unicode Standard (Table 3-7). */
 #ifndef OIPCODEC_JSONWRITE_H
 #define OIPCODEC_JSONWRITE_H
 
@@ -23,13 +50,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oipcodec/common.h"
 #include "oipcodec/endian.h"
 #include "oipcodec/half.h"
 #include "oipcodec/target.h"
-
-#if defined(_MSC_VER)
-#include <intrin.h>
-#endif
 
 /* Slot width of a 16-bit float's text in the lookup tables; the longest text is 16 bytes
  * ("-1234000000000.0" for BF16), and a slot is always copied whole, so buffers written from
@@ -50,21 +74,6 @@ static const char oipcodec_digit_pairs[201] =
  * vary from element to element and would be mispredicted. */
 static const uint32_t oipcodec_pow10_u32[10] = {
     1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u, 1000000000u};
-
-static inline int oipcodec_bit_length_u32(uint32_t v) {
-#if defined(_MSC_VER)
-    unsigned long index;
-    return _BitScanReverse(&index, v | 1u) ? (int)index + 1 : 1;
-#elif defined(__GNUC__) || defined(__clang__)
-    return 32 - __builtin_clz(v | 1u);
-#else
-    int n = 1;
-    while (v >>= 1) {
-        n++;
-    }
-    return n;
-#endif
-}
 
 static inline int oipcodec_count_digits_u32(uint32_t v) {
     int t = (oipcodec_bit_length_u32(v) * 1233) >> 12;
@@ -164,7 +173,8 @@ static inline char *oipcodec_write_i32(char *out, int32_t v) {
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
 
 #define OIPCODEC_INT_ROW(NAME, CTYPE, WRITE, WIDE)                                          \
-    static char *NAME(const void *data, ptrdiff_t n, char *out, const void *ctx) {         \
+    OIPCODEC_MAYBE_UNUSED static char *NAME(const void *data, ptrdiff_t n, char *out,       \
+                                            const void *ctx) {                              \
         const CTYPE *v = (const CTYPE *)data;                                               \
         ptrdiff_t i;                                                                        \
         (void)ctx;                                                                          \
@@ -186,6 +196,7 @@ OIPCODEC_INT_ROW(oipcodec_row_i16, int16_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i32, int32_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i64, int64_t, oipcodec_write_i64, int64_t)
 
+OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_bool(const void *data, ptrdiff_t n, char *out, const void *ctx) {
     /* Each word is copied 8 bytes wide with its comma (the spare bytes are overwritten by
      * what follows), so the loop has no data-dependent branch: random bools predict badly. */
@@ -204,6 +215,7 @@ static char *oipcodec_row_bool(const void *data, ptrdiff_t n, char *out, const v
 
 /* 16-bit floats: ctx is a table of OIPCODEC_HALF_SLOT-byte texts followed by one length byte
  * per bit pattern (see oipcodec_build_half_table). */
+OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_half(const void *data, ptrdiff_t n, char *out, const void *ctx) {
     const uint16_t *v = (const uint16_t *)data;
     const char *text = (const char *)ctx;
@@ -221,6 +233,7 @@ static char *oipcodec_row_half(const void *data, ptrdiff_t n, char *out, const v
 /* Writes the elements as nested arrays of the given shape (ndim >= 1, every dimension > 0,
  * ndim <= 64): each innermost row by `row`, brackets and commas between rows by counting how
  * many dimensions roll over. A flat array is the shape [n]. */
+OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_write_nested(const char *data, ptrdiff_t itemsize, const ptrdiff_t *shape,
                                    int ndim, char *out, oipcodec_row_fn row, const void *ctx) {
     ptrdiff_t idx[64];
@@ -439,27 +452,6 @@ static const uint8_t oipcodec_f32_h_irr[255] = {
     36, 34, 35, 36, 33, 34, 35, 33, 34, 35, 36, 34, 35, 36, 34,
 };
 
-#if defined(_MSC_VER)
-#define OIPCODEC_NOINLINE __declspec(noinline)
-#elif defined(__GNUC__) || defined(__clang__)
-#define OIPCODEC_NOINLINE __attribute__((noinline))
-#else
-#define OIPCODEC_NOINLINE
-#endif
-
-static inline uint64_t oipcodec_mulhi64(uint64_t a, uint64_t b) {
-#if defined(__SIZEOF_INT128__)
-    return (uint64_t)(((unsigned __int128)a * b) >> 64);
-#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
-    return __umulh(a, b);
-#else
-    uint64_t a_lo = (uint32_t)a, a_hi = a >> 32, b_lo = (uint32_t)b, b_hi = b >> 32;
-    uint64_t lo_lo = a_lo * b_lo, hi_lo = a_hi * b_lo, lo_hi = a_lo * b_hi, hi_hi = a_hi * b_hi;
-    uint64_t cross = (lo_lo >> 32) + (uint32_t)hi_lo + lo_hi;
-    return hi_hi + (hi_lo >> 32) + (cross >> 32);
-#endif
-}
-
 /* x * g / 2**96 truncated to odd (x < 2**63). */
 static inline uint32_t oipcodec_f32_scale(uint64_t g, uint64_t x) {
     uint64_t p = oipcodec_mulhi64(g, x);
@@ -497,23 +489,6 @@ static OIPCODEC_NOINLINE uint32_t oipcodec_f32_shortest(uint32_t bits, int *e10)
     d = (d & ~pick10) | ((s10 + 10 * t10_in) & pick10);
     *e10 = k;
     return d;
-}
-
-static inline int oipcodec_clz64(uint64_t v) { /* v != 0 */
-#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
-    unsigned long index;
-    _BitScanReverse64(&index, v);
-    return 63 - (int)index;
-#elif defined(__GNUC__) || defined(__clang__)
-    return __builtin_clzll(v);
-#else
-    int n = 0;
-    while (!(v & 0x8000000000000000ull)) {
-        v <<= 1;
-        n++;
-    }
-    return n;
-#endif
 }
 
 /* The 8 decimal digits of v < 10**8 as byte values 0..9, the first digit in the lowest byte:
@@ -569,6 +544,7 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  * Each element's digits and their layout are a long chain of dependent multiplies; with both in
  * one loop body the processor could overlap the chains of only about two elements, and the
  * split loops ran 13% faster on 150,528 values (2.24 to 1.96 ms), the text unchanged. */
+OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out,
                                           const void *ctx) {
     const uint64_t ascii = 0x3030303030303030ull;
@@ -700,6 +676,7 @@ OIPCODEC_HOT static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *
  * Checking c against the interval goes through strtod: c has at most 5 digits and the ends
  * have at most 12 significant bits, so c and an end are either equal or farther apart than
  * double precision can blur (tests compare every bit pattern with the exact reference). */
+OIPCODEC_MAYBE_UNUSED
 static int oipcodec_shortest_small(double v, double lo, double hi, int inclusive, char *digits,
                                    int *e10) {
     char buf[64];
@@ -753,6 +730,7 @@ static int oipcodec_shortest_small(double v, double lo, double hi, int inclusive
 /* Fills the text table of a 16-bit float type: bf16 = 0 for FP16 (1 sign, 5 exponent, 10
  * significand bits), 1 for BF16 (1, 8, 7). `table` holds 65536 * OIPCODEC_HALF_SLOT bytes of
  * text followed by 65536 length bytes. Returns 0, or -1 if a value found no digits. */
+OIPCODEC_MAYBE_UNUSED
 static int oipcodec_build_half_table(char *table, int bf16) {
     uint8_t *lens = (uint8_t *)table + 65536 * OIPCODEC_HALF_SLOT;
     int mbits = bf16 ? 7 : 10, ebits = bf16 ? 8 : 5;
@@ -814,6 +792,7 @@ static inline int oipcodec_f64_nonfinite(uint64_t u) {
 
 /* Number of non-finite elements of a float32 (wide = 0) or float64 (wide = 1) array, and the
  * index of the first one in *first (-1 if none). */
+OIPCODEC_MAYBE_UNUSED
 static ptrdiff_t oipcodec_count_nonfinite(const void *data, ptrdiff_t n, int wide,
                                           ptrdiff_t *first) {
     ptrdiff_t i, count = 0;
@@ -870,6 +849,7 @@ static inline const char *oipcodec_nonfinite_token(const void *data, ptrdiff_t i
  * numbers are copied as they are and only the nulls are replaced. `out` needs room for
  * in_len + 5 * (non-finite count) bytes, plus, with relayout, 24 bytes per number. Returns
  * the end of the output, or NULL if the input has a token this function does not expect. */
+OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_rewrite_floats(const char *in, size_t in_len, char *out, const void *data,
                                      ptrdiff_t n, int wide, int relayout) {
     const char *p = in, *end = in + in_len;
@@ -991,6 +971,7 @@ static char *oipcodec_rewrite_floats(const char *in, size_t in_len, char *out, c
 /* Length of the longest valid UTF-8 prefix of s[0:n] (n if all of it is valid). Rejects what
  * Python's strict UTF-8 codec rejects: overlong forms, surrogates, code points above
  * U+10FFFF, truncated sequences. */
+OIPCODEC_MAYBE_UNUSED
 static ptrdiff_t oipcodec_utf8_valid_prefix(const unsigned char *s, ptrdiff_t n) {
     ptrdiff_t i = 0;
     while (i < n) {
@@ -1038,6 +1019,7 @@ static const unsigned char oipcodec_escape_len[256] = {
 };
 
 /* Size of s[0:n] as the contents of a JSON string (quotes not counted). */
+OIPCODEC_MAYBE_UNUSED
 static size_t oipcodec_escaped_size(const unsigned char *s, ptrdiff_t n) {
     size_t size = 0;
     ptrdiff_t i;
@@ -1048,6 +1030,7 @@ static size_t oipcodec_escaped_size(const unsigned char *s, ptrdiff_t n) {
 }
 
 /* Writes s[0:n] as a JSON string, quotes included. */
+OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_write_string(char *out, const unsigned char *s, ptrdiff_t n) {
     static const char hex[] = "0123456789abcdef";
     ptrdiff_t i = 0, run = 0;
@@ -1091,6 +1074,7 @@ typedef struct {
     ptrdiff_t size;
 } oipcodec_piece;
 
+OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_strings(const void *data, ptrdiff_t n, char *out, const void *ctx) {
     const oipcodec_piece *pieces = (const oipcodec_piece *)data;
     ptrdiff_t i;
