@@ -22,7 +22,8 @@
 #include "oipcodec/json_numscan.h"
 #include "oipcodec/swar.h"
 
-/* Output formats of oipcodec_float_run (the element kinds of oipcodec._jsondecode_common). */
+/* Output formats of oipcodec_float_run: the element kinds K_* of oipcodec._shared.jsondecode
+ * (written to _native/jsondecode.pxd). */
 enum {
     OIPCODEC_OUT_FP16 = 9,
     OIPCODEC_OUT_FP32 = 10,
