@@ -40,6 +40,7 @@ from oipcodec import InferRequest, Limits, Tensor, rest
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 from oipcodec.server import RunningServer, background
 from oipcodec.server.demo import demo_models
+from tests.support.http1 import read_response
 
 REQUESTS = int(os.environ.get("OIPCODEC_SOAK_REQUESTS", "2000"))
 CLIENTS = 4
@@ -78,29 +79,13 @@ def http_bytes(path: str, body: bytes, headers: dict[str, str]) -> bytes:
 
 
 def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes] | None:
-    """Status, headers and body of one answer; None when the server closed without one."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk:
-            if data:
-                raise AssertionError(f"connection closed inside an answer's headers: {data!r}")
-            return None
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    status = int(status_line.split()[1])
-    headers = {}
-    for line in header_lines:
-        key, _, value = line.partition(":")
-        headers[key.strip().lower()] = value.strip()
-    length = int(headers.get("content-length", "0"))
-    while len(body) < length:
-        chunk = sock.recv(65536)
-        if not chunk:
-            raise AssertionError("connection closed inside an answer's body")
-        body += chunk
-    return status, headers, body[:length]
+    """Status, headers and body of one answer (read by h11); None when the server closed
+    without one."""
+    try:
+        got, _ = read_response(sock)
+    except EOFError:
+        return None
+    return got.status, dict(got.headers), got.body
 
 
 def exchange(raw: bytes, *, abort: str | None = None) -> tuple[int, dict[str, str], bytes] | None:

@@ -1,5 +1,5 @@
 """oipcodec's HTTP/1.1 protocol (server/protocol.py) over real sockets on 127.0.0.1: raw bytes
-in, raw bytes out, read with a small client of our own (``Conn``), so that framing, timing and
+in, the answers read by h11 (``Conn``, tests/support/http1.py), so that framing, timing and
 connection handling are seen as a client sees them.
 
 Two servers for the module: oipcodec's (``background``, in a thread, demo models, a 1 MB body
@@ -27,6 +27,7 @@ import pytest
 
 from oipcodec import Limits
 from oipcodec.server import RunningServer, background
+from tests.support.http1 import read_response
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
@@ -108,24 +109,6 @@ class Conn:
             self.sock.sendall(data[i : i + size])
             time.sleep(pause)
 
-    def _more(self) -> bytes:
-        data = self.sock.recv(1 << 16)
-        if not data:
-            raise EOFError(f"the server closed the connection; unparsed: {self.pending[:200]!r}")
-        return data
-
-    def _until(self, marker: bytes) -> bytes:
-        while (end := self.pending.find(marker)) < 0:
-            self.pending += self._more()
-        line, self.pending = self.pending[:end], self.pending[end + len(marker) :]
-        return line
-
-    def _exact(self, n: int) -> bytes:
-        while len(self.pending) < n:
-            self.pending += self._more()
-        data, self.pending = self.pending[:n], self.pending[n:]
-        return data
-
     def read_to_close(self) -> bytes:
         data, self.pending = self.pending, b""
         while chunk := self.sock.recv(1 << 16):
@@ -133,18 +116,14 @@ class Conn:
         return data
 
     def read_answer(self, head_only: bool = False) -> Answer:
-        """The next answer: status line, headers, and a body by Content-Length, chunked
-        coding or to the close (none for ``head_only``, 1xx, 204 and 304)."""
-        head = self._until(b"\r\n\r\n").decode("latin-1")
-        status_line, *lines = head.split("\r\n")
-        version, status, _ = (status_line + " ").split(" ", 2)
-        assert version == "HTTP/1.1", status_line
-        headers = []
-        for line in lines:
-            name, colon, value = line.partition(":")
-            assert colon and name == name.strip() and name, f"bad header line {line!r}"
-            headers.append((name.lower(), value.strip()))
-        answer = Answer(int(status), headers, b"", False)
+        """The next answer, read by h11: status line, headers, and a body by Content-Length,
+        chunked coding or to the close (none for ``head_only``, 1xx, 204 and 304)."""
+        got, self.pending = read_response(
+            self.sock, self.pending, method="HEAD" if head_only else "GET"
+        )
+        assert got.http_version == "1.1", got
+        headers = got.headers
+        answer = Answer(got.status, headers, got.body, False)
         if head_only or answer.status < 200 or answer.status in (204, 304):
             return answer
         coding = answer.get("transfer-encoding")
@@ -152,17 +131,6 @@ class Conn:
         if coding is not None:
             assert coding == "chunked" and length is None, headers
             answer.chunked = True
-            parts = []
-            while size := int(self._until(b"\r\n").split(b";")[0], 16):
-                parts.append(self._exact(size))
-                assert self._exact(2) == b"\r\n"
-            while self._until(b"\r\n"):  # trailer fields, up to an empty line
-                pass
-            answer.body = b"".join(parts)
-        elif length is not None:
-            answer.body = self._exact(int(length))
-        else:
-            answer.body = self.read_to_close()
         return answer
 
     def closed_by_server(self) -> bool:

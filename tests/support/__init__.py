@@ -1,5 +1,5 @@
 """Helpers shared by the test modules (not test modules themselves): importing peers, free
-ports, array equality, and the model modules the tests serve.
+ports, array equality, an HTTP/1.1 answer reader, and the model modules the tests serve.
 
 Some of the model modules are loaded by another process: ``oipcodec serve --model-module
 tests.support.server_models``, ``python tests/support/kserve_models_stock.py`` and
