@@ -1,7 +1,13 @@
 """Benchmark fixtures: each suite compares native vs pure vs a peer library in one run.
 
-Run with ``pytest benchmarks`` (add ``--benchmark-columns=mean,ops`` for a compact table).
-Results are figures for this machine only; the tests in tests/ never assert a timing.
+- benchmarks/kernels: pytest-benchmark suites, in-process: the kernels, the REST and protobuf
+  codecs, and the compat adapters against the peers' own codecs (``bench_*.py``).
+- benchmarks/load: scripts run against a server, ``python benchmarks/load/<script>.py``
+  (their docstrings say what they measure); pytest collects nothing there.
+
+Run with ``pytest benchmarks`` (add ``--benchmark-columns=mean,ops`` for a compact table;
+``--benchmark-disable`` runs each once, as CI does). Results are figures for this machine
+only; the tests in tests/ never assert a timing.
 """
 
 from __future__ import annotations

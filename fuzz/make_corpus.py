@@ -4,7 +4,7 @@ Seeds are valid inputs made by oipcodec's own encoders, in each harness's input 
 the harness docstrings), plus hand-made malformed ones: truncations, lying length prefixes,
 huge shapes, deep nesting. Files are small (a few hundred bytes at most). Crash inputs that
 fuzzing finds are added to the corpus by hand under a ``regress-`` name, so that
-tests/test_fuzz_corpus.py replays them on every test run.
+tests/hardening/test_fuzz_corpus.py replays them on every test run.
 
     python fuzz/make_corpus.py
 """

@@ -1,7 +1,7 @@
 """Write csrc/oipcodec/pow5_table.h: 128-bit powers of five for the Eisel-Lemire conversion.
 
 Run from the repository root: ``python tools/gen_pow5_table.py``. The header is checked in;
-tests/test_jsondecode.py re-derives every entry from Python integers and compares.
+tests/kernels/test_jsondecode.py re-derives every entry from Python integers and compares.
 
 Entry q (for q in [POW5_MIN, POW5_MAX]) is 5**q scaled by a power of two into [2**127, 2**128)
 and truncated (floored) to an integer, stored as its high and low 64-bit halves:

@@ -8,7 +8,7 @@
  * infinity, underflow to a signed zero or a subnormal, like IEEE 754 conversions.
  *
  * NaN, chosen to match the reference libraries bit for bit (measured with numpy 2.4 and
- * ml_dtypes 0.5; tests/test_halffloat.py checks it):
+ * ml_dtypes 0.5; tests/kernels/test_halffloat.py checks it):
  * - FP16, as numpy's software conversion (npy_floatbits_to_halfbits/npy_doublebits_to_halfbits):
  *   sign kept, the payload truncated to its top 10 bits (quiet bit included, so a quiet NaN
  *   stays quiet and a signalling one is not quietened); if that leaves no payload bit set, the

@@ -344,8 +344,8 @@ static inline char *oipcodec_write_float_layout(char *out, int negative, const c
  * multiples of 4 then decides "inside" and "closer" exactly, provided the rounding up of g never
  * shows in the 32 fraction bits kept. That was not proven here but checked: the writer's output
  * for every finite float32 (2**32 - 2**24 values) was compared with orjson's when this code was
- * written (0 differences); tests/test_jsonencode.py checks the hard classes against an exact
- * rational reference. */
+ * written (0 differences); tests/kernels/test_jsonencode.py checks the hard classes against an
+ * exact rational reference. */
 
 /* Generated with exact rational arithmetic: for each biased exponent field f (0..254, q = max(f,
  * 1) - 150) the decimal exponent k = floor(log10(2**q)) and the shift h = q + r + 96, where 2**r

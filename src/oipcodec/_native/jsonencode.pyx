@@ -2,7 +2,7 @@
 # the text byte for byte, is oipcodec/_pure/jsonencode.py; both check and normalise their input
 # with oipcodec/_shared/jsonencode.py.
 #
-# Engines, chosen per datatype by measurement (see benchmarks/bench_jsonencode.py):
+# Engines, chosen per datatype by measurement (see benchmarks/kernels/bench_jsonencode.py):
 # - FP64: orjson's numpy serialiser, whose shortest round-trip digits are those of the
 #   reference. It writes NaN and infinities as null (rewritten here into the NaN/Infinity
 #   tokens); its layout (positional vs exponent) is checked against ours once per process and

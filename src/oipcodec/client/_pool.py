@@ -2,7 +2,7 @@
 transport, on the standard library's sockets.
 
 Why not urllib3 (what :class:`HttpClient` used first), nor ``http.client`` under it: with 8
-threads sharing one client, the load of ``benchmarks/client_overhead.py`` (small binary
+threads sharing one client, the load of ``benchmarks/load/client_overhead.py`` (small binary
 requests to the embedded server, both on the 2-core development machine) cost the client
 process 531-616 us of CPU per request through urllib3, 355 us through a plain pool of
 ``http.client`` connections, and 192-233 us through tritonclient (C header parsing, one client

@@ -19,7 +19,7 @@ kernels, whatever its ``data`` holds:
   zero-copy view after checking the size against the shape.
 
 Results are those of ``NumpyCodec.decode_input`` for every datatype MLServer supports
-(tests/test_compat_mlserver.py compares them), with these documented differences: BYTES come
+(tests/compat/test_compat_mlserver.py compares them), with these documented differences: BYTES come
 back as an object array of ``bytes`` (``str`` elements UTF-8 encoded), where NumpyCodec gives a
 fixed-width ``S``/``U`` array and refuses elements whose length differs from the last
 dimension; ``null`` in a float tensor is NaN in both, but wrong elements that NumpyCodec casts

@@ -7,7 +7,7 @@ Swap the import and keep the code::
 
 :func:`serialize_byte_tensor`, :func:`deserialize_bytes_tensor`, :func:`np_to_triton_dtype`
 and :func:`triton_to_np_dtype` have tritonclient's signatures and give the same results for
-the same input (tests/test_compat_tritonclient.py compares them with the installed
+the same input (tests/compat/test_compat_tritonclient.py compares them with the installed
 tritonclient on every datatype), the BYTES framing done by oipcodec's kernels instead of a
 Python loop. Where the two differ it is on bad input, and the difference keeps callers'
 ``except`` clauses working:

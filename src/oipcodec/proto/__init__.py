@@ -5,8 +5,8 @@
   servicer (needs grpcio: ``pip install "oipcodec[grpc]"``).
 
 The generated modules are committed; ``python -m oipcodec.proto.regenerate`` rewrites them from
-the .proto (needs grpcio-tools, in the ``dev`` extra), and tests/test_proto.py fails when they
-drift. Their descriptors live in a private descriptor pool, not protobuf's default one, so they
+the .proto (needs grpcio-tools, in the ``dev`` extra), and tests/codecs/test_proto.py fails when
+they drift. Their descriptors live in a private descriptor pool, not protobuf's default one, so they
 coexist in one process with tritonclient's and KServe's own ``inference.*`` classes (same
 message names, which the default pool refuses to hold twice). The wire format is the same.
 """

@@ -4,7 +4,7 @@ Usage: ``python -m oipcodec.proto.regenerate [OUTPUT_DIR]`` (default: this packa
 Needs grpcio-tools (the ``dev`` extra). protoc's output is post-processed in one way: the
 descriptors go into a private descriptor pool instead of protobuf's default pool, so that these
 classes and tritonclient's or KServe's (which also define ``inference.ModelInferRequest``...)
-can be imported in the same process. tests/test_proto.py runs this into a temporary folder
+can be imported in the same process. tests/codecs/test_proto.py runs this into a temporary folder
 and fails when the result differs from the committed files.
 """
 

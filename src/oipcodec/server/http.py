@@ -378,7 +378,7 @@ class RestApp:
         goes on serving other connections meanwhile (the kernels release the GIL while they
         run). A 3 MB image as JSON is about 2 ms of kernel work each way, which the loop's
         thread then spends on other requests' I/O (one process: 118 -> 164 req/s in
-        benchmarks/load_server.py); small steps stay here, as the hand-over to a thread costs
+        benchmarks/load/load_server.py); small steps stay here, as the hand-over to a thread costs
         tens of microseconds. The pool has one thread per CPU: the event loop's default
         executor (cpu_count + 4 threads) ran more 3 MB codec steps at once than there are
         cores, and served 9% fewer image requests (means of 6 alternating runs, 199 -> 217

@@ -8,7 +8,7 @@ request pays for fresh zeroed pages. ``M_TOP_PAD`` makes each heap keep that muc
 at its top when it grows and when it trims, so megabyte buffers are carved from memory the
 process already has.
 
-Measured with ``benchmarks/load_server.py`` (wrk, 8 connections, one server process, 1x3x224x224
+Measured with benchmarks/load/load_server.py (wrk, 8 connections, one server process, 1x3x224x224
 FP32 as JSON) on the 2-core development machine, default vs 64 MiB, two rounds: page faults per
 request 437 and 474 vs 15 and 18; server CPU time per request 9.4 and 10.5 ms vs 7.6 and 9.3 ms;
 requests/s 158 and 142 vs 199 and 161; resident memory after the load 75-83 MB vs 142-146 MB.

@@ -5,7 +5,7 @@ is copied from the event loop's read buffer into a bytes object, from there into
 bytearray, and from that into the bytes of an ``http.request`` message, and the app joins the
 pieces (a fifth copy); reading is paused and resumed for each piece, a wake-up of the app's
 task each time. On a 3 MB image sent as JSON that was 13.7% of the server's CPU (perf, one
-process under ``benchmarks/load_server.py``).
+process under ``benchmarks/load/load_server.py``).
 
 :class:`HttpProtocol` is an :class:`asyncio.BufferedProtocol`. When the app first asks for a
 body of ``Content-Length`` bytes (at most ``max_body_buffer``), it allocates one ``bytearray``

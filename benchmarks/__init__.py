@@ -1,0 +1,1 @@
+"""oipcodec's benchmarks (benchmarks/conftest.py says how to run them)."""

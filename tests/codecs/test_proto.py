@@ -1,0 +1,124 @@
+"""The committed .proto and its generated modules: no drift, a runtime they accept, coexistence
+with tritonclient's classes, and the fields the codec relies on."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from oipcodec.proto import open_inference_grpc_pb2 as pb
+
+PROTO_DIR = Path(pb.__file__).parent  # the installed package's copy
+ROOT = Path(__file__).resolve().parents[2]  # the source tree the tests belong to
+
+
+def test_generated_modules_match_the_proto(tmp_path: Path) -> None:
+    pytest.importorskip(
+        "grpc_tools", reason="grpcio-tools (in the test extra) regenerates the modules"
+    )
+    from oipcodec.proto import regenerate
+
+    regenerate.generate(tmp_path)
+    for name in regenerate.GENERATED:
+        committed = (PROTO_DIR / name).read_text(encoding="utf-8")
+        fresh = (tmp_path / name).read_text(encoding="utf-8")
+        assert committed == fresh, (
+            f"{name} is out of date with open_inference_grpc.proto: "
+            "run python -m oipcodec.proto.regenerate"
+        )
+
+
+def test_declared_protobuf_accepts_the_generated_code() -> None:
+    """The gencode checks the runtime at import; the lower bound in pyproject must satisfy it."""
+    if sys.version_info < (3, 11):
+        pytest.skip("tomllib is 3.11+")
+    import tomllib
+
+    gencode = re.search(
+        r"Protobuf Python Version: (\d+)\.(\d+)\.(\d+)",
+        (PROTO_DIR / "open_inference_grpc_pb2.py").read_text(),
+    )
+    assert gencode
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (spec,) = [d for d in project["dependencies"] if d.startswith("protobuf")]
+    lower = re.search(r">=(\d+)\.(\d+)\.(\d+)", spec)
+    upper = re.search(r"<(\d+)", spec)
+    assert lower and upper, spec
+    floor = tuple(int(x) for x in lower.groups())
+    generated = tuple(int(x) for x in gencode.groups())
+    assert floor >= generated, f"pyproject allows protobuf {floor}, the gencode needs {generated}"
+    assert int(upper.group(1)) == generated[0] + 1, "the gencode supports one protobuf major"
+
+
+def test_coexists_with_tritonclient_classes() -> None:
+    service_pb2 = pytest.importorskip("tritonclient.grpc.service_pb2")
+    ours = pb.ModelInferRequest(model_name="m")
+    ours.parameters["x"].int64_param = 3
+    theirs = service_pb2.ModelInferRequest.FromString(ours.SerializeToString())
+    assert theirs.model_name == "m" and theirs.parameters["x"].int64_param == 3
+
+
+def test_service_and_fields() -> None:
+    service = pb.DESCRIPTOR.services_by_name["GRPCInferenceService"]
+    assert service.full_name == "inference.GRPCInferenceService"
+    assert [m.name for m in service.methods] == [
+        "ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
+        "ModelInfer", "ModelStreamInfer", "RepositoryIndex", "RepositoryModelLoad",
+        "RepositoryModelUnload",
+    ]  # fmt: skip
+    stream = service.methods_by_name["ModelStreamInfer"]
+    assert stream.client_streaming and stream.server_streaming
+    fields = {f.name: f.number for f in pb.InferParameter.DESCRIPTOR.fields}
+    assert fields == {
+        "bool_param": 1,
+        "int64_param": 2,
+        "string_param": 3,
+        "double_param": 4,
+        "uint64_param": 5,
+    }
+    request = {f.name: f.number for f in pb.ModelInferRequest.DESCRIPTOR.fields}
+    assert request == {
+        "model_name": 1,
+        "model_version": 2,
+        "id": 3,
+        "parameters": 4,
+        "inputs": 5,
+        "outputs": 6,
+        "raw_input_contents": 7,
+    }
+    response = {f.name: f.number for f in pb.ModelInferResponse.DESCRIPTOR.fields}
+    assert response == {
+        "model_name": 1,
+        "model_version": 2,
+        "id": 3,
+        "parameters": 4,
+        "outputs": 5,
+        "raw_output_contents": 6,
+    }
+    contents = [
+        f.name for f in sorted(pb.InferTensorContents.DESCRIPTOR.fields, key=lambda f: f.number)
+    ]
+    assert contents == [
+        "bool_contents",
+        "int_contents",
+        "int64_contents",
+        "uint_contents",
+        "uint64_contents",
+        "fp32_contents",
+        "fp64_contents",
+        "bytes_contents",
+    ]
+    assert {f.name: f.number for f in pb.ModelStreamInferResponse.DESCRIPTOR.fields} == {
+        "error_message": 1,
+        "infer_response": 2,
+    }
+
+
+def test_grpc_module_imports() -> None:
+    pytest.importorskip("grpc")
+    from oipcodec.proto import open_inference_grpc_pb2_grpc as rpc
+
+    assert hasattr(rpc, "GRPCInferenceServiceStub") and hasattr(rpc, "GRPCInferenceServiceServicer")

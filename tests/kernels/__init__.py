@@ -1,0 +1,1 @@
+"""The native kernels and their pure twins, each family on both implementations (``impl``)."""

@@ -1,0 +1,492 @@
+"""The model API and registry in-process, the ASGI app driven directly, the server in a thread
+of this process (gRPC with oipcodec's own protobuf classes next to tritonclient's), and the
+``oipcodec serve`` command (with --model-module and --workers)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+
+from oipcodec import DatatypeError, InferRequest, RequestedOutput, Tensor
+from oipcodec.server import (
+    AddSub,
+    Identity,
+    InvalidArgumentError,
+    Model,
+    ModelRegistry,
+    NotFoundError,
+    UnavailableError,
+    UnsupportedError,
+    background,
+    create_app,
+    load_model_module,
+)
+from oipcodec.server.malloc import _glibc
+from oipcodec.server.model import TensorSpec
+from tests.support.ports import free_port
+from tests.support.server_models import AsyncEcho, Counter, Failing, all_models
+
+pytest.importorskip("uvicorn", reason="the server extra is not installed")
+
+ROOT = Path(__file__).resolve().parents[2]  # where the package ``tests`` is
+
+
+# ------------------------------------------------------------------------------ model API
+
+
+def test_tensor_spec() -> None:
+    spec = TensorSpec("X", "FP32", [-1, 4])
+    assert spec.shape == (-1, 4)
+    assert spec.accepts((7, 4)) and spec.accepts((0, 4))
+    assert not spec.accepts((7, 5)) and not spec.accepts((4,)) and not spec.accepts((1, 1, 4))
+    assert spec.metadata() == {"name": "X", "datatype": "FP32", "shape": [-1, 4]}
+    with pytest.raises(DatatypeError):
+        TensorSpec("X", "float32", [1])
+    with pytest.raises(ValueError, match="-1 for any size"):
+        TensorSpec("X", "FP32", [-2])
+
+
+def test_model_declaration() -> None:
+    with pytest.raises(ValueError, match="needs a name"):
+        Model()
+    with pytest.raises(ValueError, match="without '/'"):
+        Model("a/b")
+    with pytest.raises(ValueError, match="version"):
+        Model("a", version="")
+    model = Model("m", 3, platform="p", inputs=[TensorSpec("A", "INT8", [2])], outputs=None)
+    assert (model.version, model.platform, model.outputs) == ("3", "p", None)
+    assert model.metadata(["1", "3"]) == {
+        "name": "m",
+        "versions": ["1", "3"],
+        "platform": "p",
+        "inputs": [{"name": "A", "datatype": "INT8", "shape": [2]}],
+        "outputs": [],
+    }
+    with pytest.raises(NotImplementedError):
+        model.predict({}, {})
+
+
+def test_optional_inputs() -> None:
+    model = Model(
+        "m",
+        inputs=[TensorSpec("A", "INT8", [-1]), TensorSpec("B", "INT8", [-1], optional=True)],
+    )
+    a = Tensor.from_array("A", np.zeros(3, np.int8))
+    assert list(model.check_inputs([a])) == ["A"]
+    with pytest.raises(InvalidArgumentError, match=r"expects input\(s\) \['A'\]"):
+        model.check_inputs([Tensor.from_array("B", np.zeros(3, np.int8))])
+
+
+def test_check_inputs_reshapes_flat_data() -> None:
+    flat = Tensor("A", "INT8", (2, 3), np.arange(6, dtype=np.int8))
+    arrays = Identity().check_inputs([flat])
+    assert arrays["A"].shape == (2, 3)
+
+
+# ------------------------------------------------------------------------------ registry
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def test_registry_add_and_lookup() -> None:
+    registry = ModelRegistry([Counter(version="1"), Counter(version="2")])
+    with pytest.raises(ValueError, match="already there"):
+        registry.add(Counter(version="2"))
+    with pytest.raises(TypeError):
+        registry.add(object())  # type: ignore[arg-type]
+    assert "counter" in registry and len(registry) == 2
+    with pytest.raises(UnavailableError, match="no available versions"):
+        registry.get("counter")
+    run(registry.load_all())
+    assert registry.get("counter").version == "2"
+    assert registry.get("counter", "1").version == "1"
+    with pytest.raises(NotFoundError):
+        registry.get("counter", "3")
+    with pytest.raises(NotFoundError):
+        registry.get("other")
+    run(registry.unload("counter"))
+    assert [row["state"] for row in registry.index()] == ["UNAVAILABLE"] * 2
+    assert registry.index(ready_only=True) == []
+
+
+def test_registry_infer() -> None:
+    registry = ModelRegistry([AddSub(), AsyncEcho(), Failing()])
+    run(registry.load_all())
+    x = Tensor.from_array("INPUT0", np.array([1.0, 2.0], np.float32))
+    y = Tensor.from_array("INPUT1", np.array([0.5, 0.5], np.float32))
+    request = InferRequest(
+        [x, y], [RequestedOutput("OUTPUT1")], id="r", model_name="add_sub", parameters={"a": 1}
+    )
+    response = run(registry.infer(request))
+    assert (response.id, response.model_name, response.model_version) == ("r", "add_sub", "1")
+    assert [t.name for t in response.outputs] == ["OUTPUT1"]
+    np.testing.assert_array_equal(response.outputs[0].data, [0.5, 1.5])
+    request.outputs = [RequestedOutput("OUTPUT0", {"classification": 2})]
+    with pytest.raises(UnsupportedError, match="classification"):
+        run(registry.infer(request))
+    with pytest.raises(InvalidArgumentError, match="names no model"):
+        run(registry.infer(InferRequest([x])))
+    echoed = run(registry.infer(InferRequest([x], model_name="async_echo")))
+    assert echoed.outputs[0].name == "INPUT0_OUT"
+    with pytest.raises(Exception, match="model 'failing' failed: RuntimeError: the model broke"):
+        run(registry.infer(InferRequest([x], model_name="failing")))
+
+
+def test_load_model_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert len(load_model_module("tests.support.server_models")) == len(all_models())
+    with pytest.raises(ValueError, match="has no MODELS"):
+        load_model_module("oipcodec.datatypes")
+
+
+# ------------------------------------------------------------------------------ ASGI app
+
+
+class _Asgi:
+    """Drive an ASGI app without a server: one HTTP request, its whole answer."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes = b"",
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> tuple[int, dict[bytes, bytes], bytes]:
+        chunks = [body[i : i + 7] for i in range(0, len(body), 7)] or [b""]
+        messages = [
+            {"type": "http.request", "body": c, "more_body": i < len(chunks) - 1}
+            for i, c in enumerate(chunks)
+        ]
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": method, "path": path, "headers": headers}
+        await self.app(scope, receive, send)
+        start, payload = sent
+        return start["status"], dict(start["headers"]), payload["body"]
+
+
+def test_asgi_app_lifespan_and_requests() -> None:
+    app = create_app([Identity(), AddSub()])
+    client = _Asgi(app)
+
+    async def scenario() -> None:
+        assert (await client.request("GET", "/v2/health/ready"))[0] == 400  # not started
+        events = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+        sent: list[dict[str, Any]] = []
+        gate = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            if len(events) == 1:
+                await gate.wait()
+            return events.pop(0)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        lifespan = asyncio.create_task(app({"type": "lifespan"}, receive, send))
+        while not sent:
+            await asyncio.sleep(0)
+        assert sent == [{"type": "lifespan.startup.complete"}]
+        assert (await client.request("GET", "/v2/health/ready"))[0] == 200
+        body = orjson.dumps(
+            {"inputs": [{"name": "A", "shape": [2], "datatype": "BOOL", "data": [True, False]}]}
+        )
+        status, headers, answer = await client.request("POST", "/v2/models/identity/infer", body)
+        assert status == 200 and headers[b"content-type"] == b"application/json"
+        assert orjson.loads(answer)["outputs"][0]["data"] == [True, False]
+        # Announced length with a body sent in several chunks: assembled in one buffer.
+        status, _, _ = await client.request(
+            "POST", "/v2/models/identity/infer", body, ((b"content-length", b"%d" % len(body)),)
+        )
+        assert status == 200
+        status, _, answer = await client.request(
+            "POST", "/v2/models/identity/infer", body, ((b"content-length", b"nope"),)
+        )
+        assert status == 400 and b"Content-Length" in answer
+        gate.set()
+        await lifespan
+        assert sent[-1] == {"type": "lifespan.shutdown.complete"}
+        assert (await client.request("GET", "/v2/health/ready"))[0] == 400
+        assert (await client.request("GET", "/v2/health/live"))[0] == 200
+        closed: list[dict[str, Any]] = []
+
+        async def collect(message: dict[str, Any]) -> None:
+            closed.append(message)
+
+        await app({"type": "websocket"}, receive, collect)
+        assert closed[0]["type"] == "websocket.close"
+
+    run(scenario())
+
+
+def test_asgi_client_gone() -> None:
+    app = create_app([Identity()], manage_models=False)
+    run(app.registry.load_all())
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v2/models/identity/infer", "headers": []}
+    run(app(scope, receive, send))
+    assert sent == []
+
+
+# ------------------------------------------------------------------------------ thread mode, gRPC
+
+
+def _get(port: int, path: str) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def test_thread_mode_and_grpc_with_oipcodec_protos() -> None:
+    """The server in a thread of this process; a gRPC client built on oipcodec's generated
+    classes, in a process that also imported tritonclient's (private descriptor pool)."""
+    grpc = pytest.importorskip("grpc")
+    pytest.importorskip("tritonclient.grpc")
+    from oipcodec import pb
+    from oipcodec.proto import open_inference_grpc_pb2 as pb2
+
+    with background(all_models(), process=False) as server:
+        assert _get(server.http_port, "/v2/health/ready")[0] == 200
+        with grpc.insecure_channel(server.grpc_address) as channel:
+            service = "/inference.GRPCInferenceService/"
+
+            def unary(method: str, request: Any, response: Any) -> Any:
+                call = channel.unary_unary(
+                    service + method,
+                    request_serializer=type(request).SerializeToString,
+                    response_deserializer=response.FromString,
+                )
+                return call(request, timeout=30)
+
+            assert unary("ServerLive", pb2.ServerLiveRequest(), pb2.ServerLiveResponse).live
+            meta = unary(
+                "ModelMetadata", pb2.ModelMetadataRequest(name="scale"), pb2.ModelMetadataResponse
+            )
+            assert [(t.name, list(t.shape)) for t in meta.inputs] == [("X", [-1, 4])]
+            infer = channel.unary_unary(service + "ModelInfer")  # bytes in, bytes out
+            x = Tensor.from_array("X", np.arange(8, dtype=np.float32).reshape(2, 4))
+            message = pb.encode_request(
+                InferRequest([x], model_name="scale", parameters={"factor": 4}), raw=False
+            )
+            response = pb.decode_response(infer(message, timeout=30))
+            np.testing.assert_array_equal(response.outputs[0].data, x.data * 4)
+            failing = pb.encode_request(InferRequest([x], model_name="failing"))
+            with pytest.raises(grpc.RpcError) as caught:
+                infer(failing, timeout=30)
+            assert caught.value.code() == grpc.StatusCode.INTERNAL
+            assert caught.value.details() == "model 'failing' failed: RuntimeError: the model broke"
+            with pytest.raises(grpc.RpcError) as caught:
+                infer(b"\xff\xff\xff", timeout=30)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            with pytest.raises(grpc.RpcError) as caught:
+                infer(pb.encode_request(InferRequest([x])), timeout=30)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            with pytest.raises(grpc.RpcError) as caught:
+                infer(pb.encode_request(InferRequest([x], model_name="broken_load")), timeout=30)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert unary("ServerReady", pb2.ServerReadyRequest(), pb2.ServerReadyResponse).ready
+    with pytest.raises(OSError):
+        _get(server.http_port, "/v2/health/live")
+
+
+def test_thread_mode_port_in_use() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with (
+            pytest.raises(RuntimeError, match="failed to start"),
+            background(process=False, http_port=port, grpc_port=None),
+        ):
+            pass  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------ the command
+
+
+@contextlib.contextmanager
+def _serve(*args: str) -> Iterator[subprocess.Popen[str]]:
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "oipcodec", "serve", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+
+
+def _wait_ready(port: int, process: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        with contextlib.suppress(OSError):
+            if _get(port, "/v2/health/ready")[0] == 200:
+                return
+        time.sleep(0.1)
+    raise AssertionError("the server did not become ready")
+
+
+def _pid_of_answer(port: int) -> int:
+    body = orjson.dumps({"inputs": [{"name": "A", "shape": [1], "datatype": "INT8", "data": [1]}]})
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", "/v2/models/pid/infer", body)
+        return int(orjson.loads(conn.getresponse().read())["outputs"][0]["data"][0])
+    finally:
+        conn.close()
+
+
+def test_serve_command_workers_and_sigterm() -> None:
+    port = free_port()
+    args = [
+        "--http-port",
+        str(port),
+        "--grpc-port",
+        "-1",
+        "--model-module",
+        "tests.support.server_models",
+    ]
+    with _serve(*args, "--workers", "2") as process:
+        _wait_ready(port, process)
+        # New connections are spread over the processes by the kernel (once both listen).
+        pids = set()
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline:
+            pids.add(_pid_of_answer(port))
+        assert len(pids) == 2
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    assert output.count("oipcodec server stopped") == 2
+    # A model whose load fails is logged with its traceback, once per process.
+    assert output.count("loading model 'broken_load' version 1 failed") == 2
+
+
+def test_serve_command_demo_models_and_port_in_use() -> None:
+    port = free_port()
+    with _serve("--http-port", str(port), "--grpc-port", "-1") as process:
+        _wait_ready(port, process)
+        index = orjson.loads(_get(port, "/v2/models/simple")[1])
+        assert index["name"] == "simple"
+        with _serve("--http-port", str(port), "--grpc-port", "-1") as second:
+            output, _ = second.communicate(timeout=60)
+        assert second.returncode == 1
+        assert "cannot start the server" in output and "Traceback" not in output
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    assert "oipcodec server ready" in output and "Traceback" not in output
+
+
+@pytest.mark.skipif(_glibc() is None, reason="M_TOP_PAD is a glibc malloc parameter")
+@pytest.mark.parametrize(("option", "pad"), [((), 64 << 20), (("--malloc-top-pad", "0"), None)])
+def test_serve_command_pads_the_heap(option: tuple[str, ...], pad: int | None) -> None:
+    port = free_port()
+    args = ["--http-port", str(port), "--grpc-port", "-1", "--log-level", "debug", *option]
+    with _serve(*args) as process:
+        _wait_ready(port, process)
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    if pad is None:
+        assert "M_TOP_PAD" not in output
+    else:
+        assert f"malloc: M_TOP_PAD set to {pad} bytes" in output
+
+
+def test_serve_help() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "oipcodec", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    for option in ("--http-port", "--grpc-port", "--model-module", "--workers", "--malloc-top-pad"):
+        assert option in out.stdout
+
+
+def _codec_threads_alive() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("oipcodec-codec"))
+
+
+def test_large_json_bodies_are_coded_in_the_apps_own_threads() -> None:
+    app = create_app([Identity()], manage_models=False, codec_threads=1)
+    assert app.codec_threads == 1
+    data = np.random.default_rng(3).random(200_000, dtype=np.float32)  # ~2 MB of JSON text
+    body = orjson.dumps(
+        {"inputs": [{"name": "X", "shape": [data.size], "datatype": "FP32", "data": data.tolist()}]}
+    )
+    assert len(body) > 1 << 20  # over the size that goes off the event loop
+    assert not _codec_threads_alive()  # none before the first large body
+
+    async def scenario() -> tuple[int, bytes]:
+        await app.registry.load_all()
+        status, _, answer = await _Asgi(app).request("POST", "/v2/models/identity/infer", body)
+        return status, answer
+
+    status, answer = asyncio.run(scenario())
+    assert status == 200
+    out = orjson.loads(answer)["outputs"][0]
+    assert np.array_equal(np.array(out["data"], dtype=np.float32), data)
+    assert _codec_threads_alive() == ["oipcodec-codec_0"]  # one thread, as asked
+    app.close()
+    deadline = time.monotonic() + 10
+    while _codec_threads_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _codec_threads_alive()
+
+
+def test_codec_threads_default_and_bounds() -> None:
+    from oipcodec.server import available_cpus
+
+    assert create_app([Identity()]).codec_threads == available_cpus() >= 1
+    with pytest.raises(ValueError, match="codec_threads must be at least 1, got 0"):
+        create_app([Identity()], codec_threads=0)
+    refused = pytest.raises(ValueError, match="codec_threads must be at least 1, got 0")
+    with refused, background([Identity()], codec_threads=0):
+        pass
