@@ -142,7 +142,7 @@ def test_quick_run_table_and_chart(quick_run: tuple[dict[str, Any], str, Path]) 
 def _bench_our_server(tmp_path: Path, *args: str) -> dict[str, Any]:
     """``oipcodec bench ARGS`` against a running embedded server (given by --url and
     --grpc-target), short windows at concurrency 1, no chart; its results.json."""
-    from oipcodec.server import background
+    from oipcodec.testing import background
 
     with background(log_level="critical") as server:
         status = cli.main(

@@ -23,7 +23,7 @@ from oipcodec.client import (
 )
 from oipcodec.client.grpc_client import parse_stream_response
 from oipcodec.limits import DEFAULT_LIMITS
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 
 pytest.importorskip("grpc", reason="the client extra is not installed")
 pytest.importorskip("uvicorn", reason="the server extra is not installed")

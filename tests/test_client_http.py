@@ -24,7 +24,7 @@ from oipcodec.client import (
     ServerConnectionError,
     ServerError,
 )
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("aiohttp", reason="the client extra is not installed")

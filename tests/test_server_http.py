@@ -22,7 +22,7 @@ import pytest
 from server_models import all_models
 
 from oipcodec import Limits, rest
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 

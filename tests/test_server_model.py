@@ -33,12 +33,12 @@ from oipcodec.server import (
     NotFoundError,
     UnavailableError,
     UnsupportedError,
-    background,
     create_app,
     load_model_module,
 )
 from oipcodec.server.malloc import _glibc
 from oipcodec.server.model import TensorSpec
+from oipcodec.testing import background
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 

@@ -26,7 +26,7 @@ import orjson
 import pytest
 
 from oipcodec import Limits
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
