@@ -660,3 +660,20 @@ def test_request_errors_pickle() -> None:
 
     copy = pickle.loads(pickle.dumps(errors.NotFoundError("no model 'x'")))
     assert isinstance(copy, errors.NotFoundError) and copy.message == "no model 'x'"
+
+
+def test_a_request_error_subclass_takes_its_status_from_the_table() -> None:
+    from oipcodec.errors import RequestError
+
+    class Exists(RequestError):
+        grpc_code = "ALREADY_EXISTS"
+
+    class Teapot(RequestError):
+        grpc_code = "UNKNOWN"
+        http_status = 418
+
+    assert (Exists.http_status, Teapot.http_status) == (409, 418)
+    with pytest.raises(TypeError, match="grpc_code 'NOPE' has no HTTP status"):
+
+        class Nope(RequestError):
+            grpc_code = "NOPE"

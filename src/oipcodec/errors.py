@@ -277,6 +277,11 @@ class RequestError(Exception):
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "http_status" not in cls.__dict__:
+            if cls.grpc_code not in HTTP_STATUS_FOR_CODE:
+                raise TypeError(
+                    f"{cls.__name__}: grpc_code {cls.grpc_code!r} has no HTTP status in "
+                    "oipcodec.errors.HTTP_STATUS_FOR_CODE; set http_status as well"
+                )
             cls.http_status = HTTP_STATUS_FOR_CODE[cls.grpc_code]
 
     def __init__(self, message: str) -> None:
