@@ -677,3 +677,13 @@ def test_a_request_error_subclass_takes_its_status_from_the_table() -> None:
 
         class Nope(RequestError):
             grpc_code = "NOPE"
+
+
+def test_cli_offers_the_http_protocols_the_config_takes() -> None:
+    from oipcodec.cli import build_parser
+    from oipcodec.server import HTTP_PROTOCOLS
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command")
+    serve = commands.choices["serve"]
+    option = next(a for a in serve._actions if a.dest == "http_protocol")
+    assert tuple(option.choices) == HTTP_PROTOCOLS

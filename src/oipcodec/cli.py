@@ -81,7 +81,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     )
     add(
         "--http-protocol",
-        choices=["oipcodec", "httptools", "h11"],
+        choices=["oipcodec", "httptools", "h11"],  # server.HTTP_PROTOCOLS (tested)
         default="oipcodec",
         help="HTTP/1.1 implementation under uvicorn: oipcodec's (a request body received "
         "into one buffer) or one of uvicorn's (default: %(default)s)",
