@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 import numpy as np
 
 from oipcodec import InferRequest, Tensor, rest
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 
 PATH = "/v2/models/identity/infer"
 

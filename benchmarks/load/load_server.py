@@ -203,7 +203,7 @@ def target(args: argparse.Namespace) -> Iterator[str]:
     if args.url:
         yield args.url
         return
-    from oipcodec.server import background
+    from oipcodec.testing import background
 
     with background(
         workers=args.workers,

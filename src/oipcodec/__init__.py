@@ -50,7 +50,7 @@ from oipcodec.kernels import (
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
-_ON_DEMAND = ("bench", "client", "compat", "server")
+_ON_DEMAND = ("bench", "client", "compat", "server", "testing")
 
 
 def __getattr__(name: str) -> object:

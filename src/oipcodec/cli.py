@@ -21,7 +21,7 @@ def _info(_: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from oipcodec.server import serve
+        from oipcodec.server import ServerConfig, serve
     except ImportError as exc:
         print(f"oipcodec serve needs the server extra: pip install 'oipcodec[server]' ({exc})")
         return 2
@@ -31,19 +31,24 @@ def _serve(args: argparse.Namespace) -> int:
         return None if value < 0 else value
 
     size = args.max_body_bytes
-    return serve(
-        host=args.host,
-        http_port=port(args.http_port),
-        grpc_port=port(args.grpc_port),
-        workers=args.workers,
-        model_module=args.model_module,
-        limits=Limits(max_body_bytes=size, max_decompressed_bytes=size),
-        access_log=args.access_log,
-        log_level=args.log_level,
-        malloc_top_pad=args.malloc_top_pad << 20,
-        http_protocol=args.http_protocol,
-        codec_threads=args.codec_threads,
-    )
+    try:
+        config = ServerConfig(
+            host=args.host,
+            http_port=port(args.http_port),
+            grpc_port=port(args.grpc_port),
+            workers=args.workers,
+            model_module=args.model_module,
+            limits=Limits(max_body_bytes=size, max_decompressed_bytes=size),
+            access_log=args.access_log,
+            log_level=args.log_level,
+            malloc_top_pad=args.malloc_top_pad << 20,
+            http_protocol=args.http_protocol,
+            codec_threads=args.codec_threads,
+        )
+    except (TypeError, ValueError) as exc:
+        print(f"oipcodec serve: {exc}", file=sys.stderr)
+        return 2
+    return serve(config=config)
 
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:
@@ -76,7 +81,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     )
     add(
         "--http-protocol",
-        choices=["oipcodec", "httptools", "h11"],
+        choices=["oipcodec", "httptools", "h11"],  # server.HTTP_PROTOCOLS (tested)
         default="oipcodec",
         help="HTTP/1.1 implementation under uvicorn: oipcodec's (a request body received "
         "into one buffer) or one of uvicorn's (default: %(default)s)",

@@ -8,11 +8,96 @@ the flat row-major element index, the byte offset) and what was expected there::
 
 Kernels do not know tensor names; the codec layer that does attaches it with
 :meth:`OIPError.for_tensor`, which keeps the class and the location.
+
+Every exception class of the package is defined here, in two families:
+
+- :class:`OIPError` (a ``ValueError``): raised to the caller of a codec or a client.
+
+  - :class:`DecodeError` (:class:`LimitError`), :class:`EncodeError`,
+    :class:`DatatypeError`, :class:`ShapeError`: the codec's;
+  - :class:`ClientError`: a client call failed outside the codec: :class:`ServerError` (the
+    server answered with an error), :class:`RequestTimeoutError`,
+    :class:`ServerConnectionError`.
+
+- :class:`RequestError` (an ``Exception``): what a server answers a request with, the error
+  that a model's ``predict`` may raise to choose the answer: :class:`InvalidArgumentError`,
+  :class:`NotFoundError`, :class:`UnavailableError`, :class:`UnsupportedError`,
+  :class:`InternalError`, :class:`PayloadTooLargeError`, :class:`BodyTimeoutError`.
+
+Each protocol spells an error kind its own way: the kinds are named by gRPC status code names
+(``"NOT_FOUND"``), and :data:`HTTP_STATUS_FOR_CODE` / :data:`GRPC_CODE_FOR_STATUS` are the one
+table between them and HTTP statuses, which the server's REST and gRPC front ends, the clients
+and the compat adapters all read (:func:`http_status_for`, :func:`grpc_code_for`).
 """
 
 from __future__ import annotations
 
-__all__ = ["DatatypeError", "DecodeError", "EncodeError", "LimitError", "OIPError", "ShapeError"]
+__all__ = [
+    "GRPC_CODE_FOR_STATUS",
+    "HTTP_STATUS_FOR_CODE",
+    "BodyTimeoutError",
+    "ClientError",
+    "DatatypeError",
+    "DecodeError",
+    "EncodeError",
+    "InternalError",
+    "InvalidArgumentError",
+    "LimitError",
+    "NotFoundError",
+    "OIPError",
+    "PayloadTooLargeError",
+    "RequestError",
+    "RequestTimeoutError",
+    "ServerConnectionError",
+    "ServerError",
+    "ShapeError",
+    "UnavailableError",
+    "UnsupportedError",
+    "grpc_code_for",
+    "http_status_for",
+]
+
+# ----------------------------------------------------------------------------- status table
+
+#: The HTTP status for each error kind, a gRPC status code name: Triton's map (not found 404,
+#: unavailable 503, unsupported 501, internal 500, a bad request 400...). Several kinds may
+#: share a status; the first one listed for a status is the kind that status stands for.
+HTTP_STATUS_FOR_CODE: dict[str, int] = {
+    "INVALID_ARGUMENT": 400,
+    "NOT_FOUND": 404,
+    "UNAVAILABLE": 503,
+    "UNIMPLEMENTED": 501,
+    "INTERNAL": 500,
+    "RESOURCE_EXHAUSTED": 413,
+    "DEADLINE_EXCEEDED": 408,
+    "FAILED_PRECONDITION": 400,
+    "ALREADY_EXISTS": 409,
+    "PERMISSION_DENIED": 403,
+    "UNAUTHENTICATED": 401,
+}
+
+#: The error kind (gRPC status code name) an HTTP status stands for: the inverse of
+#: :data:`HTTP_STATUS_FOR_CODE` (the first kind listed for a status), and 405 (a method the
+#: endpoint does not take) as UNIMPLEMENTED. Other statuses: :func:`grpc_code_for` says UNKNOWN.
+GRPC_CODE_FOR_STATUS: dict[int, str] = {405: "UNIMPLEMENTED"}
+for _code, _status in HTTP_STATUS_FOR_CODE.items():
+    GRPC_CODE_FOR_STATUS.setdefault(_status, _code)
+del _code, _status
+
+
+def http_status_for(code: str, default: int = 500) -> int:
+    """The HTTP status for gRPC status code name ``code`` (``default`` for a code the table
+    does not list, e.g. UNKNOWN)."""
+    return HTTP_STATUS_FOR_CODE.get(code, default)
+
+
+def grpc_code_for(status: int, default: str = "UNKNOWN") -> str:
+    """The gRPC status code name for HTTP status ``status`` (``default`` for a status the table
+    does not list)."""
+    return GRPC_CODE_FOR_STATUS.get(status, default)
+
+
+# ----------------------------------------------------------------------------- codec errors
 
 
 class OIPError(ValueError):
@@ -101,3 +186,148 @@ class DatatypeError(OIPError):
 class ShapeError(OIPError):
     """An invalid shape (negative or non-integer dimension), or data whose element count does
     not match its shape."""
+
+
+# ----------------------------------------------------------------------------- client errors
+
+
+class ClientError(OIPError):
+    """A client call failed for a reason outside the codec. ``url`` names the server (an
+    HTTP URL or a gRPC target)."""
+
+    def __init__(self, reason: str, *, url: str | None = None) -> None:
+        self.url = url
+        super().__init__(reason)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_client_error, (type(self), self.reason, self.url))
+
+
+def _rebuild_client_error(cls: type[ClientError], reason: str, url: str | None) -> ClientError:
+    error = ClientError.__new__(cls)
+    ClientError.__init__(error, reason, url=url)
+    return error
+
+
+class ServerError(ClientError):
+    """The server answered a client call with an error.
+
+    ``status`` is the HTTP status (over gRPC: Triton's status for the gRPC code, e.g. 404 for
+    NOT_FOUND; ``None`` for an error message inside a ModelStreamInfer stream), ``code`` the
+    gRPC status code name (over HTTP: the name for the status, e.g. ``"NOT_FOUND"``), and
+    ``message`` the server's own message (the ``error`` of its JSON body, or the gRPC details).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str = "UNKNOWN",
+        url: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.code = code
+        where = f" from {url}" if url else ""
+        label = f"HTTP {status} {code}" if status is not None else code
+        ClientError.__init__(self, f"{label}{where}: {message}", url=url)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild_server_error,
+            (type(self), self.message, self.status, self.code, self.url),
+        )
+
+
+def _rebuild_server_error(
+    cls: type[ServerError], message: str, status: int | None, code: str, url: str | None
+) -> ServerError:
+    return cls(message, status=status, code=code, url=url)
+
+
+class RequestTimeoutError(ClientError):
+    """No answer within the call's timeout (HTTP) or deadline (gRPC DEADLINE_EXCEEDED)."""
+
+
+class ServerConnectionError(ClientError):
+    """The server could not be reached, or the connection broke before an answer came."""
+
+
+# ----------------------------------------------------------------------------- server errors
+
+
+class RequestError(Exception):
+    """An error a server answers a request with: HTTP status :attr:`http_status` with body
+    ``{"error": message}``, or gRPC status :attr:`grpc_code` (a ``grpc.StatusCode`` member
+    name) with the message as details.
+
+    A model's ``predict`` raises a subclass to choose the answer; any other exception from a
+    model is answered as an :class:`InternalError`. The status comes from the one table,
+    :data:`HTTP_STATUS_FOR_CODE`, for the class's :attr:`grpc_code`.
+    ``oipcodec.server.ServerError`` is a deprecated alias of this class: that name belongs to
+    the client's :class:`ServerError`.
+    """
+
+    #: The error kind: a gRPC status code name.
+    grpc_code = "INVALID_ARGUMENT"
+    #: The HTTP status for :attr:`grpc_code`.
+    http_status = HTTP_STATUS_FOR_CODE[grpc_code]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "http_status" not in cls.__dict__:
+            if cls.grpc_code not in HTTP_STATUS_FOR_CODE:
+                raise TypeError(
+                    f"{cls.__name__}: grpc_code {cls.grpc_code!r} has no HTTP status in "
+                    "oipcodec.errors.HTTP_STATUS_FOR_CODE; set http_status as well"
+                )
+            cls.http_status = HTTP_STATUS_FOR_CODE[cls.grpc_code]
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArgumentError(RequestError):
+    """The request is malformed or does not fit the model (400, INVALID_ARGUMENT)."""
+
+
+class NotFoundError(RequestError):
+    """No such model, version or endpoint (404, NOT_FOUND)."""
+
+    grpc_code = "NOT_FOUND"
+
+
+class UnavailableError(RequestError):
+    """The model exists but is not loaded, or the server is shutting down (503, UNAVAILABLE)."""
+
+    grpc_code = "UNAVAILABLE"
+
+
+class UnsupportedError(RequestError):
+    """A protocol feature this server does not implement (501, UNIMPLEMENTED)."""
+
+    grpc_code = "UNIMPLEMENTED"
+
+
+class InternalError(RequestError):
+    """The model failed (500, INTERNAL)."""
+
+    grpc_code = "INTERNAL"
+
+
+class PayloadTooLargeError(RequestError):
+    """The request body is larger than the configured limit (413, RESOURCE_EXHAUSTED)."""
+
+    grpc_code = "RESOURCE_EXHAUSTED"
+
+
+class BodyTimeoutError(RequestError):
+    """The request body stopped arriving (408, DEADLINE_EXCEEDED); the connection is closed.
+
+    ``oipcodec.server.RequestTimeoutError`` is a deprecated alias of this class: that name
+    belongs to the client's :class:`RequestTimeoutError`.
+    """
+
+    grpc_code = "DEADLINE_EXCEEDED"

@@ -38,6 +38,7 @@ __all__ = [
     "BINARY_DATA_OUTPUT",
     "BINARY_DATA_SIZE",
     "HEADER_LENGTH",
+    "binary_outputs",
     "compress",
     "decode_request",
     "decode_response",
@@ -461,6 +462,33 @@ def encode_response_parts(
         response.outputs, binary, nested, "output", kernels or _facade
     )
     return _body_parts(doc, texts, parts)
+
+
+def binary_outputs(request: InferRequest) -> bool | set[str]:
+    """Which outputs a server answers ``request`` with in binary: the ``binary`` argument of
+    :func:`encode_response` / :func:`encode_response_parts` for its answer (Triton's rules).
+
+    With no outputs listed, all of them when the request parameter ``binary_data_output`` is
+    ``true`` (any other value: none); else the names of the outputs listed with the parameter
+    ``binary_data: true`` (an output listed without it stays JSON, whatever
+    ``binary_data_output`` says). A ``binary_data`` that is neither ``true`` nor ``false`` is
+    the client's mistake: :class:`~oipcodec.DecodeError` naming the output and what was
+    expected (a server answers it with 400).
+    """
+    if request.outputs is None:
+        return request.parameters.get(BINARY_DATA_OUTPUT) is True
+    names = set()
+    for output in request.outputs:
+        flag = output.parameters.get(BINARY_DATA)
+        if flag is True:
+            names.add(output.name)
+        elif flag is not None and flag is not False:
+            raise DecodeError(
+                f"parameter '{BINARY_DATA}' must be a boolean, got {flag!r}",
+                tensor=output.name,
+                kind="output",
+            )
+    return names
 
 
 #: Tensor texts at least this long are kept out of orjson's output (which would copy them) and

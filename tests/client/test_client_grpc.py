@@ -21,7 +21,7 @@ from oipcodec.client import (
 )
 from oipcodec.client.grpc_client import parse_stream_response
 from oipcodec.limits import DEFAULT_LIMITS
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 from tests.support.client_models import DATATYPES, client_models, same, sample
 from tests.support.ports import free_port
 
@@ -228,3 +228,35 @@ def test_async_errors_and_timeouts(server: RunningServer) -> None:
                 await c.live()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "InvalidArgumentError",
+        "NotFoundError",
+        "UnavailableError",
+        "UnsupportedError",
+        "InternalError",
+        "PayloadTooLargeError",
+    ],
+)
+def test_one_status_table_from_model_to_both_clients(
+    server: RunningServer, client: GrpcClient, error: str
+) -> None:
+    """An error a model raises reaches the HTTP and the gRPC client as the same HTTP status
+    and gRPC code: the server's front ends and the clients read one table."""
+    from oipcodec import errors
+    from oipcodec.client import HttpClient
+
+    kind = getattr(errors, error)
+    inputs = {"X": np.ones(2, np.float32)}
+    with pytest.raises(ServerError) as over_grpc:
+        client.infer("refuse", inputs, parameters={"error": error})
+    with HttpClient(server.http_url, timeout=30) as http, pytest.raises(ServerError) as over_http:
+        http.infer("refuse", inputs, parameters={"error": error})
+    expected = (kind.http_status, kind.grpc_code)
+    assert (over_grpc.value.status, over_grpc.value.code) == expected
+    assert (over_http.value.status, over_http.value.code) == expected
+    assert "refused as asked" in over_grpc.value.message
+    assert "refused as asked" in over_http.value.message

@@ -23,7 +23,7 @@ from oipcodec.client import (
     ServerConnectionError,
     ServerError,
 )
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 from tests.support.client_models import DATATYPES, client_models, same, sample
 from tests.support.ports import free_port
 

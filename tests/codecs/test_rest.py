@@ -593,3 +593,48 @@ def test_a_nul_in_a_string_does_not_split_the_envelope(codec) -> None:
     decoded = codec.decode_response(b"".join(parts))
     assert decoded.model_name == "m\x00odel" and decoded.id == "\x00"
     assert decoded.parameters == {"k\x00": "v\x00"}
+
+
+# ----------------------------------------------------------------------------- binary outputs
+
+
+@pytest.mark.parametrize(
+    ("outputs", "parameters", "expected"),
+    [
+        (None, {}, False),
+        (None, {"binary_data_output": True}, True),
+        (None, {"binary_data_output": False}, False),
+        (None, {"binary_data_output": "yes"}, False),  # only true asks for binary
+        ([RequestedOutput("A"), RequestedOutput("B", {"binary_data": True})], {}, {"B"}),
+        ([RequestedOutput("A", {"binary_data": False})], {"binary_data_output": True}, set()),
+        ([RequestedOutput("A")], {"binary_data_output": True}, set()),  # listed: stays JSON
+    ],
+)
+def test_binary_outputs_follows_tritons_rules(
+    outputs: list[RequestedOutput] | None, parameters: dict[str, Any], expected: Any
+) -> None:
+    request = InferRequest([], outputs=outputs, parameters=parameters)
+    assert rest.binary_outputs(request) == expected
+
+
+@pytest.mark.parametrize("flag", ["yes", 1, 0, "true", [True]])
+def test_binary_outputs_refuses_a_binary_data_that_is_not_a_boolean(flag: Any) -> None:
+    """The one rule oipcodec serve and the MLServer route answer with (a 400 there): the
+    message names the output and what was expected."""
+    request = InferRequest([], outputs=[RequestedOutput("OUT", {"binary_data": flag})])
+    with pytest.raises(DecodeError) as raised:
+        rest.binary_outputs(request)
+    assert str(raised.value) == (
+        f"output 'OUT': parameter 'binary_data' must be a boolean, got {flag!r}"
+    )
+    assert raised.value.tensor == "OUT"
+
+
+def test_binary_outputs_of_a_decoded_request() -> None:
+    body = orjson.dumps(
+        {
+            "inputs": [{"name": "X", "datatype": "FP32", "shape": [1], "data": [1.0]}],
+            "outputs": [{"name": "Y", "parameters": {"binary_data": True}}, {"name": "Z"}],
+        }
+    )
+    assert rest.binary_outputs(rest.decode_request(body)) == {"Y"}

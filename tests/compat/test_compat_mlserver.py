@@ -615,6 +615,26 @@ def test_end_to_end_bad_input_names_the_input_and_element(
     assert isinstance(answer, str) and "input 'x': expected 16 bytes" in answer, answer
 
 
+def test_end_to_end_binary_data_must_be_a_boolean(server: dict[str, str]) -> None:
+    """The REST route follows ``oipcodec serve``'s rule (:func:`oipcodec.rest.binary_outputs`):
+    a ``binary_data`` that is not a boolean is a 400 naming the output, not taken as false."""
+    body = orjson.dumps(
+        {
+            "inputs": [{"name": "x", "datatype": "FP32", "shape": [2], "data": [1.0, 2.0]}],
+            "outputs": [{"name": "x", "parameters": {"binary_data": "yes"}}],
+        }
+    )
+    request = urllib.request.Request(
+        f"http://{server['http']}/v2/models/oip/infer", data=body, method="POST",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=30)
+    assert info.value.code == 400
+    message = orjson.loads(info.value.read())["error"]
+    assert message == "output 'x': parameter 'binary_data' must be a boolean, got 'yes'"
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_end_to_end_unknown_model_keeps_mlserver_errors(
     server: dict[str, str], path: str, tmp_path: Path

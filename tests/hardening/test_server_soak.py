@@ -38,8 +38,8 @@ import pytest
 from oipcodec import InferRequest, Limits, Tensor, rest
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
-from oipcodec.server import RunningServer, background
 from oipcodec.server.demo import demo_models
+from oipcodec.testing import RunningServer, background
 from tests.support.http1 import read_response
 
 REQUESTS = int(os.environ.get("OIPCODEC_SOAK_REQUESTS", "2000"))

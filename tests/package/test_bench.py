@@ -167,7 +167,7 @@ def test_without_matplotlib_the_run_goes_on_without_chart(
 def _bench_our_server(tmp_path: Path, *args: str) -> dict[str, Any]:
     """``oipcodec bench ARGS`` against a running embedded server (given by --url and
     --grpc-target), short windows at concurrency 1, no chart; its results.json."""
-    from oipcodec.server import background
+    from oipcodec.testing import background
 
     with background(log_level="critical") as server:
         status = cli.main(

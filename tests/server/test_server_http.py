@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from oipcodec import Limits, rest
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 from tests.support.server_models import all_models
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")

@@ -80,7 +80,8 @@ def test_zero_changes_nothing_and_negative_is_refused() -> None:
 
 def test_the_server_entry_points_refuse_a_negative_pad() -> None:
     pytest.importorskip("uvicorn", reason="the server extra is not installed")
-    from oipcodec.server import background, serve
+    from oipcodec.server import serve
+    from oipcodec.testing import background
 
     with pytest.raises(ValueError, match="malloc_top_pad must be >= 0 bytes, got -5"):
         serve(malloc_top_pad=-5, log_level=None)

@@ -32,12 +32,12 @@ from oipcodec.server import (
     NotFoundError,
     UnavailableError,
     UnsupportedError,
-    background,
     create_app,
     load_model_module,
 )
 from oipcodec.server.malloc import _glibc
 from oipcodec.server.model import TensorSpec
+from oipcodec.testing import background
 from tests.support.ports import free_port
 from tests.support.server_models import AsyncEcho, Counter, Failing, all_models
 
@@ -490,3 +490,202 @@ def test_codec_threads_default_and_bounds() -> None:
     refused = pytest.raises(ValueError, match="codec_threads must be at least 1, got 0")
     with refused, background([Identity()], codec_threads=0):
         pass
+
+
+# ------------------------------------------------------------------------------ ServerConfig
+
+
+def test_server_config_defaults_are_serves() -> None:
+    from oipcodec.server import ServerConfig
+    from oipcodec.testing import BACKGROUND_DEFAULTS
+
+    config = ServerConfig()
+    assert (config.host, config.http_port, config.grpc_port, config.workers) == (
+        "127.0.0.1", 8000, 8001, 1,
+    )  # fmt: skip
+    assert (config.http_protocol, config.codec_threads, config.log_level) == (
+        "oipcodec", None, "info",
+    )  # fmt: skip
+    assert (BACKGROUND_DEFAULTS.http_port, BACKGROUND_DEFAULTS.grpc_port) == (0, 0)
+    assert BACKGROUND_DEFAULTS.log_level is None
+    with pytest.raises(AttributeError):
+        config.workers = 2  # type: ignore[misc]  # frozen
+    assert config.replace(workers=3).workers == 3 and config.workers == 1
+    assert ServerConfig(workers=4).codec_threads_per_process(8) == 2
+    assert ServerConfig(workers=4).codec_threads_per_process(2) == 1
+    assert ServerConfig(codec_threads=3).codec_threads_per_process(8) == 3
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "message"),
+    [
+        ({"host": ""}, ValueError, "host must be an address or a host name"),
+        ({"host": 1}, TypeError, "host must be a str, got int 1"),
+        ({"http_port": 70000}, ValueError, "http_port must be 0 .* got 70000"),
+        ({"grpc_port": -1}, ValueError, "grpc_port must be 0 .* got -1"),
+        ({"http_port": "8000"}, TypeError, "http_port must be an int, got str '8000'"),
+        ({"grpc_port": True}, TypeError, "grpc_port must be an int, got bool True"),
+        ({"workers": 0}, ValueError, "workers must be >= 1, got 0"),
+        ({"limits": {}}, TypeError, "limits must be a Limits, got dict"),
+        ({"access_log": "yes"}, TypeError, "access_log must be a bool"),
+        ({"log_level": "loud"}, ValueError, "log_level must be one of debug, info, .* 'loud'"),
+        ({"malloc_top_pad": -5}, ValueError, "malloc_top_pad must be >= 0 bytes, got -5"),
+        ({"http_protocol": "h2"}, ValueError, "http_protocol must be one of oipcodec, httptools"),
+        ({"codec_threads": 0}, ValueError, "codec_threads must be at least 1, got 0"),
+        ({"codec_threads": 1.5}, TypeError, "codec_threads must be an int, got float 1.5"),
+    ],
+)
+def test_server_config_refuses_wrong_values(
+    settings: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    from oipcodec.server import ServerConfig
+
+    with pytest.raises(error, match=message):
+        ServerConfig(**settings)
+    with pytest.raises(error, match=message):
+        ServerConfig().replace(**settings)
+
+
+def test_server_config_and_keywords_build_the_same_server() -> None:
+    from oipcodec.server import Server, ServerConfig
+
+    config = ServerConfig(http_port=0, grpc_port=None, http_protocol="h11", codec_threads=2)
+    for server in (
+        Server([Identity()], config=config),
+        Server([Identity()], http_port=0, grpc_port=None, http_protocol="h11", codec_threads=2),
+        Server([Identity()], config=config.replace(http_port=9), http_port=0),  # keyword wins
+    ):
+        assert server.config == config
+        assert (server.http_port, server.grpc_port, server.app.codec_threads) == (0, None, 2)
+    with pytest.raises(TypeError, match=r"unknown server setting.* htp_port; known: host"):
+        Server([Identity()], htp_port=0)
+
+
+def test_cli_refuses_a_wrong_setting_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    from oipcodec.cli import main
+
+    assert main(["serve", "--workers", "0"]) == 2
+    assert "oipcodec serve: workers must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_background_lives_in_oipcodec_testing_and_keeps_its_old_names() -> None:
+    import oipcodec.server
+    import oipcodec.server.runtime
+    import oipcodec.testing
+
+    assert oipcodec.server.background is oipcodec.testing.background
+    assert oipcodec.server.runtime.background is oipcodec.testing.background
+    assert oipcodec.server.RunningServer is oipcodec.testing.RunningServer
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def test_every_exception_class_is_defined_in_oipcodec_errors() -> None:
+    import oipcodec.client
+    import oipcodec.client.errors
+    import oipcodec.server.errors
+
+    for module in (
+        oipcodec.server,
+        oipcodec.server.errors,
+        oipcodec.client,
+        oipcodec.client.errors,
+    ):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if isinstance(value, type) and issubclass(value, BaseException):
+                assert value.__module__ == "oipcodec.errors", (module.__name__, name)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("ServerError", "RequestError"), ("RequestTimeoutError", "BodyTimeoutError")]
+)
+def test_the_server_errors_former_names_warn(old: str, new: str) -> None:
+    import oipcodec.client
+    import oipcodec.errors
+    import oipcodec.server.errors
+
+    for module in (oipcodec.server, oipcodec.server.errors):
+        with pytest.warns(DeprecationWarning, match=f"{module.__name__}.{old} is deprecated"):
+            alias = getattr(module, old)
+        assert alias is getattr(oipcodec.errors, new)
+        assert alias is not getattr(oipcodec.client, old)  # the client's is another class
+    with pytest.warns(DeprecationWarning, match=f"use oipcodec.server.{new}"):
+        exec(f"from oipcodec.server import {old}", {})
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchError'"):
+        oipcodec.server.NoSuchError  # noqa: B018
+
+
+def test_client_error_names_do_not_warn() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from oipcodec.client import RequestTimeoutError, ServerError
+        from oipcodec.client.errors import GRPC_CODE_FOR_STATUS, HTTP_STATUS_FOR_CODE
+    from oipcodec import errors
+
+    assert (ServerError, RequestTimeoutError) == (errors.ServerError, errors.RequestTimeoutError)
+    assert HTTP_STATUS_FOR_CODE is errors.HTTP_STATUS_FOR_CODE
+    assert GRPC_CODE_FOR_STATUS is errors.GRPC_CODE_FOR_STATUS
+
+
+def test_status_table_round_trips() -> None:
+    from oipcodec import errors
+
+    for code, status in errors.HTTP_STATUS_FOR_CODE.items():
+        assert errors.http_status_for(code) == status
+        back = errors.grpc_code_for(status)
+        assert errors.http_status_for(back) == status  # the first kind listed for the status
+    for status, code in errors.GRPC_CODE_FOR_STATUS.items():
+        if status != 405:  # a wrong method: an HTTP-only status
+            assert errors.http_status_for(code) == status
+    assert errors.grpc_code_for(405) == "UNIMPLEMENTED"
+    assert errors.grpc_code_for(418) == "UNKNOWN" and errors.http_status_for("UNKNOWN") == 500
+    kinds = [
+        errors.InvalidArgumentError, errors.NotFoundError, errors.UnavailableError,
+        errors.UnsupportedError, errors.InternalError, errors.PayloadTooLargeError,
+        errors.BodyTimeoutError,
+    ]  # fmt: skip
+    expected = [400, 404, 503, 501, 500, 413, 408]
+    assert [kind.http_status for kind in kinds] == expected
+    for kind in kinds:
+        assert errors.grpc_code_for(kind.http_status) == kind.grpc_code
+        assert issubclass(kind, errors.RequestError) and not issubclass(kind, errors.OIPError)
+
+
+def test_request_errors_pickle() -> None:
+    import pickle
+
+    from oipcodec import errors
+
+    copy = pickle.loads(pickle.dumps(errors.NotFoundError("no model 'x'")))
+    assert isinstance(copy, errors.NotFoundError) and copy.message == "no model 'x'"
+
+
+def test_a_request_error_subclass_takes_its_status_from_the_table() -> None:
+    from oipcodec.errors import RequestError
+
+    class Exists(RequestError):
+        grpc_code = "ALREADY_EXISTS"
+
+    class Teapot(RequestError):
+        grpc_code = "UNKNOWN"
+        http_status = 418
+
+    assert (Exists.http_status, Teapot.http_status) == (409, 418)
+    with pytest.raises(TypeError, match="grpc_code 'NOPE' has no HTTP status"):
+
+        class Nope(RequestError):
+            grpc_code = "NOPE"
+
+
+def test_cli_offers_the_http_protocols_the_config_takes() -> None:
+    from oipcodec.cli import build_parser
+    from oipcodec.server import HTTP_PROTOCOLS
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command")
+    serve = commands.choices["serve"]
+    option = next(a for a in serve._actions if a.dest == "http_protocol")
+    assert tuple(option.choices) == HTTP_PROTOCOLS

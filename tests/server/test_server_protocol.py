@@ -26,7 +26,7 @@ import orjson
 import pytest
 
 from oipcodec import Limits
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 from tests.support.http1 import read_response
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")

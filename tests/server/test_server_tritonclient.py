@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oipcodec.server import RunningServer, background
+from oipcodec.testing import RunningServer, background
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 

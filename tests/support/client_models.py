@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import Tensor, datatypes
+from oipcodec import Tensor, datatypes, errors
 from oipcodec.server import Model, demo_models
 
 
@@ -24,8 +24,19 @@ class Sleep(Model):
         return inputs
 
 
+class Refuse(Model):
+    """Raises the :class:`oipcodec.errors.RequestError` named by parameter 'error'."""
+
+    name = "refuse"
+    inputs = None
+    outputs = None
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        raise getattr(errors, str(parameters["error"]))("refused as asked")
+
+
 def client_models() -> list[Model]:
-    return [*demo_models(), Sleep()]
+    return [*demo_models(), Sleep(), Refuse()]
 
 
 DATATYPES = [

@@ -64,7 +64,7 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
         # A peer server's codec is timed in-process: ours would not be measured.
         yield spec.get("url"), spec.get("grpc_target")
         return
-    from oipcodec.server import background
+    from oipcodec.testing import background
 
     # 127.0.0.1 only; free ports; stopped when the block exits (error and SIGTERM included).
     with background(host="127.0.0.1", timeout=120.0) as server:

@@ -15,9 +15,17 @@
 
 They work with any OIP server (Triton, KServe, MLServer, ``oipcodec serve``). Errors:
 :class:`ServerError` (the server's status and message), :class:`RequestTimeoutError`,
-:class:`ServerConnectionError`, all :class:`ClientError`, an :class:`oipcodec.OIPError`.
-Needs the ``client`` extra (aiohttp, grpcio; HttpClient needs only the standard library);
-each transport is imported when its client is first made.
+:class:`ServerConnectionError`, all :class:`ClientError`, an :class:`oipcodec.OIPError`;
+defined in :mod:`oipcodec.errors`, whose one status table gives a ``ServerError`` its
+``status`` over gRPC and its ``code`` over HTTP. Needs the ``client`` extra (aiohttp, grpcio;
+HttpClient needs only the standard library); each transport is imported when its client is
+first made.
+
+The layer: the clients turn calls into wire bytes and answers back. They may import the
+codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.types`...), the kernels only
+through them, :mod:`oipcodec.errors`, :mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
+:mod:`oipcodec.server`, :mod:`oipcodec.compat` or :mod:`oipcodec.bench` (a client must install
+and import without the server extra), and no ``_private`` name of another layer.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from oipcodec.client._request import Inputs, Outputs, build_request
-from oipcodec.client.errors import (
+from oipcodec.errors import (
     ClientError,
     RequestTimeoutError,
     ServerConnectionError,

@@ -29,8 +29,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from oipcodec.client.errors import RequestTimeoutError, ServerConnectionError
-from oipcodec.errors import LimitError
+from oipcodec.errors import LimitError, RequestTimeoutError, ServerConnectionError
 from oipcodec.limits import DEFAULT_LIMITS
 
 __all__ = ["ConnectionPool", "Headers", "answer_too_large", "connect_message"]

@@ -17,14 +17,14 @@ from typing import Any
 
 from oipcodec import pb
 from oipcodec.client._request import Inputs, Outputs, build_request
-from oipcodec.client.errors import (
-    HTTP_STATUS_FOR_CODE,
+from oipcodec.errors import (
     ClientError,
+    DecodeError,
     RequestTimeoutError,
     ServerConnectionError,
     ServerError,
+    http_status_for,
 )
-from oipcodec.errors import DecodeError
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.types import InferRequest, InferResponse, Parameters
 
@@ -84,7 +84,7 @@ def _error(exc: Any, target: str, what: str) -> ClientError:
         return RequestTimeoutError(f"{what} on {target}: deadline exceeded", url=target)
     if name == "UNAVAILABLE" and any(s in details.lower() for s in _CONNECT_FAILURES):
         return ServerConnectionError(f"cannot reach {target} ({what}): {details}", url=target)
-    return ServerError(details, status=HTTP_STATUS_FOR_CODE.get(name, 500), code=name, url=target)
+    return ServerError(details, status=http_status_for(name), code=name, url=target)
 
 
 def _read_varint(data: memoryview, pos: int) -> tuple[int, int]:

@@ -30,13 +30,13 @@ import orjson
 from oipcodec import rest
 from oipcodec.client._pool import ConnectionPool, answer_too_large, connect_message
 from oipcodec.client._request import Inputs, Outputs, build_request
-from oipcodec.client.errors import (
-    GRPC_CODE_FOR_STATUS,
+from oipcodec.errors import (
+    DecodeError,
     RequestTimeoutError,
     ServerConnectionError,
     ServerError,
+    grpc_code_for,
 )
-from oipcodec.errors import DecodeError
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.types import InferRequest, InferResponse, Parameters
 
@@ -93,9 +93,7 @@ def _server_error(status: int, body: bytes, url: str, encoding: str | None) -> S
     if not message:
         text = body[:500].decode("utf-8", "replace").strip()
         message = text or "(empty body)"
-    return ServerError(
-        message, status=status, code=GRPC_CODE_FOR_STATUS.get(status, "UNKNOWN"), url=url
-    )
+    return ServerError(message, status=status, code=grpc_code_for(status), url=url)
 
 
 def _document(status: int, body: bytes, url: str, encoding: str | None) -> Any:

@@ -54,9 +54,11 @@ and hands lists to the model; its gRPC servicer turns ``raw_input_contents`` int
   list, of ``str`` when the body is all JSON (what MLServer's REST path gives, so the ``str`` and
   ``np`` codecs keep working) and of ``bytes`` when it has binary parts. The answer is written by
   :func:`oipcodec.rest.encode_response`, in binary for the outputs the request asks so
-  (``binary_data_output`` / ``binary_data``, Triton's rules); NaN in JSON data is the token
-  ``NaN`` (MLServer writes ``null``). Triton's raw binary request (header length 0) is refused
-  with a 400. MLServer's errors keep their status codes; a codec error is a 400.
+  (:func:`oipcodec.rest.binary_outputs`: ``binary_data_output`` / ``binary_data``, Triton's
+  rules, the same as ``oipcodec serve``: a ``binary_data`` that is not a boolean is a 400 naming
+  the output); NaN in JSON data is the token ``NaN`` (MLServer writes ``null``). Triton's raw
+  binary request (header length 0) is refused with a 400. MLServer's errors keep their status
+  codes; a codec error is a 400.
 - gRPC: MLServer's converters unpack ``raw_input_contents`` with :func:`oipcodec.raw.raw_to_array`
   (numeric inputs become zero-copy arrays, BYTES a list of ``bytes`` as before) and pack
   ``raw_output_contents`` with :func:`oipcodec.raw.array_to_raw`; typed contents accept
@@ -82,7 +84,14 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes, kernels, rest
-from oipcodec.errors import DecodeError, EncodeError, OIPError, ShapeError
+from oipcodec.errors import (
+    DecodeError,
+    EncodeError,
+    InternalError,
+    InvalidArgumentError,
+    OIPError,
+    ShapeError,
+)
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.types import InferRequest, InferResponse, Tensor
@@ -117,6 +126,10 @@ INFER_PATHS = (
 # Set by install(): the transports of this process write array-backed outputs themselves.
 _installed = False
 _MARK = "_oipcodec_installed"
+
+# The statuses of the REST route's own answers, from oipcodec's one status table.
+_BAD_REQUEST = InvalidArgumentError.http_status
+_INTERNAL = InternalError.http_status
 
 
 def _mlserver(module: str = "") -> Any:
@@ -497,15 +510,6 @@ def from_mlserver_response(response: Any, *, limits: Limits = DEFAULT_LIMITS) ->
     )
 
 
-def _binary_outputs(request: InferRequest) -> bool | set[str]:
-    """Which outputs to answer in binary (WIRE-NOTES.md, "Output side"): with no outputs
-    listed, all of them when ``binary_data_output`` is true; else those listed with
-    ``binary_data: true``."""
-    if request.outputs is None:
-        return request.parameters.get(rest.BINARY_DATA_OUTPUT) is True
-    return {o.name for o in request.outputs if o.parameters.get(rest.BINARY_DATA) is True}
-
-
 # ----------------------------------------------------------------------------- REST
 
 
@@ -549,7 +553,9 @@ def _rest_endpoint(data_plane: Any, limits: Limits) -> Any:
         body = await request.body()
         header_length = request.headers.get(rest.HEADER_LENGTH)
         if header_length is not None and header_length.strip() == "0":
-            return error(400, f"{rest.HEADER_LENGTH}: 0 (a raw binary request) is not supported")
+            return error(
+                _BAD_REQUEST, f"{rest.HEADER_LENGTH}: 0 (a raw binary request) is not supported"
+            )
         try:
             decoded = rest.decode_request(
                 body,
@@ -559,9 +565,9 @@ def _rest_endpoint(data_plane: Any, limits: Limits) -> Any:
                 model_version=model_version,
                 limits=limits,
             )
-            binary = _binary_outputs(decoded)
+            binary = rest.binary_outputs(decoded)
         except OIPError as exc:
-            return error(400, str(exc))
+            return error(_BAD_REQUEST, str(exc))
         # An all-JSON body gives BYTES as str, as MLServer's own REST path does.
         payload = to_mlserver_request(decoded, bytes_as_str=header_length is None)
         utils.insert_headers(payload, dict(request.headers))
@@ -573,7 +579,7 @@ def _rest_endpoint(data_plane: Any, limits: Limits) -> Any:
             out, out_header_length = rest.encode_response(answer, binary=binary)
         except OIPError as exc:
             return error(
-                500, f"model '{model_name}' answered an output oipcodec cannot send: {exc}"
+                _INTERNAL, f"model '{model_name}' answered an output oipcodec cannot send: {exc}"
             )
         if out_header_length is not None:
             headers[rest.HEADER_LENGTH] = str(out_header_length)

@@ -16,29 +16,56 @@ registry. Write a model::
     serve([Double()], http_port=8000, grpc_port=8001)
 
 or run ``oipcodec serve`` (the demo models) / ``oipcodec serve --model-module my.models``
-(a module whose ``MODELS`` lists the models). :func:`background` runs a server for the length
-of a ``with`` block (tests, benchmarks). Needs the ``server`` extra (uvicorn, grpcio).
+(a module whose ``MODELS`` lists the models). The settings of a run (host, ports, workers,
+limits, HTTP protocol, codec threads, malloc pad...) are one :class:`ServerConfig`, which
+``serve(config=...)``, :class:`Server` and the CLI share; keyword arguments naming its fields
+work too. :func:`oipcodec.testing.background` runs a server for the length of a ``with``
+block (tests, benchmarks); ``oipcodec.server.background`` is the same function, a plain alias.
+Needs the ``server`` extra (uvicorn, grpcio).
+
+Errors a model raises to choose the answer (:class:`InvalidArgumentError`,
+:class:`NotFoundError`...; base :class:`RequestError`) are defined in :mod:`oipcodec.errors`,
+with the one table of HTTP statuses and gRPC codes both front ends answer with.
+``ServerError`` and ``RequestTimeoutError`` here are deprecated aliases of
+:class:`RequestError` and :class:`BodyTimeoutError` (the client's classes of those names are
+others).
+
+The layer: the server turns wire bytes into model calls and back. It may import the codecs
+(:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.raw`, :mod:`oipcodec.types`,
+:mod:`oipcodec.datatypes`), the kernels through them or through the public functions of
+:mod:`oipcodec.kernels` where no codec has one (receive buffers, counting BYTES elements),
+:mod:`oipcodec.errors`, :mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
+:mod:`oipcodec.client`, :mod:`oipcodec.compat` or :mod:`oipcodec.bench`, and no ``_private``
+name of another layer.
+:mod:`oipcodec.testing` and :mod:`oipcodec.compat` build on it, not the other way round.
 """
 
-from oipcodec.server.demo import AddSub, Identity, Simple, SimpleString, demo_models
-from oipcodec.server.errors import (
+from typing import TYPE_CHECKING, Any
+
+from oipcodec.errors import (
+    BodyTimeoutError,
     InternalError,
     InvalidArgumentError,
     NotFoundError,
     PayloadTooLargeError,
-    RequestTimeoutError,
-    ServerError,
+    RequestError,
     UnavailableError,
     UnsupportedError,
 )
+from oipcodec.server.config import HTTP_PROTOCOLS, ServerConfig
+from oipcodec.server.demo import AddSub, Identity, Simple, SimpleString, demo_models
+from oipcodec.server.errors import _deprecated_name
+
+if TYPE_CHECKING:
+    from oipcodec.testing import background
 from oipcodec.server.http import RestApp, available_cpus, create_app
 from oipcodec.server.model import Model, TensorSpec
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.runtime import (
-    HTTP_PROTOCOLS,
     RunningServer,
     Server,
-    background,
+    ServerProcesses,
+    ServerThread,
     load_model_module,
     serve,
 )
@@ -46,6 +73,7 @@ from oipcodec.server.runtime import (
 __all__ = [
     "HTTP_PROTOCOLS",
     "AddSub",
+    "BodyTimeoutError",
     "Identity",
     "InternalError",
     "InvalidArgumentError",
@@ -53,11 +81,13 @@ __all__ = [
     "ModelRegistry",
     "NotFoundError",
     "PayloadTooLargeError",
-    "RequestTimeoutError",
+    "RequestError",
     "RestApp",
     "RunningServer",
     "Server",
-    "ServerError",
+    "ServerConfig",
+    "ServerProcesses",
+    "ServerThread",
     "Simple",
     "SimpleString",
     "TensorSpec",
@@ -70,3 +100,15 @@ __all__ = [
     "load_model_module",
     "serve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "background":
+        # A plain alias of oipcodec.testing.background, which imports this package (so it is
+        # imported on first use, not here).
+        from oipcodec.testing import background
+
+        return background
+    # ServerError and RequestTimeoutError: the former names of RequestError and
+    # BodyTimeoutError, deprecated (the client's errors of those names are other classes).
+    return _deprecated_name(__name__, name)

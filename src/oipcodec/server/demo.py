@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec.server.errors import InvalidArgumentError
+from oipcodec.errors import InvalidArgumentError
 from oipcodec.server.model import Arrays, Model, TensorSpec
 from oipcodec.types import Parameters
 

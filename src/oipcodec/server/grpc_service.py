@@ -21,12 +21,12 @@ from typing import Any
 
 import grpc
 
-from oipcodec import pb
-from oipcodec._version import __version__
+from oipcodec import __version__, pb
+from oipcodec.errors import InvalidArgumentError, RequestError
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
-from oipcodec.server.errors import InvalidArgumentError, ServerError, from_exception
-from oipcodec.server.http import EXTENSIONS
+from oipcodec.server.errors import from_exception
+from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferResponse
 
@@ -62,7 +62,7 @@ class InferenceServicer:
 
     async def server_metadata(self, request: Any, context: Any) -> Any:
         return pb2.ServerMetadataResponse(
-            name="oipcodec", version=__version__, extensions=list(EXTENSIONS)
+            name=SERVER_NAME, version=__version__, extensions=list(EXTENSIONS)
         )
 
     async def model_metadata(self, request: Any, context: Any) -> Any:
@@ -185,9 +185,9 @@ class InferenceServicer:
         return grpc.method_handlers_generic_handler(SERVICE, methods)
 
 
-def _logged(exc: BaseException, where: str) -> ServerError:
+def _logged(exc: BaseException, where: str) -> RequestError:
     error = from_exception(exc)
-    if error.http_status >= 500 and not isinstance(exc, ServerError):
+    if error.http_status >= 500 and not isinstance(exc, RequestError):
         log.error("%s failed", where, exc_info=exc)
     else:
         log.info("%s -> %s: %s", where, error.grpc_code, error.message)

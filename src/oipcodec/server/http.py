@@ -34,19 +34,21 @@ from typing import Any, TypeVar
 
 import orjson
 
-from oipcodec import datatypes, rest
-from oipcodec._version import __version__
-from oipcodec.errors import DecodeError, LimitError, OIPError
+from oipcodec import __version__, datatypes, rest
+from oipcodec.errors import (
+    BodyTimeoutError,
+    DecodeError,
+    InvalidArgumentError,
+    LimitError,
+    NotFoundError,
+    OIPError,
+    PayloadTooLargeError,
+    RequestError,
+)
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
-from oipcodec.server.errors import (
-    InvalidArgumentError,
-    NotFoundError,
-    PayloadTooLargeError,
-    RequestTimeoutError,
-    ServerError,
-    from_exception,
-)
+from oipcodec.server.errors import from_exception
+from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 from oipcodec.server.registry import ModelRegistry
@@ -60,9 +62,6 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-
-#: The protocol extensions listed in the server metadata.
-EXTENSIONS = ("binary_tensor_data", "model_repository", "parameters")
 
 #: JSON text of at least this many bytes is parsed or written off the event loop.
 _OFF_LOOP_BYTES = 1 << 20
@@ -115,7 +114,7 @@ class RestApp:
         *,
         limits: Limits = DEFAULT_LIMITS,
         manage_models: bool = True,
-        server_name: str = "oipcodec",
+        server_name: str = SERVER_NAME,
         codec_threads: int | None = None,
     ) -> None:
         if codec_threads is not None and codec_threads < 1:
@@ -170,7 +169,7 @@ class RestApp:
             headers.append((b"allow", exc.allowed.encode()))
         except Exception as exc:
             error = from_exception(exc)
-            if isinstance(exc, (ServerError, OIPError)):
+            if isinstance(exc, (RequestError, OIPError)):
                 log.info("%s %s -> %d: %s", method, path, error.http_status, error.message)
             else:
                 log.exception("%s %s failed", method, path)
@@ -179,7 +178,7 @@ class RestApp:
                 rest.error_body(error.message),
                 [(b"content-type", _JSON)],
             )
-            if isinstance(error, RequestTimeoutError):
+            if isinstance(error, BodyTimeoutError):
                 headers.append((b"connection", b"close"))  # the rest of the body never came
         parts = body if isinstance(body, list) else [body]
         headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
@@ -270,7 +269,7 @@ class RestApp:
                 raise
             if sys.version_info >= (3, 11):
                 task.uncancel()
-            raise RequestTimeoutError(
+            raise BodyTimeoutError(
                 f"the request body stopped arriving: nothing for {timeout:g} s"
             ) from None
         finally:
@@ -355,7 +354,7 @@ class RestApp:
                 model_version=version,
                 limits=self.limits,
             )
-            binary = _binary_outputs(request)
+            binary = rest.binary_outputs(request)
         response = await self.registry.infer(request)
         # JSON text is about twice the bytes of the tensors written as JSON.
         as_json = sum(
@@ -504,25 +503,6 @@ def _int_or(text: bytes, default: int) -> int:
         return int(text)
     except ValueError:
         return default
-
-
-def _binary_outputs(request: InferRequest) -> bool | set[str]:
-    """Which outputs to answer in binary (WIRE-NOTES.md, "Output side"): with no outputs
-    listed, all of them when the request parameter ``binary_data_output`` is true; else those
-    listed with ``binary_data: true``."""
-    if request.outputs is None:
-        return request.parameters.get(rest.BINARY_DATA_OUTPUT) is True
-    names = set()
-    for output in request.outputs:
-        flag = output.parameters.get(rest.BINARY_DATA)
-        if flag is True:
-            names.add(output.name)
-        elif flag is not None and flag is not False:
-            raise InvalidArgumentError(
-                f"output '{output.name}': parameter '{rest.BINARY_DATA}' must be a boolean, "
-                f"got {flag!r}"
-            )
-    return names
 
 
 def _accepted_encoding(accept: bytes | None) -> str | None:

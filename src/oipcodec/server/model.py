@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import OIPError
-from oipcodec.server.errors import InternalError, InvalidArgumentError
+from oipcodec.errors import InternalError, InvalidArgumentError, OIPError
 from oipcodec.types import Parameters, Tensor
 
 __all__ = ["Model", "TensorSpec"]

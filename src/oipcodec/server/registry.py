@@ -18,15 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from oipcodec.server.errors import (
+from oipcodec.errors import (
     InternalError,
     InvalidArgumentError,
     NotFoundError,
-    ServerError,
+    RequestError,
     UnavailableError,
     UnsupportedError,
-    from_exception,
 )
+from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
@@ -190,7 +190,7 @@ class ModelRegistry:
         for name in list(self._models):
             try:
                 await self.load(name)
-            except ServerError as exc:
+            except RequestError as exc:
                 log.error("%s", exc.message)
 
     async def unload_all(self) -> None:
@@ -235,7 +235,7 @@ class ModelRegistry:
                 produced = await loop.run_in_executor(None, model.predict, arrays, parameters)
             else:
                 produced = model.predict(arrays, parameters)
-        except ServerError:
+        except RequestError:
             raise
         except Exception as exc:
             error = from_exception(exc)
@@ -254,7 +254,7 @@ class ModelRegistry:
         else:
             for output in requested:
                 if output not in produced:
-                    kind: type[ServerError] = (
+                    kind: type[RequestError] = (
                         InvalidArgumentError if declared is None else InternalError
                     )
                     raise kind(

@@ -3,8 +3,12 @@
 - :class:`Server`: start/stop from async code you own;
 - :func:`serve`: block until SIGINT/SIGTERM (what ``oipcodec serve`` calls); ``workers=N``
   runs N processes that share the ports (SO_REUSEPORT), each with its own registry;
-- :func:`background`: a context manager that starts a server on free ports in a subprocess
-  (default) or a thread and stops it cleanly on exit, for tests and benchmarks.
+- :class:`ServerProcesses` / :class:`ServerThread`: a server in spawned processes / in a
+  thread of this process, started and stopped by their owner (what
+  :func:`oipcodec.testing.background` runs its servers with).
+
+Each takes its settings as a :class:`~oipcodec.server.config.ServerConfig`, or as keyword
+arguments naming its fields (which override those of a ``config`` given with them).
 """
 
 from __future__ import annotations
@@ -25,13 +29,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.server.config import HTTP_PROTOCOLS, ServerConfig
 from oipcodec.server.http import RestApp, available_cpus
-from oipcodec.server.malloc import (
-    DEFAULT_MALLOC_TOP_PAD,
-    check_malloc_top_pad,
-    set_malloc_top_pad,
-)
+from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 
@@ -39,7 +39,8 @@ __all__ = [
     "HTTP_PROTOCOLS",
     "RunningServer",
     "Server",
-    "background",
+    "ServerProcesses",
+    "ServerThread",
     "load_model_module",
     "serve",
 ]
@@ -48,23 +49,11 @@ log = logging.getLogger("oipcodec.server")
 
 Models = Iterable[Model] | ModelRegistry | None
 
-#: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
-#: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
-HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
 
-
-def _codec_threads(requested: int | None, workers: int) -> int:
-    """Codec threads per process: as requested, or the CPUs divided among the processes."""
-    if requested is None:
-        return max(1, available_cpus() // max(1, workers))
-    if requested < 1:
-        raise ValueError(f"codec_threads must be at least 1, got {requested}")
-    return requested
-
-
-def _check_http_protocol(name: str) -> None:
-    if name not in HTTP_PROTOCOLS:
-        raise ValueError(f"http_protocol must be one of {', '.join(HTTP_PROTOCOLS)}, got {name!r}")
+def _config(config: ServerConfig | None, settings: dict[str, Any]) -> ServerConfig:
+    """``config`` (default: the defaults) with the keyword ``settings`` applied."""
+    config = ServerConfig() if config is None else config
+    return config.replace(**settings) if settings else config
 
 
 def load_model_module(module: str) -> list[Model]:
@@ -117,11 +106,12 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(app: RestApp, access_log: bool, http_protocol: str, limits: Limits) -> Any:
+def _uvicorn_server(app: RestApp, config: ServerConfig) -> Any:
     import uvicorn
 
-    http: Any = http_protocol
-    if http_protocol == "oipcodec":
+    limits = config.limits
+    http: Any = config.http_protocol
+    if http == "oipcodec":
         from oipcodec.server.protocol import HttpProtocol
 
         http = functools.partial(
@@ -136,59 +126,57 @@ def _uvicorn_server(app: RestApp, access_log: bool, http_protocol: str, limits: 
         def capture_signals(self) -> Iterator[None]:
             yield
 
-    config = uvicorn.Config(
+    settings = uvicorn.Config(
         app,
         http=http,
         # The app reads neither the client's address nor the scheme, so uvicorn's
         # X-Forwarded-* middleware would only add a layer to every request.
         proxy_headers=False,
         lifespan="off",
-        access_log=access_log,
+        access_log=config.access_log,
         log_config=None,
         server_header=False,
         timeout_graceful_shutdown=5,
     )
-    return _Uvicorn(config)
+    return _Uvicorn(settings)
 
 
 class Server:
     """The REST and gRPC servers over one model registry, on the running event loop.
 
     ``models``: Model instances or a :class:`ModelRegistry`; with neither ``models`` nor
-    ``model_module`` the demo models are served. A port of 0 picks a free one (read the
-    actual ports from :attr:`http_port` / :attr:`grpc_port` after :meth:`start`); ``None``
-    disables that protocol. ``limits.max_body_bytes`` is the largest request body (413) and
-    gRPC message accepted. ``http_protocol``: one of :data:`HTTP_PROTOCOLS`, the HTTP/1.1
-    implementation under uvicorn (default: oipcodec's own, server/protocol.py).
-    ``codec_threads``: threads for large JSON bodies (see :class:`RestApp`; default: one per
-    CPU this process may use).
+    ``config.model_module`` the demo models are served. ``config`` (or keyword arguments
+    naming its fields): see :class:`~oipcodec.server.config.ServerConfig`; a port of 0 picks a
+    free one (read the actual ports from :attr:`http_port` / :attr:`grpc_port` after
+    :meth:`start`), ``None`` disables that protocol; ``workers``, ``log_level`` and
+    ``malloc_top_pad`` are for the process running it (:func:`serve`), not read here;
+    ``codec_threads`` default: one per CPU this process may use. ``reuse_port``: share the
+    ports with other processes (SO_REUSEPORT).
     """
 
     def __init__(
         self,
         models: Models = None,
         *,
-        host: str = "127.0.0.1",
-        http_port: int | None = 8000,
-        grpc_port: int | None = 8001,
-        limits: Limits = DEFAULT_LIMITS,
-        model_module: str | None = None,
+        config: ServerConfig | None = None,
         reuse_port: bool = False,
-        access_log: bool = False,
-        http_protocol: str = "oipcodec",
-        codec_threads: int | None = None,
+        **settings: Any,
     ) -> None:
-        _check_http_protocol(http_protocol)
-        self.registry = _registry(models, model_module)
-        self.host = host
-        self.http_port = http_port
-        self.grpc_port = grpc_port
-        self.limits = limits
+        config = _config(config, settings)
+        self.config = config
+        self.registry = _registry(models, config.model_module)
+        self.host = config.host
+        self.http_port = config.http_port
+        self.grpc_port = config.grpc_port
+        self.limits = config.limits
         self.reuse_port = reuse_port
-        self.access_log = access_log
-        self.http_protocol = http_protocol
+        self.access_log = config.access_log
+        self.http_protocol = config.http_protocol
         self.app = RestApp(
-            self.registry, limits=limits, manage_models=False, codec_threads=codec_threads
+            self.registry,
+            limits=config.limits,
+            manage_models=False,
+            codec_threads=config.codec_threads,
         )
         self._http: Any = None
         self._http_task: asyncio.Task[None] | None = None
@@ -211,7 +199,7 @@ class Server:
         if self.http_port is not None:
             self._socket = _listen(self.host, self.http_port, self.reuse_port)
             self.http_port = self._socket.getsockname()[1]
-            self._http = _uvicorn_server(self.app, self.access_log, self.http_protocol, self.limits)
+            self._http = _uvicorn_server(self.app, self.config)
             self._http_task = asyncio.create_task(self._http.serve(sockets=[self._socket]))
             while not self._http.started:
                 if self._http_task.done():
@@ -321,36 +309,16 @@ class _Spec:
     """What a worker process needs to build its server (must pickle)."""
 
     models: Any
-    model_module: str | None
-    host: str
-    http_port: int | None
-    grpc_port: int | None
-    limits: Limits
+    config: ServerConfig
     reuse_port: bool
-    access_log: bool
-    log_level: str | None = None
-    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
-    http_protocol: str = "oipcodec"
-    codec_threads: int | None = None
 
 
 def _worker_main(spec: _Spec, conn: Connection) -> None:
-    if spec.log_level is not None:
-        _configure_logging(spec.log_level)
+    if spec.config.log_level is not None:
+        _configure_logging(spec.config.log_level)
     try:
-        server = Server(
-            spec.models,
-            host=spec.host,
-            http_port=spec.http_port,
-            grpc_port=spec.grpc_port,
-            limits=spec.limits,
-            model_module=spec.model_module,
-            reuse_port=spec.reuse_port,
-            access_log=spec.access_log,
-            http_protocol=spec.http_protocol,
-            codec_threads=spec.codec_threads,
-        )
-        _run_blocking(server, spec.malloc_top_pad, conn)
+        server = Server(spec.models, config=spec.config, reuse_port=spec.reuse_port)
+        _run_blocking(server, spec.config.malloc_top_pad, conn)
     except BaseException as exc:
         with contextlib.suppress(Exception):
             conn.send(("failed", f"{type(exc).__name__}: {exc}"))
@@ -373,12 +341,23 @@ def _reserve(host: str, port: int | None, reuse_port: bool) -> tuple[int | None,
     return holder.getsockname()[1], holder
 
 
-class _Workers:
-    """N server processes sharing their ports."""
+class ServerProcesses:
+    """``config.workers`` server processes (spawned: ``models`` must pickle) sharing their
+    ports, each with its own copy of the models.
 
-    def __init__(self, spec: _Spec, workers: int, timeout: float) -> None:
-        self.spec = spec
-        self.count = workers
+    :meth:`start` returns once every process listens (the ports are then in
+    :attr:`http_port` / :attr:`grpc_port`, a free one picked for a port of 0), or raises
+    ``RuntimeError`` when one failed to start or did not within ``timeout`` seconds;
+    :meth:`stop` stops them and unloads their models. A process also stops when its parent
+    dies. ``config.codec_threads`` default: the CPUs this process may use divided among the
+    processes.
+    """
+
+    def __init__(self, models: Models, config: ServerConfig, timeout: float = 60.0) -> None:
+        threads = config.codec_threads_per_process(available_cpus())
+        config = config.replace(codec_threads=threads)
+        self.spec = _Spec(models, config, config.workers > 1)
+        self.count = config.workers
         self.timeout = timeout
         self.processes: list[Any] = []
         self.conns: list[Connection] = []
@@ -389,9 +368,10 @@ class _Workers:
     def start(self) -> None:
         spec = self.spec
         if self.count > 1:
-            spec.reuse_port = True
-            spec.http_port, h1 = _reserve(spec.host, spec.http_port, True)
-            spec.grpc_port, h2 = _reserve(spec.host, spec.grpc_port, True)
+            config = spec.config
+            http_port, h1 = _reserve(config.host, config.http_port, True)
+            grpc_port, h2 = _reserve(config.host, config.grpc_port, True)
+            spec.config = config.replace(http_port=http_port, grpc_port=grpc_port)
             self._holders = [h for h in (h1, h2) if h is not None]
         context = multiprocessing.get_context("spawn")
         try:
@@ -451,63 +431,33 @@ class _Workers:
         return 0
 
 
-def serve(
-    models: Models = None,
-    *,
-    host: str = "127.0.0.1",
-    http_port: int | None = 8000,
-    grpc_port: int | None = 8001,
-    workers: int = 1,
-    model_module: str | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-    access_log: bool = False,
-    log_level: str | None = "info",
-    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
-    http_protocol: str = "oipcodec",
-    codec_threads: int | None = None,
-) -> int:
+def serve(models: Models = None, *, config: ServerConfig | None = None, **settings: Any) -> int:
     """Serve until SIGINT or SIGTERM; returns an exit status.
 
-    ``workers > 1`` starts that many processes sharing the ports with SO_REUSEPORT (Linux,
-    BSD); each has its own copy of the models (``models`` must then pickle, or come from
-    ``model_module``), so repository load/unload reaches only the process that got the
-    request. ``log_level=None`` leaves logging as the caller configured it.
-    ``malloc_top_pad``: bytes of freed memory each glibc malloc arena of the serving
-    process keeps for the next request (:func:`oipcodec.server.malloc.set_malloc_top_pad`;
-    0 leaves malloc as it is). ``http_protocol``: see :class:`Server`. ``codec_threads``:
-    threads per process for large JSON bodies (default: the CPUs this process may use divided
-    among the ``workers``, at least 1).
+    ``config`` (or keyword arguments naming its fields, e.g. ``serve(models,
+    http_port=9000)``, which override those of ``config``): see
+    :class:`~oipcodec.server.config.ServerConfig`. ``workers > 1`` starts that many processes
+    sharing the ports with SO_REUSEPORT (Linux, BSD); each has its own copy of the models
+    (``models`` must then pickle, or come from ``model_module``), so repository load/unload
+    reaches only the process that got the request. ``log_level=None`` leaves logging as the
+    caller configured it. ``malloc_top_pad``: bytes of freed memory each glibc malloc arena of
+    the serving process keeps for the next request
+    (:func:`oipcodec.server.malloc.set_malloc_top_pad`; 0 leaves malloc as it is).
+    ``codec_threads``: threads per process for large JSON bodies (default: the CPUs this
+    process may use divided among the ``workers``, at least 1).
     """
-    if log_level is not None:
-        _configure_logging(log_level)
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    check_malloc_top_pad(malloc_top_pad)
-    _check_http_protocol(http_protocol)
-    codec_threads = _codec_threads(codec_threads, workers)
-    if workers == 1:
-        server = Server(
-            models,
-            host=host,
-            http_port=http_port,
-            grpc_port=grpc_port,
-            limits=limits,
-            model_module=model_module,
-            access_log=access_log,
-            http_protocol=http_protocol,
-            codec_threads=codec_threads,
-        )
+    config = _config(config, settings)
+    if config.log_level is not None:
+        _configure_logging(config.log_level)
+    if config.workers == 1:
+        server = Server(models, config=config)
         try:
-            _run_blocking(server, malloc_top_pad)
+            _run_blocking(server, config.malloc_top_pad)
         except OSError as exc:  # a port in use, an address that is not ours
             log.error("cannot start the server: %s", exc)
             return 1
         return 0
-    spec = _Spec(
-        models, model_module, host, http_port, grpc_port, limits, True, access_log, log_level,
-        malloc_top_pad, http_protocol, codec_threads,
-    )  # fmt: skip
-    pool = _Workers(spec, workers, timeout=60.0)
+    pool = ServerProcesses(models, config, timeout=60.0)
     # Signals are taken before the workers start: they serve requests before this process has
     # heard from all of them, and a SIGTERM in that window must still stop everything cleanly.
     stopping = threading.Event()
@@ -521,7 +471,12 @@ def serve(
         except RuntimeError as exc:
             log.error("cannot start the server: %s", exc)
             return 1
-        log.info("%d server processes on HTTP %s, gRPC %s", workers, pool.http_port, pool.grpc_port)
+        log.info(
+            "%d server processes on HTTP %s, gRPC %s",
+            config.workers,
+            pool.http_port,
+            pool.grpc_port,
+        )
         return pool.wait(stopping)
     finally:
         pool.stop()
@@ -563,96 +518,75 @@ class RunningServer:
         return _grpc_address(self.host, self.grpc_port or 0)
 
 
-@contextlib.contextmanager
-def background(
-    models: Models = None,
-    *,
-    host: str = "127.0.0.1",
-    http_port: int | None = 0,
-    grpc_port: int | None = 0,
-    process: bool = True,
-    workers: int = 1,
-    model_module: str | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-    log_level: str | None = None,
-    timeout: float = 60.0,
-    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD,
-    http_protocol: str = "oipcodec",
-    codec_threads: int | None = None,
-) -> Iterator[RunningServer]:
-    """Run a server (free ports by default) for the duration of a ``with`` block::
+class ServerThread:
+    """A :class:`Server` on its own event loop in a daemon thread of this process.
 
-        with background() as server:
-            client = tritonclient.http.InferenceServerClient(server.http_address)
-
-    ``process=True`` (the default) runs it in ``workers`` subprocesses (spawned: ``models``
-    must pickle), which keeps the caller's process free of grpc's and the server's state;
-    ``process=False`` runs it in a thread of this process. Either way it is stopped, and its
-    models unloaded, when the block exits; a subprocess also stops if this process dies.
-    ``malloc_top_pad`` is applied in the subprocesses (as :func:`serve`), never to the
-    caller's process. ``http_protocol`` and ``codec_threads``: see :func:`serve`.
+    :meth:`start` returns once it listens (its ports are then in :attr:`http_port` /
+    :attr:`grpc_port`), or raises ``RuntimeError`` when it failed to start or did not within
+    ``timeout`` seconds; :meth:`stop` stops it and unloads its models. ``config.workers``
+    must be 1; ``log_level`` and ``malloc_top_pad`` are left to the process's owner.
     """
-    check_malloc_top_pad(malloc_top_pad)
-    _check_http_protocol(http_protocol)
-    codec_threads = _codec_threads(codec_threads, workers)
-    if process:
-        spec = _Spec(
-            models, model_module, host, http_port, grpc_port, limits, workers > 1, False,
-            log_level, malloc_top_pad, http_protocol, codec_threads,
-        )  # fmt: skip
-        pool = _Workers(spec, workers, timeout)
-        pool.start()
-        try:
-            yield RunningServer(host, pool.http_port, pool.grpc_port)
-        finally:
-            pool.stop()
-        return
-    if workers != 1:
-        raise ValueError("workers > 1 needs process=True")
-    server = Server(
-        models,
-        host=host,
-        http_port=http_port,
-        grpc_port=grpc_port,
-        limits=limits,
-        model_module=model_module,
-        http_protocol=http_protocol,
-        codec_threads=codec_threads,
-    )
-    started = threading.Event()
-    failure: list[BaseException] = []
-    state: dict[str, Any] = {}
 
-    def run() -> None:
+    def __init__(self, models: Models, config: ServerConfig, timeout: float = 60.0) -> None:
+        if config.workers != 1:
+            raise ValueError("workers > 1 needs processes (ServerProcesses), not a thread")
+        self.server = Server(models, config=config)
+        self.timeout = timeout
+        self._started = threading.Event()
+        self._failure: list[BaseException] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="oipcodec-server", daemon=True)
+
+    @property
+    def http_port(self) -> int | None:
+        return self.server.http_port
+
+    @property
+    def grpc_port(self) -> int | None:
+        return self.server.grpc_port
+
+    def _run(self) -> None:
         loop = _new_loop()
         asyncio.set_event_loop(loop)
         stop = asyncio.Event()
-        state["loop"], state["stop"] = loop, stop
+        self._loop, self._stop = loop, stop
 
         async def main() -> None:
-            await server.start()
-            started.set()
+            await self.server.start()
+            self._started.set()
             try:
                 await stop.wait()
             finally:
-                await server.stop()
+                await self.server.stop()
 
         try:
             loop.run_until_complete(main())
         except BaseException as exc:
-            failure.append(exc)
+            self._failure.append(exc)
         finally:
-            started.set()
+            self._started.set()
             loop.close()
 
-    thread = threading.Thread(target=run, name="oipcodec-server", daemon=True)
-    thread.start()
-    if not started.wait(timeout) or failure:
-        if failure:
-            raise RuntimeError(f"the server failed to start: {failure[0]}") from failure[0]
-        raise RuntimeError("the server did not start in time")
-    try:
-        yield RunningServer(host, server.http_port, server.grpc_port)
-    finally:
-        state["loop"].call_soon_threadsafe(state["stop"].set)
-        thread.join(timeout)
+    def start(self) -> None:
+        self._thread.start()
+        if not self._started.wait(self.timeout) or self._failure:
+            if self._failure:
+                failure = self._failure[0]
+                raise RuntimeError(f"the server failed to start: {failure}") from failure
+            raise RuntimeError("the server did not start in time")
+
+    def stop(self) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(stop.set)
+        self._thread.join(self.timeout)
+
+
+def __getattr__(name: str) -> Any:
+    # background moved to oipcodec.testing (it imports this module: imported on first use).
+    if name == "background":
+        from oipcodec.testing import background
+
+        return background
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,127 @@
+"""The settings of a server run, in one place: :class:`ServerConfig`.
+
+:func:`~oipcodec.server.serve`, :class:`~oipcodec.server.Server`,
+:func:`oipcodec.testing.background` and ``oipcodec serve`` all take their settings from a
+``ServerConfig``; their keyword arguments (``serve(http_port=9000)``) are its fields, which
+override those of a ``config=`` given with them. A ``ServerConfig`` is checked when it is made,
+so a wrong value is refused with a message naming the field before any process starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, check_malloc_top_pad
+
+__all__ = ["HTTP_PROTOCOLS", "ServerConfig"]
+
+#: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
+#: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
+HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
+
+#: The log levels ``log_level`` takes (any case).
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """How a server runs (not what it serves: the models are given beside it).
+
+    Every field has the default of :func:`~oipcodec.server.serve` and ``oipcodec serve``.
+    Make a variant with :meth:`replace`. Invalid values raise ``ValueError`` (``TypeError``
+    for a value of the wrong type) naming the field.
+    """
+
+    #: The address to listen on (both protocols).
+    host: str = "127.0.0.1"
+    #: The REST port; 0 picks a free one, ``None`` serves no REST.
+    http_port: int | None = 8000
+    #: The gRPC port; 0 picks a free one, ``None`` serves no gRPC.
+    grpc_port: int | None = 8001
+    #: Processes sharing the ports (SO_REUSEPORT), each with its own copy of the models.
+    workers: int = 1
+    #: A module whose ``MODELS`` (a list, or a function returning one) is served, in addition
+    #: to the models given beside the config.
+    model_module: str | None = None
+    #: What a request may hold: ``limits.max_body_bytes`` is the largest request body (413) and
+    #: gRPC message; ``limits.body_timeout_seconds`` bounds a stalled body (408).
+    limits: Limits = DEFAULT_LIMITS
+    #: Log every HTTP request.
+    access_log: bool = False
+    #: The logging level the server configures (one of :data:`LOG_LEVELS`); ``None`` leaves
+    #: logging as the caller configured it.
+    log_level: str | None = "info"
+    #: Bytes of freed memory each glibc malloc arena of a serving process keeps for the next
+    #: request (:func:`oipcodec.server.malloc.set_malloc_top_pad`); 0 leaves malloc alone.
+    malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
+    #: The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`.
+    http_protocol: str = "oipcodec"
+    #: Threads per process that parse and write large JSON bodies off the event loop; ``None``:
+    #: the CPUs this process may use, divided among the ``workers`` (at least 1).
+    codec_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_type("host", self.host, str)
+        if not self.host:
+            raise ValueError("host must be an address or a host name, got ''")
+        for name in ("http_port", "grpc_port"):
+            port = getattr(self, name)
+            if port is not None:
+                _check_int(name, port)
+                if not 0 <= port <= 65535:
+                    raise ValueError(
+                        f"{name} must be 0 (a free port), a port up to 65535 or None "
+                        f"(no server on that protocol), got {port}"
+                    )
+        _check_int("workers", self.workers)
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.model_module is not None:
+            _check_type("model_module", self.model_module, str)
+        _check_type("limits", self.limits, Limits)
+        _check_type("access_log", self.access_log, bool)
+        if self.log_level is not None:
+            _check_type("log_level", self.log_level, str)
+            if self.log_level.lower() not in LOG_LEVELS:
+                raise ValueError(
+                    f"log_level must be one of {', '.join(LOG_LEVELS)} or None, "
+                    f"got {self.log_level!r}"
+                )
+        _check_int("malloc_top_pad", self.malloc_top_pad)
+        check_malloc_top_pad(self.malloc_top_pad)
+        if self.http_protocol not in HTTP_PROTOCOLS:
+            raise ValueError(
+                f"http_protocol must be one of {', '.join(HTTP_PROTOCOLS)}, "
+                f"got {self.http_protocol!r}"
+            )
+        if self.codec_threads is not None:
+            _check_int("codec_threads", self.codec_threads)
+            if self.codec_threads < 1:
+                raise ValueError(f"codec_threads must be at least 1, got {self.codec_threads}")
+
+    def replace(self, **changes: Any) -> ServerConfig:
+        """A copy with ``changes`` (field names) applied, checked as a new config."""
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            fields = ", ".join(f.name for f in dataclasses.fields(self))
+            raise TypeError(f"unknown server setting(s) {', '.join(unknown)}; known: {fields}")
+        return dataclasses.replace(self, **changes)
+
+    def codec_threads_per_process(self, cpus: int) -> int:
+        """``codec_threads``, or ``cpus`` divided among the ``workers`` (at least 1)."""
+        if self.codec_threads is not None:
+            return self.codec_threads
+        return max(1, cpus // self.workers)
+
+
+def _check_type(name: str, value: object, kind: type) -> None:
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__} {value!r}")
+
+
+def _check_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")

@@ -1,0 +1,74 @@
+"""Helpers for testing models and clients against a real oipcodec server.
+
+:func:`background` runs a server on free ports for the length of a ``with`` block::
+
+    from oipcodec.testing import background
+
+    def test_double() -> None:
+        with background([Double()]) as server:
+            with HttpClient(server.http_url) as client:
+                assert client.infer("double", {"X": np.ones(4, np.float32)}) ...
+
+It needs the ``server`` extra (uvicorn, grpcio). ``oipcodec.server.background`` is the same
+function (a plain alias, kept for code written before this module existed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from oipcodec.server.config import ServerConfig
+from oipcodec.server.runtime import (
+    Models,
+    RunningServer,
+    ServerProcesses,
+    ServerThread,
+)
+
+__all__ = ["RunningServer", "background"]
+
+#: What :func:`background` runs with when no ``config`` is given: free ports, and the
+#: caller's logging left as it is.
+BACKGROUND_DEFAULTS = ServerConfig(http_port=0, grpc_port=0, log_level=None)
+
+
+@contextlib.contextmanager
+def background(
+    models: Models = None,
+    *,
+    config: ServerConfig | None = None,
+    process: bool = True,
+    timeout: float = 60.0,
+    **settings: Any,
+) -> Iterator[RunningServer]:
+    """Run a server (free ports by default) for the duration of a ``with`` block::
+
+        with background() as server:
+            client = tritonclient.http.InferenceServerClient(server.http_address)
+
+    ``models`` (default: the demo models) as :func:`oipcodec.server.serve`. The settings are
+    ``config`` (default: :data:`BACKGROUND_DEFAULTS`, free ports and no logging set up) with
+    keyword arguments naming :class:`~oipcodec.server.config.ServerConfig` fields applied
+    (``background(models, http_port=None)``). ``process=True`` (the default) runs it in
+    ``workers`` subprocesses (spawned: ``models`` must pickle), which keeps the caller's
+    process free of grpc's and the server's state; ``process=False`` runs it in a thread of
+    this process. Either way it is stopped, and its models unloaded, when the block exits; a
+    subprocess also stops if this process dies. ``malloc_top_pad`` and ``log_level`` apply to
+    the subprocesses (as :func:`~oipcodec.server.serve`), never to the caller's process.
+    ``timeout``: seconds to wait for the server to start (and, in a thread, to stop).
+    """
+    config = BACKGROUND_DEFAULTS if config is None else config
+    if settings:
+        config = config.replace(**settings)
+    runner: ServerProcesses | ServerThread
+    if process:
+        runner = ServerProcesses(models, config, timeout)
+    else:
+        runner = ServerThread(models, config, timeout)
+    runner.start()
+    try:
+        yield RunningServer(config.host, runner.http_port, runner.grpc_port)
+    finally:
+        runner.stop()
