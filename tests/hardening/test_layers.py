@@ -33,6 +33,10 @@ ALLOWED: dict[str, set[str]] = {
     "compat": FOUNDATION | CODECS | {"kernels", "server", "compat"},
 }
 
+# Backward-compatible aliases that reach up on purpose: ``oipcodec.server.background`` (and
+# ``oipcodec.server.runtime.background``) name the test helper that moved to oipcodec.testing.
+ALIASES: dict[str, set[str]] = {"server/__init__.py": {"testing"}, "server/runtime.py": {"testing"}}
+
 
 def _floor(path: Path) -> str:
     parts = path.relative_to(SRC).with_suffix("").parts
@@ -79,7 +83,8 @@ def test_imports_stay_below(path: Path) -> None:
     # kernel name such as ``flatten``) belongs to the facade.
     imported = {name if (SRC / name).exists() or (SRC / f"{name}.py").exists() else "kernels"
                 for name in imported}  # fmt: skip
-    assert imported <= ALLOWED[floor], sorted(imported - ALLOWED[floor])
+    allowed = ALLOWED[floor] | ALIASES.get(str(path.relative_to(SRC)), set())
+    assert imported <= allowed, sorted(imported - allowed)
 
 
 def test_a_lazy_upward_import_is_seen() -> None:
