@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
-from oipcodec.server.config import ServerConfig
+from oipcodec.server.config import ServerConfig, ServerSettings
 from oipcodec.server.runtime import (
     Models,
     RunningServer,
     ServerProcesses,
     ServerThread,
 )
+
+if TYPE_CHECKING:  # PEP 692 (typing.Unpack from 3.12); only read by type checkers
+    from typing_extensions import Unpack
 
 __all__ = ["RunningServer", "background"]
 
@@ -41,7 +44,7 @@ def background(
     config: ServerConfig | None = None,
     process: bool = True,
     timeout: float = 60.0,
-    **settings: Any,
+    **settings: Unpack[ServerSettings],
 ) -> Iterator[RunningServer]:
     """Run a server (free ports by default) for the duration of a ``with`` block::
 

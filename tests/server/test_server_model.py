@@ -516,6 +516,16 @@ def test_server_config_defaults_are_serves() -> None:
     assert ServerConfig(codec_threads=3).codec_threads_per_process(8) == 3
 
 
+def test_server_settings_name_every_config_field_with_its_type() -> None:
+    """ServerSettings (the typed keyword arguments of serve/Server/background) and ServerConfig
+    list the same fields with the same types."""
+    import typing
+
+    from oipcodec.server.config import ServerConfig, ServerSettings
+
+    assert typing.get_type_hints(ServerSettings) == typing.get_type_hints(ServerConfig)
+
+
 @pytest.mark.parametrize(
     ("settings", "error", "message"),
     [

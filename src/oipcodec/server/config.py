@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, check_malloc_top_pad
 
-__all__ = ["HTTP_PROTOCOLS", "ServerConfig"]
+__all__ = ["HTTP_PROTOCOLS", "ServerConfig", "ServerSettings"]
 
 #: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
 #: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
@@ -125,3 +125,20 @@ def _check_type(name: str, value: object, kind: type) -> None:
 def _check_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+
+
+class ServerSettings(TypedDict, total=False):
+    """The fields of :class:`ServerConfig` as keyword arguments (``serve(http_port=9000)``), so
+    that type checkers and editors know them; tests keep the two lists equal."""
+
+    host: str
+    http_port: int | None
+    grpc_port: int | None
+    workers: int
+    model_module: str | None
+    limits: Limits
+    access_log: bool
+    log_level: str | None
+    malloc_top_pad: int
+    http_protocol: str
+    codec_threads: int | None

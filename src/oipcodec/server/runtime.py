@@ -27,13 +27,16 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from oipcodec.server.config import HTTP_PROTOCOLS, ServerConfig
+from oipcodec.server.config import HTTP_PROTOCOLS, ServerConfig, ServerSettings
 from oipcodec.server.http import RestApp, available_cpus
 from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
+
+if TYPE_CHECKING:  # PEP 692 (typing.Unpack from 3.12); only read by type checkers
+    from typing_extensions import Unpack
 
 __all__ = [
     "HTTP_PROTOCOLS",
@@ -50,7 +53,7 @@ log = logging.getLogger("oipcodec.server")
 Models = Iterable[Model] | ModelRegistry | None
 
 
-def _config(config: ServerConfig | None, settings: dict[str, Any]) -> ServerConfig:
+def _config(config: ServerConfig | None, settings: ServerSettings) -> ServerConfig:
     """``config`` (default: the defaults) with the keyword ``settings`` applied."""
     config = ServerConfig() if config is None else config
     return config.replace(**settings) if settings else config
@@ -160,7 +163,7 @@ class Server:
         *,
         config: ServerConfig | None = None,
         reuse_port: bool = False,
-        **settings: Any,
+        **settings: Unpack[ServerSettings],
     ) -> None:
         config = _config(config, settings)
         self.config = config
@@ -431,7 +434,9 @@ class ServerProcesses:
         return 0
 
 
-def serve(models: Models = None, *, config: ServerConfig | None = None, **settings: Any) -> int:
+def serve(
+    models: Models = None, *, config: ServerConfig | None = None, **settings: Unpack[ServerSettings]
+) -> int:
     """Serve until SIGINT or SIGTERM; returns an exit status.
 
     ``config`` (or keyword arguments naming its fields, e.g. ``serve(models,
