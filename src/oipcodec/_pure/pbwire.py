@@ -421,13 +421,7 @@ def read_infer_message(
                 raise pc.too_many_tensors(tag_offset, "requested outputs", limits)
             requested.append(_requested(buf, start, pos))
     if raw:
-        for index, tensor in enumerate(tensors):
-            # An empty contents message carries nothing to mix up: MLServer 1.7 sends one
-            # beside raw_output_contents for every output (its data cleared to []).
-            if tensor[4]:
-                raise pc.mixed_contents(tensor[6], kind, index, tensor[0])
-        if len(raw) != len(tensors):
-            raise pc.raw_count_mismatch(raw_offset, kind, len(raw), len(tensors))
+        pc.check_raw_contents(kind, tensors, raw, raw_offset)
     return strings[0], strings[1], strings[2], parameters, tensors, requested, raw
 
 

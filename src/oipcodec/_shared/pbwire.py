@@ -201,6 +201,18 @@ def too_many_dims(offset: int) -> LimitError:
     return LimitError(f"shape has more than {MAX_DIMS} dimensions", offset=offset)
 
 
+def check_raw_contents(kind: str, tensors: list[Any], raw: list[Any], raw_offset: int) -> None:
+    """A message with raw contents: no tensor may also carry typed contents, and there is one
+    raw entry per tensor (``tensors`` as :func:`read_infer_message` returns them)."""
+    for index, tensor in enumerate(tensors):
+        # An empty contents message carries nothing to mix up: MLServer 1.7 sends one beside
+        # raw_output_contents for every output (its data cleared to []).
+        if tensor[4]:
+            raise mixed_contents(tensor[6], kind, index, tensor[0])
+    if len(raw) != len(tensors):
+        raise raw_count_mismatch(raw_offset, kind, len(raw), len(tensors))
+
+
 def message_too_large(size: int, limits: Limits) -> LimitError:
     return LimitError(f"message of {size} bytes exceeds the limit of {limits.max_body_bytes} bytes")
 
