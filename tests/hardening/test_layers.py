@@ -87,10 +87,35 @@ def test_imports_stay_below(path: Path) -> None:
     assert imported <= allowed, sorted(imported - allowed)
 
 
+def _private_names(tree: ast.AST, floor: str) -> list[str]:
+    """``_names`` a module imports from another floor's module."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if parts[0] != "oipcodec" or (len(parts) > 1 and parts[1] == floor):
+                continue
+            found += [
+                f"{node.module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.endswith("__")
+            ]
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in SOURCES if p.suffix == ".py"], ids=lambda p: str(p.relative_to(SRC))
+)
+def test_no_private_name_is_imported_from_another_floor(path: Path) -> None:
+    assert _private_names(ast.parse(path.read_text()), _floor(path)) == []
+
+
 def test_a_lazy_upward_import_is_seen() -> None:
     tree = ast.parse("def f():\n    from oipcodec.client import HttpClient\n")
     assert _imported(tree) == {"client"}
     assert not _imported(tree) <= ALLOWED["server"]
+    tree = ast.parse("from oipcodec.types import _carries\n")
+    assert _private_names(tree, "_shared") == ["oipcodec.types._carries"]
 
 
 def test_sources_were_found() -> None:
