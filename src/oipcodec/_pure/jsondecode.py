@@ -1,8 +1,8 @@
 """JSON data array text to a typed array: the pure twin and reference of
 ``oipcodec._native.jsondecode``.
 
-The OIP REST ``data`` field is "row-major, flat or nested by shape; the element count must
-equal the product of shape" (see ../shared/spec/WIRE-NOTES.md); Triton's rules are followed:
+The OIP REST ``data`` field holds a tensor's elements in row-major order, flat or nested by
+shape, and its element count must equal the product of the shape; Triton's rules are followed:
 integer datatypes need JSON integers, BOOL true/false, BYTES strings, any number for floats,
 nesting at most 100 deep. The grammar and every message live in
 :mod:`oipcodec._shared.jsondecode`; this module is the walk over the text, written to be read.

@@ -1,7 +1,8 @@
 """The OIP REST front end: a plain ASGI application (no web framework).
 
 It runs under uvicorn (what ``oipcodec serve`` uses) or any ASGI server, and answers every
-endpoint of WIRE-NOTES.md, "REST endpoints", the way Triton does:
+endpoint of the OIP REST protocol (health, server and model metadata, inference, the model
+repository) the way Triton does:
 
 - health: 200 with an empty body, or 400 with an empty body when not ready ("Triton answers
   400 with an empty body for not live/ready");

@@ -2,8 +2,8 @@
 
 A model is a subclass of :class:`Model` with a ``predict`` method taking and returning numpy
 arrays by tensor name. The server checks every request against the declared inputs *before*
-``predict`` runs (names, datatypes, shapes with ``-1`` for a variable dimension: WIRE-NOTES.md,
-"-1 marks a variable dimension (metadata only; request shapes are non-negative)"), so
+``predict`` runs (names, datatypes, shapes with ``-1`` for a variable dimension; ``-1``
+appears only in metadata, a request's shapes are non-negative), so
 ``predict`` only ever sees arrays it was promised::
 
     class Scale(Model):
@@ -155,7 +155,8 @@ class Model:
         return inspect.iscoroutinefunction(self.predict)
 
     def metadata(self, versions: Sequence[str] | None = None) -> dict[str, Any]:
-        """The model metadata document (WIRE-NOTES.md, "Model metadata")."""
+        """The model metadata document of the OIP (``GET /v2/models/<name>``): name, versions,
+        platform, and each input and output with its datatype and shape."""
         return {
             "name": self.name,
             "versions": list(versions) if versions is not None else [self.version],
