@@ -119,3 +119,32 @@ def test_codec_modules_are_attributes_and_the_server_loads_on_demand() -> None:
         "else:\n    raise SystemExit('no AttributeError')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_missing_native_module_falls_back_to_pure_whole_with_a_warning() -> None:
+    """One native family missing (a broken build): the facade warns and takes every kernel
+    from the pure twins, none from the native modules that did import."""
+    import subprocess
+    import sys
+
+    code = """
+import sys, warnings
+sys.modules["oipcodec._native.layout"] = None  # import of it now raises ImportError
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import oipcodec
+from oipcodec import kernels
+assert kernels.IMPLEMENTATION == "pure", kernels.IMPLEMENTATION
+assert any(issubclass(w.category, RuntimeWarning) and "not built" in str(w.message)
+           for w in caught), [str(w.message) for w in caught]
+pure = kernels.load("pure")
+for name in vars(pure):
+    if name != "IMPLEMENTATION":
+        assert getattr(kernels, name) is getattr(pure, name), name
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k != "OIPCODEC_PURE"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
