@@ -52,6 +52,8 @@ _MAX_HEADERS = 200
 #: Bounds on one answer head in bytes, and on the interim (1xx) answers before the final one.
 _MAX_HEAD = 1 << 18
 _MAX_INTERIM = 32
+#: How far (seconds) a wait may end from the call's deadline, either side.
+_SLACK = 0.002
 #: A chunk size line (RFC 9112 7.1): hex digits only (no sign, prefix, underscore or space;
 #: at most 16 of them), then optional extensions after ";" (whitespace allowed before it),
 #: then the line end.
@@ -108,16 +110,40 @@ class _Receiver(io.RawIOBase):
         self.sock = sock
         self.deadline: float | None = None
         self.received = 0
+        self.timeout = sock.gettimeout()
+
+    def until(self, deadline: float | None) -> None:
+        """Make the socket's next wait end by ``deadline`` (within _SLACK): its timeout is
+        changed only when it is further than that from what is left (each change is a
+        system call, and most calls of a client with one timeout need none)."""
+        if deadline is None:
+            if self.timeout is not None:
+                self.sock.settimeout(None)
+                self.timeout = None
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the call's deadline has passed")
+        if self.timeout is None or abs(self.timeout - left) > _SLACK:
+            self.sock.settimeout(left)
+            self.timeout = left
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        if self.deadline is not None:
-            self.sock.settimeout(_left(self.deadline))
-        count = self.sock.recv_into(buffer)
-        self.received += count
-        return count
+        deadline = self.deadline
+        while True:
+            if deadline is not None:
+                self.until(deadline)
+            try:
+                count = self.sock.recv_into(buffer)
+            except TimeoutError:
+                if deadline is None or deadline <= time.monotonic():
+                    raise
+                continue  # the socket's timeout ended a little before the deadline
+            self.received += count
+            return count
 
     def tell(self) -> int:
         return self.received
@@ -162,15 +188,14 @@ class _Connection:
         receiver = self.receiver
         self.sent_at = receiver.received
         receiver.deadline = deadline
-        sock.settimeout(_left(deadline))
+        receiver.until(deadline)
         if body is None:
             sock.sendall(head)
         elif len(body) <= _JOIN_BODY:
             sock.sendall(head + body)
         else:
             sock.sendall(head)
-            if deadline is not None:
-                sock.settimeout(_left(deadline))
+            receiver.until(deadline)
             sock.sendall(body)
         reader = self.reader
         interim = 0
