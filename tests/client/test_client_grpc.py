@@ -260,3 +260,79 @@ def test_one_status_table_from_model_to_both_clients(
     assert (over_http.value.status, over_http.value.code) == expected
     assert "refused as asked" in over_grpc.value.message
     assert "refused as asked" in over_http.value.message
+
+
+# ------------------------------------------------------------------------------ answer size limit
+
+
+@pytest.fixture(scope="module")
+def large_answers() -> Iterator[str]:
+    """A grpc server on 127.0.0.1 (a generic handler, no model behind it) whose ModelInfer
+    and ModelStreamInfer answer any request with a ModelInferResponse of about 400 kB, and
+    whose ServerLive answers at all (a small answer: under any limit)."""
+    from concurrent import futures
+
+    import grpc
+
+    from oipcodec import Tensor, pb
+    from oipcodec.client.grpc_client import SERVICE
+    from oipcodec.proto import open_inference_grpc_pb2 as pb2
+    from oipcodec.types import InferResponse
+
+    big = pb.encode_response(
+        InferResponse("big", [Tensor.from_array("Y", np.zeros(100_000, np.float32))])
+    )
+
+    def stream(requests: Iterator[bytes], context: object) -> Iterator[bytes]:
+        for _ in requests:
+            yield pb.encode_stream_response(big)
+
+    handlers = {
+        "ModelInfer": grpc.unary_unary_rpc_method_handler(lambda request, context: big),
+        "ModelStreamInfer": grpc.stream_stream_rpc_method_handler(stream),
+        "ServerLive": grpc.unary_unary_rpc_method_handler(
+            lambda request, context: pb2.ServerLiveResponse(live=True).SerializeToString()
+        ),
+    }
+    server = grpc.server(futures.ThreadPoolExecutor(2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(SERVICE, handlers)])
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(None).wait(5)
+
+
+def test_an_answer_over_the_limit_is_refused_by_the_transport(large_answers: str) -> None:
+    # grpcio's receive limit is the client's max_body_bytes: the answer is refused as it
+    # arrives, not received whole and refused after.
+    from oipcodec import LimitError
+    from oipcodec.limits import Limits
+
+    small = Limits(max_body_bytes=10_000)
+    message = r"over the client's limit of 10000 bytes \(Limits.max_body_bytes; grpcio"
+    x = {"X": np.ones(2, np.float32)}
+    with GrpcClient(large_answers, timeout=10, limits=small) as c:
+        assert c.live()  # small answers pass
+        with pytest.raises(LimitError, match=message):
+            c.infer("big", x)
+        with pytest.raises(LimitError, match=message):
+            list(c.stream_infer([build_request("big", x)]))
+    with GrpcClient(large_answers, timeout=10) as c:  # the default limit (64 MB) takes it
+        assert c.infer("big", x).output("Y").data.shape == (100_000,)
+
+    async def main() -> None:
+        async with AsyncGrpcClient(large_answers, timeout=10, limits=small) as c:
+            assert await c.live()
+            with pytest.raises(LimitError, match=message):
+                await c.infer("big", x)
+
+    asyncio.run(main())
+    # the caller's own channel option wins over the limit
+    options = [("grpc.max_receive_message_length", -1)]
+    with (
+        GrpcClient(large_answers, timeout=10, limits=small, options=options) as c,
+        pytest.raises(LimitError, match="exceeds the limit of 10000"),  # the codec's, after
+    ):
+        c.infer("big", x)

@@ -13,19 +13,29 @@ answer and the answer's header lines parsed by the ``email`` package. Here a req
 ``sendall`` of its head and body (two for bodies over 64 kB, which are not copied), and an
 answer is read from one buffered reader per connection: status line, header lines into a dict,
 then the body by ``Content-Length`` (read straight into the bytes object), by chunks, or to the
-end of the connection.
+end of the connection. A call has one deadline, ``timeout`` seconds from its start: every
+wait (for a free connection, the connect, each send, each receive) gets only what is left of it,
+so a server that trickles its answer cannot hold a call longer than that.
 
 The pool: idle connections on a list, a count in use, both under one lock (a condition on it
 is waited on only when every connection is taken), a check that an idle connection was not
-closed by the server before it is reused, TCP_NODELAY.
+closed by the server before it is reused, TCP_NODELAY. A connection is kept for another
+request only when its answer ended exactly where its framing says (bytes after it, such as a
+second answer nobody asked for, would become the next call's answer: the connection is closed
+instead). A request that fails on a reused connection before any byte of its answer arrived
+(the server had closed the idle connection, as servers do after an error answer) is sent once
+more on a new connection, as urllib3 does; never after a byte of the answer arrived.
 """
 
 from __future__ import annotations
 
+import io
+import re
 import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,6 +49,26 @@ _JOIN_BODY = 1 << 16
 #: Bounds on an answer's head: the status line and each header line, and the header count.
 _MAX_LINE = 1 << 16
 _MAX_HEADERS = 200
+#: Bounds on one answer head in bytes, and on the interim (1xx) answers before the final one.
+_MAX_HEAD = 1 << 18
+_MAX_INTERIM = 32
+#: How far (seconds) a wait may end from the call's deadline, either side.
+_SLACK = 0.002
+#: A chunk size line (RFC 9112 7.1): hex digits only (no sign, prefix, underscore or space;
+#: at most 16 of them), then optional extensions after ";" (whitespace allowed before it),
+#: then the line end.
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:[ \t]*;[^\x00-\x08\x0a-\x1f\x7f]*)?\r?\n")
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds left until ``deadline`` (a ``time.monotonic()`` time; None: no deadline);
+    TimeoutError when it has passed."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the call's deadline has passed")
+    return left
 
 
 def connect_message(where: str, exc: BaseException) -> str:
@@ -71,53 +101,119 @@ class _TooLarge(Exception):
     """The answer's body is larger than the client's limit (no more of it is read)."""
 
 
+class _Receiver(io.RawIOBase):
+    """The socket as the buffered reader's raw stream: each receive waits only until the
+    call's ``deadline`` (TimeoutError after it); counts the bytes received."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self.sock = sock
+        self.deadline: float | None = None
+        self.received = 0
+        self.timeout = sock.gettimeout()
+
+    def until(self, deadline: float | None) -> None:
+        """Make the socket's next wait end by ``deadline`` (within _SLACK): its timeout is
+        changed only when it is further than that from what is left (each change is a
+        system call, and most calls of a client with one timeout need none)."""
+        if deadline is None:
+            if self.timeout is not None:
+                self.sock.settimeout(None)
+                self.timeout = None
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the call's deadline has passed")
+        if self.timeout is None or abs(self.timeout - left) > _SLACK:
+            self.sock.settimeout(left)
+            self.timeout = left
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        deadline = self.deadline
+        while True:
+            if deadline is not None:
+                self.until(deadline)
+            try:
+                count = self.sock.recv_into(buffer)
+            except TimeoutError:
+                if deadline is None or deadline <= time.monotonic():
+                    raise
+                continue  # the socket's timeout ended a little before the deadline
+            self.received += count
+            return count
+
+    def tell(self) -> int:
+        return self.received
+
+
 class _Connection:
     """One HTTP/1.1 connection: a socket (TLS-wrapped for https) and a buffered reader."""
 
     def __init__(
-        self, host: str, port: int, timeout: float | None, context: ssl.SSLContext | None
+        self, host: str, port: int, deadline: float | None, context: ssl.SSLContext | None
     ) -> None:
-        sock = socket.create_connection((host, port), timeout)
+        sock = socket.create_connection((host, port), _left(deadline))
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if context is not None:
+                sock.settimeout(_left(deadline))
                 sock = context.wrap_socket(sock, server_hostname=host)
         except BaseException:
             sock.close()
             raise
         self.sock = sock
-        self.reader = sock.makefile("rb", buffering=_JOIN_BODY)
+        self.receiver = _Receiver(sock)
+        self.reader = io.BufferedReader(self.receiver, _JOIN_BODY)
+        #: Bytes received when the current request was sent (more: its answer has begun).
+        self.sent_at = 0
+
+    def answered(self) -> bool:
+        """Whether any byte of the current request's answer has arrived."""
+        return self.receiver.received > self.sent_at
 
     def close(self) -> None:
         self.reader.close()
         self.sock.close()
 
     def exchange(
-        self, head: bytes, body: bytes | None, method: str, limit: int
+        self, head: bytes, body: bytes | None, method: str, limit: int, deadline: float | None
     ) -> tuple[int, bytes, Headers, bool]:
-        """Send a request, read its answer: (status, body, headers, whether the connection
-        can carry another request). A body over ``limit`` bytes is refused (_TooLarge) as soon
-        as that is known, before memory is taken for it."""
+        """Send a request, read its answer by ``deadline``: (status, body, headers, whether
+        the connection can carry another request). A body over ``limit`` bytes is refused
+        (_TooLarge) as soon as that is known, before memory is taken for it."""
         sock = self.sock
+        receiver = self.receiver
+        self.sent_at = receiver.received
+        receiver.deadline = deadline
+        receiver.until(deadline)
         if body is None:
             sock.sendall(head)
         elif len(body) <= _JOIN_BODY:
             sock.sendall(head + body)
         else:
             sock.sendall(head)
+            receiver.until(deadline)
             sock.sendall(body)
         reader = self.reader
+        interim = 0
         while True:
             version, status = _status_line(reader.readline(_MAX_LINE + 1))
             headers = _header_lines(reader)
             if not 100 <= status < 200:
                 break  # 1xx: an interim answer (100 Continue...); the real one follows
+            interim += 1
+            if interim >= _MAX_INTERIM:
+                raise _BadAnswer(f"{interim} interim (1xx) answers and no final one")
         connection = headers.get("connection", "").lower()
         keep = "close" not in connection and (version != "HTTP/1.0" or "keep-alive" in connection)
         if method == "HEAD" or status in (204, 304):
-            return status, b"", headers, keep
+            return status, b"", headers, keep and self._drained()
         if "chunked" in headers.get("transfer-encoding", "").lower():
-            return status, _chunked(reader, limit), headers, keep
+            data = _chunked(reader, limit)
+            return status, data, headers, keep and self._drained()
         length = headers.get("content-length")
         if length is None:  # the body ends with the connection
             data = reader.read(limit + 1)
@@ -133,7 +229,12 @@ class _Connection:
         data = reader.read(size) if size > 0 else b""
         if len(data) != size:
             raise _BadAnswer(f"the answer ended after {len(data)} of its {size} body bytes")
-        return status, data, headers, keep
+        return status, data, headers, keep and self._drained()
+
+    def _drained(self) -> bool:
+        """Whether every byte received so far belonged to the answers read (none left over
+        in the reader's buffer, which would be taken for the next request's answer)."""
+        return self.reader.tell() == self.receiver.received
 
 
 def _status_line(line: bytes) -> tuple[str, int]:
@@ -149,6 +250,7 @@ def _status_line(line: bytes) -> tuple[str, int]:
 
 def _header_lines(reader: Any) -> Headers:
     headers = Headers()
+    size = 0
     for _ in range(_MAX_HEADERS + 1):
         line = reader.readline(_MAX_LINE + 1)
         if line in (b"\r\n", b"\n"):
@@ -157,6 +259,9 @@ def _header_lines(reader: Any) -> Headers:
             raise _BadAnswer("the connection ended inside the answer's headers")
         if len(line) > _MAX_LINE:
             raise _BadAnswer("a header line is too long")
+        size += len(line)
+        if size > _MAX_HEAD:
+            raise _BadAnswer(f"the answer's head is over {_MAX_HEAD} bytes")
         name, colon, value = line.partition(b":")
         if not colon:
             raise _BadAnswer(f"not a header line: {line[:80]!r}")
@@ -171,10 +276,12 @@ def _chunked(reader: Any, limit: int) -> bytes:
     total = 0
     while True:
         line = reader.readline(_MAX_LINE + 1)
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _BadAnswer(f"not a chunk size line: {line[:80]!r}") from None
+        match = _CHUNK_SIZE.fullmatch(line)
+        if match is None:
+            if not line:
+                raise _BadAnswer("the answer ended before its last chunk")
+            raise _BadAnswer(f"not a chunk size line (hex digits): {line[:80]!r}")
+        size = int(match[1], 16)
         if size == 0:
             _header_lines(reader)  # trailers, up to the blank line
             return b"".join(parts)
@@ -240,14 +347,18 @@ class ConnectionPool:
         self._free = threading.Condition(self._lock)
         self._closed = False
 
-    def _take(self, timeout: float | None, what: str, where: str) -> _Connection:
-        """A connection to use (idle, or new and connected); counts it in use."""
+    def _take(
+        self, deadline: float | None, timeout: float | None, what: str, where: str
+    ) -> tuple[_Connection, bool]:
+        """A connection to use, counted in use: ``(connection, whether it was idle, kept
+        alive from an earlier request)``."""
         with self._lock:
             if self._in_use >= self._size and not self._closed:
                 self._waiting += 1
                 try:
+                    left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
                     if not self._free.wait_for(
-                        lambda: self._in_use < self._size or self._closed, timeout
+                        lambda: self._in_use < self._size or self._closed, left
                     ):
                         raise RequestTimeoutError(
                             f"{what} {where}: no free connection within {timeout} s", url=where
@@ -258,22 +369,28 @@ class ConnectionPool:
                 raise ServerConnectionError(f"{what} {where}: the client is closed", url=where)
             self._in_use += 1
             conn = self._idle.pop() if self._idle else None
-        if conn is not None and not _closed_by_peer(conn.sock):
-            conn.sock.settimeout(timeout)
-            return conn
+        if conn is not None:
+            if not _closed_by_peer(conn.sock):
+                return conn, True
+            conn.close()
         try:
-            if conn is not None:
-                conn.close()
-            return _Connection(self._host, self._port, timeout, self._context)
-        except BaseException as exc:
+            return self._connect(deadline, timeout, what, where), False
+        except BaseException:
             self._give(None, False)
-            if isinstance(exc, TimeoutError):
-                raise RequestTimeoutError(
-                    f"{what} {where}: could not connect within {timeout} s", url=where
-                ) from None
-            if isinstance(exc, OSError):
-                raise ServerConnectionError(connect_message(where, exc), url=where) from None
             raise
+
+    def _connect(
+        self, deadline: float | None, timeout: float | None, what: str, where: str
+    ) -> _Connection:
+        """A new connection (not counted: the caller holds a place in the pool for it)."""
+        try:
+            return _Connection(self._host, self._port, deadline, self._context)
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"{what} {where}: could not connect within {timeout} s", url=where
+            ) from None
+        except OSError as exc:
+            raise ServerConnectionError(connect_message(where, exc), url=where) from None
 
     def _give(self, conn: _Connection | None, reusable: bool) -> None:
         with self._lock:
@@ -296,9 +413,11 @@ class ConnectionPool:
         where: str,
     ) -> tuple[int, bytes, Headers]:
         """Send one request and read the whole answer: ``(status, body, headers)``.
-        ``target`` is the path (and query) as sent; ``timeout`` bounds the wait for a free
-        connection, the connect, and then each send and each wait for the answer's bytes;
-        ``where`` names the URL in errors. No redirect is followed, nothing is decompressed."""
+        ``target`` is the path (and query) as sent; ``timeout`` bounds the whole call: the
+        wait for a free connection, the connect, the sends and the whole answer (None: no
+        bound); ``where`` names the URL in errors. No redirect is followed, nothing is
+        decompressed. A request that fails on a reused connection before any byte of its
+        answer arrived is sent once more, on a new connection."""
         if any(ord(c) <= 0x20 or ord(c) == 0x7F for c in target):
             raise ValueError(f"invalid request target {target!r}: it holds spaces or controls")
         lines = [f"{method} {target} HTTP/1.1", f"Host: {self._host_header}"]
@@ -311,10 +430,27 @@ class ConnectionPool:
             lines.append("Accept-Encoding: identity")  # as http.client: no compressed answers
         lines += ["", ""]
         head = "\r\n".join(lines).encode("latin-1")
-        conn = self._take(timeout, method, where)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        conn: _Connection | None
+        conn, reused = self._take(deadline, timeout, method, where)
         reusable = False
         try:
-            status, data, answer, reusable = conn.exchange(head, body, method, self._max_body)
+            try:
+                status, data, answer, reusable = conn.exchange(
+                    head, body, method, self._max_body, deadline
+                )
+                return status, data, answer
+            except (_BadAnswer, OSError) as exc:
+                if not reused or isinstance(exc, TimeoutError) or conn.answered():
+                    raise
+            # The kept-alive connection was closed by the server (after its last answer)
+            # before this request reached it or was answered: once more, on a new connection.
+            conn.close()
+            conn = None
+            conn = self._connect(deadline, timeout, method, where)
+            status, data, answer, reusable = conn.exchange(
+                head, body, method, self._max_body, deadline
+            )
             return status, data, answer
         except _TooLarge as exc:
             raise answer_too_large(method, where, str(exc), self._max_body) from None

@@ -6,12 +6,16 @@ they are, and the ``ModelInferResponse`` bytes are read by :func:`oipcodec.pb.de
 (raw contents and packed fp32/fp64 contents become read-only numpy views of the message; no
 protobuf objects are built). ``raw=True`` (the default) sends inputs as
 ``raw_input_contents``; ``raw=False`` in each datatype's typed contents field (FP16/BF16 are
-always raw). The other RPCs (health, metadata, repository) use the generated classes of
-:mod:`oipcodec.proto` and return the same plain values as the HTTP clients.
+always raw). Answers are bounded by ``limits.max_body_bytes``: grpcio's receive limit is set
+from it, so the transport refuses a larger message before it is kept (:class:`LimitError`);
+requests of any size are sent (the server bounds what it takes). The other RPCs (health,
+metadata, repository) use the generated classes of :mod:`oipcodec.proto` and return the same
+plain values as the HTTP clients.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -20,6 +24,7 @@ from oipcodec.client._request import Inputs, Outputs, build_request
 from oipcodec.errors import (
     ClientError,
     DecodeError,
+    LimitError,
     RequestTimeoutError,
     ServerConnectionError,
     ServerError,
@@ -55,12 +60,28 @@ def _target(target: str) -> str:
     return target
 
 
-def _channel_options(options: Iterable[tuple[str, Any]] | None) -> list[tuple[str, Any]]:
-    return [
-        ("grpc.max_receive_message_length", -1),
-        ("grpc.max_send_message_length", -1),
-        *(options or []),
-    ]
+#: grpcio's message size options are C ints.
+_GRPC_MAX_INT = 2**31 - 1
+#: What grpcio says of a message over a size limit (its size, the limit).
+_TOO_LARGE = re.compile(r"Received message larger than max \((\d+) vs\. (\d+)\)")
+
+
+def _channel_options(
+    options: Iterable[tuple[str, Any]] | None, limits: Limits
+) -> tuple[list[tuple[str, Any]], int | None]:
+    """The channel's options and the receive limit they set (None: unlimited): messages
+    received are bounded by ``limits.max_body_bytes`` unless ``options`` say otherwise, sent
+    ones are not bounded."""
+    extra = list(options or [])
+    given = dict(extra)
+    chosen: list[tuple[str, Any]] = []
+    if "grpc.max_send_message_length" not in given:
+        chosen.append(("grpc.max_send_message_length", -1))
+    receive = given.get("grpc.max_receive_message_length")
+    if receive is None:
+        receive = min(limits.max_body_bytes, _GRPC_MAX_INT)
+        chosen.append(("grpc.max_receive_message_length", receive))
+    return chosen + extra, (receive if receive >= 0 else None)
 
 
 def _compression(name: str | None) -> Any:
@@ -75,11 +96,22 @@ def _compression(name: str | None) -> Any:
         raise ValueError(f"compression must be 'gzip', 'deflate' or None, got {name!r}") from None
 
 
-def _error(exc: Any, target: str, what: str) -> ClientError:
-    """The ClientError for a grpc.RpcError (or grpc.aio.AioRpcError)."""
+def _error(
+    exc: Any, target: str, what: str, receive_limit: int | None = None, sent: int = 0
+) -> ClientError | LimitError:
+    """The ClientError for a grpc.RpcError (or grpc.aio.AioRpcError); a LimitError when
+    grpcio refused an answer over the channel's ``receive_limit`` (a request of ``sent``
+    bytes over that size refused by the server reads the same, and stays a ServerError)."""
     code = exc.code()
     name = getattr(code, "name", str(code))
     details = exc.details() or ""
+    if name == "RESOURCE_EXHAUSTED" and receive_limit is not None:
+        match = _TOO_LARGE.search(details)
+        if match and int(match[2]) == receive_limit and sent <= receive_limit:
+            return LimitError(
+                f"{what} on {target}: the answer of {match[1]} bytes is over the client's "
+                f"limit of {receive_limit} bytes (Limits.max_body_bytes; grpcio: {details})"
+            )
     if name == "DEADLINE_EXCEEDED":
         return RequestTimeoutError(f"{what} on {target}: deadline exceeded", url=target)
     if name == "UNAVAILABLE" and any(s in details.lower() for s in _CONNECT_FAILURES):
@@ -201,6 +233,7 @@ class _Base:
         self.raw = raw
         self.timeout = timeout
         self.limits = limits
+        self._receive_limit: int | None = None
 
     def _encode(self, request: InferRequest, raw: bool | None) -> bytes:
         if not request.model_name:
@@ -219,7 +252,10 @@ class GrpcClient(_Base):
 
     ``target``: ``host:port``. ``raw``: the default contents form of :meth:`infer`.
     ``timeout``: seconds per call (the gRPC deadline), overridable per call; ``None`` waits
-    forever. ``options``: extra grpc channel options (message sizes are unlimited by default).
+    forever. ``options``: extra grpc channel options. ``limits``: an answer over
+    ``limits.max_body_bytes`` is refused by grpcio as it arrives (grpc's
+    ``max_receive_message_length``, unless ``options`` set it), with :class:`LimitError`;
+    requests may be of any size.
     """
 
     def __init__(
@@ -235,7 +271,8 @@ class GrpcClient(_Base):
 
         super().__init__(target, raw, timeout, limits)
         self._grpc = grpc
-        self._channel = grpc.insecure_channel(self.target, options=_channel_options(options))
+        channel_options, self._receive_limit = _channel_options(options, limits)
+        self._channel = grpc.insecure_channel(self.target, options=channel_options)
         self._stubs = _Stubs(self._channel)
 
     def _call(self, stub: Any, message: Any, what: str, timeout: float | None,
@@ -243,7 +280,8 @@ class GrpcClient(_Base):
         try:
             return stub(message, timeout=self._seconds(timeout), compression=compression)
         except self._grpc.RpcError as exc:
-            raise _error(exc, self.target, what) from None
+            sent = len(message) if isinstance(message, bytes) else 0
+            raise _error(exc, self.target, what, self._receive_limit, sent) from None
 
     def infer(
         self,
@@ -296,7 +334,7 @@ class GrpcClient(_Base):
             for reply in self._stubs.stream(messages, timeout=self._seconds(timeout)):
                 yield parse_stream_response(reply, self.target, self.limits)
         except self._grpc.RpcError as exc:
-            raise _error(exc, self.target, "ModelStreamInfer") from None
+            raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
 
     def live(self, timeout: float | None = None) -> bool:
         return bool(self._call(self._stubs.live, self._stubs.pb2.ServerLiveRequest(),
@@ -372,7 +410,7 @@ class AsyncGrpcClient(_Base):
 
         super().__init__(target, raw, timeout, limits)
         self._grpc = grpc
-        self._options = _channel_options(options)
+        self._options, self._receive_limit = _channel_options(options, limits)
         self._channel: Any = None
         self._stubs_: _Stubs | None = None
 
@@ -388,7 +426,8 @@ class AsyncGrpcClient(_Base):
         try:
             return await stub(message, timeout=self._seconds(timeout), compression=compression)
         except self._grpc.RpcError as exc:
-            raise _error(exc, self.target, what) from None
+            sent = len(message) if isinstance(message, bytes) else 0
+            raise _error(exc, self.target, what, self._receive_limit, sent) from None
 
     async def infer(
         self,
@@ -440,7 +479,7 @@ class AsyncGrpcClient(_Base):
             async for reply in call:
                 yield parse_stream_response(reply, self.target, self.limits)
         except self._grpc.RpcError as exc:
-            raise _error(exc, self.target, "ModelStreamInfer") from None
+            raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
         finally:
             call.cancel()
 

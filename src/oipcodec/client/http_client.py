@@ -141,9 +141,12 @@ class HttpClient(_Common):
     ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
     means http); https verifies the server against ``ssl_context``, by default the system's
     trusted certificates (``ssl.create_default_context()``).
-    ``timeout``: seconds, overridable per call, to wait for a free connection, to connect,
-    and for each send and each read of the answer (a server that answers a trickle at a time
-    can take longer in all); ``None`` waits forever.
+    ``timeout``: seconds, overridable per call, that bound the whole call: the wait for a
+    free connection, the connect, the sends and the whole answer (head and body), so a server
+    that trickles its answer is cut off at it with :class:`~oipcodec.RequestTimeoutError`;
+    ``None`` waits forever. A request that fails on a reused keep-alive connection before any
+    byte of its answer arrived (the server had closed it) is sent once more on a new one;
+    a connection whose answer is followed by bytes nobody asked for is closed, not reused.
     ``pool_size``: connections kept alive, the most that run at once (more threads than that
     wait for a free one). ``headers`` go with every request. ``limits`` bound what an answer
     may hold: an answer body over ``limits.max_body_bytes`` is refused with
@@ -308,7 +311,10 @@ class AsyncHttpClient(_Common):
 
     The session is opened on first use, in the running event loop; ``await client.close()``
     (or ``async with``) closes it. ``pool_size`` bounds the connections open at once. An
-    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.LimitError`.
+    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.LimitError`
+    (chunked answers too, as the chunks arrive). ``timeout`` bounds the whole call (aiohttp's
+    ``total``). aiohttp reads the framing (llhttp): a chunk size that is not hex digits is
+    refused, a :class:`~oipcodec.client.ServerConnectionError`.
     """
 
     def __init__(
