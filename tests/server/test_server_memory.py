@@ -98,10 +98,21 @@ def answer_of(sock: socket.socket) -> tuple[int, bytes]:
     return got.status, got.body
 
 
+LISTENERS: set[asyncio.Future[Any]] = set()
+
+
 async def echo_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """Reads the whole body, answers its length and how many messages it came in;
     ``/raise`` raises once it has the body."""
     assert scope["type"] == "http"
+    if scope["path"] == "/answer-early":
+        # Asks for the body in a task of its own, and answers before it has come.
+        LISTENERS.add(listener := asyncio.ensure_future(receive()))
+        listener.add_done_callback(LISTENERS.discard)
+        await asyncio.sleep(0.05)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"early"})
+        return
     messages = [await receive()]
     while messages[-1].get("more_body", False):
         messages.append(await receive())
@@ -222,6 +233,24 @@ def test_an_app_that_raises_with_the_body_frees_it(quiet_server_log: None) -> No
             assert wait_until(lambda: traced_now() < BASE[0] + SIZE // 4), (
                 f"{(traced_now() - BASE[0]) >> 20} MiB still held after the 500"
             )
+
+
+def test_an_answer_before_the_body_frees_its_buffer_and_keeps_the_framing() -> None:
+    """The app answers while its body is still being received into the buffer: the buffer
+    and its budget go with the answer, and the rest of the body is dropped as it comes, up
+    to the next request on the connection."""
+    budget = BodyBudget(4 * SIZE)
+    serve = serving(max_body_buffer=SIZE, body_budget=budget)
+    with serve as port, no_cycle_collector(), traced(), connect(port) as sock:
+        BASE[0] = traced_now()
+        sock.sendall(head("/answer-early", SIZE) + b"x" * (1 << 16))
+        assert answer_of(sock) == (200, b"early")
+        assert wait_until(lambda: traced_now() < BASE[0] + SIZE // 4), (
+            f"{(traced_now() - BASE[0]) >> 20} MiB still held after the answer"
+        )
+        assert budget.reserved == 0
+        sock.sendall(b"x" * (SIZE - (1 << 16)) + head("/", 3) + b"xxx")
+        assert answer_of(sock) == (200, b"3 1 3")
 
 
 @pytest.fixture(scope="module")

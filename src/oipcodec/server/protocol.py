@@ -457,6 +457,8 @@ class HttpProtocol(asyncio.BufferedProtocol):
         """The answer to ``cycle`` is out: go on with the next request, or close."""
         self.server_state.total_requests += 1
         self.cycle = None
+        if cycle.direct:
+            cycle.release()  # answered before its body came: the rest is dropped below
         if self.closed:
             return
         if not cycle.keep_alive:
@@ -489,6 +491,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         self._disarm()
         if self.cycle is not None:
             self.cycle.release()  # nothing more is received into it
+            self.cycle.wake()
         if linger and self.transport.can_write_eof():
             self.transport.write_eof()
             self._resume_reading()
@@ -665,11 +668,14 @@ class _Cycle:
             self.reserved = 0
 
     def release(self) -> None:
-        """The connection is closing: no more bytes come for this body. Drop its pieces, and
-        its buffer unless the whole body is in it (then the app is about to get it)."""
+        """No more bytes come into this body's buffer (the connection is closing, or the
+        answer went out first): drop its pieces, and its buffer unless the whole body is in
+        it (then the app is about to get it)."""
         self.unreserve()
         self.direct = False
         self.chunks.clear()
+        if self.remaining and self.body is not _NO_BODY:
+            self.remaining = len(self.body) - self.filled  # still to come from the client
         if self.remaining:
             self.body = _NO_BODY
 
