@@ -269,6 +269,7 @@ def soak(traffic: Traffic, pid: int, seconds: float, args: argparse.Namespace) -
         "rss_start_mb": series[0][1],
         "rss_after_warmup_mb": baseline,
         "rss_end_mb": end,
+        "rss_max_after_warmup_mb": max(mb for t, mb in series if t >= args.warmup),
         "problems": problems[:20],
     }
     series_text = ", ".join(f"{t:g}s:{mb:.0f}" for t, mb in series)
