@@ -269,14 +269,26 @@ def rest_port() -> Iterator[int]:
         yield running.http_port
 
 
-def test_a_refused_request_body_is_freed_by_the_rest_app(rest_port: int) -> None:
-    """A 24 MiB body that is not JSON: 400, and the body is gone with the request (the
-    error's traceback holds the frames that had it; nothing may keep the error)."""
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        (IDENTITY, ()),  # not JSON: a DecodeError, answered 400
+        # Triton's raw binary request to a model of two inputs: an InvalidArgumentError, a
+        # RequestError answered as it is (it was kept in a cycle with the frames that had
+        # the body)
+        ("/v2/models/simple/infer", ("Inference-Header-Content-Length: 0",)),
+    ],
+)
+def test_a_refused_request_body_is_freed_by_the_rest_app(
+    rest_port: int, path: str, headers: tuple[str, ...]
+) -> None:
+    """A 24 MiB body refused with 400: the body is gone with the request (the error's
+    traceback holds the frames that had it; nothing may keep the error)."""
     with no_cycle_collector(), traced():
         BASE[0] = traced_now()
         for _ in range(2):
             with connect(rest_port) as sock:
-                sock.sendall(head(IDENTITY, SIZE) + b"x" * SIZE)
+                sock.sendall(head(path, SIZE, *headers) + b"x" * SIZE)
                 assert answer_of(sock)[0] == 400
             assert wait_until(lambda: traced_now() < BASE[0] + SIZE // 4), (
                 f"{(traced_now() - BASE[0]) >> 20} MiB still held after the 400"
