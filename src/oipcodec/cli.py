@@ -44,6 +44,7 @@ def _serve(args: argparse.Namespace) -> int:
             malloc_top_pad=args.malloc_top_pad << 20,
             http_protocol=args.http_protocol,
             codec_threads=args.codec_threads,
+            body_budget=None if args.body_budget is None else args.body_budget << 20,
         )
     except (TypeError, ValueError) as exc:
         print(f"oipcodec serve: {exc}", file=sys.stderr)
@@ -92,6 +93,14 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="N",
         help="threads per process that parse and write large JSON bodies (default: the CPUs "
         "this process may use, divided among the workers)",
+    )
+    add(
+        "--body-budget",
+        type=_non_negative,
+        metavar="MIB",
+        help="MiB of request-body buffers a process may hold for bodies still arriving; "
+        "over it, bodies are received in pieces as they come (default: 4 times "
+        "--max-body-bytes)",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

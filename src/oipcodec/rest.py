@@ -659,6 +659,9 @@ def decompress(
                 break  # input used up and nothing more comes out: the stream is truncated
             size += len(chunk)
             if size > max_size:
+                # The traceback keeps this frame: not the inflated bytes with it.
+                chunks.clear()
+                del chunk
                 raise LimitError(f"the {encoding} body inflates past the limit of {max_size} bytes")
             chunks.append(chunk)
     except zlib.error as exc:

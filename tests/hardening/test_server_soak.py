@@ -5,7 +5,8 @@ over raw sockets so the clients can lie: valid requests (JSON, binary extension,
 slow clients sending the body in pieces) mixed with malformed ones (truncated bodies, lying
 Content-Length and Inference-Header-Content-Length, gzip bombs, deep nesting, huge shapes,
 lying binary sizes, bodies over the limit) and clients that give up (stop mid-body and close,
-reset the connection, half-close with a body shorter than announced). Checks:
+also a quarter into an upload of the largest body, reset the connection, half-close with a
+body shorter than announced). Checks:
 
 - every valid request is answered 200 with the right result;
 - every malformed one is answered 4xx (never 5xx, never a hang: every socket has a timeout);
@@ -193,17 +194,21 @@ def case(index: int) -> tuple[str, str, bytes, dict[str, str], object]:
         body = rng.randbytes(rng.randint(1, 200))
     elif kind == "content-length-short":
         headers["Content-Length"] = str(len(body) // 2)
-    elif kind in ("stop", "reset", "halfclose"):
+    elif kind in GIVE_UP:
         if kind == "halfclose":
             headers["Content-Length"] = str(len(body) + 100)
         expected = kind
+        if kind == "stop-large":  # an upload of the largest body, stopped halfway
+            headers["Content-Length"] = str(LIMIT)
+            body = b"x" * (LIMIT // 2)
+            expected = "stop"
     else:
         raise AssertionError(kind)
     return kind, path, body, headers, expected
 
 
 VALID = ("json", "binary", "gzip", "bytes", "slow")
-GIVE_UP = ("stop", "reset", "halfclose")
+GIVE_UP = ("stop", "reset", "halfclose", "stop-large")
 BAD = (
     "truncated", "header-too-long", "header-too-short", "gzip-bomb", "bad-gzip", "deep",
     "huge-shape", "binary-size-lie", "over-limit", "wrong-shape", "not-json",

@@ -62,6 +62,11 @@ class ServerConfig:
     #: Threads per process that parse and write large JSON bodies off the event loop; ``None``:
     #: the CPUs this process may use, divided among the ``workers`` (at least 1).
     codec_threads: int | None = None
+    #: Bytes of request-body buffers a process's REST connections may hold reserved for
+    #: bodies still arriving, all together (oipcodec's HTTP protocol; see
+    #: :class:`~oipcodec.server.protocol.BodyBudget`): over it, a body is received in pieces
+    #: as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
+    body_budget: int | None = None
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
@@ -101,6 +106,16 @@ class ServerConfig:
             _check_int("codec_threads", self.codec_threads)
             if self.codec_threads < 1:
                 raise ValueError(f"codec_threads must be at least 1, got {self.codec_threads}")
+        if self.body_budget is not None:
+            _check_int("body_budget", self.body_budget)
+            if self.body_budget < 0:
+                raise ValueError(f"body_budget must be >= 0 bytes, got {self.body_budget}")
+
+    def body_budget_bytes(self) -> int:
+        """``body_budget``, or its default: 4 times ``limits.max_body_bytes``."""
+        if self.body_budget is not None:
+            return self.body_budget
+        return 4 * self.limits.max_body_bytes
 
     def replace(self, **changes: Any) -> ServerConfig:
         """A copy with ``changes`` (field names) applied, checked as a new config."""
@@ -142,3 +157,4 @@ class ServerSettings(TypedDict, total=False):
     malloc_top_pad: int
     http_protocol: str
     codec_threads: int | None
+    body_budget: int | None

@@ -66,6 +66,8 @@ Send = Callable[[Message], Awaitable[None]]
 
 #: JSON text of at least this many bytes is parsed or written off the event loop.
 _OFF_LOOP_BYTES = 1 << 20
+#: The most a deflate stream inflates by: about 1032 bytes out per byte in.
+_MAX_DEFLATE_RATIO = 1032
 #: Answers smaller than this are joined into one body (one write beats several).
 _JOIN_BELOW = 1 << 16
 
@@ -105,8 +107,9 @@ class RestApp:
     ``manage_models``: load every model on the ASGI lifespan startup and unload them on
     shutdown (for running the app under another ASGI server; ``oipcodec serve`` loads the
     models itself and shares them with gRPC). ``codec_threads``: how many threads parse and
-    write large JSON bodies off the event loop (default: :func:`available_cpus`); they start
-    with the first such body and stop with :meth:`close` (or the lifespan shutdown).
+    write large JSON bodies, and inflate compressed ones, off the event loop (default:
+    :func:`available_cpus`); they start with the first such body and stop with :meth:`close`
+    (or the lifespan shutdown).
     """
 
     def __init__(
@@ -169,18 +172,7 @@ class RestApp:
             status, body, headers = _json_answer(405, {"error": f"method {method} not allowed"})
             headers.append((b"allow", exc.allowed.encode()))
         except Exception as exc:
-            error = from_exception(exc)
-            if isinstance(exc, (RequestError, OIPError)):
-                log.info("%s %s -> %d: %s", method, path, error.http_status, error.message)
-            else:
-                log.exception("%s %s failed", method, path)
-            status, body, headers = (
-                error.http_status,
-                rest.error_body(error.message),
-                [(b"content-type", _JSON)],
-            )
-            if isinstance(error, BodyTimeoutError):
-                headers.append((b"connection", b"close"))  # the rest of the body never came
+            status, body, headers = _error_answer(exc, method, path)
         parts = body if isinstance(body, list) else [body]
         headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
         await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -333,9 +325,17 @@ class RestApp:
         body: Any = await self._body(scope, headers, receive)
         encoding = headers.get(b"content-encoding")
         if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+            inflate_limit = self.limits.max_decompressed_bytes
             try:
-                body = rest.decompress(
-                    body, encoding.decode("latin-1"), self.limits.max_decompressed_bytes
+                # What it may inflate to (deflate packs at most about 1032:1) sizes the work:
+                # anything but a tiny body is inflated in a codec thread, so a bomb does not
+                # hold the event loop.
+                body = await self._codec(
+                    min(len(body) * _MAX_DEFLATE_RATIO, inflate_limit),
+                    rest.decompress,
+                    body,
+                    encoding.decode("latin-1"),
+                    inflate_limit,
                 )
             except LimitError as exc:
                 raise PayloadTooLargeError(str(exc)) from None
@@ -465,6 +465,24 @@ def create_app(
     return RestApp(
         registry, limits=limits, manage_models=manage_models, codec_threads=codec_threads
     )
+
+
+def _error_answer(exc: Exception, method: str, path: str) -> _Answer:
+    """The answer to a request that failed with ``exc``, logged.
+
+    A function of its own so that no frame that is in the traceback of ``exc`` keeps a
+    reference to ``exc`` (its RequestError may be ``exc`` itself): that cycle would keep the
+    failed request's frames, and the request body and inflated bytes in them, alive until
+    the cycle collector runs."""
+    error = from_exception(exc)
+    if isinstance(exc, (RequestError, OIPError)):
+        log.info("%s %s -> %d: %s", method, path, error.http_status, error.message)
+    else:
+        log.exception("%s %s failed", method, path)
+    headers = [(b"content-type", _JSON)]
+    if isinstance(error, BodyTimeoutError):
+        headers.append((b"connection", b"close"))  # the rest of the body never came
+    return error.http_status, rest.error_body(error.message), headers
 
 
 def _route_path(scope: Scope) -> str:

@@ -41,6 +41,20 @@ What it does, per RFC 9112:
   ``"oipcodec.body_timeout"`` and can leave that wait to the server: a whole body arrives as
   one message here, so a timer around each ``receive()`` would bound the total time instead of
   the time without progress;
+- memory (what a request leaves behind): a body's buffer is dropped as soon as no more bytes
+  will be received into it: when the connection is lost, when the protocol closes it (an
+  answer of its own: 400, 408, 431; an app that failed or did not finish its answer) and when
+  the request's task ends; the request and its connection then forget each other, so a
+  request that ends badly frees its memory by reference counting, never waiting for the cycle
+  collector (a 64 MiB buffer kept that way by each aborted upload added up to gigabytes);
+- the body budget (:class:`BodyBudget`, one per server; ``oipcodec serve`` makes it
+  ``--body-budget``, by default 4 times ``--max-body-bytes``): a buffer for a body that has
+  not all arrived is reserved whole against it until its last byte arrives or it is dropped.
+  A body that would take the reserved bytes past the budget is neither refused (503) nor kept
+  waiting: it is received in pieces as they arrive (as uvicorn does) and costs the bytes the
+  client has sent. So heads announcing large bodies reserve at most the budget, whatever
+  their number, while ordinary loads keep the single buffer. Refusing would fail honest
+  clients in a burst; waiting would let slow clients that hold the budget stall the others;
 - answers: ``Content-Length`` as the app sends it, else chunked (HTTP/1.1) or to the close
   (HTTP/1.0); header names and values checked against response splitting; a response head is
   written together with the first part of its body (one ``writelines``, no join of a large
@@ -63,7 +77,7 @@ import orjson
 
 from oipcodec.kernels import uninitialized_bytearray
 
-__all__ = ["BODY_TIMEOUT_EXTENSION", "BUFFERS_EXTENSION", "HttpProtocol"]
+__all__ = ["BODY_TIMEOUT_EXTENSION", "BUFFERS_EXTENSION", "BodyBudget", "HttpProtocol"]
 
 log = logging.getLogger("oipcodec.server")
 access_log = logging.getLogger("uvicorn.access")
@@ -93,6 +107,48 @@ _MAX_CHUNK_LINE = 1 << 12
 _JOIN_ANSWER = 1 << 14
 #: A request's body buffer before it is allocated (never written to).
 _NO_BODY = bytearray()
+
+
+#: The default budget of a server's body buffers, in units of its ``max_body_buffer``.
+BUDGET_BODIES = 4
+
+
+class BodyBudget:
+    """The bytes of Content-Length body buffers that a server's connections may hold while
+    their bodies are still arriving, all connections together (``limit``).
+
+    A buffer is reserved, whole, when the app asks for a body that has not all arrived yet,
+    and given back when its last byte arrives (from then on it holds bytes the client sent,
+    not a claim) or when it is released unfilled (the client went away, 408, 400, the
+    server closed the connection). A body that would take the reserved bytes past ``limit``
+    is not refused and does not wait: it is handed to the app in pieces as they arrive, as
+    uvicorn does, so its memory is what the client has sent. ``reserved`` is what is held
+    now, ``peak`` the most ever held, ``overflows`` how many bodies came in pieces because
+    of the limit.
+    """
+
+    __slots__ = ("limit", "overflows", "peak", "reserved")
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError(f"a body budget must be >= 0 bytes, got {limit}")
+        self.limit = limit
+        self.reserved = 0
+        self.peak = 0
+        self.overflows = 0
+
+    def take(self, size: int) -> bool:
+        """Reserve ``size`` bytes if the limit allows; False (and nothing reserved) if not."""
+        if self.reserved + size > self.limit:
+            self.overflows += 1
+            return False
+        self.reserved += size
+        self.peak = max(self.peak, self.reserved)
+        return True
+
+    def give(self, size: int) -> None:
+        """Give back ``size`` bytes reserved by :meth:`take`."""
+        self.reserved -= size
 
 
 def _status_line(status: int) -> bytes:
@@ -195,7 +251,10 @@ class HttpProtocol(asyncio.BufferedProtocol):
 
     ``body_timeout``: seconds a request head or body may stop arriving before 408 (None: no
     limit); ``max_head_bytes``: the largest request head (431 above); ``max_body_buffer``: the
-    largest Content-Length body received into one buffer (larger ones come in pieces).
+    largest Content-Length body received into one buffer (larger ones come in pieces);
+    ``body_budget``: the :class:`BodyBudget` shared by the server's connections (None: one
+    per uvicorn server, of ``BUDGET_BODIES * max_body_buffer`` bytes, made by its first
+    connection).
     """
 
     def __init__(
@@ -208,6 +267,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         body_timeout: float | None = 30.0,
         max_head_bytes: int = 1 << 16,
         max_body_buffer: int = 64 << 20,
+        body_budget: BodyBudget | None = None,
     ) -> None:
         if not config.loaded:
             config.load()
@@ -222,6 +282,13 @@ class HttpProtocol(asyncio.BufferedProtocol):
         self.body_timeout = body_timeout
         self.max_head_bytes = max_head_bytes
         self.max_body_buffer = max_body_buffer
+        if body_budget is None:
+            # One per server: uvicorn's ServerState is shared by all its connections.
+            body_budget = getattr(server_state, "oipcodec_body_budget", None)
+            if body_budget is None:
+                body_budget = BodyBudget(BUDGET_BODIES * max_body_buffer)
+                server_state.oipcodec_body_budget = body_budget
+        self.body_budget: BodyBudget = body_budget
         self.extensions: dict[str, Any] = {BUFFERS_EXTENSION: {}}
         if body_timeout:
             self.extensions[BODY_TIMEOUT_EXTENSION] = {"seconds": body_timeout}
@@ -259,6 +326,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         self.server_state.connections.discard(self)
         self._disarm()
         if self.cycle is not None:
+            self.cycle.release()
             self.cycle.wake()
         if self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
@@ -288,6 +356,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
             if cycle.filled == len(cycle.body):
                 cycle.direct = False
                 cycle.remaining = 0
+                cycle.unreserve()
                 cycle.wake()
             return
         self.end += nbytes
@@ -388,6 +457,8 @@ class HttpProtocol(asyncio.BufferedProtocol):
         """The answer to ``cycle`` is out: go on with the next request, or close."""
         self.server_state.total_requests += 1
         self.cycle = None
+        if cycle.direct:
+            cycle.release()  # answered before its body came: the rest is dropped below
         if self.closed:
             return
         if not cycle.keep_alive:
@@ -418,6 +489,9 @@ class HttpProtocol(asyncio.BufferedProtocol):
         docstring), as the client may still be sending a body."""
         self.closed = True
         self._disarm()
+        if self.cycle is not None:
+            self.cycle.release()  # nothing more is received into it
+            self.cycle.wake()
         if linger and self.transport.can_write_eof():
             self.transport.write_eof()
             self._resume_reading()
@@ -501,8 +575,10 @@ class _Cycle:
         "head_out",
         "keep_alive",
         "left_to_send",
+        "pieces",
         "proto",
         "remaining",
+        "reserved",
         "scope",
         "started",
         "waiter",
@@ -522,6 +598,8 @@ class _Cycle:
         self.chunks: list[bytes] = []
         self.body = _NO_BODY  # the buffer of a Content-Length body, once the app asks
         self.filled = 0
+        self.reserved = 0  # bytes of proto.body_budget this request holds
+        self.pieces = False  # the body comes in pieces (over max_body_buffer or the budget)
         self.direct = False  # the event loop receives straight into `body`
         self.given = False  # every byte of the body was taken from the connection
         self.delivered = False  # ... and handed to the app, the last message sent
@@ -538,6 +616,18 @@ class _Cycle:
     # ------------------------------------------------------------------ the app
 
     async def run(self, app: Callable[..., Any]) -> None:
+        try:
+            await self._run(app)
+        finally:
+            proto = self.proto
+            if proto.closed and proto.cycle is self:
+                # No answer will complete it: let the connection forget it, or the two
+                # would keep each other (and the body) until the cycle collector runs.
+                self.release()
+                proto.cycle = None
+            self.body = _NO_BODY
+
+    async def _run(self, app: Callable[..., Any]) -> None:
         try:
             await app(self.scope, self.receive, self.send)
         except BaseException as exc:
@@ -570,6 +660,24 @@ class _Cycle:
             }
         )
         await self.send({"type": "http.response.body", "body": body})
+
+    def unreserve(self) -> None:
+        """Give back to the budget what the body's buffer holds of it."""
+        if self.reserved:
+            self.proto.body_budget.give(self.reserved)
+            self.reserved = 0
+
+    def release(self) -> None:
+        """No more bytes come into this body's buffer (the connection is closing, or the
+        answer went out first): drop its pieces, and its buffer unless the whole body is in
+        it (then the app is about to get it)."""
+        self.unreserve()
+        self.direct = False
+        self.chunks.clear()
+        if self.remaining and self.body is not _NO_BODY:
+            self.remaining = len(self.body) - self.filled  # still to come from the client
+        if self.remaining:
+            self.body = _NO_BODY
 
     def wake(self) -> None:
         waiter = self.waiter
@@ -610,8 +718,15 @@ class _Cycle:
                 await self._wait()
                 continue
             remaining = self.remaining
-            if remaining is not None and 0 < remaining <= proto.max_body_buffer:
-                return await self._whole_body(remaining)
+            if remaining is not None and remaining > 0 and not self.pieces:
+                if remaining <= proto.max_body_buffer:
+                    have = proto.end - proto.start
+                    # A body all in the read buffer holds nothing back; one still to come
+                    # reserves its buffer, if the budget allows.
+                    if have >= remaining or proto.body_budget.take(remaining):
+                        self.reserved = remaining if have < remaining else 0
+                        return await self._whole_body(remaining)
+                self.pieces = True
             self.feed()
             if self.chunks or self.given:
                 body = b"".join(self.chunks)
@@ -631,12 +746,15 @@ class _Cycle:
         proto.start += have
         self.filled = have
         if have < length:
+            del body  # only self.body holds it while it fills: release() drops it
             self.direct = True
             while self.direct and not proto.closed:
                 await self._wait()
-            if self.direct:  # the connection was lost or timed out
-                self.direct = False
+            if self.remaining:  # the connection was lost or timed out before the last byte
+                self.release()
                 return {"type": "http.disconnect"}
+            body = self.body
+        self.unreserve()
         self.remaining = 0
         self.given = self.delivered = True
         return {"type": "http.request", "body": body, "more_body": False}

@@ -115,12 +115,13 @@ def _uvicorn_server(app: RestApp, config: ServerConfig) -> Any:
     limits = config.limits
     http: Any = config.http_protocol
     if http == "oipcodec":
-        from oipcodec.server.protocol import HttpProtocol
+        from oipcodec.server.protocol import BodyBudget, HttpProtocol
 
         http = functools.partial(
             HttpProtocol,
             body_timeout=limits.body_timeout_seconds,
             max_body_buffer=limits.max_body_bytes,
+            body_budget=BodyBudget(config.body_budget_bytes()),
         )
 
     class _Uvicorn(uvicorn.Server):

@@ -1,0 +1,286 @@
+"""A bounded memory soak of ``oipcodec serve`` on 127.0.0.1: mixed valid and invalid traffic,
+the server's RSS sampled as it goes.
+
+    python benchmarks/load/soak_memory.py                  # 120 s, oipcodec's HTTP protocol
+    python benchmarks/load/soak_memory.py --seconds 30 --http-protocol httptools
+
+The server runs in a subprocess (``python -m oipcodec serve``, REST only, demo models, the
+default 64 MB body limit). ``--clients`` threads send, over raw sockets, a mix of: valid
+inferences (small JSON, binary, gzip, a 4 MB binary body), health probes, malformed
+requests (not JSON, a malformed head, a lying Content-Length over the limit), uploads
+aborted mid-body (a 24 MB Content-Length, 64 kB of it, then close or reset), heads alone
+(a 24 MB Content-Length and no body, then close), and gzip bombs (1 MB inflating to 1 GiB).
+The server's RSS (VmRSS of /proc/<pid>/status) is sampled every ``--interval`` seconds.
+
+It fails (exit status 1) on any 5xx answer, on a valid request not answered 200, or when
+the RSS at the end is more than ``--rss-bound`` MB above the RSS after the warm-up (the
+first ``--warmup`` seconds, in which malloc's arenas grow to what the traffic needs). The
+RSS series and the tallies are printed, and written as JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 60.0
+ABORTED = 24 << 20
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def bomb() -> bytes:
+    deflater = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1 << 20)
+    return b"".join(deflater.compress(zeros) for _ in range(1024)) + deflater.flush()
+
+
+def request(path: str, body: bytes, *headers: str, length: int | None = None) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close", *headers]
+    lines.append(f"Content-Length: {len(body) if length is None else length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def read_status(sock: socket.socket) -> int | None:
+    """The status of the answer on ``sock`` (read to the close), None if none came."""
+    data = b""
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(1 << 16):
+            data += chunk
+    if not data.startswith(b"HTTP/1."):
+        return None
+    return int(data[9:12])
+
+
+class Traffic:
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.bomb = bomb()
+        rng = np.random.default_rng(0)
+        a = rng.integers(-100, 100, 16).astype(np.int32).tolist()
+        small = {"inputs": [
+            {"name": "INPUT0", "datatype": "INT32", "shape": [1, 16], "data": a},
+            {"name": "INPUT1", "datatype": "INT32", "shape": [1, 16], "data": a},
+        ]}  # fmt: skip
+        self.small = json.dumps(small).encode()
+        self.gzipped = zlib.compress(self.small, wbits=16 + zlib.MAX_WBITS)
+        raw = rng.integers(0, 255, 4 << 20, dtype=np.uint8).tobytes()
+        header = json.dumps({"inputs": [{
+            "name": "X", "datatype": "UINT8", "shape": [len(raw)],
+            "parameters": {"binary_data_size": len(raw)},
+        }]}).encode()  # fmt: skip
+        self.large = (header + raw, len(header))
+        self.kinds = {
+            "json": (self.valid_json, True),
+            "gzip": (self.valid_gzip, True),
+            "large-binary": (self.valid_large, True),
+            "health": (self.health, True),
+            "not-json": (self.not_json, False),
+            "bad-head": (self.bad_head, False),
+            "over-limit": (self.over_limit, False),
+            "bomb": (self.gzip_bomb, False),
+            "aborted": (self.aborted, None),
+            "reset": (self.reset, None),
+            "head-only": (self.head_only, None),
+        }
+        self.weights = [6, 2, 2, 3, 2, 1, 1, 1, 2, 1, 1]
+
+    def exchange(self, data: bytes) -> int | None:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT) as sock:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                sock.sendall(data)
+            return read_status(sock)
+
+    def valid_json(self) -> int | None:
+        return self.exchange(request("/v2/models/simple/infer", self.small))
+
+    def valid_gzip(self) -> int | None:
+        body = request("/v2/models/simple/infer", self.gzipped, "Content-Encoding: gzip")
+        return self.exchange(body)
+
+    def valid_large(self) -> int | None:
+        body, header = self.large
+        return self.exchange(
+            request("/v2/models/identity/infer", body, f"Inference-Header-Content-Length: {header}")
+        )
+
+    def health(self) -> int | None:
+        return self.exchange(
+            b"GET /v2/health/ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+
+    def not_json(self) -> int | None:
+        return self.exchange(request("/v2/models/simple/infer", b"{not json" * 1000))
+
+    def bad_head(self) -> int | None:
+        return self.exchange(b"POST /v2/models/simple/infer HTTP/1.1\r\nBad Header\r\n\r\n")
+
+    def over_limit(self) -> int | None:
+        return self.exchange(request("/v2/models/simple/infer", b"x" * 100, length=1 << 30))
+
+    def gzip_bomb(self) -> int | None:
+        return self.exchange(
+            request("/v2/models/identity/infer", self.bomb, "Content-Encoding: gzip")
+        )
+
+    def aborted(self) -> int | None:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT) as sock:
+            sock.sendall(request("/v2/models/identity/infer", b"x" * (1 << 16), length=ABORTED))
+            time.sleep(0.05)
+        return None
+
+    def reset(self) -> int | None:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT) as sock:
+            sock.sendall(request("/v2/models/identity/infer", b"x" * (1 << 16), length=ABORTED))
+            time.sleep(0.05)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        return None
+
+    def head_only(self) -> int | None:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT) as sock:
+            sock.sendall(request("/v2/models/identity/infer", b"", length=ABORTED))
+            time.sleep(0.2)
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=120.0, help="soak length (max 600)")
+    parser.add_argument("--warmup", type=float, default=10.0, help="seconds before the baseline")
+    parser.add_argument("--interval", type=float, default=5.0, help="seconds between samples")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--rss-bound", type=float, default=50.0, help="MB over the baseline")
+    parser.add_argument("--http-protocol", default="oipcodec")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    seconds = min(args.seconds, 600.0)
+
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + str(ROOT))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "oipcodec", "serve", "--host", "127.0.0.1",
+         "--http-port", str(port), "--grpc-port", "-1", "--log-level", "error",
+         "--http-protocol", args.http_protocol],
+        env=env,
+    )  # fmt: skip
+    try:
+        traffic = Traffic(port)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if traffic.health() == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("the server did not start")
+            time.sleep(0.2)
+        return soak(traffic, server.pid, seconds, args)
+    finally:
+        server.terminate()
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def soak(traffic: Traffic, pid: int, seconds: float, args: argparse.Namespace) -> int:
+    tally: Counter[tuple[str, str]] = Counter()
+    problems: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+    names = list(traffic.kinds)
+
+    def client(seed: int) -> None:
+        rng = random.Random(seed)
+        while not stop.is_set():
+            kind = rng.choices(names, traffic.weights)[0]
+            call, valid = traffic.kinds[kind]
+            try:
+                status = call()
+            except OSError as exc:
+                status = None
+                if valid is not None:
+                    with lock:
+                        problems.append(f"{kind}: {exc!r}")
+            outcome = "none" if status is None else f"{status // 100}xx"
+            with lock:
+                tally[kind, outcome] += 1
+                if (
+                    (status is not None and status >= 500)
+                    or (valid is True and status != 200)
+                    or (valid is False and not (status is not None and 400 <= status < 500))
+                ):
+                    problems.append(f"{kind}: {status}")
+
+    start = time.monotonic()
+    series = [(0.0, rss_mb(pid))]
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+    for thread in threads:
+        thread.start()
+    baseline = None
+    while (now := time.monotonic() - start) < seconds:
+        time.sleep(min(args.interval, seconds - now))
+        now = time.monotonic() - start
+        series.append((round(now, 1), rss_mb(pid)))
+        print(f"t={now:6.1f} s  RSS {series[-1][1]:7.1f} MB", flush=True)
+        if baseline is None and now >= args.warmup:
+            baseline = series[-1][1]
+    stop.set()
+    for thread in threads:
+        thread.join()
+    time.sleep(1.0)  # the last aborted connections are closed by now
+    end = rss_mb(pid)
+    series.append((round(time.monotonic() - start, 1), end))
+    baseline = series[1][1] if baseline is None else baseline
+    fives = sum(n for (_, outcome), n in tally.items() if outcome == "5xx")
+    figures = {
+        "seconds": seconds,
+        "requests": sum(tally.values()),
+        "tally": {f"{k} {o}": n for (k, o), n in sorted(tally.items())},
+        "responses_5xx": fives,
+        "rss_mb_series": [(t, round(mb, 1)) for t, mb in series],
+        "rss_start_mb": series[0][1],
+        "rss_after_warmup_mb": baseline,
+        "rss_end_mb": end,
+        "rss_max_after_warmup_mb": max(mb for t, mb in series if t >= args.warmup),
+        "problems": problems[:20],
+    }
+    series_text = ", ".join(f"{t:g}s:{mb:.0f}" for t, mb in series)
+    print(json.dumps({k: v for k, v in figures.items() if k != "rss_mb_series"}, indent=1))
+    print(f"RSS series (MB): {series_text}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    ok = not problems and fives == 0 and end - baseline <= args.rss_bound
+    print("PASS" if ok else "FAIL", f"(RSS {baseline:.1f} -> {end:.1f} MB, {fives} 5xx)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
