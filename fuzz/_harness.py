@@ -245,8 +245,13 @@ def load_corpus(paths: list[str]) -> list[bytes]:
     return seeds
 
 
-def plain_loop(one_input: Callable[[bytes], None], argv: list[str]) -> int:
-    """Run the corpus, then random mutations, until the time or run budget is used."""
+def plain_loop(
+    one_input: Callable[[bytes], None],
+    argv: list[str],
+    mutate: Callable[[random.Random, list[bytes]], bytes] = _mutate,
+) -> int:
+    """Run the corpus, then random mutations (``mutate``), until the time or run budget is
+    used."""
     options = {a.split("=")[0]: a.split("=", 1)[1] for a in argv if a.startswith("-") and "=" in a}
     paths = [a for a in argv if not a.startswith("-")]
     budget = float(options.get("-max_total_time", 30))
@@ -259,7 +264,7 @@ def plain_loop(one_input: Callable[[bytes], None], argv: list[str]) -> int:
         one_input(data)
         done += 1
     while (runs < 0 or done < runs) and time.monotonic() - start < budget:
-        data = _mutate(rng, seeds)
+        data = mutate(rng, seeds)
         try:
             one_input(data)
         except BaseException:
@@ -273,10 +278,14 @@ def plain_loop(one_input: Callable[[bytes], None], argv: list[str]) -> int:
     return done
 
 
-def main(one_input: Callable[[bytes], None]) -> None:
+def main(
+    one_input: Callable[[bytes], None],
+    mutate: Callable[[random.Random, list[bytes]], bytes] = _mutate,
+) -> None:
+    """Fuzz ``one_input``: atheris when installed, else :func:`plain_loop` with ``mutate``."""
     argv = sys.argv[1:]
     if "atheris" in sys.modules and "--plain" not in argv:
         atheris.Setup([sys.argv[0], *argv], one_input)
         atheris.Fuzz()
     else:
-        plain_loop(one_input, [a for a in argv if a != "--plain"])
+        plain_loop(one_input, [a for a in argv if a != "--plain"], mutate)

@@ -173,6 +173,14 @@ def pb_seeds(kind: str) -> list[bytes]:
     return seeds
 
 
+def http_framing_seeds() -> list[bytes]:
+    """Byte streams of one connection: valid requests and the framing vectors (the list is
+    in the harness, which also replays it when there is no corpus folder)."""
+    from fuzz_http_framing import SEEDS
+
+    return SEEDS
+
+
 HARNESSES = {
     "json_to_array": json_to_array_seeds,
     "deserialize_bytes": framing_seeds,
@@ -185,6 +193,7 @@ HARNESSES = {
     "rest_response": lambda: rest_seeds("response"),
     "pb_request": lambda: pb_seeds("request"),
     "pb_response": lambda: pb_seeds("response"),
+    "http_framing": lambda: list(http_framing_seeds()),
 }
 
 

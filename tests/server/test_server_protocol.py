@@ -276,9 +276,12 @@ async def tiny_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @contextlib.contextmanager
-def run_app(app: Any = tiny_app, **config: Any) -> Iterator[tuple[uvicorn.Server, int]]:
-    """``app`` under uvicorn with oipcodec's protocol, on a new event loop (asyncio's own,
-    where oipcodec's server has uvloop if installed) in a thread; stopped on exit."""
+def run_app(
+    app: Any = tiny_app, protocol: dict[str, Any] | None = None, **config: Any
+) -> Iterator[tuple[uvicorn.Server, int]]:
+    """``app`` under uvicorn with oipcodec's protocol (``protocol``: more of its options), on
+    a new event loop (asyncio's own, where oipcodec's server has uvloop if installed) in a
+    thread; stopped on exit."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -287,7 +290,7 @@ def run_app(app: Any = tiny_app, **config: Any) -> Iterator[tuple[uvicorn.Server
     server = uvicorn.Server(
         uvicorn.Config(
             app,
-            http=functools.partial(HttpProtocol, body_timeout=BODY_TIMEOUT),
+            http=functools.partial(HttpProtocol, body_timeout=BODY_TIMEOUT, **(protocol or {})),
             host="127.0.0.1",
             port=port,
             lifespan="off",
@@ -381,6 +384,26 @@ MALFORMED = [
     ("gzip, chunked", b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "the only transfer coding served is chunked"),
     ("chunked in HTTP/1.0", b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer-Encoding in an HTTP/1.0 request"),
     ("bad target", b"GET ftp://x/ HTTP/1.1\r\n\r\n", 400, "malformed request target"),
+    # issue 20, item 3: a method that is no token, a control byte in the target: 400, not 505
+    ("invalid method token", b"G(T /v2 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request line"),
+    ("NUL in the target", b"GET /v2\x00/health/live HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request line"),
+    ("control byte in the target", b"GET /v2\x01 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request line"),
+    ("DEL in the target", b"GET /v2\x7f HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request line"),
+    ("tab in the target", b"GET /v2\tx HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request line"),
+    ("byte over 0x7e in the target", b"GET /v2\x80 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed HTTP request line"),
+    ("bad authority", b'GET http://a"b/ HTTP/1.1\r\nHost: x\r\n\r\n', 400, "malformed HTTP request line"),
+    ("unknown method", b"FOO /v2 HTTP/1.1\r\nHost: x\r\n\r\n", 501, "unknown method 'FOO'"),
+    ("lower-case method", b"get /v2 HTTP/1.1\r\nHost: x\r\n\r\n", 501, "unknown method 'get'"),
+    # issue 20, item 1: no coding at all in Transfer-Encoding
+    ("empty Transfer-Encoding", b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\n\r\n", 400, "an empty Transfer-Encoding"),
+    ("comma-only Transfer-Encoding", b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\n\r\n", 400, "an empty Transfer-Encoding"),
+    ("chunked twice", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "chunked is not the final transfer coding"),
+    ("tab after chunked", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\t\r\n\r\n0\r\n\r\n", 501, "the only transfer coding served is chunked"),
+    ("chunked, then an empty element", b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked,\r\n\r\n0\r\n\r\n", 400, "chunked is not the final transfer coding"),
+    # issue 20, item 4: a duplicate Content-Length, even an identical one (as llhttp)
+    ("two identical Content-Lengths", b"POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400, "two identical Content-Length"),
+    ("Content-Length of 5000 digits", b"POST / HTTP/1.1\r\nContent-Length: " + b"1" * 5000 + b"\r\n\r\n", 400, "invalid Content-Length"),
+    ("Content-Length over 64 bits", b"POST / HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n\r\n", 400, "invalid Content-Length"),
 ]  # fmt: skip
 
 
@@ -399,6 +422,38 @@ def test_a_malformed_head_is_refused_and_closed(
         assert message in answer.error
         assert answer.closes
         assert conn.closed_by_server()
+
+
+#: issue 20, items 1 and 2, byte for byte: each smuggled a second request past the first
+#: (an empty Transfer-Encoding ignored, a request line or a bare-LF line taken for a trailer).
+SMUGGLING = [
+    ("empty Transfer-Encoding", b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \r\n\r\nGET /v2/models/SMUGGLED HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("comma-only Transfer-Encoding", b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ,\r\n\r\nGET /v2/models/SMUGGLED HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("bare-LF line after the last chunk", b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\nGET /v2/models/SMUGGLED HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("request line after the last chunk", b"POST /v2/repository/index HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nGET /v2/models/SMUGGLED HTTP/1.1\r\nHost: x\r\n\r\n"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_bytes", [c[1] for c in SMUGGLING], ids=[c[0] for c in SMUGGLING])
+def test_no_request_is_smuggled_past_the_first(port: int, request_bytes: bytes) -> None:
+    """One 400 and the close: the bytes after the first head are never answered as a request
+    of their own, nor swallowed as part of the first (what llhttp does too)."""
+    with Conn(port) as conn:
+        conn.send(request_bytes)
+        answer = conn.read_answer()
+        assert answer.status == 400, answer.body
+        assert answer.closes
+        assert conn.closed_by_server()  # no second answer
+
+
+def test_request_line_leniencies_shared_with_llhttp(port: int) -> None:
+    """What llhttp accepts and RFC 9112 allows (2.2, 3): any CR and LF before a request line,
+    and runs of spaces between its parts."""
+    with Conn(port) as conn:
+        conn.send(b"\r\n\n\rGET  /v2/health/live   HTTP/1.1\r\nHost: test\r\n\r\n")
+        assert conn.read_answer().status == 200
+        conn.send(b"\n" + get("/v2/health/live"))
+        assert conn.read_answer().status == 200
 
 
 def test_a_head_over_the_limit_is_431(port: int) -> None:
@@ -531,8 +586,12 @@ def test_chunked_request_bodies(port: int) -> None:
     with Conn(port) as conn:
         conn.send(head + coded)
         assert echoed(conn.read_answer()) == list(range(100))
-        # Upper-case hex, padding before the extension, in tiny sends, then pipelined on.
-        coded = b"".join(b"%X \r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+        # Upper-case hex, leading zeros, extensions as llhttp reads them (a name alone, an
+        # empty value, an empty name, a quoted-pair), in tiny sends, then pipelined on.
+        coded = b"".join(
+            b'00%X;a;b=;=c;d="e \\"f\\"";g=h"i"\r\n%s\r\n' % (len(p), p) for p in pieces
+        )
+        coded += b"0\r\n\r\n"
         conn.send_slowly(head + coded, 7, pause=0.001)
         assert echoed(conn.read_answer()) == list(range(100))
         conn.send(head + chunked(body, 1000) + get("/v2/health/live"))
@@ -548,9 +607,40 @@ def test_chunked_request_bodies(port: int) -> None:
         (b"-5\r\nhello\r\n0\r\n\r\n", "malformed chunk-size line"),
         (b"5\r\nhello!!\r\n0\r\n\r\n", "chunk data longer than its size"),
         (b"1" * 5000, "a chunk-size or trailer line is too long"),
+        # issue 20, item 4 (as llhttp): no whitespace after the size or around extensions,
+        # no control bytes in them, sizes that fit in 64 bits
+        (b"2 \r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2 ;a\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2\t\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2; a\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2;a =b\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2;\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2;a\x01\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"2;a=\x00\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b'2;a="\x7f"\r\n{}\r\n0\r\n\r\n', "malformed chunk-size line"),
+        (b"2;a\rb\r\n{}\r\n0\r\n\r\n", "malformed chunk-size line"),
+        (b"10000000000000000\r\n", "malformed chunk-size line"),
+        # issue 20, item 2: the trailer section is header lines, checked as such
+        (b"2\r\n{}\r\n0\r\nX-A: b\x00c\r\n\r\n", "malformed trailer line"),
+        (b"2\r\n{}\r\n0\r\nX-A: b\rc\r\n\r\n", "malformed trailer line"),
+        (b"2\r\n{}\r\n0\r\nX-A: b\r\n c\r\n\r\n", "malformed trailer line"),
+        (b"2\r\n{}\r\n0\r\nX-A b\r\n\r\n", "malformed trailer line"),
+        (b"2\r\n{}\r\n0\r\nX-A: b\nX-C: d\r\n\r\n", "malformed trailer line"),
+        # framing fields in the trailer section (llhttp refuses them; found by the fuzzing)
+        (b"0\r\nTransfer-Encoding: chunked\r\n\r\n", "transfer-encoding in the trailer"),
+        (b"0\r\nContent-Length: 3\r\n\r\nabc", "content-length in the trailer"),
     ],
-    ids=["not hex", "0x prefix", "negative", "data over its size", "size line too long"],
-)
+    ids=[
+        "not hex", "0x prefix", "negative", "data over its size", "size line too long",
+        "space after the size", "space before an extension", "tab after the size",
+        "space after the semicolon", "space before the equals sign", "no extension name",
+        "control byte in an extension name", "NUL in an extension value",
+        "DEL in a quoted extension value", "bare CR in an extension", "size over 64 bits",
+        "NUL in a trailer", "bare CR in a trailer", "obs-fold in a trailer",
+        "trailer without a colon", "bare LF in a trailer", "Transfer-Encoding trailer",
+        "Content-Length trailer",
+    ],
+)  # fmt: skip
 def test_a_malformed_chunked_body_is_400(port: int, coded: bytes, message: str) -> None:
     head = CHUNKED_HEAD
     with Conn(port) as conn:
@@ -561,6 +651,16 @@ def test_a_malformed_chunked_body_is_400(port: int, coded: bytes, message: str) 
         assert answer.status == 400
         assert message in answer.error
         assert answer.closes and conn.closed_by_server()
+
+
+def test_connection_close_in_the_trailer_section_closes(port: int) -> None:
+    """As llhttp does: the answer says close, and the request after it is never read."""
+    with Conn(port) as conn:
+        conn.send(CHUNKED_HEAD + chunked(identity_json([3]), 5)[:-2])
+        conn.send(b"Connection: close\r\n\r\n" + get("/v2/health/live"))
+        answer = conn.read_answer()
+        assert echoed(answer) == [3] and answer.closes
+        assert conn.closed_by_server()
 
 
 # ------------------------------------------------------------------------------ timeouts
@@ -704,6 +804,18 @@ def test_a_content_length_body_reaches_the_app_in_one_message(app_port: int) -> 
         conn.send(get("/echo"))
         info = orjson.loads(conn.read_answer().get("x-info") or "")
         assert info["messages"] == [{"type": "http.request", "more_body": False, "length": 0}]
+
+
+def test_a_body_over_the_buffer_limit_in_small_pieces_arrives_whole() -> None:
+    """A Content-Length body over ``max_body_buffer`` comes in pieces; once what is left fits
+    the buffer, the pieces taken already went first (found by fuzz/fuzz_http_framing.py: they
+    were dropped, and the app got the body with bytes missing)."""
+    body = bytes(range(256)) * 4
+    with run_app(protocol={"max_body_buffer": 100}) as (_, port), Conn(port) as conn:
+        for size in (3, 7, 64, len(body) + 200):
+            conn.send_slowly(post("/echo", body), size, pause=0.0005)
+            answer = conn.read_answer()
+            assert answer.status == 200 and answer.body == body, size
 
 
 def test_receive_after_the_body_waits_for_the_client_to_go(app_port: int) -> None:

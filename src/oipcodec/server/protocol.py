@@ -23,8 +23,32 @@ owns the sockets, the lifespan, signals, graceful shutdown and the Date header.
 What it does, per RFC 9112:
 - request heads parsed strictly: a malformed request line or header line is answered 400, a
   head over ``max_head_bytes`` 431, an HTTP version other than 1.0/1.1 505, ``Content-Length``
-  with ``Transfer-Encoding`` (or two different lengths) 400, a transfer coding other than
-  ``chunked`` 501, each with ``Connection: close``;
+  with ``Transfer-Encoding`` 400, a transfer coding other than ``chunked`` 501, each with
+  ``Connection: close``;
+- where a request ends, and whether it is accepted or refused, is decided as llhttp (the
+  parser of uvicorn's httptools protocol) decides it, wherever RFC 9112 leaves a choice, so
+  that a proxy in front parsing with llhttp and this server never disagree on framing
+  (request smuggling). ``fuzz/fuzz_http_framing.py`` checks it differentially against
+  httptools and lists the few deliberate exceptions, all cases where llhttp accepts what RFC
+  9112 refuses and this server answers 4xx/5xx and closes. The choices:
+
+  - request line: method, target and version separated by one or more spaces (RFC 9112 3
+    allows it; llhttp does it); any CR and LF before it are skipped (RFC 9112 2.2). The method
+    must be one llhttp knows (``_METHODS``): a token it does not know is 501 (RFC 9110 9.1), a
+    method that is no token 400. The target is visible ASCII only: a control byte (NUL...),
+    tab, DEL or a byte over 0x7e is 400, never 505;
+  - ``Transfer-Encoding`` with no coding in it (empty, or commas only) is 400 (RFC 9112 6.1:
+    faulty framing); ``chunked`` anywhere but last (``chunked, chunked``, ``chunked,``) 400;
+  - two ``Content-Length`` header fields are 400 even when their values are the same (RFC
+    9110 8.6 allows accepting identical ones; llhttp refuses them); a length (or chunk size)
+    must fit in 64 bits;
+  - chunk-size line: hex digits, then extensions ``;name[=value]`` with a token or
+    quoted-string value, no whitespace anywhere: ``2 ``, ``2 ;a``, ``2; a`` are 400 (RFC 9112
+    7.1.1 allows BWS before ``;``, llhttp does not), and so is any control byte in an
+    extension;
+  - trailer section: each line must be a header line (token, colon, value without controls);
+    a request line, a bare LF, a bare CR, NUL, obs-fold or a line without a colon there is
+    400, so no request can hide in (or be swallowed by) a trailer section;
 - keep-alive (HTTP/1.1 unless ``Connection: close``; HTTP/1.0 closes after the answer), with
   uvicorn's ``timeout_keep_alive`` between requests; pipelined requests are answered in order;
 - ``Expect: 100-continue``: the interim answer goes out when the app first asks for the body;
@@ -89,15 +113,41 @@ BODY_TIMEOUT_EXTENSION = "oipcodec.body_timeout"
 #: (bytes, bytearray, memoryview) as it is, so an app can send views instead of copies.
 BUFFERS_EXTENSION = "oipcodec.buffers"
 
-_TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") ([!-~\x80-\xff]+) HTTP/1\.([01])")
-_ANY_VERSION = re.compile(rb"\S+ \S+ HTTP/\d+(\.\d+)?")
+_TCHAR = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]"
+_TOKEN = _TCHAR + rb"+"
+#: The request methods llhttp (uvicorn's httptools parser) knows for HTTP/1.x; any other
+#: token is answered 501, as RFC 9110 9.1 says for a method the server does not recognise.
+_METHODS = frozenset(
+    b"DELETE GET HEAD POST PUT CONNECT OPTIONS TRACE COPY LOCK MKCOL MOVE PROPFIND PROPPATCH "
+    b"SEARCH UNLOCK BIND REBIND UNBIND ACL REPORT MKACTIVITY CHECKOUT MERGE M-SEARCH NOTIFY "
+    b"SUBSCRIBE UNSUBSCRIBE PATCH PURGE MKCALENDAR LINK UNLINK SOURCE PRI QUERY".split()
+)
+#: A request target as llhttp reads one: origin-form (and anything after ``*``) of visible
+#: ASCII, or a scheme of letters, ``://``, an authority of llhttp's server characters and a
+#: path or query of visible ASCII (no bytes over 0x7e, no controls, no space).
+_TARGET = rb"(?:[/*][!-~]*|[A-Za-z]+://[-!$%&'()*+,.0-9:;=@A-Z\[\]_a-z~]*(?:[/?][!-~]*)?)"
+_REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") +(" + _TARGET + rb") +HTTP/1\.([01])")
+_ANY_VERSION = re.compile(rb"(" + _TOKEN + rb") +" + _TARGET + rb" +HTTP/\d+(\.\d+)?")
 #: Header lines, each ending in CRLF: a token, a colon, a value of visible characters, spaces
 #: and tabs (obs-fold continuation lines do not match: RFC 9112 5.2 lets a server reject them).
 _HEADER_LINES = re.compile(rb"(?:" + _TOKEN + rb":[\t\x20-\x7e\x80-\xff]*\r\n)*")
+#: One trailer field line (without its CRLF): the same grammar as a header line.
+_TRAILER_LINE = re.compile(_TOKEN + rb":[\t\x20-\x7e\x80-\xff]*")
 _BAD_NAME = re.compile(rb"[^!#$%&'*+.^_`|~0-9A-Za-z-]")
 _BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,15})[\t ]*(?:;[^\r\n]*)?")
+#: A chunk-size line as llhttp reads it: hex digits, then extensions ``;name[=value]``, the
+#: value a token, a quoted-string or (llhttp) token characters then a quoted-string, with no
+#: whitespace anywhere (RFC 9112 7.1.1 allows BWS around ``;`` and ``=``; llhttp does not,
+#: and neither do we). A name may be empty only before ``=`` or another ``;``.
+_CHUNK_EXT = (
+    rb";(?:" + _TCHAR + rb"+|(?=[=;]))"
+    rb"(?:=" + _TCHAR + rb"*(?:\"(?:[\t !#-\[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*\")?)?"
+)
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]+)(?:" + _CHUNK_EXT + rb")*")
+_AUTHORITY = b"-!$%&'()*+,.0123456789:;=@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~"
+_CRLF = frozenset(b"\r\n")
+#: Content-Length must fit in 64 bits, as chunk sizes (16 hex digits); llhttp refuses larger.
+_MAX_LENGTH = 1 << 64
 
 #: First size of a connection's read buffer (heads and pipelined requests land there).
 _READ_BUFFER = 1 << 15
@@ -162,6 +212,11 @@ def _status_line(status: int) -> bytes:
 _STATUS_LINES = {status: _status_line(status) for status in range(100, 600)}
 
 
+def _tokens(value: bytes) -> set[bytes]:
+    """The elements of a comma-separated header value, in lower case."""
+    return {t.strip(b" \t") for t in value.lower().split(b",")}
+
+
 class _BadRequest(Exception):
     """A request the protocol answers itself (and then closes the connection)."""
 
@@ -179,11 +234,13 @@ class _Head:
     def __init__(self, head: bytes) -> None:
         line_end = head.find(b"\r\n")
         request_line = head if line_end < 0 else head[:line_end]
-        match = _REQUEST_LINE.fullmatch(request_line)
+        match = _REQUEST_LINE.fullmatch(request_line) or _ANY_VERSION.fullmatch(request_line)
         if match is None:
-            if _ANY_VERSION.fullmatch(request_line):
-                raise _BadRequest(505, "only HTTP/1.0 and HTTP/1.1 are served")
             raise _BadRequest(400, "malformed HTTP request line")
+        if match.group(1) not in _METHODS:
+            raise _BadRequest(501, f"unknown method {match.group(1).decode('ascii')!r}")
+        if match.re is _ANY_VERSION:
+            raise _BadRequest(505, "only HTTP/1.0 and HTTP/1.1 are served")
         self.method = match.group(1).decode("ascii")
         self.target = match.group(2)
         self.v10 = match.group(3) == b"0"
@@ -192,38 +249,47 @@ class _Head:
             raise _BadRequest(400, "malformed HTTP header line")
         headers = []
         length: int | None = None
-        codings: list[bytes] = []
+        codings: list[bytes] | None = None  # each Transfer-Encoding element, empty ones too
         connection = b""
         self.continue_ = False
         for line in lines.split(b"\r\n")[:-1]:
-            name, _, value = line.partition(b":")
+            name, _, raw = line.partition(b":")
             name = name.lower()
-            value = value.strip(b" \t")
+            value = raw.strip(b" \t")
             headers.append((name, value))
             if name == b"content-length":
-                if not value.isdigit() or len(value) > 18:
-                    raise _BadRequest(400, f"invalid Content-Length {value.decode('latin-1')!r}")
-                if length is not None and int(value) != length:
-                    raise _BadRequest(400, "two different Content-Length headers")
+                if not value.isdigit() or len(value.lstrip(b"0")) > 20 or int(value) >= _MAX_LENGTH:
+                    shown = value[:40].decode("latin-1")
+                    raise _BadRequest(400, f"invalid Content-Length {shown!r}")
+                if length is not None:  # RFC 9110 8.6 allows either; llhttp refuses both
+                    same = "different" if int(value) != length else "identical"
+                    raise _BadRequest(400, f"two {same} Content-Length headers")
                 length = int(value)
             elif name == b"transfer-encoding":
-                codings += [c.strip().lower() for c in value.split(b",") if c.strip()]
+                # (a tab after a coding makes it another coding for llhttp: only spaces go)
+                codings = (codings or []) + [
+                    c.lstrip(b" \t").rstrip(b" ").lower() for c in raw.split(b",")
+                ]
             elif name == b"connection":
                 connection += b"," + value.lower()
             elif name == b"expect" and value.lower() == b"100-continue":
                 self.continue_ = True
         self.headers = headers
-        self.chunked = bool(codings)
-        if codings:
+        self.chunked = codings is not None
+        if codings is not None:
             if length is not None:
                 raise _BadRequest(400, "a request with both Content-Length and Transfer-Encoding")
             if self.v10:
                 raise _BadRequest(400, "Transfer-Encoding in an HTTP/1.0 request")
-            if codings != [b"chunked"]:
+            named = [c for c in codings if c]
+            if not named:
+                raise _BadRequest(400, "an empty Transfer-Encoding")
+            if b"chunked" in codings and codings.index(b"chunked") != len(codings) - 1:
+                raise _BadRequest(400, "chunked is not the final transfer coding")
+            if named != [b"chunked"]:
                 raise _BadRequest(501, "the only transfer coding served is chunked")
-        self.length = 0 if length is None and not codings else length
-        tokens = {t.strip() for t in connection.split(b",")}
-        self.close = self.v10 or b"close" in tokens
+        self.length = 0 if length is None and codings is None else length
+        self.close = self.v10 or b"close" in _tokens(connection)
 
     def path(self) -> tuple[str, bytes, bytes]:
         """The target's path (percent-decoded), raw path and query string."""
@@ -234,8 +300,8 @@ class _Head:
                 return "*", b"*", b""
             if not sep or scheme.lower() not in (b"http", b"https"):
                 raise _BadRequest(400, "malformed request target")
-            slash = rest.find(b"/")
-            target = b"/" if slash < 0 else rest[slash:]
+            end = len(rest) - len(rest.lstrip(_AUTHORITY))  # the path or query after it
+            target = rest[end:] if rest[end:].startswith(b"/") else b"/" + rest[end:]
         raw, _, query = target.partition(b"?")
         raw = raw.partition(b"#")[0]
         path = raw.decode("latin-1")
@@ -399,8 +465,10 @@ class HttpProtocol(asyncio.BufferedProtocol):
                 self.skip -= dropped
                 if self.skip:
                     return
-            while self.buf.startswith(b"\r\n", self.start, self.end):
-                self.start += 2  # RFC 9112 2.2: empty lines before a request are ignored
+            while self.start < self.end and self.buf[self.start] in _CRLF:
+                # RFC 9112 2.2: empty lines before a request are ignored (llhttp skips any CR
+                # and LF there)
+                self.start += 1
             head_end = self.buf.find(b"\r\n\r\n", self.start, self.end)
             if head_end < 0:
                 if self.buf.find(b"\n\n", self.start, self.end) >= 0:
@@ -783,8 +851,8 @@ class _Cycle:
             self.wake()
 
     def _feed_chunked(self) -> None:
-        """RFC 9112 7.1: size line (hex, extensions ignored), data, CRLF; a zero size, then
-        trailer lines (ignored) up to an empty line."""
+        """RFC 9112 7.1: size line (hex, extensions checked and ignored), data, CRLF; a zero
+        size, then trailer lines (checked as header lines, ignored) up to an empty line."""
         proto = self.proto
         buf = proto.buf
         while proto.start < proto.end:
@@ -810,11 +878,19 @@ class _Cycle:
                 self.chunk_state = "size"
             elif state == "size":
                 match = _CHUNK_SIZE.fullmatch(line)
-                if match is None:
+                if match is None or len(match.group(1).lstrip(b"0")) > 16:
                     raise _BadRequest(400, "malformed chunk-size line")
                 self.chunk_left = int(match.group(1), 16)
                 self.chunk_state = "data" if self.chunk_left else "trailer"
-            elif line:  # a trailer field: ignored
+            elif line:  # a trailer field: checked as a header line, then ignored
+                if _TRAILER_LINE.fullmatch(line) is None:
+                    raise _BadRequest(400, "malformed trailer line")
+                name, _, value = line.partition(b":")
+                name = name.lower()
+                if name in (b"content-length", b"transfer-encoding"):
+                    raise _BadRequest(400, f"{name.decode()} in the trailer section")
+                if name == b"connection" and b"close" in _tokens(value):
+                    self.keep_alive = False  # (llhttp honours it there too)
                 continue
             else:
                 self.chunk_state = ""
