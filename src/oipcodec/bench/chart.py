@@ -249,6 +249,20 @@ def _note(ax: Axes, y: float, bar: _Bar) -> None:
     )
 
 
+def _value_label(ax: Axes, x: float, y: float, text: str, bold: bool = False) -> None:
+    """A bar's figure, just after the end of the bar (or of its p99 tick)."""
+    ax.annotate(
+        text,
+        (x, y),
+        xytext=(3, 0),
+        textcoords="offset points",
+        va="center",
+        fontsize=_FONT - 0.5,
+        fontweight="bold" if bold else "normal",
+        color=_INK,
+    )
+
+
 def _throughput(ax: Axes, panel: _Panel, top: int) -> None:
     placed = _frame(ax, panel, labels=True)
     values = [b.value for _, b in placed if b.value]
@@ -259,16 +273,7 @@ def _throughput(ax: Axes, panel: _Panel, top: int) -> None:
             continue
         assert bar.value is not None
         ax.barh(y, bar.value, height=0.8, color=COLOURS.get(bar.implementation, _OTHER))
-        ax.annotate(
-            _rate(bar.value) + ("  best" if bar.best else ""),
-            (bar.value, y),
-            xytext=(3, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=_FONT - 0.5,
-            fontweight="bold" if bar.best else "normal",
-            color=_INK,
-        )
+        _value_label(ax, bar.value, y, _rate(bar.value) + ("  best" if bar.best else ""), bar.best)
     ax.set_xlabel(f"requests/s at concurrency {top}, log scale (more is better)", fontsize=_FONT)
 
 
@@ -301,15 +306,7 @@ def _latency(ax: Axes, panel: _Panel, top: int) -> None:
             ax.plot([bar.p50, bar.p99], [y, y], color=_INK, linewidth=0.8)
             ax.plot([bar.p99], [y], marker="|", markersize=7, markeredgewidth=1.5, color=_INK)
             end = bar.p99
-        ax.annotate(
-            text,
-            (end, y),
-            xytext=(4, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=_FONT - 0.5,
-            color=_INK,
-        )
+        _value_label(ax, end, y, text)
     ax.set_xlabel(
         f"latency at concurrency {top}, ms, log scale: p50 bar / p99 tick (less is better)",
         fontsize=_FONT,
@@ -334,15 +331,7 @@ def _codec(ax: Axes, panel: _Panel) -> None:
             edgecolor="white",
             linewidth=0,
         )
-        ax.annotate(
-            _us(bar.value),
-            (bar.value, y),
-            xytext=(3, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize=_FONT - 0.5,
-            color=_INK,
-        )
+        _value_label(ax, bar.value, y, _us(bar.value))
     ax.set_xlabel("server codec per request, µs, log scale (less is better)", fontsize=_FONT)
 
 
