@@ -45,14 +45,13 @@ def reference_top_k(values: np.ndarray, k: int) -> np.ndarray:
 
 def reference_text(value: Any) -> str:
     """std::to_string's text of one value, written with Python's own formatting."""
-    if isinstance(value, (bool, np.bool_)):
-        return "%d" % int(value)
-    if isinstance(value, (int, np.integer)):
-        return "%d" % int(value)
+    # printf's own conversions, on purpose: %d and %f are the rule under test.
+    if isinstance(value, (bool, np.bool_, int, np.integer)):
+        return "%d" % int(value)  # noqa: UP031
     value = float(value)
     if math.isnan(value):
         return "-nan" if math.copysign(1.0, value) < 0 else "nan"
-    return "%f" % value
+    return "%f" % value  # noqa: UP031
 
 
 def arrays(dtype: Any) -> st.SearchStrategy[np.ndarray]:
@@ -179,7 +178,8 @@ def test_strings_as_cpp_prints_them(impl) -> None:
     assert strings([True, False], np.bool_) == [b"1:0", b"0:1"]
     assert strings([65504], np.float16) == [b"65504.000000:0"]
     largest = impl.classification_strings(np.array([-1.7976931348623157e308]), np.array([2**62]))
-    assert largest[0] == ("%f:%d" % (-1.7976931348623157e308, 2**62)).encode()
+    expected = "%f:%d" % (-1.7976931348623157e308, 2**62)  # noqa: UP031
+    assert largest[0] == expected.encode()
 
 
 def test_labels(impl) -> None:

@@ -503,7 +503,14 @@ def test_repository_http(http: Any) -> None:
 
 def test_repository_grpc(grpc: Any) -> None:
     names = {m.name for m in grpc.get_model_repository_index().models}
-    assert names == {"simple", "simple_string", "identity", "add_sub"}
+    assert names == {
+        "simple",
+        "simple_string",
+        "identity",
+        "add_sub",
+        "simple_identity",
+        "simple_int8",
+    }
     grpc.unload_model("add_sub")
     try:
         assert not grpc.is_model_ready("add_sub")

@@ -94,7 +94,9 @@ def rank_source(values: Any, k: Any) -> tuple[np.ndarray[Any, Any], int]:
     return array, count
 
 
-def format_source(values: Any, indices: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], int]:
+def format_source(
+    values: Any, indices: Any
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], int]:
     """Check the arguments of ``classification_strings`` and give ``(values, indices, code)``:
     the values as a C-contiguous int64, uint64 or float64 array (exact widening: what
     ``std::to_string`` prints does not change), the indices as C-contiguous int64, both 1-D,
