@@ -4,7 +4,8 @@
 #
 # top_k selects each row's best `count` indices with a binary heap whose root is the worst one
 # kept: an element that does not beat the root (most of them, for a small k) costs one
-# comparison. The heap is then emptied from the back, which leaves the row's answer sorted.
+# comparison with the root's value. The heap is then emptied from the back, which leaves the
+# row's answer sorted. O(classes * log k) per row, and no allocation beyond the k-slot heap.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -37,15 +38,21 @@ ctypedef fused rank_t:
     double
 
 
+cdef inline bint _is_nan(rank_t v) noexcept nogil:
+    if rank_t is float or rank_t is double:
+        return v != v
+    else:
+        return False
+
+
 cdef inline bint _better(const rank_t *row, int64_t i, int64_t j) noexcept nogil:
     # Whether element i ranks above element j: larger first, NaN last, ties by lower index.
     cdef rank_t a = row[i]
     cdef rank_t b = row[j]
-    if rank_t is float or rank_t is double:
-        if a != a:
-            return b != b and i < j
-        if b != b:
-            return True
+    if _is_nan(a):
+        return _is_nan(b) and i < j
+    if _is_nan(b):
+        return True
     if a > b:
         return True
     if a < b:
@@ -79,25 +86,36 @@ cdef void _rank_rows(
     cdef Py_ssize_t r, i, size, at, parent
     cdef const rank_t *row
     cdef int64_t *answer
+    cdef rank_t x, worst
+    cdef bint worst_nan
     for r in range(rows):
         row = src + r * classes
         answer = out + r * count
         size = 0
-        for i in range(classes):
-            if size < count:
-                # Sift up: the new element rises while it ranks below its parent.
-                at = size
-                size += 1
-                while at > 0:
-                    parent = (at - 1) // 2
-                    if not _better(row, heap[parent], i):
-                        break
-                    heap[at] = heap[parent]
-                    at = parent
-                heap[at] = i
-            elif _better(row, i, heap[0]):
+        for i in range(count):
+            # The first `count` elements fill the heap; each rises (sift up) while it ranks
+            # below its parent.
+            at = size
+            size += 1
+            while at > 0:
+                parent = (at - 1) // 2
+                if not _better(row, heap[parent], i):
+                    break
+                heap[at] = heap[parent]
+                at = parent
+            heap[at] = i
+        # The rest: i is larger than every index kept, so it wins a tie never, and beats the
+        # root only by a larger value, or by being a number where the root is NaN. The root's
+        # value is kept at hand, which leaves one comparison per rejected element.
+        worst = row[heap[0]]
+        worst_nan = _is_nan(worst)
+        for i in range(count, classes):
+            x = row[i]
+            if x > worst or (worst_nan and not _is_nan(x)):
                 heap[0] = i
                 _sift_down(row, heap, size, 0)
+                worst = row[heap[0]]
+                worst_nan = _is_nan(worst)
         # The root is the worst kept: it goes last, then the next worst, and so on.
         while size > 0:
             size -= 1
