@@ -178,13 +178,32 @@ cdef enum:
     _TEXT_MAX = 352
 
 
+cdef inline Py_ssize_t _decimal(char *buf, uint64_t u) noexcept nogil:
+    # u in decimal (what %llu prints), without printf's parsing of a format each time.
+    cdef char digits[20]
+    cdef Py_ssize_t n = 0, i
+    while True:
+        digits[n] = <char>(48 + u % 10)
+        n += 1
+        u //= 10
+        if u == 0:
+            break
+    for i in range(n):
+        buf[i] = digits[n - 1 - i]
+    return n
+
+
 cdef Py_ssize_t _value_text(
     char *buf, int code, int64_t s, uint64_t u, double d
 ) noexcept nogil:
     if code == FORMAT_SIGNED:
-        return snprintf(buf, _TEXT_MAX, "%lld", <long long>s)
+        if s < 0:
+            buf[0] = c'-'
+            # The magnitude as unsigned: exact for INT64_MIN too.
+            return 1 + _decimal(buf + 1, 0 - <uint64_t>s)
+        return _decimal(buf, <uint64_t>s)
     if code == FORMAT_UNSIGNED:
-        return snprintf(buf, _TEXT_MAX, "%llu", <unsigned long long>u)
+        return _decimal(buf, u)
     # NaN and infinities spelled as glibc does, on every platform.
     if isnan(d):
         return snprintf(buf, _TEXT_MAX, "%s", "-nan" if signbit(d) else "nan")
@@ -220,7 +239,8 @@ def classification_strings(values, indices, labels=None):
             length = _value_text(buf, code, 0, unsigned_values[i], 0.0)
         else:
             length = _value_text(buf, code, 0, 0, float_values[i])
-        length += snprintf(buf + length, _TEXT_MAX - length, ":%lld", <long long>at[i])
+        buf[length] = c':'
+        length += 1 + _decimal(buf + length + 1, <uint64_t>at[i])  # indices are >= 0
         label_length = 0
         if at[i] < n_labels:
             label = table[at[i]]

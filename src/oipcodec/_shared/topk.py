@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from oipcodec._shared.halffloat import is_bfloat16
 from oipcodec.errors import EncodeError
 
 C_CONSTANTS = ("FORMAT_SIGNED", "FORMAT_UNSIGNED", "FORMAT_FLOAT")
@@ -39,22 +40,13 @@ FORMAT_UNSIGNED = 1
 FORMAT_FLOAT = 2
 
 
-def _is_bfloat16(dtype: np.dtype[Any]) -> bool:
-    # By its scalar type, so that ranking never imports ml_dtypes itself.
-    return (
-        dtype.itemsize == 2
-        and getattr(dtype.type, "__name__", "") == "bfloat16"
-        and getattr(dtype.type, "__module__", "").startswith("ml_dtypes")
-    )
-
-
 def _numeric(values: Any, what: str) -> np.ndarray[Any, Any]:
     """``values`` as a numpy array of an OIP numeric type, unchanged (no copy)."""
     if not isinstance(values, np.ndarray):
         raise EncodeError(f"{what} must be a numpy array, got {type(values).__name__}")
     kind = values.dtype.kind
     if not (kind in "biu" or (kind == "f" and values.dtype.itemsize in (2, 4, 8))) and not (
-        _is_bfloat16(values.dtype)
+        is_bfloat16(values.dtype)
     ):
         raise EncodeError(
             f"{what} must hold numbers (BOOL, INT8..INT64, UINT8..UINT64, FP16, BF16, FP32, "
@@ -84,7 +76,7 @@ def rank_source(values: Any, k: Any) -> tuple[np.ndarray[Any, Any], int]:
     dtype = array.dtype
     if dtype.kind == "b":
         array = array.view(np.uint8)
-    elif (dtype.kind == "f" and dtype.itemsize == 2) or _is_bfloat16(dtype):
+    elif (dtype.kind == "f" and dtype.itemsize == 2) or is_bfloat16(dtype):
         array = array.astype(np.float32)
     elif not dtype.isnative:
         array = array.astype(dtype.newbyteorder("="))
