@@ -38,22 +38,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def http(server: RunningServer) -> Iterator[Any]:
-    client = httpclient.InferenceServerClient(
-        server.http_address, connection_timeout=TIMEOUT, network_timeout=TIMEOUT
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def grpc(server: RunningServer) -> Iterator[Any]:
-    client = grpcclient.InferenceServerClient(server.grpc_address)
-    yield client
-    client.close()
-
-
 def _infer(client: Any, module: Any, model: str, output: str, k: int, **kwargs: Any) -> Any:
     item = module.InferInput("X", list(X.shape), "FP32")
     item.set_data_from_numpy(X)

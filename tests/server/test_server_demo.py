@@ -29,22 +29,6 @@ def server() -> Iterator[RunningServer]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def http(server: RunningServer) -> Iterator[Any]:
-    client = httpclient.InferenceServerClient(
-        server.http_address, connection_timeout=TIMEOUT, network_timeout=TIMEOUT
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def grpc(server: RunningServer) -> Iterator[Any]:
-    client = grpcclient.InferenceServerClient(server.grpc_address)
-    yield client
-    client.close()
-
-
 # What Triton's string example sends: text with an embedded NUL, and 4-byte binary blobs.
 STRINGS = [
     np.array([b"he\x00llo"] * 16, dtype=np.object_).reshape(1, 16),

@@ -31,22 +31,6 @@ def server() -> Iterator[RunningServer]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def http(server: RunningServer) -> Iterator[Any]:
-    client = httpclient.InferenceServerClient(
-        server.http_address, connection_timeout=TIMEOUT, network_timeout=TIMEOUT, concurrency=4
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def grpc(server: RunningServer) -> Iterator[Any]:
-    client = grpcclient.InferenceServerClient(server.grpc_address)
-    yield client
-    client.close()
-
-
 def _simple_inputs(
     module: Any, binary: bool | None = None
 ) -> tuple[list[Any], np.ndarray, np.ndarray]:
