@@ -128,3 +128,16 @@ def test_simple_int8_refuses_other_datatypes(http: Any) -> None:
     other.set_data_from_numpy(np.zeros((1, 16), np.int8))
     with pytest.raises(InferenceServerException, match="expects INT8"):
         http.infer("simple_int8", [item, other])
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_simple_int8_classification(http: Any, grpc: Any, protocol: str) -> None:
+    """class_count on a batching INT8 output: [batch, k], integers printed as %d."""
+    module, client = (grpcclient, grpc) if protocol == "grpc" else (httpclient, http)
+    inputs, _, _ = _int8_inputs(module)
+    outputs = [module.InferRequestedOutput("OUTPUT0", class_count=3)]
+    result = client.infer("simple_int8", inputs, outputs=outputs)
+    assert result.as_numpy("OUTPUT0").tolist() == [
+        [b"16:15", b"15:14", b"14:13"],
+        [b"113:15", b"97:14", b"81:13"],
+    ]
