@@ -4,6 +4,7 @@ model and on one that does not batch, with and without labels (a list, and a lab
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.error
 import urllib.request
@@ -14,7 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oipcodec.server import ModelRegistry
+from oipcodec.server import InvalidArgumentError, ModelRegistry
+from oipcodec.server.demo import Identity
 from oipcodec.testing import RunningServer, background
 from oipcodec.types import InferRequest, RequestedOutput, Tensor
 from tests.support.classify_models import LABELS, classify_models
@@ -22,8 +24,9 @@ from tests.support.classify_models import LABELS, classify_models
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 httpclient = pytest.importorskip("tritonclient.http")
 grpcclient = pytest.importorskip("tritonclient.grpc")
+grpc_module = pytest.importorskip("grpc")
 from tritonclient.grpc import service_pb2, service_pb2_grpc  # noqa: E402
-from tritonclient.utils import InferenceServerException  # noqa: E402
+from tritonclient.utils import InferenceServerException, deserialize_bytes_tensor  # noqa: E402
 
 TIMEOUT = 30.0
 X = np.array([[0.1, 0.7, 0.2, 0.7, -1.0], [3.3, 0.0, 1.0, 2.0, 5.0]], np.float32)
@@ -104,8 +107,6 @@ def test_grpc(grpc: Any, model: str, output: str, k: int) -> None:
 
 
 def test_grpc_typed_contents_and_kserve_spelling(server: RunningServer) -> None:
-    import grpc as grpc_module
-
     with grpc_module.insecure_channel(server.grpc_address) as channel:
         stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
         request = service_pb2.ModelInferRequest(model_name="scores")
@@ -116,8 +117,6 @@ def test_grpc_typed_contents_and_kserve_spelling(server: RunningServer) -> None:
         response = stub.ModelInfer(request, timeout=TIMEOUT)
     (output,) = response.outputs
     assert (output.datatype, list(output.shape)) == ("BYTES", [2, 1])
-    from tritonclient.utils import deserialize_bytes_tensor
-
     strings = deserialize_bytes_tensor(response.raw_output_contents[0]).tolist()
     assert strings == [b"0.700000:1:one", b"5.000000:4:four"]
 
@@ -200,8 +199,6 @@ def test_server_metadata_lists_the_extension(http: Any, grpc: Any) -> None:
 
 
 def _registry_infer(model_name: str, data: np.ndarray, k: int) -> Tensor:
-    import asyncio
-
     registry = ModelRegistry(classify_models(str(Path(__file__))))
     asyncio.run(registry.load_all())
     request = InferRequest(
@@ -220,3 +217,19 @@ def test_empty_batches_and_empty_rows() -> None:
     assert no_classes.shape == (2, 0)
     flat_empty = _registry_infer("scores_flat", np.zeros((0, 5), np.float32), 3)
     assert flat_empty.shape == (0,)
+
+
+def test_undeclared_bytes_output_refused_after_predict() -> None:
+    """A model that declares no outputs (identity): the datatype is known only once predict
+    answered, and a BYTES output is refused then, naming it."""
+    registry = ModelRegistry([Identity()])
+    asyncio.run(registry.load_all())
+    words = Tensor.from_array("W", np.array([b"a", b"b"], dtype=object))
+    numbers = Tensor.from_array("N", np.array([1, 9, 5], dtype=np.uint16))
+    asked = [RequestedOutput(name, {"classification": 2}) for name in ("N", "W")]
+    request = InferRequest([words, numbers], asked[:1], model_name="identity")
+    (tensor,) = asyncio.run(registry.infer(request)).outputs
+    assert tensor.data.tolist() == [b"9:1", b"5:2"]
+    request = InferRequest([words, numbers], asked, model_name="identity")
+    with pytest.raises(InvalidArgumentError, match="output 'W' is BYTES"):
+        asyncio.run(registry.infer(request))

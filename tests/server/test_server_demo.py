@@ -17,6 +17,7 @@ from oipcodec.testing import RunningServer, background
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 httpclient = pytest.importorskip("tritonclient.http")
 grpcclient = pytest.importorskip("tritonclient.grpc")
+grpc_module = pytest.importorskip("grpc")
 from tritonclient.grpc import service_pb2, service_pb2_grpc  # noqa: E402
 from tritonclient.utils import InferenceServerException  # noqa: E402
 
@@ -97,8 +98,6 @@ def test_simple_int8_wraps_around(http: Any, grpc: Any, protocol: str) -> None:
 
 def test_simple_int8_typed_contents_and_wrong_version(server: RunningServer) -> None:
     """What Triton's grpc_explicit_int8_content_client does, step by step."""
-    import grpc as grpc_module
-
     with grpc_module.insecure_channel(server.grpc_address) as channel:
         stub = service_pb2_grpc.GRPCInferenceServiceStub(channel)
         request = service_pb2.ModelInferRequest(model_name="simple_int8", model_version="")
