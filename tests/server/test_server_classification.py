@@ -4,21 +4,16 @@ model and on one that does not batch, with and without labels (a list, and a lab
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from oipcodec.server import InvalidArgumentError, ModelRegistry
-from oipcodec.server.demo import Identity
 from oipcodec.testing import RunningServer, background
-from oipcodec.types import InferRequest, RequestedOutput, Tensor
 from tests.support.classify_models import LABELS, classify_models
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -193,43 +188,3 @@ def test_kserve_spelling_and_huge_k_over_json(server: RunningServer) -> None:
 def test_server_metadata_lists_the_extension(http: Any, grpc: Any) -> None:
     assert "classification" in http.get_server_metadata()["extensions"]
     assert "classification" in grpc.get_server_metadata().extensions
-
-
-# ------------------------------------------------------------------------------ in process
-
-
-def _registry_infer(model_name: str, data: np.ndarray, k: int) -> Tensor:
-    registry = ModelRegistry(classify_models(str(Path(__file__))))
-    asyncio.run(registry.load_all())
-    request = InferRequest(
-        [Tensor.from_array("X", data)],
-        [RequestedOutput("PROB", {"classification": k})],
-        model_name=model_name,
-    )
-    (tensor,) = asyncio.run(registry.infer(request)).outputs
-    return tensor
-
-
-def test_empty_batches_and_empty_rows() -> None:
-    empty_batch = _registry_infer("scores", np.zeros((0, 5), np.float32), 3)
-    assert (empty_batch.datatype, empty_batch.shape) == ("BYTES", (0, 3))
-    no_classes = _registry_infer("scores", np.zeros((2, 0), np.float32), 3)
-    assert no_classes.shape == (2, 0)
-    flat_empty = _registry_infer("scores_flat", np.zeros((0, 5), np.float32), 3)
-    assert flat_empty.shape == (0,)
-
-
-def test_undeclared_bytes_output_refused_after_predict() -> None:
-    """A model that declares no outputs (identity): the datatype is known only once predict
-    answered, and a BYTES output is refused then, naming it."""
-    registry = ModelRegistry([Identity()])
-    asyncio.run(registry.load_all())
-    words = Tensor.from_array("W", np.array([b"a", b"b"], dtype=object))
-    numbers = Tensor.from_array("N", np.array([1, 9, 5], dtype=np.uint16))
-    asked = [RequestedOutput(name, {"classification": 2}) for name in ("N", "W")]
-    request = InferRequest([words, numbers], asked[:1], model_name="identity")
-    (tensor,) = asyncio.run(registry.infer(request)).outputs
-    assert tensor.data.tolist() == [b"9:1", b"5:2"]
-    request = InferRequest([words, numbers], asked, model_name="identity")
-    with pytest.raises(InvalidArgumentError, match="output 'W' is BYTES"):
-        asyncio.run(registry.infer(request))

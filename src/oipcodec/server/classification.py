@@ -19,7 +19,7 @@ from oipcodec.errors import InvalidArgumentError
 from oipcodec.kernels import Kernels
 from oipcodec.types import RequestedOutput, Tensor
 
-__all__ = ["CLASSIFICATION", "CLASSIFICATION_COUNT", "class_count", "classify"]
+__all__ = ["CLASSIFICATION", "CLASSIFICATION_COUNT", "check_datatype", "class_count", "classify"]
 
 #: The output parameter tritonclient sends (``class_count``) and Triton reads.
 CLASSIFICATION = "classification"
