@@ -57,8 +57,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         "serve",
         help="run an OIP server (REST + gRPC); without --model-module, the demo models",
         description="Serve models over the Open Inference Protocol: REST (uvicorn) and gRPC. "
-        "Without --model-module it serves the demo models simple, simple_string, identity "
-        "and add_sub. Stop with Ctrl+C or SIGTERM.",
+        "Without --model-module it serves the demo models simple, simple_string, identity, "
+        "add_sub, simple_identity and simple_int8. Stop with Ctrl+C or SIGTERM.",
     )
     add = serve.add_argument
     add("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")

@@ -29,6 +29,7 @@ __all__ = [
     # the kernels
     "array_to_json",
     "bytes_offsets",
+    "classification_strings",
     "deserialize_bytes",
     "flatten",
     "json_to_array",
@@ -38,6 +39,7 @@ __all__ = [
     "pack_fp16",
     "read_infer_message",
     "serialize_bytes",
+    "top_k",
     "unflatten",
     "uninitialized_bytearray",
     "unpack_bf16",
@@ -55,6 +57,7 @@ FAMILIES: tuple[str, ...] = (
     "jsonscan",
     "layout",
     "pbwire",
+    "topk",
 )
 
 #: What a codec's ``kernels=`` takes: this module (the default) or a namespace from :func:`load`.
@@ -81,6 +84,7 @@ if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
             uninitialized_bytearray,
         )
         from oipcodec._native.pbwire import read_infer_message, write_infer_message
+        from oipcodec._native.topk import classification_strings, top_k
 
         IMPLEMENTATION = "native"
     except ImportError as exc:
@@ -116,6 +120,7 @@ if IMPLEMENTATION == "pure":
         read_infer_message,
         write_infer_message,
     )
+    from oipcodec._pure.topk import classification_strings, top_k
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:

@@ -42,6 +42,9 @@ REQUEST = oipcodec.InferRequest(
 BODY = rest.encode_request(REQUEST, binary=False)[0]
 MESSAGE = pb.encode_request(REQUEST)
 TYPED = pb.encode_request(REQUEST, raw=False)
+# (values, indices) as top_k answers them, and labels for some of the indices.
+RANKED = (np.array([[2.5, 1.0, -3.0]] * 4, np.float32), np.array([[7, 0, 1]] * 4, np.int64))
+LABELS = ["zero", "one", "", "three", "four", "five", "six", "seven"]
 
 
 def _pb_decode(k: SimpleNamespace, data: bytes) -> Any:
@@ -76,6 +79,10 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("read_infer_message", _pb_decode, (MESSAGE,)),
     ("read_infer_message", _pb_decode, (TYPED,)),
     ("write_infer_message", _pb_encode, (REQUEST,)),
+    ("top_k", lambda k, a: k.top_k(a, 5), (FP32.reshape(10, 100),)),
+    ("top_k", lambda k, a: k.top_k(a, 2**62), (FP32.reshape(10, 100)[:, ::3],)),
+    ("classification_strings", lambda k, a: k.classification_strings(*a), (RANKED,)),
+    ("classification_strings", lambda k, a: k.classification_strings(*a, LABELS), (RANKED,)),
 ]
 
 # Inputs each kernel refuses: the error paths must release what they took, too.
@@ -94,6 +101,9 @@ ERRORS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("flatten", lambda k, a: k.flatten(a, "INT8"), ([[1, 2], [3, 300]],)),
     ("unflatten", lambda k, a: k.unflatten(a, (3, 3)), (FP32,)),
     ("read_infer_message", _pb_decode, (MESSAGE[:-9],)),
+    ("top_k", lambda k, a: k.top_k(a, 0), (FP32.reshape(10, 100),)),
+    ("classification_strings", lambda k, a: k.classification_strings(a[0], a[1][:, :1]), (RANKED,)),
+    ("classification_strings", lambda k, a: k.classification_strings(*a, [b"x", 1]), (RANKED,)),
 ]
 
 

@@ -104,6 +104,10 @@ JOBS: dict[str, Callable[[], Any]] = {
     "read_infer_message-raw": lambda: pb.decode_request(RAW_MESSAGE, kernels=NATIVE),
     "read_infer_message-typed": lambda: pb.decode_request(TYPED_MESSAGE, kernels=NATIVE),
     "write_infer_message": lambda: pb.encode_request(REQUEST, raw=False, kernels=NATIVE),
+    "top_k": lambda: NATIVE.top_k(FLOATS[:64_000].reshape(64, 1000), 5),
+    "classification_strings": lambda: NATIVE.classification_strings(
+        *NATIVE.top_k(FLOATS[:64_000].reshape(64, 1000), 3)[::-1], ["a", "b", "c"] * 400
+    ),
 }
 
 

@@ -31,7 +31,6 @@ from oipcodec.server import (
     ModelRegistry,
     NotFoundError,
     UnavailableError,
-    UnsupportedError,
     create_app,
     load_model_module,
 )
@@ -139,8 +138,9 @@ def test_registry_infer() -> None:
     assert [t.name for t in response.outputs] == ["OUTPUT1"]
     np.testing.assert_array_equal(response.outputs[0].data, [0.5, 1.5])
     request.outputs = [RequestedOutput("OUTPUT0", {"classification": 2})]
-    with pytest.raises(UnsupportedError, match="classification"):
-        run(registry.infer(request))
+    (classified,) = run(registry.infer(request)).outputs
+    assert (classified.datatype, classified.shape) == ("BYTES", (2,))  # add_sub does not batch
+    assert classified.data.tolist() == [b"2.500000:1", b"1.500000:0"]
     with pytest.raises(InvalidArgumentError, match="names no model"):
         run(registry.infer(InferRequest([x])))
     echoed = run(registry.infer(InferRequest([x], model_name="async_echo")))

@@ -31,22 +31,6 @@ def server() -> Iterator[RunningServer]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def http(server: RunningServer) -> Iterator[Any]:
-    client = httpclient.InferenceServerClient(
-        server.http_address, connection_timeout=TIMEOUT, network_timeout=TIMEOUT, concurrency=4
-    )
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def grpc(server: RunningServer) -> Iterator[Any]:
-    client = grpcclient.InferenceServerClient(server.grpc_address)
-    yield client
-    client.close()
-
-
 def _simple_inputs(
     module: Any, binary: bool | None = None
 ) -> tuple[list[Any], np.ndarray, np.ndarray]:
@@ -503,7 +487,14 @@ def test_repository_http(http: Any) -> None:
 
 def test_repository_grpc(grpc: Any) -> None:
     names = {m.name for m in grpc.get_model_repository_index().models}
-    assert names == {"simple", "simple_string", "identity", "add_sub"}
+    assert names == {
+        "simple",
+        "simple_string",
+        "identity",
+        "add_sub",
+        "simple_identity",
+        "simple_int8",
+    }
     grpc.unload_model("add_sub")
     try:
         assert not grpc.is_model_ready("add_sub")

@@ -26,6 +26,7 @@ __all__ = [
     "bfloat16_dtype",
     "half_elements",
     "half_source",
+    "is_bfloat16",
     "le_uint16_view",
     "wire_view",
 ]
@@ -51,8 +52,9 @@ def bfloat16_dtype() -> np.dtype[Any]:
     return np.dtype(ml_dtypes.bfloat16)
 
 
-def _is_bfloat16(dtype: np.dtype[Any]) -> bool:
-    # Identified by its scalar type, so that packing never imports ml_dtypes itself.
+def is_bfloat16(dtype: np.dtype[Any]) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16, told by its scalar type, so that the kernels
+    never import ml_dtypes themselves."""
     return (
         dtype.itemsize == 2
         and getattr(dtype.type, "__name__", "") == "bfloat16"
@@ -80,7 +82,7 @@ def half_source(values: Any, target: str) -> tuple[np.ndarray[Any, Any], int, bo
     dtype = array.dtype
     if dtype.kind == "f" and dtype.itemsize in (2, 4, 8):
         source = {2: SOURCE_F16, 4: SOURCE_F32, 8: SOURCE_F64}[dtype.itemsize]
-    elif _is_bfloat16(dtype):
+    elif is_bfloat16(dtype):
         source = SOURCE_BF16
     else:
         raise EncodeError(

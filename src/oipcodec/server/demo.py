@@ -2,13 +2,18 @@
 unchanged against ``oipcodec serve``:
 
 - ``simple``: INPUT0, INPUT1 INT32 [-1, 16] -> OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 -
-  INPUT1 (Triton's ``simple``; its batched [16] dims show as [-1, 16] in the metadata);
+  INPUT1 (Triton's ``simple``: max_batch_size 8, so its [16] dims show as [-1, 16] in the
+  metadata);
 - ``simple_string``: the same on BYTES elements holding decimal integers, answered as decimal
   text (Triton's ``simple_string``);
 - ``identity``: every input comes back as the output of the same name, datatype and shape
   (any datatype, any shape, any number of inputs);
 - ``add_sub``: INPUT0, INPUT1 FP32 [-1] -> OUTPUT0 = sum, OUTPUT1 = difference (the Python
-  backend's ``add_sub`` example, with a variable length).
+  backend's ``add_sub`` example, with a variable length);
+- ``simple_identity``: INPUT0 BYTES [-1, -1] -> OUTPUT0, the same elements (Triton's string
+  identity example; max_batch_size 8, dims [-1]);
+- ``simple_int8``: ``simple`` on INT8 (max_batch_size 8, dims [16]); the sum and difference
+  wrap around as int8 arithmetic does (127 + 1 = -128), as in Triton's model.
 """
 
 from __future__ import annotations
@@ -21,12 +26,21 @@ from oipcodec.errors import InvalidArgumentError
 from oipcodec.server.model import Arrays, Model, TensorSpec
 from oipcodec.types import Parameters
 
-__all__ = ["AddSub", "Identity", "Simple", "SimpleString", "demo_models"]
+__all__ = [
+    "AddSub",
+    "Identity",
+    "Simple",
+    "SimpleIdentity",
+    "SimpleInt8",
+    "SimpleString",
+    "demo_models",
+]
 
 
 class Simple(Model):
     name = "simple"
     platform = "oipcodec_python"
+    max_batch_size = 8
     inputs = (TensorSpec("INPUT0", "INT32", [-1, 16]), TensorSpec("INPUT1", "INT32", [-1, 16]))
     outputs = (TensorSpec("OUTPUT0", "INT32", [-1, 16]), TensorSpec("OUTPUT1", "INT32", [-1, 16]))
 
@@ -38,6 +52,7 @@ class Simple(Model):
 class SimpleString(Model):
     name = "simple_string"
     platform = "oipcodec_python"
+    max_batch_size = 8
     inputs = (TensorSpec("INPUT0", "BYTES", [-1, 16]), TensorSpec("INPUT1", "BYTES", [-1, 16]))
     outputs = (TensorSpec("OUTPUT0", "BYTES", [-1, 16]), TensorSpec("OUTPUT1", "BYTES", [-1, 16]))
 
@@ -93,6 +108,30 @@ class AddSub(Model):
         return {"OUTPUT0": a + b, "OUTPUT1": a - b}
 
 
+class SimpleIdentity(Model):
+    name = "simple_identity"
+    platform = "oipcodec_python"
+    max_batch_size = 8
+    inputs = (TensorSpec("INPUT0", "BYTES", [-1, -1]),)
+    outputs = (TensorSpec("OUTPUT0", "BYTES", [-1, -1]),)
+
+    def predict(self, inputs: Arrays, parameters: Parameters) -> dict[str, Any]:
+        return {"OUTPUT0": inputs["INPUT0"]}
+
+
+class SimpleInt8(Model):
+    name = "simple_int8"
+    platform = "oipcodec_python"
+    max_batch_size = 8
+    inputs = (TensorSpec("INPUT0", "INT8", [-1, 16]), TensorSpec("INPUT1", "INT8", [-1, 16]))
+    outputs = (TensorSpec("OUTPUT0", "INT8", [-1, 16]), TensorSpec("OUTPUT1", "INT8", [-1, 16]))
+
+    def predict(self, inputs: Arrays, parameters: Parameters) -> dict[str, Any]:
+        a, b = _same_shape(self.name, inputs)
+        # numpy's int8 arithmetic on arrays wraps around, as the C++ model's does.
+        return {"OUTPUT0": a + b, "OUTPUT1": a - b}
+
+
 def demo_models() -> list[Model]:
     """A fresh instance of every demo model."""
-    return [Simple(), SimpleString(), Identity(), AddSub()]
+    return [Simple(), SimpleString(), Identity(), AddSub(), SimpleIdentity(), SimpleInt8()]

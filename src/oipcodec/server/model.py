@@ -22,6 +22,7 @@ it runs in a worker thread while the server keeps answering.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +85,8 @@ class Model:
     - ``inputs`` / ``outputs``: sequences of :class:`TensorSpec`. ``inputs = None`` accepts any
       inputs unchecked (the identity model); ``outputs = None`` answers whatever ``predict``
       returns, each output's datatype taken from its array.
+    - ``max_batch_size`` and ``labels`` (class labels by output name), which the
+      classification extension uses (see docs/classification.md).
 
     Subclasses implement :meth:`predict`, and optionally :meth:`load` / :meth:`unload` (called
     when the server starts and stops, and by the repository load/unload endpoints; either may
@@ -98,6 +101,14 @@ class Model:
     #: Run a plain ``def predict`` in a worker thread instead of on the event loop (it may
     #: then run in several threads at once, one per request in flight).
     run_in_thread: bool = False
+    #: Triton's ``max_batch_size``: > 0 when the first dimension of every input and output is
+    #: the batch (classification then ranks each batch row apart); 0 when the model does not
+    #: batch.
+    max_batch_size: int = 0
+    #: Class labels for the classification extension, by output name: a sequence of labels
+    #: (label ``i`` names class index ``i``) or the path of a labels file with one label per
+    #: line (Triton's ``label_filename``). Read and checked once, when the model is created.
+    labels: Mapping[str, Sequence[str] | str | os.PathLike[str]] | None = None
 
     def __init__(
         self,
@@ -123,6 +134,7 @@ class Model:
         self.version = str(self.version)
         if not self.version or "/" in self.version:
             raise ValueError(f"model {self.name!r}: a version is a non-empty string without '/'")
+        self._class_labels = _read_labels(self)
 
     # ------------------------------------------------------------------ what subclasses write
 
@@ -232,6 +244,13 @@ class Model:
             )
         return tensor
 
+    def class_labels(self, output: str) -> tuple[bytes, ...] | None:
+        """The labels of ``output`` for classification (UTF-8), or ``None`` when it has none."""
+        table = getattr(self, "_class_labels", None)
+        if table is None:  # a subclass whose __init__ did not call Model.__init__
+            table = self._class_labels = _read_labels(self)
+        return table.get(output)
+
     def output_names(self) -> list[str] | None:
         """The declared output names (``None`` when outputs are not declared)."""
         return None if self.outputs is None else [s.name for s in self.outputs]
@@ -242,3 +261,37 @@ class Model:
 
 def _names(specs: Sequence[TensorSpec]) -> list[str]:
     return [spec.name for spec in specs]
+
+
+def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
+    """``model.labels`` read and checked: every key a declared output (when outputs are
+    declared), every value a sequence of str or the path of a UTF-8 text file, one label per
+    line as Triton reads ``label_filename`` (a last line without its newline counts; a
+    trailing carriage return is dropped)."""
+    if not model.labels:
+        return {}
+    if not isinstance(model.labels, Mapping):
+        raise TypeError(f"model {model.name!r}: labels must map output names to labels")
+    declared = model.output_names()
+    table: dict[str, tuple[bytes, ...]] = {}
+    for output, labels in model.labels.items():
+        where = f"model {model.name!r} output {output!r}"
+        if declared is not None and output not in declared:
+            raise ValueError(f"{where}: labels for an output the model does not declare")
+        if isinstance(labels, (str, os.PathLike)):
+            try:
+                with open(labels, encoding="utf-8") as file:
+                    text = file.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{where}: cannot read the labels file: {exc}") from None
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            table[output] = tuple(line.removesuffix("\r").encode() for line in lines)
+            continue
+        if isinstance(labels, bytes) or not isinstance(labels, Sequence):
+            raise TypeError(f"{where}: labels are a sequence of str or a file path")
+        if not all(isinstance(label, str) for label in labels):
+            raise TypeError(f"{where}: every label must be a str")
+        table[output] = tuple(label.encode("utf-8", "surrogatepass") for label in labels)
+    return table

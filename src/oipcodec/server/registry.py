@@ -6,7 +6,8 @@ The registry holds every model known to the server, by name and version, with it
 goes to the newest ready version (numeric versions compare as numbers, as in Triton).
 
 :meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
-check the inputs, run ``predict``, keep the requested outputs and echo the id.
+check the inputs, run ``predict``, keep the requested outputs (classified when asked, see
+:mod:`oipcodec.server.classification`) and echo the id.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from oipcodec.errors import (
     NotFoundError,
     RequestError,
     UnavailableError,
-    UnsupportedError,
 )
+from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
 from oipcodec.types import InferRequest, InferResponse, Tensor
@@ -99,6 +100,11 @@ class ModelRegistry:
         if version:
             entry = versions.get(version)
             if entry is None:
+                if not version.isdigit():  # Triton's words, which its example clients look for
+                    raise NotFoundError(
+                        f"Request for unknown model: '{name}': failed to get model version "
+                        f"from specified version string '{version}'"
+                    )
                 raise NotFoundError(
                     f"Request for unknown model: '{name}' version {version} is not found"
                 )
@@ -213,13 +219,10 @@ class ModelRegistry:
             parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
         requested = None
         declared = model.output_names()
+        # Outputs to classify, and their k (the classification extension).
+        classes: dict[str, int] = {}
         if request.outputs is not None:
             requested = [o.name for o in request.outputs]
-            for asked in request.outputs:
-                if "classification" in asked.parameters:
-                    raise UnsupportedError(
-                        f"output '{asked.name}': the classification extension is not supported"
-                    )
             if declared is not None:
                 for output in requested:
                     if output not in declared:
@@ -227,6 +230,13 @@ class ModelRegistry:
                             f"unexpected inference output '{output}' for model '{name}'; "
                             f"its outputs are {declared}"
                         )
+            for asked in request.outputs:
+                k = class_count(asked)
+                if k is not None:
+                    for spec in model.outputs or ():
+                        if spec.name == asked.name:
+                            check_datatype(asked.name, spec.datatype)
+                    classes[asked.name] = k
         try:
             if model.is_async:
                 produced = await model.predict(arrays, parameters)  # type: ignore[misc]
@@ -262,6 +272,14 @@ class ModelRegistry:
                         f"it produced {sorted(produced)}"
                     )
                 outputs.append(model.output_tensor(output, produced[output]))
+        if classes:
+            batched = model.max_batch_size > 0
+            outputs = [
+                classify(t, classes[t.name], batched, model.class_labels(t.name))
+                if t.name in classes
+                else t
+                for t in outputs
+            ]
         return InferResponse(name, outputs, id=request.id, model_version=model.version)
 
 
