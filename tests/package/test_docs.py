@@ -85,7 +85,12 @@ def test_the_pages_hold_examples() -> None:
     assert len(where) >= 5, where
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.where for e in EXAMPLES])
+def _id(example: Example) -> str:
+    """The test id: where the block starts, and what it needs (``-k needs`` selects those)."""
+    return example.where + "".join(f"-needs-{name}" for name in example.requires)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[_id(e) for e in EXAMPLES])
 def test_example_runs(example: Example) -> None:
     required = {p for p in os.environ.get("OIPCODEC_REQUIRE_PEERS", "").split(",") if p}
     for name in example.requires:
