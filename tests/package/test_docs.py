@@ -208,10 +208,10 @@ def test_every_readme_command_is_run_by_a_test() -> None:
 
 def test_ci_runs_the_readme_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "python -m pip install --quiet \".[test]\"" in ci
+    assert 'python -m pip install --quiet ".[test]"' in ci
     assert re.search(r"^python -m pytest$", ci, re.MULTILINE)
     # The bench extra: .ci/run installs dev, which holds it.
-    assert "pip install --quiet \".[dev,integration]\"" in ci
+    assert 'pip install --quiet ".[dev,integration,docs]"' in ci
     assert '"oipcodec[bench]"' in (ROOT / "pyproject.toml").read_text()
 
 
@@ -280,4 +280,3 @@ def _ints() -> object:
     import numpy as np
 
     return np.arange(16, dtype=np.int32).reshape(1, 16)
-
