@@ -92,6 +92,54 @@ def with_readme_block(readme: str, block: str) -> str:
     return readme[:start] + block + readme[end:]
 
 
+def _number(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def tables(results: dict[str, Any]) -> str:
+    """The harness's figures as one Markdown table per payload (the page's form of the table
+    ``oipcodec bench`` prints)."""
+    levels = results["options"]["concurrency"]
+    top = max(levels)
+    out = []
+    for name, payload in results["payloads"].items():
+        records = [r for r in results["results"] if r["payload"] == name]
+        if not records:
+            continue
+        shape = "x".join(map(str, payload["shape"]))
+        out += [f"### {name}: {shape} {payload['datatype']}", ""]
+        out += [f"Latency and MB/s at concurrency {top}.", ""]
+        head = ["path", "implementation", *(f"c={c} req/s" for c in levels)]
+        head += ["MB/s", "p50 ms", "p99 ms", "wire kB"]
+        head += ["client µs", "server µs"]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for record in records:
+            path = results["paths"].get(record["path"], record["path"])
+            best = results["best"].get(name) == f"{record['path']}/{record['implementation']}"
+            cells = [f"**{path}**" if best else path, record["implementation"]]
+            note = record.get("unsupported") or record.get("error")
+            if note:
+                what = "not supported" if record.get("unsupported") else "error"
+                cells.append(f"{what}: {note}")
+                cells += [""] * (len(head) - len(cells))
+                out.append("| " + " | ".join(cells) + " |")
+                continue
+            by_level = {e["concurrency"]: e for e in record.get("load", [])}
+            load = by_level.get(top, {})
+            if record.get("codec_only"):
+                cells += [record["codec_only"]] + [""] * (len(levels) + 2)
+            else:
+                cells += [_number(by_level.get(c, {}).get("rps")) for c in levels]
+                cells += [_number(load.get("mb_per_s"), 1), _number(load.get("p50_ms"), 2)]
+                cells += [_number(load.get("p99_ms"), 2)]
+            codec = record.get("codec_us", {})
+            wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
+            cells += [_number(wire, 1), _number(codec.get("client")), _number(codec.get("server"))]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
 def page(results: dict[str, Any]) -> str:
     """The text of docs/benchmarks.md."""
     levels = results["options"]["concurrency"]
@@ -102,7 +150,12 @@ def page(results: dict[str, Any]) -> str:
     implementations = "\n".join(
         f"- `{name}`: {text}" for name, text in results["implementations"].items()
     )
-    return f"""# Benchmarks: the harness
+    return f"""---
+hide:
+  - toc
+---
+
+# Benchmarks: the harness
 
 <!-- Written by tools/bench_docs.py from docs/benchmarks/results.json; do not edit by hand. -->
 
@@ -118,20 +171,18 @@ Implementations:
 
 {implementations}
 
-```text
-{render_table(results).strip(chr(10))}
-```
+{tables(results)}
 
 ![requests/s and latency per path and implementation](benchmarks/throughput.png)
 
 ## How to read it
 
-One block per payload. A row is an encoding path (REST JSON flat or nested, REST with the
+One table per payload. A row is an encoding path (REST JSON flat or nested, REST with the
 binary tensor data extension, the same gzip-compressed, gRPC with raw or typed contents) sent
-by one client implementation. `native` and `pure` are oipcodec's client *and* server, with the
-native kernels or with the pure-Python twins in both processes; `tritonclient` is Triton's
-client against the native server. `*` marks the most requests/s for the payload at the highest
-concurrency.
+by one client implementation; the path in bold had the most requests/s for the payload at the
+highest concurrency. `native` and `pure` are oipcodec's client *and* server, with the native
+kernels or with the pure-Python twins in both processes; `tritonclient` is Triton's client
+against the native server.
 
 - MB/s counts the tensor bytes both ways; the latency percentiles are per request at the
   highest concurrency; `wire kB` is the request body plus the response body.
