@@ -90,6 +90,25 @@ def _id(example: Example) -> str:
     return example.where + "".join(f"-needs-{name}" for name in example.requires)
 
 
+def _failure(example: Example) -> str | None:
+    """Run ``example``; None when it exits 0 and prints what its ``# prints:`` comments say,
+    else what went wrong."""
+    result = subprocess.run(
+        [sys.executable, "-c", example.code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=EXAMPLE_TIMEOUT,
+    )
+    if result.returncode != 0:
+        return f"{example.where} failed:\n{result.stderr[-3000:]}"
+    expected = [line.rstrip() for line in _PRINTS.findall(example.code)]
+    printed = [line.rstrip() for line in result.stdout.splitlines()]
+    if expected and printed != expected:
+        return f"{example.where} printed:\n{result.stdout}\nexpected:\n" + "\n".join(expected)
+    return None
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[_id(e) for e in EXAMPLES])
 def test_example_runs(example: Example) -> None:
     required = {p for p in os.environ.get("OIPCODEC_REQUIRE_PEERS", "").split(",") if p}
@@ -98,26 +117,15 @@ def test_example_runs(example: Example) -> None:
             __import__(name)
         else:
             pytest.importorskip(name)
-    result = subprocess.run(
-        [sys.executable, "-c", example.code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=EXAMPLE_TIMEOUT,
-    )
-    assert result.returncode == 0, f"{example.where} failed:\n{result.stderr[-3000:]}"
-    expected = _PRINTS.findall(example.code)
-    if expected:
-        assert [o.rstrip() for o in result.stdout.splitlines()] == [e.rstrip() for e in expected], (
-            f"{example.where} printed:\n{result.stdout}"
-        )
+    failure = _failure(example)
+    assert failure is None, failure
 
 
-def test_prints_comments_are_checked() -> None:
-    # The check above compares whole lines: a program that prints something else fails it.
-    code = "print('a')  # prints: b"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
-    assert out.splitlines() != _PRINTS.findall(code)
+def test_the_runner_sees_wrong_output_and_errors() -> None:
+    assert _failure(Example("ok", "print('a')  # prints: a\nprint(1)\n# prints: 1", ())) is None
+    assert "printed" in (_failure(Example("wrong", "print('a')  # prints: b", ())) or "")
+    assert "printed" in (_failure(Example("more", "print(1)\nprint(2)  # prints: 2", ())) or "")
+    assert "failed" in (_failure(Example("raises", "1 / 0", ())) or "")
 
 
 def test_continue_joins_blocks(tmp_path: Path) -> None:
@@ -182,37 +190,52 @@ def test_readme_is_a_front_door() -> None:
 
 
 def _readme_commands() -> list[str]:
+    """The README's commands: each line of its shell blocks, and each inline code span that
+    starts with a command name."""
+    text = README.read_text()
     commands = []
-    for match in _FENCE.finditer(README.read_text()):
+    for match in _FENCE.finditer(text):
         if match.group(1) not in ("bash", "sh", "shell", "console"):
             continue
         for line in match.group(2).splitlines():
             line = line.strip()
             if line and not line.startswith("#"):
                 commands.append(line)
-    return commands
+    spans = re.findall(r"`((?:oipcodec|pip|pytest|mkdocs|python) [^`]*)`", text)
+    return commands + [span for span in spans if span not in commands]
 
 
-#: How each shell command of the README is run here. The installs and the test run are what
-#: .ci/run does (test_ci_runs_the_readme_commands checks it runs them); `oipcodec bench --quick`
-#: runs in test_bench_command with a smaller selection, so that it stays short.
-QUICK_START = {
-    'pip install ".[bench]" && oipcodec bench --quick',
-    'pip install ".[test]" && pytest',
+#: How each command of the README is run. "ci": .ci/run runs it as written
+#: (test_ci_runs_the_readme_commands); a test id: that test runs it, or, for
+#: `oipcodec bench --quick`, a smaller selection of it.
+RUN_BY = {
+    'pip install ".[bench]" && oipcodec bench --quick': "ci + test_bench_command",
+    'pip install ".[test]" && pytest': "ci",
+    "oipcodec info": "test_info_command",
+    "oipcodec serve": "test_serve_command_answers_and_stops",
+    "oipcodec bench": "test_bench_command",
+    "oipcodec bench --quick": "test_bench_command",
+    "oipcodec serve --model-module my.models --workers 2": (
+        "tests/server/test_server_model.py (--model-module, --workers 2)"
+    ),
+    "mkdocs build --strict": "ci",
 }
 
 
 def test_every_readme_command_is_run_by_a_test() -> None:
-    assert set(_readme_commands()) == QUICK_START
+    commands = _readme_commands()
+    assert 'pip install ".[test]" && pytest' in commands  # not vacuous
+    assert [c for c in commands if c not in RUN_BY] == []
 
 
 def test_ci_runs_the_readme_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert 'python -m pip install --quiet ".[test]"' in ci
     assert re.search(r"^python -m pytest$", ci, re.MULTILINE)
-    # The bench extra: .ci/run installs dev, which holds it.
+    # The bench extra: .ci/run installs dev, which holds it; and the docs extra.
     assert 'pip install --quiet ".[dev,integration,docs]"' in ci
     assert '"oipcodec[bench]"' in (ROOT / "pyproject.toml").read_text()
+    assert re.search(r"^mkdocs build --strict\b", ci, re.MULTILINE)
 
 
 #: The command the README names: the installed script, else the module (a source checkout).
