@@ -113,21 +113,22 @@ def tables(results: dict[str, Any]) -> str:
         head += ["MB/s", "p50 ms", "p99 ms", "wire kB"]
         head += ["client µs", "server µs"]
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        notes: dict[str, list[str]] = {}
         for record in records:
             path = results["paths"].get(record["path"], record["path"])
-            best = results["best"].get(name) == f"{record['path']}/{record['implementation']}"
-            cells = [f"**{path}**" if best else path, record["implementation"]]
-            note = record.get("unsupported") or record.get("error")
-            if note:
+            implementation = record["implementation"]
+            if record.get("unsupported") or record.get("error"):
                 what = "not supported" if record.get("unsupported") else "error"
-                cells.append(f"{what}: {note}")
-                cells += [""] * (len(head) - len(cells))
-                out.append("| " + " | ".join(cells) + " |")
+                reason = record.get("unsupported") or record.get("error")
+                notes.setdefault(f"{what}: {reason}", []).append(f"{path} ({implementation})")
                 continue
+            best = results["best"].get(name) == f"{record['path']}/{implementation}"
+            cells = [f"**{path}**" if best else path, implementation]
             by_level = {e["concurrency"]: e for e in record.get("load", [])}
             load = by_level.get(top, {})
             if record.get("codec_only"):
-                cells += [record["codec_only"]] + [""] * (len(levels) + 2)
+                notes.setdefault(record["codec_only"], []).append(f"{path} ({implementation})")
+                cells += ["-"] * (len(levels) + 3)
             else:
                 cells += [_number(by_level.get(c, {}).get("rps")) for c in levels]
                 cells += [_number(load.get("mb_per_s"), 1), _number(load.get("p50_ms"), 2)]
@@ -136,6 +137,8 @@ def tables(results: dict[str, Any]) -> str:
             wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
             cells += [_number(wire, 1), _number(codec.get("client")), _number(codec.get("server"))]
             out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+        out += [f"- {note}: {', '.join(rows)}" for note, rows in notes.items()]
         out.append("")
     return "\n".join(out).rstrip("\n")
 
