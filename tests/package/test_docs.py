@@ -13,6 +13,7 @@ white space aside).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -152,6 +153,27 @@ def test_benchmark_pages_are_what_the_results_give() -> None:
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_hand_edit_of_a_figure_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("bench_docs", ROOT / "tools" / "bench_docs.py")
+    assert spec is not None and spec.loader is not None
+    bench_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_docs)
+    page, readme = tmp_path / "benchmarks.md", tmp_path / "README.md"
+    readme.write_text(README.read_text())
+    page.write_text((DOCS / "benchmarks.md").read_text())
+    monkeypatch.setattr(bench_docs, "PAGE", page)
+    monkeypatch.setattr(bench_docs, "README", readme)
+    monkeypatch.setattr(bench_docs, "ROOT", tmp_path)
+    assert bench_docs.main(["--check"]) == 0
+    text = page.read_text()
+    first_figure = re.search(r"\| native \| ([0-9,]+) \|", text)
+    assert first_figure is not None
+    page.write_text(text.replace(first_figure.group(0), "| native | 99,999 |", 1))
+    assert bench_docs.main(["--check"]) == 1
+    assert bench_docs.main([]) == 0  # writes it back
+    assert page.read_text() == text
 
 
 def _repository_files() -> list[Path]:
