@@ -5,7 +5,7 @@ All build switches live here:
 - ``OIPCODEC_DEBUG=1``: defines ``OIPCODEC_DEBUG`` (enables the checks in csrc/oipcodec/debug.h),
   compiles with ``-O0 -g`` and turns on Cython line tracing for coverage and profilers.
 - ``OIPCODEC_SANITIZE=1``: compiles and links with AddressSanitizer and UBSan (GCC/Clang only).
-  Running the tests then needs the ASan runtime preloaded, see README.md.
+  Running the tests then needs the ASan runtime preloaded, see docs/development.md.
 - ``OIPCODEC_ANNOTATE=1``: writes Cython's HTML annotation next to each .pyx.
 - ``OIPCODEC_ONLY=name[,name]``: build only these kernel modules (a development convenience).
 - ``OIPCODEC_NO_EXTENSIONS=1``: build no extension at all (the pure twins are then used).
@@ -36,7 +36,7 @@ SANITIZE = flag("OIPCODEC_SANITIZE")
 WERROR = flag("OIPCODEC_WERROR")
 
 # One place for the Cython directives. Bounds are checked by hand in every kernel (a cursor with
-# a remaining length, see STYLE.md), so Cython's own checks are off in release builds.
+# a remaining length checked before each read), so Cython's own checks are off in release builds.
 DIRECTIVES: dict[str, object] = {
     "language_level": 3,
     "boundscheck": DEBUG,

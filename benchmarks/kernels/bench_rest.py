@@ -1,7 +1,7 @@
 """REST bodies: oipcodec.rest vs the peers' own paths, on the same bodies, one table per case.
 
-Peers (each used only when installed; KServe and MLServer cannot share one environment, see
-benchmarks/README.md):
+Peers (each used only when installed; KServe and MLServer cannot share one environment: their
+FastAPI pins conflict, and both register ``inference.*`` messages in protobuf's default pool):
 
 - KServe: ``InferRequest.from_bytes`` + ``as_numpy()``; ``InferResponse.to_rest()``.
 - MLServer: pydantic ``InferenceRequest.model_validate_json`` + ``NumpyCodec.decode_input``;

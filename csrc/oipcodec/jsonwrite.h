@@ -1,7 +1,7 @@
 /* Writing JSON arrays of tensor elements: the C side of oipcodec._native.jsonencode.
  *
- * The text layout is defined once, by the pure twin (oipcodec/_pure/jsonencode.py) and the
- * README; this header reproduces it byte for byte:
+ * The text layout is defined once, by the pure twin (oipcodec/_pure/jsonencode.py) and
+ * docs/kernels.md; this header reproduces it byte for byte:
  * - integers in decimal, BOOL as true/false;
  * - a float is its shortest round-trip digits d1 d2 ... dn with decimal exponent E (value =
  *   d1.d2...dn * 10**E), written positionally when E is within the type's positional range

@@ -52,7 +52,7 @@ def element_count(shape: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> int:
     """The number of elements a shape describes, after checking it is a valid OIP shape.
 
     Dimensions must be non-negative integers (``bool`` is refused). The empty shape ``[]`` is a
-    scalar holding one element, as in numpy (Triton counts zero elements for it; see README).
+    scalar holding one element, as in numpy (Triton counts zero elements for it; see docs/codec.md).
     The count is checked against ``limits.max_tensor_elements``, so an absurd shape is refused
     before anything is allocated for it; so is the product of the non-zero dimensions, which
     numpy refuses even for an empty array (``[0, 2**40, 2**40]``).

@@ -454,7 +454,7 @@ def test_nested_matches_tolist_for_any_shape(impl, shape, datatype) -> None:
 
 
 def test_scalar_is_a_one_element_array(impl) -> None:
-    # Shape [] holds one element (README): its data is written [x], flat or nested.
+    # Shape [] holds one element (docs/codec.md): its data is written [x], flat or nested.
     assert impl.array_to_json(np.array(2.5, np.float32), "FP32") == b"[2.5]"
     assert impl.array_to_json(np.array(2.5, np.float32), "FP32", nested=True) == b"[2.5]"
     assert impl.array_to_json(np.float64(0.1), "FP64") == b"[0.1]"

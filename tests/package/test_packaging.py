@@ -38,7 +38,7 @@ _IGNORED_NAMES = {".git", "build", "dist", "__pycache__", ".hypothesis", ".bench
 _IGNORED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".egg-info")
 # Directories whose every file the sdist must carry: the C headers, the test suite and what
 # it reads, the benchmarks, and the generator of csrc/oipcodec/pow5_table.h.
-_SHIPPED_DIRS = ("csrc", "tests", "fuzz", "benchmarks", "tools")
+_SHIPPED_DIRS = ("csrc", "tests", "fuzz", "benchmarks", "tools", "docs")
 _SOURCE_SUFFIXES = (".pyx", ".pxd", ".c", ".h")
 
 
@@ -144,6 +144,7 @@ def test_sdist_holds_what_a_build_and_the_tests_need(sdist: Path) -> None:
     # Not vacuous: there are kernels, headers and a .proto to look for.
     assert kernel_sources and cython_headers and c_headers and protos
     expected = {"README.md", "LICENSE", "pyproject.toml", "setup.py", "MANIFEST.in"}
+    expected |= {"CHANGELOG.md", "mkdocs.yml"}
     expected |= kernel_sources | cython_headers | c_headers | protos
     expected |= _checkout_files("src/oipcodec", "*.pyi") | {"src/oipcodec/py.typed"}
     for top in _SHIPPED_DIRS:

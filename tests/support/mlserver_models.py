@@ -1,6 +1,6 @@
 """MLServer runtimes for tests/compat/test_compat_mlserver.py (imported by a real ``mlserver start``).
 
-``OIPIdentity`` is the README's recipe: the runtime's module calls ``install()`` when MLServer
+``OIPIdentity`` is the recipe of docs/compat.md: the runtime's module calls ``install()`` when MLServer
 imports it, the model settings select the ``"oip"`` request codec, and ``predict`` answers every
 input as an output of the same name. ``PlainIdentity`` is an ordinary MLServer model that knows
 nothing of oipcodec (it echoes ``RequestInput.data``), to show that models which do not use the

@@ -6,7 +6,7 @@ here, written once: the per-datatype element rules, the shape inference, the con
 arrays met inside the nesting, the float narrowing, the error messages, and the functions that
 have no per-element work at all (:func:`little_endian_view`, :func:`unflatten_reference`).
 
-Error classes of flatten (a user building a request; see README "flatten"):
+Error classes of flatten (a user building a request; see docs/kernels.md, "Nested data"):
 
 - the nesting does not form a regular shape (ragged, a list where a scalar belongs or the
   reverse): :class:`ShapeError`, naming the index path of the first mismatch, e.g.

@@ -7,10 +7,11 @@ extension (``binary=True``, the default, outputs asked in binary too), optionall
 deflate-compressed (``compression=``: the request body, and the answer through
 ``Accept-Encoding``). Binary outputs come back as read-only numpy views of the response body.
 
-Why these transports, by ``benchmarks/load/client_overhead.py`` (figures of one run in the README,
-"Clients"): for the synchronous client, with 8 threads sharing it, the client process's CPU
-per request decides, and there urllib3 (what it was built on first) cost 2-4x what the pool of
-:mod:`oipcodec.client._pool` costs on the standard library's sockets, which also beats bare
+Why these transports, by ``benchmarks/load/client_overhead.py`` (figures of one run in
+docs/measurements.md, "HTTP clients"): for the synchronous client, with 8 threads sharing
+it, the client process's CPU per request decides, and there urllib3 (what it was built on
+first) cost 2-4x what the pool of :mod:`oipcodec.client._pool` costs on the standard
+library's sockets, which also beats bare
 ``http.client`` one request at a time. aiohttp is the cheapest asyncio client measured; httpx
 costs 2-4x more per request than either. Nothing decompresses for us (aiohttp is told
 ``auto_decompress=False``): :func:`oipcodec.rest.decode_response` inflates with its size cap.

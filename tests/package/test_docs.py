@@ -1,0 +1,327 @@
+"""The documentation holds: its examples run, its figures come from one results file, the
+README's commands are run, and no file cites a document the repository does not hold.
+
+Examples: every fenced ``python`` block of README.md and docs/**/*.md runs in a fresh
+interpreter (``python -c``), from the repository root. A block preceded by the line
+``<!-- continue -->`` continues the block before it in the same file: the two (or more) run as
+one program. A block preceded by ``<!-- requires: NAME[, NAME] -->`` needs those packages and is
+skipped without them (``OIPCODEC_REQUIRE_PEERS`` makes a missing one an error, as in
+tests/compat). Every ``# prints: TEXT`` comment in a program is one line of what it must print,
+in order: when a program has any, its standard output must be exactly those lines (trailing
+white space aside).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.ports import free_port
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+if not README.is_file() or not DOCS.is_dir():  # the wheel tests run from copies of tests/ only
+    pytest.skip("README.md and docs/ are not next to tests/", allow_module_level=True)
+
+_FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+_MARKER = re.compile(r"<!--\s*(continue|requires:[^>]*?)\s*-->\s*$")
+_PRINTS = re.compile(r"#\s*prints:\s?(.*)$", re.MULTILINE)
+#: Seconds one example program may take (a few start a server or run the harness briefly).
+EXAMPLE_TIMEOUT = 120
+
+
+@dataclass
+class Example:
+    """One program: a python block, with the blocks that continue it."""
+
+    where: str
+    code: str
+    requires: tuple[str, ...]
+
+
+def _pages() -> list[Path]:
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def _examples(page: Path, root: Path = ROOT) -> list[Example]:
+    text = page.read_text()
+    examples: list[Example] = []
+    for match in _FENCE.finditer(text):
+        if match.group(1) != "python":
+            continue
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = _MARKER.search(before)
+        line = text.count("\n", 0, match.start()) + 1
+        code = match.group(2)
+        if marker and marker.group(1) == "continue":
+            assert examples, f"{page.name}:{line}: <!-- continue --> before the first block"
+            examples[-1].code += "\n" + code
+            continue
+        requires: tuple[str, ...] = ()
+        if marker and marker.group(1).startswith("requires:"):
+            names = marker.group(1).split(":", 1)[1]
+            requires = tuple(n.strip() for n in names.split(",") if n.strip())
+        examples.append(Example(f"{page.relative_to(root)}:{line}", code, requires))
+    return examples
+
+
+EXAMPLES = [example for page in _pages() for example in _examples(page)]
+
+
+def test_the_pages_hold_examples() -> None:
+    # Not vacuous: the collector finds the README's examples and the guides'.
+    where = {e.where.split(":")[0] for e in EXAMPLES}
+    assert "README.md" in where
+    assert len(where) >= 5, where
+
+
+def _id(example: Example) -> str:
+    """The test id: where the block starts, and what it needs (``-k needs`` selects those)."""
+    return example.where + "".join(f"-needs-{name}" for name in example.requires)
+
+
+def _failure(example: Example) -> str | None:
+    """Run ``example``; None when it exits 0 and prints what its ``# prints:`` comments say,
+    else what went wrong."""
+    result = subprocess.run(
+        [sys.executable, "-c", example.code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=EXAMPLE_TIMEOUT,
+    )
+    if result.returncode != 0:
+        return f"{example.where} failed:\n{result.stderr[-3000:]}"
+    expected = [line.rstrip() for line in _PRINTS.findall(example.code)]
+    printed = [line.rstrip() for line in result.stdout.splitlines()]
+    if expected and printed != expected:
+        return f"{example.where} printed:\n{result.stdout}\nexpected:\n" + "\n".join(expected)
+    return None
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[_id(e) for e in EXAMPLES])
+def test_example_runs(example: Example) -> None:
+    required = {p for p in os.environ.get("OIPCODEC_REQUIRE_PEERS", "").split(",") if p}
+    for name in example.requires:
+        if name in required:
+            __import__(name)
+        else:
+            pytest.importorskip(name)
+    failure = _failure(example)
+    assert failure is None, failure
+
+
+def test_the_runner_sees_wrong_output_and_errors() -> None:
+    assert _failure(Example("ok", "print('a')  # prints: a\nprint(1)\n# prints: 1", ())) is None
+    assert "printed" in (_failure(Example("wrong", "print('a')  # prints: b", ())) or "")
+    assert "printed" in (_failure(Example("more", "print(1)\nprint(2)  # prints: 2", ())) or "")
+    assert "failed" in (_failure(Example("raises", "1 / 0", ())) or "")
+
+
+def test_continue_joins_blocks(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nx = 1\n```\n\n<!-- continue -->\n```python\nprint(x)  # prints: 1\n```\n"
+        "\n<!-- requires: kserve, mlserver -->\n```python\nimport kserve\n```\n"
+    )
+    examples = _examples(page, tmp_path)
+    assert [e.code for e in examples] == ["x = 1\n\nprint(x)  # prints: 1\n", "import kserve\n"]
+    assert examples[1].requires == ("kserve", "mlserver")
+
+
+# ---------------------------------------------------------------------- figures, citations
+
+
+def test_benchmark_pages_are_what_the_results_give() -> None:
+    """docs/benchmarks.md and the README's excerpt are written by tools/bench_docs.py from
+    docs/benchmarks/results.json; a hand edit or a new results file without a rerun fails."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "bench_docs.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_hand_edit_of_a_figure_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("bench_docs", ROOT / "tools" / "bench_docs.py")
+    assert spec is not None and spec.loader is not None
+    bench_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_docs)
+    page, readme = tmp_path / "benchmarks.md", tmp_path / "README.md"
+    readme.write_text(README.read_text())
+    page.write_text((DOCS / "benchmarks.md").read_text())
+    monkeypatch.setattr(bench_docs, "PAGE", page)
+    monkeypatch.setattr(bench_docs, "README", readme)
+    monkeypatch.setattr(bench_docs, "ROOT", tmp_path)
+    assert bench_docs.main(["--check"]) == 0
+    text = page.read_text()
+    first_figure = re.search(r"\| native \| ([0-9,]+) \|", text)
+    assert first_figure is not None
+    page.write_text(text.replace(first_figure.group(0), "| native | 99,999 |", 1))
+    assert bench_docs.main(["--check"]) == 1
+    assert bench_docs.main([]) == 0  # writes it back
+    assert page.read_text() == text
+
+
+def _repository_files() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if listed.returncode != 0:  # an sdist: no git
+        return [p for p in ROOT.rglob("*") if p.is_file() and "site" not in p.parts]
+    return [ROOT / name for name in listed.stdout.splitlines() if (ROOT / name).is_file()]
+
+
+def test_no_file_cites_a_document_the_repository_does_not_hold() -> None:
+    # Spelt in pieces so that this file does not match itself.
+    cited = [w.replace("|", "") for w in ("WIRE|-NOTES", "design| notes", "shared|/spec")]
+    found = []
+    for path in _repository_files():
+        if path.suffix in (".png", ".so", ".c", ".json") or path == Path(__file__):
+            continue
+        try:
+            text = path.read_text()
+        except (UnicodeDecodeError, OSError):
+            continue
+        found += [f"{path.relative_to(ROOT)}: {w}" for w in cited if w.lower() in text.lower()]
+    assert not found
+
+
+def test_readme_is_a_front_door() -> None:
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 250, f"README.md has {len(lines)} lines"
+
+
+# ---------------------------------------------------------------------- the README's commands
+
+
+def _readme_commands() -> list[str]:
+    """The README's commands: each line of its shell blocks, and each inline code span that
+    starts with a command name."""
+    text = README.read_text()
+    commands = []
+    for match in _FENCE.finditer(text):
+        if match.group(1) not in ("bash", "sh", "shell", "console"):
+            continue
+        for line in match.group(2).splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                commands.append(line)
+    spans = re.findall(r"`((?:oipcodec|pip|pytest|mkdocs|python) [^`]*)`", text)
+    return commands + [span for span in spans if span not in commands]
+
+
+#: How each command of the README is run. "ci": .ci/run runs it as written
+#: (test_ci_runs_the_readme_commands); a test id: that test runs it, or, for
+#: `oipcodec bench --quick`, a smaller selection of it.
+RUN_BY = {
+    'pip install ".[bench]" && oipcodec bench --quick': "ci + test_bench_command",
+    'pip install ".[test]" && pytest': "ci",
+    "oipcodec info": "test_info_command",
+    "oipcodec serve": "test_serve_command_answers_and_stops",
+    "oipcodec bench": "test_bench_command",
+    "oipcodec bench --quick": "test_bench_command",
+    "oipcodec serve --model-module my.models --workers 2": (
+        "tests/server/test_server_model.py (--model-module, --workers 2)"
+    ),
+    "mkdocs build --strict": "ci",
+}
+
+
+def test_every_readme_command_is_run_by_a_test() -> None:
+    commands = _readme_commands()
+    assert 'pip install ".[test]" && pytest' in commands  # not vacuous
+    assert [c for c in commands if c not in RUN_BY] == []
+
+
+def test_ci_runs_the_readme_commands() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'python -m pip install --quiet ".[test]"' in ci
+    assert re.search(r"^python -m pytest$", ci, re.MULTILINE)
+    # The bench extra: .ci/run installs dev, which holds it; and the docs extra.
+    assert 'pip install --quiet ".[dev,integration,docs]"' in ci
+    assert '"oipcodec[bench]"' in (ROOT / "pyproject.toml").read_text()
+    assert re.search(r"^mkdocs build --strict\b", ci, re.MULTILINE)
+
+
+#: The command the README names: the installed script, else the module (a source checkout).
+_SCRIPT = shutil.which("oipcodec", path=str(Path(sys.executable).parent))
+_OIPCODEC = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "oipcodec"]
+
+
+def _oipcodec(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    command = [*_OIPCODEC, *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+def test_bench_command(tmp_path: Path) -> None:
+    """`oipcodec bench --quick`, on one payload and two paths."""
+    result = _oipcodec(
+        "bench", "--quick", "--payload", "small", "--path", "rest-json", "--path", "grpc-raw",
+        "--implementation", "native", "--concurrency", "1", "--no-chart",
+        "--output-dir", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "REST JSON flat    native" in result.stdout
+    assert (tmp_path / "results.json").is_file()
+
+
+def test_info_command() -> None:
+    result = _oipcodec("info")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("oipcodec ")
+    assert "kernels: " in result.stdout
+
+
+def test_serve_command_answers_and_stops() -> None:
+    """`oipcodec serve` (the README names it): its demo models answer, and SIGTERM stops it."""
+    from oipcodec.client import HttpClient
+
+    port = free_port()
+    command = [*_OIPCODEC, "serve", "--http-port", str(port)]
+    command += ["--grpc-port", "-1"]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        with HttpClient(f"http://127.0.0.1:{port}") as client:
+            deadline = time.monotonic() + 60
+            while not _ready(client):
+                assert server.poll() is None, server.communicate()[0]
+                assert time.monotonic() < deadline, "oipcodec serve did not become ready"
+                time.sleep(0.1)
+            answer = client.infer("simple", {"INPUT0": _ints(), "INPUT1": _ints()})
+            assert answer.output("OUTPUT0").data.tolist() == [list(range(0, 32, 2))]
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=30)
+    assert server.returncode == 0, out
+
+
+def _ready(client: object) -> bool:
+    from oipcodec.client import ClientError
+
+    try:
+        return bool(client.ready())  # type: ignore[attr-defined]
+    except ClientError:
+        return False
+
+
+def _ints() -> object:
+    import numpy as np
+
+    return np.arange(16, dtype=np.int32).reshape(1, 16)

@@ -1,0 +1,265 @@
+"""Write the harness's figures into the documentation, from one results file.
+
+``oipcodec bench`` writes ``results.json``; the committed one is
+``docs/benchmarks/results.json`` (with its chart, ``throughput.png``). This script writes, from
+it and nothing else:
+
+- ``docs/benchmarks.md``: the whole table, the machine and the date, how to read it and how to
+  reproduce it;
+- the excerpt in README.md between the ``bench-excerpt`` markers: one payload's block.
+
+So a figure of the harness appears in the documentation only as this script wrote it, and
+``--check`` (run by tests/package/test_docs.py) fails when a page differs from what the
+committed results give. To refresh the figures::
+
+    oipcodec bench --quick --output-dir docs/benchmarks
+    python tools/bench_docs.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from oipcodec.bench.runner import render_table
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "benchmarks" / "results.json"
+PAGE = ROOT / "docs" / "benchmarks.md"
+README = ROOT / "README.md"
+
+EXCERPT_START = "<!-- bench-excerpt:start (written by tools/bench_docs.py) -->"
+EXCERPT_END = "<!-- bench-excerpt:end -->"
+#: The payload whose block the README shows, and the implementations kept in it.
+EXCERPT_PAYLOAD = "tokens"
+EXCERPT_IMPLEMENTATIONS = ("native", "pure", "tritonclient")
+
+
+def provenance(results: dict[str, Any]) -> str:
+    """One sentence: which command measured the figures, when, and on what machine."""
+    machine = results["machine"]
+    quick = " --quick" if results["options"].get("quick") else ""
+    peers = ", ".join(
+        f"{w['implementation']} {w['version']}" for w in results["workers"] if w.get("version")
+    )
+    return (
+        f"`oipcodec bench{quick}` (oipcodec {results['oipcodec_version']}), "
+        f"{results['created']}, {results['seconds']:.0f} s; {machine['cpus']} CPUs "
+        f"(shared), {machine['platform']}, Python {machine['python']}"
+        + (f"; peers: {peers}" if peers else "")
+    )
+
+
+def excerpt(results: dict[str, Any]) -> str:
+    """The README's excerpt: the header and rows of one payload's block of the table."""
+    lines = render_table(results).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{EXCERPT_PAYLOAD} ("))
+    block = [lines[start], lines[start + 1]]
+    for line in lines[start + 2 :]:
+        if not line.strip():
+            break
+        # A row is "{mark} {path label:<17} {implementation:<12} ...".
+        words = line[20:].split()
+        implementation = words[0] if words else ""
+        if implementation in EXCERPT_IMPLEMENTATIONS:
+            block.append(line)
+    return "\n".join(block)
+
+
+def readme_block(results: dict[str, Any]) -> str:
+    """What README.md holds between the excerpt markers, markers included."""
+    return "\n".join(
+        [
+            EXCERPT_START,
+            "```text",
+            excerpt(results),
+            "```",
+            "",
+            f"Measured by {provenance(results)}. The whole table, the chart and how to read them:",
+            "[docs/benchmarks.md](docs/benchmarks.md).",
+            EXCERPT_END,
+        ]
+    )
+
+
+def with_readme_block(readme: str, block: str) -> str:
+    """README.md's text with the excerpt between its markers replaced by ``block``."""
+    start = readme.index(EXCERPT_START)
+    end = readme.index(EXCERPT_END) + len(EXCERPT_END)
+    return readme[:start] + block + readme[end:]
+
+
+def _number(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def tables(results: dict[str, Any]) -> str:
+    """The harness's figures as one Markdown table per payload (the page's form of the table
+    ``oipcodec bench`` prints)."""
+    levels = results["options"]["concurrency"]
+    top = max(levels)
+    out = []
+    for name, payload in results["payloads"].items():
+        records = [r for r in results["results"] if r["payload"] == name]
+        if not records:
+            continue
+        shape = "x".join(map(str, payload["shape"]))
+        out += [f"### {name}: {shape} {payload['datatype']}", ""]
+        out += [f"Latency and MB/s at concurrency {top}.", ""]
+        head = ["path", "implementation", *(f"c={c} req/s" for c in levels)]
+        head += ["MB/s", "p50 ms", "p99 ms", "wire kB"]
+        head += ["client µs", "server µs"]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        notes: dict[str, list[str]] = {}
+        for record in records:
+            path = results["paths"].get(record["path"], record["path"])
+            implementation = record["implementation"]
+            if record.get("unsupported") or record.get("error"):
+                what = "not supported" if record.get("unsupported") else "error"
+                reason = record.get("unsupported") or record.get("error")
+                notes.setdefault(f"{what}: {reason}", []).append(f"{path} ({implementation})")
+                continue
+            best = results["best"].get(name) == f"{record['path']}/{implementation}"
+            cells = [f"**{path}**" if best else path, implementation]
+            by_level = {e["concurrency"]: e for e in record.get("load", [])}
+            load = by_level.get(top, {})
+            if record.get("codec_only"):
+                notes.setdefault(record["codec_only"], []).append(f"{path} ({implementation})")
+                cells += ["-"] * (len(levels) + 3)
+            else:
+                cells += [_number(by_level.get(c, {}).get("rps")) for c in levels]
+                cells += [_number(load.get("mb_per_s"), 1), _number(load.get("p50_ms"), 2)]
+                cells += [_number(load.get("p99_ms"), 2)]
+            codec = record.get("codec_us", {})
+            wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
+            cells += [_number(wire, 1), _number(codec.get("client")), _number(codec.get("server"))]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+        out += [f"- {note}: {', '.join(rows)}" for note, rows in notes.items()]
+        out.append("")
+    return "\n".join(out).rstrip("\n")
+
+
+def page(results: dict[str, Any]) -> str:
+    """The text of docs/benchmarks.md."""
+    levels = results["options"]["concurrency"]
+    payloads = ", ".join(
+        f"`{name}` ({'x'.join(map(str, p['shape']))} {p['datatype']}: {p['description']})"
+        for name, p in results["payloads"].items()
+    )
+    implementations = "\n".join(
+        f"- `{name}`: {text}" for name, text in results["implementations"].items()
+    )
+    return f"""---
+hide:
+  - toc
+---
+
+# Benchmarks: the harness
+
+<!-- Written by tools/bench_docs.py from docs/benchmarks/results.json; do not edit by hand. -->
+
+`oipcodec bench` starts the embedded server on 127.0.0.1 and measures, for each payload,
+encoding path and client implementation, requests/s at concurrency {", ".join(map(str, levels))},
+MB/s and latency percentiles, and the codec-only cost per request on each side.
+
+Measured by {provenance(results)}.
+
+Payloads: {payloads}.
+
+Implementations:
+
+{implementations}
+
+{tables(results)}
+
+![requests/s and latency per path and implementation](benchmarks/throughput.png)
+
+## How to read it
+
+One table per payload. A row is an encoding path (REST JSON flat or nested, REST with the
+binary tensor data extension, the same gzip-compressed, gRPC with raw or typed contents) sent
+by one client implementation; the path in bold had the most requests/s for the payload at the
+highest concurrency. `native` and `pure` are oipcodec's client *and* server, with the native
+kernels or with the pure-Python twins in both processes; `tritonclient` is Triton's client
+against the native server.
+
+- MB/s counts the tensor bytes both ways; the latency percentiles are per request at the
+  highest concurrency; `wire kB` is the request body plus the response body.
+- `client us` and `server us` are the codec work alone, timed in-process: encoding the request
+  and decoding the answer on the client side; decoding the request and encoding the answer on
+  the server side.
+- The `kserve` and `mlserver` rows (where those packages are installed) are those servers' own
+  codecs on the same bodies and messages, server side only: decode the request the way that
+  server does until the model holds arrays, and encode the identity answer the way it sends it
+  (`src/oipcodec/bench/peers.py` lists each call). They have no requests/s unless `--url` /
+  `--grpc-target` point at a running server of theirs. A path or datatype a peer cannot take is
+  listed as `not supported`, with the reason. KServe and MLServer cannot be installed in one
+  environment, so one run shows at most one of them.
+- Short windows on a shared machine are noisy: rows closer than about 30% are a tie. The full
+  run (all six payloads, 1 s windows) is steadier.
+
+## Reproduce
+
+```bash
+pip install ".[bench]"
+oipcodec bench --quick                     # small and tokens, 0.25 s windows
+oipcodec bench                             # all payloads: small, image, logits_bf16,
+                                           # logits_fp32, strings, tokens; 1 s windows
+oipcodec bench --payload image --path rest-json --concurrency 1,8,32
+oipcodec bench --shape 4,128 --datatype FP16
+oipcodec bench --url http://host:8000 --grpc-target host:8001 --model identity
+```
+
+Options: `--payload NAME` (repeatable), your own payload with `--shape` and `--datatype`,
+`--path`, `--implementation` (native, pure, tritonclient, kserve, mlserver; default: all
+installed), `--no-peers`, `--concurrency`, `--duration S`, `--timeout`, `--output-dir` (default
+`./oipcodec-bench`), `--no-chart`. With `--url` / `--grpc-target` the harness measures that
+server instead of starting one (`--model` names a model that echoes its input); only the client
+side then changes between implementations.
+
+Output: a progress line on stderr, the table on stdout, and in the output directory
+`results.json` (every figure per concurrency level, the machine, the options, the peers'
+versions; a peer's row carries `codec_only` or `unsupported` with the reason) and
+`throughput.png` (drawn with matplotlib, from the `bench` extra; without it the run writes the
+rest and says so).
+
+How it measures: one subprocess per implementation (its environment selects the kernels), which
+starts its own server subprocess; load is closed-loop threads sharing one oipcodec client
+(tritonclient: one client per thread); each answer is checked once against the payload, so a
+server that answers wrong shows as an error, not as a fast path. Every window is bounded in
+time and in count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C
+and on error.
+
+This page is written by `tools/bench_docs.py` from `docs/benchmarks/results.json`; to refresh
+it, run the harness with `--output-dir docs/benchmarks` and then the script. Figures measured
+with pytest-benchmark and with load generators are on [Kernels and servers](measurements.md).
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the page and the README excerpt, or with ``--check`` report whether they differ."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail if a file would change")
+    args = parser.parse_args(argv)
+    results = json.loads(RESULTS.read_text())
+    wanted = {
+        PAGE: page(results),
+        README: with_readme_block(README.read_text(), readme_block(results)),
+    }
+    stale = [path for path, text in wanted.items() if path.read_text() != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} differs from what tools/bench_docs.py writes")
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(wanted[path])
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
