@@ -22,13 +22,17 @@ from oipcodec.errors import (
     InternalError,
     InvalidArgumentError,
     NotFoundError,
+    OIPError,
     RequestError,
     UnavailableError,
     UnsupportedError,
 )
+from oipcodec.raw import array_to_raw
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
-from oipcodec.types import InferRequest, InferResponse, Tensor
+from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.sharedmem import Location, Resolver, location, parameters_for
+from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
 __all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
 
@@ -59,13 +63,25 @@ class ModelRegistry:
     """Models by name and version, with their load state.
 
     ``models`` are added unloaded; :meth:`load_all` (run by the server at startup) loads them.
-    The registry is used from one event loop; it is not thread-safe.
+    ``shared_memory``: the system shared-memory regions of the server, when that extension is
+    enabled (``None``: a tensor naming a region is refused). The registry is used from one
+    event loop; it is not thread-safe.
     """
 
-    def __init__(self, models: Iterable[Model] = ()) -> None:
+    def __init__(
+        self, models: Iterable[Model] = (), *, shared_memory: SharedMemoryRegions | None = None
+    ) -> None:
         self._models: dict[str, dict[str, _Entry]] = {}
+        self.shared_memory = shared_memory
         for model in models:
             self.add(model)
+
+    @property
+    def resolver(self) -> Resolver:
+        """What the decoders read an input in shared memory through: the regions' resolver,
+        or one that refuses it when the extension is off."""
+        regions = self.shared_memory
+        return shared_memory_disabled if regions is None else regions.resolve
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""
@@ -213,6 +229,7 @@ class ModelRegistry:
             parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
         requested = None
         declared = model.output_names()
+        in_shm: dict[str, Location] = {}
         if request.outputs is not None:
             requested = [o.name for o in request.outputs]
             for asked in request.outputs:
@@ -220,6 +237,9 @@ class ModelRegistry:
                     raise UnsupportedError(
                         f"output '{asked.name}': the classification extension is not supported"
                     )
+                where = _output_location(asked)
+                if where is not None:
+                    in_shm[asked.name] = where
             if declared is not None:
                 for output in requested:
                     if output not in declared:
@@ -262,7 +282,32 @@ class ModelRegistry:
                         f"it produced {sorted(produced)}"
                     )
                 outputs.append(model.output_tensor(output, produced[output]))
+        for tensor in outputs:
+            where = in_shm.get(tensor.name)
+            if where is not None:
+                self._write_output(tensor, where)
         return InferResponse(name, outputs, id=request.id, model_version=model.version)
+
+    def _write_output(self, tensor: Tensor, where: Location) -> None:
+        """Write ``tensor``'s raw bytes (BYTES: length-prefixed) at ``where``; the tensor then
+        carries the location (its ``byte_size``: the bytes written) and the encoders send no
+        data for it."""
+        raw = memoryview(array_to_raw(tensor.data, tensor.datatype)).cast("B")
+        if len(raw) > where.byte_size:
+            raise InvalidArgumentError(
+                f"output '{tensor.name}' holds {len(raw)} bytes, more than the "
+                f"{where.byte_size} bytes given in shared memory region '{where.region}'"
+            )
+        view = self.resolver(where, tensor.name, "output", True)
+        view[: len(raw)] = raw
+        tensor.parameters = parameters_for(Location(where.region, len(raw), where.offset))
+
+
+def _output_location(asked: RequestedOutput) -> Location | None:
+    try:
+        return location(asked.parameters)
+    except OIPError as exc:
+        raise InvalidArgumentError(f"output '{asked.name}' {exc.reason}") from None
 
 
 async def _call_hook(hook: Any) -> None:

@@ -1,0 +1,119 @@
+"""Tensors in shared memory: the tensor parameters of the shared-memory extensions.
+
+A tensor whose bytes are in a shared-memory region registered with the server carries no data:
+its parameters name the region and where the bytes are, as in Triton's system shared-memory
+extension:
+
+- ``shared_memory_region``: the name the region was registered under;
+- ``shared_memory_byte_size``: how many bytes the tensor takes;
+- ``shared_memory_offset`` (optional, default 0): where they start in the region.
+
+On an input the server reads the tensor from the region; on a requested output it writes the
+model's output there, and the answer's output carries these parameters and no data.
+
+The codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`) read these parameters with
+:func:`location` and get the bytes from a :data:`Resolver` given to them (the server's
+registry of mapped regions, or a client's own regions); the bytes then become an array as the
+binary extension's do (:func:`oipcodec.raw.raw_to_array`: the size must equal shape times
+item size, BYTES framing is validated, no copy is made). This module holds no region itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from oipcodec.errors import DecodeError
+from oipcodec.types import Parameters
+
+__all__ = [
+    "SHM_BYTE_SIZE",
+    "SHM_OFFSET",
+    "SHM_PARAMETERS",
+    "SHM_REGION",
+    "Location",
+    "Resolver",
+    "location",
+    "names_region",
+    "parameters_for",
+]
+
+SHM_REGION = "shared_memory_region"
+SHM_BYTE_SIZE = "shared_memory_byte_size"
+SHM_OFFSET = "shared_memory_offset"
+#: The three parameter names: they steer the transport, not the model.
+SHM_PARAMETERS = frozenset({SHM_REGION, SHM_BYTE_SIZE, SHM_OFFSET})
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where a tensor's bytes are: ``byte_size`` bytes at ``offset`` in region ``region``."""
+
+    region: str
+    byte_size: int
+    offset: int = 0
+
+
+#: ``resolve(location, tensor, kind, writable)``: the ``location.byte_size`` bytes of the
+#: region (a memoryview, read-only unless ``writable``), or a :class:`~oipcodec.errors.
+#: RequestError` / :class:`DecodeError` naming the tensor (``kind``: "input" or "output").
+Resolver = Callable[[Location, str, str, bool], memoryview]
+
+
+def names_region(parameters: Parameters | None) -> bool:
+    """Whether ``parameters`` put their tensor in a shared-memory region."""
+    return bool(parameters) and SHM_REGION in parameters  # type: ignore[operator]
+
+
+def location(parameters: Parameters) -> Location | None:
+    """The region location the tensor ``parameters`` give, ``None`` when they name no region.
+
+    Raises :class:`DecodeError` for a region name that is not a non-empty string, a missing
+    byte size, or a size or offset that is not a non-negative integer.
+    """
+    region = parameters.get(SHM_REGION)
+    if region is None:
+        for name in (SHM_BYTE_SIZE, SHM_OFFSET):
+            if name in parameters:
+                raise DecodeError(f"has '{name}' but no '{SHM_REGION}'")
+        return None
+    if not isinstance(region, str) or not region:
+        raise DecodeError(f"'{SHM_REGION}' must be a non-empty string, got {region!r}")
+    if SHM_BYTE_SIZE not in parameters:
+        raise DecodeError(f"names shared memory region '{region}' but has no '{SHM_BYTE_SIZE}'")
+    byte_size = _non_negative(parameters[SHM_BYTE_SIZE], SHM_BYTE_SIZE)
+    offset = _non_negative(parameters.get(SHM_OFFSET, 0), SHM_OFFSET)
+    return Location(region, byte_size, offset)
+
+
+def parameters_for(where: Location) -> Parameters:
+    """The tensor parameters that put a tensor at ``where`` (no offset parameter for 0, as
+    tritonclient writes them)."""
+    parameters: Parameters = {SHM_REGION: where.region, SHM_BYTE_SIZE: where.byte_size}
+    if where.offset:
+        parameters[SHM_OFFSET] = where.offset
+    return parameters
+
+
+def without_shm(parameters: Parameters) -> Parameters:
+    """``parameters`` without the shared-memory ones (a copy only when there were some)."""
+    if SHM_PARAMETERS.isdisjoint(parameters):
+        return parameters
+    return {k: v for k, v in parameters.items() if k not in SHM_PARAMETERS}
+
+
+def _non_negative(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise DecodeError(f"'{name}' must be a non-negative integer, got {value!r}")
+    return value
+
+
+def no_regions(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+    """The :data:`Resolver` of a decoder that was given none: a tensor in shared memory is
+    refused, naming its region."""
+    raise DecodeError(
+        f"is in shared memory region '{where.region}', and no shared memory regions are known "
+        "here (a server needs its shared-memory extension enabled; a client, the region "
+        "registered through it)"
+    )
