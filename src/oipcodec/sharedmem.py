@@ -20,11 +20,12 @@ item size, BYTES framing is validated, no copy is made). This module holds no re
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from oipcodec.errors import DecodeError
+from oipcodec.errors import DecodeError, InvalidArgumentError
 from oipcodec.types import Parameters
 
 __all__ = [
@@ -32,11 +33,15 @@ __all__ = [
     "SHM_OFFSET",
     "SHM_PARAMETERS",
     "SHM_REGION",
+    "KEY_MAX_LENGTH",
     "Location",
     "Resolver",
+    "check_key",
     "location",
     "names_region",
+    "open_key",
     "parameters_for",
+    "unlink_key",
 ]
 
 SHM_REGION = "shared_memory_region"
@@ -117,3 +122,58 @@ def no_regions(where: Location, tensor: str, kind: str, writable: bool) -> memor
         "here (a server needs its shared-memory extension enabled; a client, the region "
         "registered through it)"
     )
+
+
+# ----------------------------------------------------------------------------- POSIX objects
+
+#: The longest POSIX shared-memory name after its leading ``/`` (NAME_MAX).
+KEY_MAX_LENGTH = 255
+
+
+def check_key(key: object) -> str:
+    """``key`` if it is a POSIX shared-memory name (``/`` then 1 to 255 characters, none of
+    them ``/`` or NUL, not ``.`` or ``..``), else :class:`~oipcodec.errors.
+    InvalidArgumentError`: a key never names a path of the caller's choice."""
+    if not isinstance(key, str):
+        raise InvalidArgumentError(f"shared memory key must be a string, got {key!r}")
+    rest = key[1:]
+    if (
+        not key.startswith("/")
+        or not rest
+        or len(rest) > KEY_MAX_LENGTH
+        or "/" in rest
+        or "\x00" in rest
+        or rest in (".", "..")
+    ):
+        raise InvalidArgumentError(
+            f"invalid shared memory key {key!r}: a key is a POSIX shared memory name, '/' "
+            f"followed by 1 to {KEY_MAX_LENGTH} characters without '/'"
+        )
+    return key
+
+
+def open_key(key: str, create: bool = False) -> int:
+    """A read-write descriptor of the POSIX shared-memory object ``key`` (``shm_open``, as
+    multiprocessing.shared_memory opens it; on Linux a file of ``/dev/shm``), made new (and
+    empty, mode 0600) when ``create``, else an existing one. ``key`` must pass
+    :func:`check_key`. Raises ``OSError``."""
+    check_key(key)
+    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+    try:
+        import _posixshmem  # type: ignore[import-not-found]  # the stdlib's shm_open
+    except ImportError:  # pragma: no cover - every POSIX CPython has it
+        return os.open("/dev/shm" + key, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd: int = _posixshmem.shm_open(key, flags, mode=0o600)
+    return fd
+
+
+def unlink_key(key: str) -> None:
+    """Remove the POSIX shared-memory object ``key`` (``shm_unlink``); mappings of it stay
+    valid until closed. Raises ``OSError``."""
+    check_key(key)
+    try:
+        import _posixshmem
+    except ImportError:  # pragma: no cover
+        os.unlink("/dev/shm" + key)
+        return
+    _posixshmem.shm_unlink(key)

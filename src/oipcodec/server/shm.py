@@ -42,58 +42,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, UnsupportedError
-from oipcodec.sharedmem import Location
+from oipcodec.sharedmem import Location, check_key, open_key
 
 __all__ = [
-    "KEY_MAX_LENGTH",
     "AlreadyExistsError",
     "SharedMemoryRegions",
-    "check_key",
     "cuda_unsupported",
     "shared_memory_disabled",
 ]
 
 log = logging.getLogger("oipcodec.server")
 
-#: The longest POSIX shared-memory name after its leading ``/`` (NAME_MAX).
-KEY_MAX_LENGTH = 255
-
 
 class AlreadyExistsError(RequestError):
     """A region name that is already registered (HTTP 409, gRPC ALREADY_EXISTS, as Triton)."""
 
     grpc_code = "ALREADY_EXISTS"
-
-
-def check_key(key: object) -> str:
-    """``key`` if it is a POSIX shared-memory name, else :class:`InvalidArgumentError`."""
-    if not isinstance(key, str):
-        raise InvalidArgumentError(f"shared memory key must be a string, got {key!r}")
-    rest = key[1:]
-    if (
-        not key.startswith("/")
-        or not rest
-        or len(rest) > KEY_MAX_LENGTH
-        or "/" in rest
-        or "\x00" in rest
-        or rest in (".", "..")
-    ):
-        raise InvalidArgumentError(
-            f"invalid shared memory key {key!r}: a key is a POSIX shared memory name, '/' "
-            f"followed by 1 to {KEY_MAX_LENGTH} characters without '/'"
-        )
-    return key
-
-
-def _shm_open(key: str) -> int:
-    """A read-write descriptor of the POSIX shared-memory object ``key`` (never created)."""
-    try:
-        import _posixshmem  # type: ignore[import-not-found]  # the stdlib's shm_open
-
-        fd: int = _posixshmem.shm_open(key, os.O_RDWR, mode=0o600)
-    except ImportError:  # pragma: no cover - every POSIX CPython has it
-        fd = os.open("/dev/shm" + key, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    return fd
 
 
 @dataclass(eq=False)
@@ -162,7 +126,7 @@ class SharedMemoryRegions:
                     "name is not currently supported"
                 )
         try:
-            fd = _shm_open(key)
+            fd = open_key(key)
         except OSError as exc:
             raise InvalidArgumentError(
                 f"Unable to open shared memory region: '{key}' ({exc.strerror})"
