@@ -25,8 +25,9 @@ HttpClient needs only the standard library); each transport is imported when its
 first made.
 
 The layer: the clients turn calls into wire bytes and answers back. They may import the
-codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.types`, :mod:`oipcodec.sharedmem`...), the kernels only
-through them, :mod:`oipcodec.errors`, :mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
+codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.types`,
+:mod:`oipcodec.sharedmem`...), the kernels only through them, :mod:`oipcodec.errors`,
+:mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
 :mod:`oipcodec.server`, :mod:`oipcodec.compat` or :mod:`oipcodec.bench` (a client must install
 and import without the server extra), and no ``_private`` name of another layer.
 """

@@ -27,7 +27,6 @@ from oipcodec.errors import (
     UnavailableError,
     UnsupportedError,
 )
-from oipcodec.raw import array_to_raw
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
 from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
@@ -289,18 +288,13 @@ class ModelRegistry:
         return InferResponse(name, outputs, id=request.id, model_version=model.version)
 
     def _write_output(self, tensor: Tensor, where: Location) -> None:
-        """Write ``tensor``'s raw bytes (BYTES: length-prefixed) at ``where``; the tensor then
-        carries the location (its ``byte_size``: the bytes written) and the encoders send no
-        data for it."""
-        raw = memoryview(array_to_raw(tensor.data, tensor.datatype)).cast("B")
-        if len(raw) > where.byte_size:
-            raise InvalidArgumentError(
-                f"output '{tensor.name}' holds {len(raw)} bytes, more than the "
-                f"{where.byte_size} bytes given in shared memory region '{where.region}'"
-            )
-        view = self.resolver(where, tensor.name, "output", True)
-        view[: len(raw)] = raw
-        tensor.parameters = parameters_for(Location(where.region, len(raw), where.offset))
+        """Write ``tensor`` at ``where``; it then carries the location (its ``byte_size``:
+        the bytes written) and the encoders send no data for it."""
+        regions = self.shared_memory
+        if regions is None:  # refused as the decoders refuse an input in a region
+            self.resolver(where, tensor.name, "output", True)
+            raise AssertionError("unreachable")
+        tensor.parameters = parameters_for(regions.write(tensor, where))
 
 
 def _output_location(asked: RequestedOutput) -> Location | None:

@@ -42,7 +42,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, UnsupportedError
+from oipcodec.raw import array_to_raw
 from oipcodec.sharedmem import Location, check_key, open_key
+from oipcodec.types import Tensor
 
 __all__ = [
     "AlreadyExistsError",
@@ -193,6 +195,20 @@ class SharedMemoryRegions:
         start = region.offset + where.offset
         view = memoryview(region.map)[start : start + where.byte_size]
         return view if writable else view.toreadonly()
+
+    def write(self, tensor: Tensor, where: Location) -> Location:
+        """Write ``tensor``'s raw bytes (BYTES: length-prefixed) at ``where`` (a requested
+        output's location); returns where they are (``byte_size``: the bytes written).
+        :class:`InvalidArgumentError` when they do not fit in ``where.byte_size``."""
+        raw = memoryview(array_to_raw(tensor.data, tensor.datatype)).cast("B")
+        if len(raw) > where.byte_size:
+            raise InvalidArgumentError(
+                f"output '{tensor.name}' holds {len(raw)} bytes, more than the "
+                f"{where.byte_size} bytes given in shared memory region '{where.region}'"
+            )
+        view = self.resolve(where, tensor.name, "output", True)
+        view[: len(raw)] = raw
+        return Location(where.region, len(raw), where.offset)
 
 
 def shared_memory_disabled(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
