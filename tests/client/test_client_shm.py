@@ -253,3 +253,34 @@ def _output(name: str, region: str, size: int) -> Any:
     from oipcodec.sharedmem import Location, parameters_for
 
     return RequestedOutput(name, parameters_for(Location(region, size)))
+
+
+def test_grpc_typed_contents(server: RunningServer) -> None:
+    """With typed contents, an input in shared memory carries empty contents beside the
+    others' typed values; a BYTES output written at an offset says how many bytes it took."""
+    from oipcodec.client import GrpcClient
+
+    words = np.array([[str(i).encode() for i in range(16)]], dtype=np.object_)
+    with (
+        GrpcClient(server.grpc_address, raw=False) as client,
+        SharedMemoryRegion.create("typed", 4096) as region,
+    ):
+        client.register_region(region)
+        try:
+            answer = client.infer("simple", {"INPUT0": region.input("INPUT0", A), "INPUT1": B})
+            np.testing.assert_array_equal(answer.output("OUTPUT0").data, A + B)
+            answer = client.infer(
+                "simple_string",
+                {"INPUT0": region.input("INPUT0", words), "INPUT1": words},
+                outputs=[region.output("OUTPUT0", 2000, offset=1000)],
+            )
+            output = answer.output("OUTPUT0")
+            assert [int(x) for x in output.data.reshape(-1)] == [2 * i for i in range(16)]
+            size = output.parameters["shared_memory_byte_size"]
+            assert size == 16 * 4 + sum(len(str(2 * i)) for i in range(16))
+            assert region.array("BYTES", [1, 16], offset=1000, byte_size=size).tolist() == (
+                output.data.tolist()
+            )
+            del answer, output
+        finally:
+            client.unregister_system_shared_memory()
