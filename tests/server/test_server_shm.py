@@ -526,3 +526,5 @@ def test_cli_and_config_offer_the_same_kinds() -> None:
     assert option.default == "none" and ServerConfig().shared_memory is None
     with pytest.raises(ValueError, match="shared_memory must be one of system or None"):
         ServerConfig(shared_memory="cuda")
+    with pytest.raises(ValueError, match="shared_memory needs workers=1"):
+        ServerConfig(shared_memory="system", workers=2)

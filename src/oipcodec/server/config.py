@@ -73,7 +73,8 @@ class ServerConfig:
     body_budget: int | None = None
     #: The shared-memory extension to enable: ``"system"`` (clients on this host pass
     #: tensors in POSIX shared-memory regions they register), or ``None``: off, the
-    #: endpoints are absent and a tensor naming a region is refused.
+    #: endpoints are absent and a tensor naming a region is refused. Needs ``workers=1``
+    #: (regions are registered with one process).
     shared_memory: str | None = None
 
     def __post_init__(self) -> None:
@@ -122,6 +123,11 @@ class ServerConfig:
             raise ValueError(
                 f"shared_memory must be one of {', '.join(SHARED_MEMORY_KINDS)} or None, "
                 f"got {self.shared_memory!r}"
+            )
+        if self.shared_memory is not None and self.workers > 1:
+            raise ValueError(
+                "shared_memory needs workers=1: regions are registered with one process, and "
+                f"the {self.workers} workers would each see only the regions sent to it"
             )
 
     def body_budget_bytes(self) -> int:

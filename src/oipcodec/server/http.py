@@ -54,6 +54,7 @@ from oipcodec.server.model import Model
 from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.shm import cuda_unsupported
+from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = ["EXTENSIONS", "RestApp", "available_cpus", "create_app"]
@@ -420,7 +421,9 @@ class RestApp:
         as_json = sum(
             t.data.nbytes
             for t in response.outputs
-            if binary is not True and (binary is False or t.name not in binary)
+            if binary is not True
+            and (binary is False or t.name not in binary)
+            and not names_region(t.parameters)
         )
         return await self._codec(
             2 * as_json,
