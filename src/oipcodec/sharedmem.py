@@ -39,6 +39,7 @@ __all__ = [
     "check_key",
     "location",
     "names_region",
+    "no_regions",
     "open_key",
     "parameters_for",
     "unlink_key",
@@ -68,7 +69,7 @@ Resolver = Callable[[Location, str, str, bool], memoryview]
 
 def names_region(parameters: Parameters | None) -> bool:
     """Whether ``parameters`` put their tensor in a shared-memory region."""
-    return bool(parameters) and SHM_REGION in parameters  # type: ignore[operator]
+    return parameters is not None and SHM_REGION in parameters
 
 
 def location(parameters: Parameters) -> Location | None:
@@ -99,13 +100,6 @@ def parameters_for(where: Location) -> Parameters:
     if where.offset:
         parameters[SHM_OFFSET] = where.offset
     return parameters
-
-
-def without_shm(parameters: Parameters) -> Parameters:
-    """``parameters`` without the shared-memory ones (a copy only when there were some)."""
-    if SHM_PARAMETERS.isdisjoint(parameters):
-        return parameters
-    return {k: v for k, v in parameters.items() if k not in SHM_PARAMETERS}
 
 
 def _non_negative(value: Any, name: str) -> int:

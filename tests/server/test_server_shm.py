@@ -528,3 +528,28 @@ def test_cli_and_config_offer_the_same_kinds() -> None:
         ServerConfig(shared_memory="cuda")
     with pytest.raises(ValueError, match="shared_memory needs workers=1"):
         ServerConfig(shared_memory="system", workers=2)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux /proc needed")
+def test_a_mapping_in_use_is_unmapped_when_released() -> None:
+    """Unregistering while an input array holds a view of the region: the array stays
+    readable, the region is gone for new lookups, and the mapping goes with the array."""
+    from oipcodec.raw import raw_to_array
+    from oipcodec.server.shm import SharedMemoryRegions
+    from oipcodec.sharedmem import Location
+
+    region = Region(64, "inuse")
+    try:
+        region.put(np.arange(16, dtype=np.int32))
+        regions = SharedMemoryRegions()
+        regions.register("r", region.key, 0, 64)
+        array = raw_to_array(regions.resolve(Location("r", 64), "X", "input", False), "INT32", [16])
+        assert _maps(region.key) == 2
+        regions.unregister("r")
+        assert _maps(region.key) == 2 and int(array.sum()) == sum(range(16))
+        with pytest.raises(Exception, match="Unable to find shared memory region: 'r'"):
+            regions.resolve(Location("r", 64), "X", "input", False)
+        del array
+        assert _maps(region.key) == 1
+    finally:
+        region.destroy()
