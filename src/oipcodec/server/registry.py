@@ -238,6 +238,8 @@ class ModelRegistry:
                     )
                 where = _output_location(asked)
                 if where is not None:
+                    if self.shared_memory is None:  # refused before the model runs
+                        shared_memory_disabled(where, asked.name, "output", True)
                     in_shm[asked.name] = where
             if declared is not None:
                 for output in requested:
@@ -281,20 +283,16 @@ class ModelRegistry:
                         f"it produced {sorted(produced)}"
                     )
                 outputs.append(model.output_tensor(output, produced[output]))
-        for tensor in outputs:
-            where = in_shm.get(tensor.name)
-            if where is not None:
-                self._write_output(tensor, where)
+        if in_shm:
+            regions = self.shared_memory
+            assert regions is not None
+            for tensor in outputs:
+                where = in_shm.get(tensor.name)
+                if where is not None:
+                    # Written into the region; the tensor then carries the location (its
+                    # byte_size: the bytes written) and the encoders send no data for it.
+                    tensor.parameters = parameters_for(regions.write(tensor, where))
         return InferResponse(name, outputs, id=request.id, model_version=model.version)
-
-    def _write_output(self, tensor: Tensor, where: Location) -> None:
-        """Write ``tensor`` at ``where``; it then carries the location (its ``byte_size``:
-        the bytes written) and the encoders send no data for it."""
-        regions = self.shared_memory
-        if regions is None:  # refused as the decoders refuse an input in a region
-            self.resolver(where, tensor.name, "output", True)
-            raise AssertionError("unreachable")
-        tensor.parameters = parameters_for(regions.write(tensor, where))
 
 
 def _output_location(asked: RequestedOutput) -> Location | None:
