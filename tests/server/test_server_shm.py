@@ -1,7 +1,7 @@
 """The system shared-memory extension against the real tritonclient, over HTTP and gRPC.
 
-Regions are made with tritonclient.utils.shared_memory (its libcshm, as Triton's examples
-do) or with the standard library's multiprocessing.shared_memory; the servers run on free
+Regions are made with tritonclient.utils.shared_memory (as Triton's examples do; tritonclient
+2.x builds it on multiprocessing.shared_memory) or with the standard library's multiprocessing.shared_memory; the servers run on free
 ports of 127.0.0.1. Every refusal of the extension is checked for its status and its words.
 """
 
@@ -72,7 +72,8 @@ def client(protocol: Any, server: RunningServer) -> Iterator[Any]:
 
 
 class Region:
-    """A tritonclient region (libcshm), destroyed at the end of the test."""
+    """A tritonclient region (tritonclient.utils.shared_memory), destroyed at the end of the
+    test."""
 
     def __init__(self, size: int, tag: str = "r") -> None:
         self.key = _key(tag)
@@ -236,7 +237,8 @@ def test_bytes_through_the_framing(client: Any, protocol: Any, regions: list[Reg
 
 
 def test_standard_library_region(client: Any, protocol: Any) -> None:
-    """A region made by multiprocessing.shared_memory (no libcshm) works the same."""
+    """A region made by the standard library's multiprocessing.shared_memory directly works
+    the same."""
     block = mp_shm.SharedMemory(name=_key("mp")[1:], create=True, size=128)
     try:
         view = np.ndarray((2, 1, 16), np.int32, buffer=block.buf)
