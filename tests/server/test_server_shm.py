@@ -1,8 +1,8 @@
 """The system shared-memory extension against the real tritonclient, over HTTP and gRPC.
 
 Regions are made with tritonclient.utils.shared_memory (as Triton's examples do; tritonclient
-2.x builds it on multiprocessing.shared_memory) or with the standard library's multiprocessing.shared_memory; the servers run on free
-ports of 127.0.0.1. Every refusal of the extension is checked for its status and its words.
+2.x builds it on multiprocessing.shared_memory) or with multiprocessing.shared_memory itself;
+the servers run on free ports of 127.0.0.1. Every refusal of the extension is checked for its status and its words.
 """
 
 from __future__ import annotations
