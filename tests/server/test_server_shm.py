@@ -2,7 +2,8 @@
 
 Regions are made with tritonclient.utils.shared_memory (as Triton's examples do; tritonclient
 2.x builds it on multiprocessing.shared_memory) or with multiprocessing.shared_memory itself;
-the servers run on free ports of 127.0.0.1. Every refusal of the extension is checked for its status and its words.
+the servers run on free ports of 127.0.0.1. Every refusal of the extension is checked for its
+status and its words.
 """
 
 from __future__ import annotations
