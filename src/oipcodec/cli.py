@@ -45,6 +45,7 @@ def _serve(args: argparse.Namespace) -> int:
             http_protocol=args.http_protocol,
             codec_threads=args.codec_threads,
             body_budget=None if args.body_budget is None else args.body_budget << 20,
+            shared_memory=None if args.shared_memory == "none" else args.shared_memory,
         )
     except (TypeError, ValueError) as exc:
         print(f"oipcodec serve: {exc}", file=sys.stderr)
@@ -101,6 +102,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="MiB of request-body buffers a process may hold for bodies still arriving; "
         "over it, bodies are received in pieces as they come (default: 4 times "
         "--max-body-bytes)",
+    )
+    add(
+        "--shared-memory",
+        choices=["none", "system"],  # server.config.SHARED_MEMORY_KINDS and "none" (tested)
+        default="none",
+        help="enable the system shared-memory extension: clients on this host pass tensors "
+        "in POSIX shared memory regions they register (default: %(default)s, off)",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

@@ -42,6 +42,7 @@ from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.sharedmem import Resolver, location, names_region, no_regions
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
 __all__ = [
@@ -123,7 +124,15 @@ def _encode_tensors(
             raise EncodeError("duplicate name", tensor=tensor.name, kind=role)
         seen.add(tensor.name)
         try:
-            field, payload = _payload(tensor, raw, k)
+            if names_region(tensor.parameters):
+                # In shared memory: no data here. Raw contents keep one (empty) entry per
+                # output, as Triton answers; a request has none for such an input, as
+                # tritonclient sends it.
+                field = 0 if raw else _FIELD[tensor.datatype]
+                empty: Any = [] if tensor.datatype == "BYTES" else np.empty(0, np.uint8)
+                payload: Any = (None if role == "input" else b"") if raw else empty
+            else:
+                field, payload = _payload(tensor, raw, k)
         except OIPError as exc:
             raise exc.for_tensor(tensor.name, role) from None
         out.append((tensor.name, tensor.datatype, tensor.shape, tensor.parameters, field, payload))
@@ -167,37 +176,59 @@ def _bytes_elements(data: Any) -> list[bytes]:
 
 
 def decode_request(
-    data: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
+    data: Any,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels | None = None,
+    shared_memory: Resolver | None = None,
 ) -> InferRequest:
     """The :class:`InferRequest` in a serialized ModelInferRequest (bytes, bytearray,
     memoryview: any buffer). Input order is kept; an empty model_name/model_version/id is
-    ``None``; no requested outputs is ``outputs=None``."""
+    ``None``; no requested outputs is ``outputs=None``. ``shared_memory`` gives the bytes of
+    an input that names a shared-memory region (:mod:`oipcodec.sharedmem`; such an input has
+    no raw_input_contents entry, as tritonclient sends it); without it such an input is
+    refused."""
     k = kernels or _facade
     name, version, id_, parameters, tensors, requested, raw = k.read_infer_message(
         data, "request", limits
     )
-    inputs = _decode_tensors(tensors, raw, "input", limits, k)
+    inputs = _decode_tensors(tensors, raw, "input", limits, k, shared_memory)
     outputs = [RequestedOutput(n, p) for n, p in requested] if requested else None
     return InferRequest(inputs, outputs, id_ or None, parameters, name or None, version or None)
 
 
 def decode_response(
-    data: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
+    data: Any,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels | None = None,
+    shared_memory: Resolver | None = None,
 ) -> InferResponse:
-    """The :class:`InferResponse` in a serialized ModelInferResponse."""
+    """The :class:`InferResponse` in a serialized ModelInferResponse; an output in shared
+    memory (an empty raw_output_contents entry, as Triton answers) is read through
+    ``shared_memory``."""
     k = kernels or _facade
     name, version, id_, parameters, tensors, _, raw = k.read_infer_message(data, "response", limits)
-    outputs = _decode_tensors(tensors, raw, "output", limits, k)
+    outputs = _decode_tensors(tensors, raw, "output", limits, k, shared_memory)
     return InferResponse(name, outputs, id_ or None, version or None, parameters)
 
 
 def _decode_tensors(
-    tensors: list[tuple[Any, ...]], raw: list[memoryview], role: str, limits: Limits, k: Kernels
+    tensors: list[tuple[Any, ...]],
+    raw: list[memoryview],
+    role: str,
+    limits: Limits,
+    k: Kernels,
+    shared_memory: Resolver | None,
 ) -> list[Tensor]:
     out: list[Tensor] = []
     seen: set[str] = set()
     total = 0
-    for index, (name, datatype, shape, parameters, contents, offset, _) in enumerate(tensors):
+    # One raw entry per tensor, or (a request from tritonclient) none for the tensors in
+    # shared memory: pb_shared.check_raw_contents has checked that the count is one of the two.
+    skip_shm = len(raw) != len(tensors)
+    next_raw = 0
+    for name, datatype, shape, parameters, contents, offset, _ in tensors:
         if name in seen:
             raise DecodeError(f"duplicate {role} name", tensor=name, offset=offset, kind=role)
         seen.add(name)
@@ -209,8 +240,19 @@ def _decode_tensors(
                 raise LimitError(
                     f"the tensors hold more than {limits.max_request_elements} elements together"
                 )
-            if raw:
-                array = raw_to_array(raw[index], row.name, shape, limits=limits, kernels=k)
+            where = location(parameters) if parameters else None
+            if where is not None:
+                if (raw and not skip_shm and len(raw[next_raw])) or contents:
+                    raise DecodeError(
+                        f"names shared memory region '{where.region}' and carries data as "
+                        "well; send one or the other"
+                    )
+                next_raw += 0 if skip_shm else 1
+                part = (shared_memory or no_regions)(where, name, role, False)
+                array = raw_to_array(part, row.name, shape, limits=limits, kernels=k)
+            elif raw:
+                array = raw_to_array(raw[next_raw], row.name, shape, limits=limits, kernels=k)
+                next_raw += 1
             else:
                 array = _from_contents(row, count, contents)
             out.append(Tensor(name, datatype, shape, array.reshape(shape), parameters))

@@ -31,6 +31,7 @@ from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.sharedmem import Resolver, location, names_region, no_regions
 from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
 
 __all__ = [
@@ -76,6 +77,7 @@ def decode_request(
     model_version: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     kernels: Kernels | None = None,
+    shared_memory: Resolver | None = None,
 ) -> InferRequest:
     """Decode an inference request body.
 
@@ -86,10 +88,14 @@ def decode_request(
     Raises :class:`DecodeError` (or its :class:`LimitError`) naming the input and the element
     or byte offset at fault. ``kernels`` picks the kernel implementation (e.g.
     ``oipcodec.kernels.load("pure")``); the default is the facade's, as in every codec.
+    ``shared_memory`` gives the bytes of an input that names a shared-memory region
+    (:mod:`oipcodec.sharedmem`); without it such an input is refused.
     """
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, model_name, limits, k)
-    inputs = _decode_tensors(doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits, k)
+    inputs = _decode_tensors(
+        doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits, k, shared_memory
+    )
     _check_binary_used(binary, "input")
     outputs = None
     if doc.get("outputs") is not None:
@@ -114,14 +120,18 @@ def decode_response(
     *,
     limits: Limits = DEFAULT_LIMITS,
     kernels: Kernels | None = None,
+    shared_memory: Resolver | None = None,
 ) -> InferResponse:
-    """Decode an inference response body (arguments as :func:`decode_request`)."""
+    """Decode an inference response body (arguments as :func:`decode_request`; an output in
+    shared memory is read through ``shared_memory``)."""
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, None, limits, k)
     model = doc.get("model_name")
     if not isinstance(model, str):
         raise DecodeError(f"response 'model_name' must be a string, got {model!r}")
-    outputs = _decode_tensors(doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits, k)
+    outputs = _decode_tensors(
+        doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits, k, shared_memory
+    )
     binary.model = model
     _check_binary_used(binary, "output")
     return InferResponse(
@@ -252,6 +262,7 @@ def _decode_tensors(
     kind: str,
     limits: Limits,
     k: Kernels,
+    shared_memory: Resolver | None,
 ) -> list[Tensor]:
     items = doc.get(key)
     if items is None:
@@ -262,7 +273,9 @@ def _decode_tensors(
         start, text = texts.get(index, (0, None))
         try:
             budget = limits.max_request_elements - total
-            tensor = _decode_tensor(name, item, text, binary, kind, limits, budget, k)
+            tensor = _decode_tensor(
+                name, item, text, binary, kind, limits, budget, k, shared_memory
+            )
         except OIPError as exc:
             if exc.tensor is not None:
                 raise
@@ -282,6 +295,7 @@ def _decode_tensor(
     limits: Limits,
     budget: int,
     k: Kernels,
+    shared_memory: Resolver | None,
 ) -> Tensor:
     """One tensor; ``budget`` is how many elements the request may still hold."""
     datatype = item.get("datatype")
@@ -295,6 +309,16 @@ def _decode_tensor(
         )
     parameters = _parameters(item.get("parameters"), f"{kind} '{name}'")
     size = parameters.pop(BINARY_DATA_SIZE, None)
+    where = location(parameters)
+    if where is not None:
+        if size is not None or text is not None or item.get("data") is not None:
+            raise DecodeError(
+                f"names shared memory region '{where.region}' and carries data as well; "
+                "send one or the other"
+            )
+        part = (shared_memory or no_regions)(where, name, kind, False)
+        array = raw_to_array(part, row.name, shape, limits=limits, kernels=k)
+        return Tensor(name, row.name, tuple(shape), array, parameters)
     if size is not None:
         if text is not None or item.get("data") is not None:
             raise DecodeError(f"has both 'data' and '{BINARY_DATA_SIZE}'; send one or the other")
@@ -556,7 +580,9 @@ def _encode_tensors(
             }
             parameters = _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
             parameters.pop(BINARY_DATA_SIZE, None)
-            if tensor.name in in_binary:
+            if names_region(parameters):
+                pass  # in shared memory: the parameters say where, no data here
+            elif tensor.name in in_binary:
                 raw = array_to_raw(tensor.data, tensor.datatype, kernels=k)
                 parameters[BINARY_DATA_SIZE] = len(raw)
                 parts.append(raw)

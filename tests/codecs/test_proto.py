@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,6 +69,8 @@ def test_service_and_fields() -> None:
         "ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
         "ModelInfer", "ModelStreamInfer", "RepositoryIndex", "RepositoryModelLoad",
         "RepositoryModelUnload",
+        "SystemSharedMemoryStatus", "SystemSharedMemoryRegister", "SystemSharedMemoryUnregister",
+        "CudaSharedMemoryStatus", "CudaSharedMemoryRegister", "CudaSharedMemoryUnregister",
     ]  # fmt: skip
     stream = service.methods_by_name["ModelStreamInfer"]
     assert stream.client_streaming and stream.server_streaming
@@ -122,3 +125,34 @@ def test_grpc_module_imports() -> None:
     from oipcodec.proto import open_inference_grpc_pb2_grpc as rpc
 
     assert hasattr(rpc, "GRPCInferenceServiceStub") and hasattr(rpc, "GRPCInferenceServiceServicer")
+
+
+SHARED_MEMORY_MESSAGES = [
+    f"{kind}SharedMemory{rpc}{end}"
+    for kind in ("System", "Cuda")
+    for rpc in ("Status", "Register", "Unregister")
+    for end in ("Request", "Response")
+]
+
+
+@pytest.mark.parametrize("message", SHARED_MEMORY_MESSAGES)
+def test_shared_memory_messages_are_tritons(message: str) -> None:
+    """The shared-memory messages have Triton's field names, numbers and types (nested
+    messages too), so that tritonclient's calls are understood unchanged."""
+    service_pb2 = pytest.importorskip("tritonclient.grpc.service_pb2")
+
+    def shape(descriptor: Any) -> Any:
+        fields = sorted(
+            (f.name, f.number, f.type, f.label, f.message_type and f.message_type.name)
+            for f in descriptor.fields
+        )
+        nested = sorted((n.name, shape(n)) for n in descriptor.nested_types)
+        return fields, nested
+
+    ours = getattr(pb, message).DESCRIPTOR
+    theirs = getattr(service_pb2, message).DESCRIPTOR
+    assert shape(ours) == shape(theirs)
+    service = pb.DESCRIPTOR.services_by_name["GRPCInferenceService"]
+    rpc = message.removesuffix("Request").removesuffix("Response")
+    method = service.methods_by_name[rpc]
+    assert (method.input_type.name, method.output_type.name) == (f"{rpc}Request", f"{rpc}Response")

@@ -4,6 +4,7 @@ results.json, table and chart hold every path; plus its parts (payloads, chart, 
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 import zlib
@@ -89,6 +90,7 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
             "rest-binary",
             "rest-binary-gzip",
             "grpc-raw",
+            "shm",
         }
         assert all(r["error"] is None and r["load"][-1]["rps"] > 0 for r in measured)
         assert {r["path"] for r in triton if r.get("unsupported")} == {
@@ -109,6 +111,7 @@ def test_quick_run_kserve_rows(quick_run: tuple[dict[str, Any], str, Path]) -> N
     rows = {r["path"]: r for r in results["results"] if r["implementation"] == "kserve"}
     assert set(rows) == set(PATHS)
     assert "decompress" in rows.pop("rest-binary-gzip")["unsupported"]
+    assert rows.pop("shm")["unsupported"] == "kserve has no shared-memory extension"
     for path, record in rows.items():
         assert record["error"] is None, (path, record["error"])
         assert record["load"] == [] and record["codec_only"].startswith("codec only")
@@ -493,3 +496,48 @@ def test_table_and_chart_with_peer_rows_without_throughput(tmp_path: Path) -> No
         {"concurrency": 8, "requests": 5, "rps": 50.0}]})  # fmt: skip
     assert _chart(results, tmp_path / "some.png")
     assert _read_png(tmp_path / "some.png")[0] > 500
+
+
+def test_quick_run_shared_memory_rows(quick_run: tuple[dict[str, Any], str, Path]) -> None:
+    """The shm path: measured end to end for oipcodec's clients (and tritonclient's with its
+    shared-memory utilities), a request of a few hundred bytes whatever the tensor, one
+    memcpy of the payload timed beside it, the closing note, and nothing left in /dev/shm."""
+    results, table, _ = quick_run
+    rows = [r for r in results["results"] if r["path"] == "shm"]
+    measured = [r for r in rows if not r.get("unsupported")]
+    assert {r["implementation"] for r in measured} >= {"native", "pure"}
+    for record in measured:
+        assert record["error"] is None, record["error"]
+        assert record["load"][-1]["rps"] > 0
+        assert 0 < record["request_bytes"] < 1000 and 0 < record["response_bytes"] < 1000
+        assert record["codec_us"]["memcpy"] > 0
+    notes = [line for line in table.splitlines() if line.startswith("shared memory, small ")]
+    assert {line.split()[3].rstrip(",") for line in notes} == {
+        r["implementation"] for r in measured
+    }
+    assert all("REST binary" in line and "gRPC raw" in line for line in notes)
+    assert "one memcpy of its 64 bytes" in table
+    if os.path.isdir("/dev/shm"):
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith("oipcodec-bench-")]
+
+
+def test_shared_memory_codec_ops_round_trip() -> None:
+    """In-process, the shm path's codec calls move the values through the regions: the
+    server's decode reads the input as a view of the input region, the client's decode reads
+    the answer as a view of the output region."""
+    from oipcodec.bench.paths import release
+
+    tensor = make_tensor(PAYLOADS["image"])
+    try:
+        ops = codec_ops("native", PATHS["shm"], "identity", tensor)
+        assert ops.client_encode is not None and ops.client_decode is not None
+        assert ops.server_decode is not None and ops.server_encode is not None
+        ops.client_encode()
+        request = ops.server_decode()
+        assert same_values(tensor, request.inputs[0].data)
+        assert not request.inputs[0].data.flags.writeable
+        ops.server_encode()
+        assert same_values(tensor, ops.client_decode().outputs[0].data)
+        assert ops.request_bytes < 1000 and ops.response_bytes < 1000
+    finally:
+        release()

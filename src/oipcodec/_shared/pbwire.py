@@ -203,13 +203,18 @@ def too_many_dims(offset: int) -> LimitError:
 
 def check_raw_contents(kind: str, tensors: list[Any], raw: list[Any], raw_offset: int) -> None:
     """A message with raw contents: no tensor may also carry typed contents, and there is one
-    raw entry per tensor (``tensors`` as :func:`read_infer_message` returns them)."""
+    raw entry per tensor (``tensors`` as :func:`read_infer_message` returns them), or one per
+    tensor that is not in shared memory (a request from tritonclient has no entry for an input
+    that names a ``shared_memory_region``)."""
+    in_shm = 0
     for index, tensor in enumerate(tensors):
         # An empty contents message carries nothing to mix up: MLServer 1.7 sends one beside
         # raw_output_contents for every output (its data cleared to []).
         if tensor[4]:
             raise mixed_contents(tensor[6], kind, index, tensor[0])
-    if len(raw) != len(tensors):
+        if tensor[3] and "shared_memory_region" in tensor[3]:
+            in_shm += 1
+    if len(raw) != len(tensors) and len(raw) != len(tensors) - in_shm:
         raise raw_count_mismatch(raw_offset, kind, len(raw), len(tensors))
 
 
@@ -424,6 +429,9 @@ def plan_message(
             + _shape(shape)
             + encode_parameters(4, params)
         )
+        if field == 0 and payload is None:  # in shared memory: no raw entry (a request's input)
+            out.add(_len_field(5, head))
+            continue
         size = payload_size(field, payload)
         if field == 0:
             raw_payloads.append((payload, size))

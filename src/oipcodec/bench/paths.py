@@ -12,7 +12,11 @@ client sends).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gzip
+import itertools
+import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +27,8 @@ import numpy as np
 from oipcodec import pb, rest
 from oipcodec.bench import peers
 from oipcodec.bench.payloads import INPUT
+from oipcodec.raw import array_to_raw
+from oipcodec.sharedmem import location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = [
@@ -35,6 +41,7 @@ __all__ = [
     "codec_ops",
     "make_caller",
     "peer_available",
+    "release",
     "supported",
 ]
 
@@ -48,6 +55,9 @@ class EncodingPath:
     nested: bool = False
     compression: str | None = None
     raw: bool = True
+    #: The tensor stays in a system shared-memory region both ways; the request (over
+    #: ``protocol``) only names where (the embedded server enables the extension).
+    shared_memory: bool = False
 
 
 PATHS: dict[str, EncodingPath] = {
@@ -61,6 +71,7 @@ PATHS: dict[str, EncodingPath] = {
         ),
         EncodingPath("grpc-raw", "gRPC raw", "grpc", raw=True),
         EncodingPath("grpc-typed", "gRPC typed", "grpc", raw=False),
+        EncodingPath("shm", "shared memory", "rest", shared_memory=True),
     )
 }
 
@@ -79,7 +90,7 @@ DESCRIPTIONS = {
     "timed in-process; end to end only against an MLServer given by --url/--grpc-target",
 }
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
-_TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw")
+_TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw", "shm")
 
 #: One request, answered: returns the output array (checked against the input once).
 Caller = Callable[[], Any]
@@ -106,6 +117,8 @@ def supported(implementation: str, path: EncodingPath, datatype: str) -> str | N
         if datatype == "BF16" and not path.binary and path.protocol == "rest":
             return "tritonclient sends BF16 in binary only"
     if implementation in peers.SERVER_PEERS:
+        if path.shared_memory:
+            return f"{implementation} has no shared-memory extension"
         return peers.unsupported(implementation, path, datatype)
     return None
 
@@ -142,6 +155,34 @@ class OurClients:
             self.grpc.close()
 
 
+#: What to undo when the worker ends: the shared-memory objects its callers and codec timings
+#: made (removed from /dev/shm, mappings closed).
+_RELEASE: list[Callable[[], None]] = []
+_names = itertools.count()
+
+
+def release() -> None:
+    """Remove every shared-memory object made here (the worker calls it on its way out)."""
+    while _RELEASE:
+        with contextlib.suppress(Exception):
+            _RELEASE.pop()()
+
+
+def _region_key(role: str) -> tuple[str, str]:
+    """A region name and POSIX key no other caller of this process (or process) uses."""
+    name = f"bench-{os.getpid()}-{next(_names)}-{role}"
+    return name, "/oipcodec-" + name
+
+
+def _our_region(role: str, size: int) -> Any:
+    from oipcodec.client.shm import SharedMemoryRegion
+
+    name, key = _region_key(role)
+    region = SharedMemoryRegion.create(name, size, key)
+    _RELEASE.append(region.close)
+    return region
+
+
 def make_caller(
     implementation: str,
     path: EncodingPath,
@@ -155,8 +196,12 @@ def make_caller(
     """A caller for one load thread (made in that thread: tritonclient's HTTP client is
     gevent-based and must stay in the thread that made it)."""
     if implementation == "tritonclient":
+        if path.shared_memory:
+            return _triton_shm_caller(model, tensor, url, timeout)
         return _triton_caller(path, model, tensor, url, grpc_target, timeout)
     assert ours is not None
+    if path.shared_memory:
+        return _shm_caller(ours, model, tensor)
     request = InferRequest([tensor], model_name=model)
     if path.protocol == "rest":
         http = ours.http
@@ -178,6 +223,63 @@ def make_caller(
         return grpc.infer_request(request, raw=path.raw).outputs[0].data
 
     return call_grpc
+
+
+def _shm_caller(ours: OurClients, model: str, tensor: Tensor) -> Caller:
+    """oipcodec's client with the tensor in shared memory: each request writes the tensor into
+    the caller's input region (the copy a producer makes) and reads the answer as a view of
+    its output region."""
+    client = ours.http
+    if client is None:
+        raise ValueError("no REST URL to send to")
+    size = len(array_to_raw(tensor.data, tensor.datatype))
+    inputs, outputs = _our_region("in", size), _our_region("out", size)
+    client.register_region(inputs)
+    client.register_region(outputs)
+    wanted = [outputs.output(INPUT)]
+
+    def call_shm() -> Any:
+        sent = inputs.input(INPUT, tensor.data, datatype=tensor.datatype)
+        request = InferRequest([sent], outputs=wanted, model_name=model)
+        return client.infer_request(request).outputs[0].data
+
+    return call_shm
+
+
+def _triton_shm_caller(model: str, tensor: Tensor, url: str | None, timeout: float) -> Caller:
+    """tritonclient with its shared-memory utilities, as Triton's examples use them."""
+    import tritonclient.http as th
+    import tritonclient.utils.shared_memory as tshm
+    from tritonclient.utils import serialize_byte_tensor, triton_to_np_dtype
+
+    if url is None:
+        raise ValueError("no REST URL to send to")
+    client = th.InferenceServerClient(
+        url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
+    )
+    shape, datatype = list(tensor.shape), tensor.datatype
+    data = serialize_byte_tensor(tensor.data) if datatype == "BYTES" else tensor.data
+    size = len(array_to_raw(tensor.data, datatype))
+    handles = []
+    for role in ("in", "out"):
+        name, key = _region_key(role)
+        handle = tshm.create_shared_memory_region(name, key, size)
+        _RELEASE.append(functools.partial(tshm.destroy_shared_memory_region, handle))
+        client.register_system_shared_memory(name, key, size)
+        handles.append((name, handle))
+    (in_name, in_handle), (out_name, out_handle) = handles
+    dtype = np.object_ if datatype == "BYTES" else triton_to_np_dtype(datatype)
+
+    def call_shm() -> Any:
+        tshm.set_shared_memory_region(in_handle, [data])
+        item = th.InferInput(INPUT, shape, datatype)
+        item.set_shared_memory(in_name, size)
+        out = th.InferRequestedOutput(INPUT)
+        out.set_shared_memory(out_name, size)
+        client.infer(model, [item], outputs=[out])
+        return tshm.get_contents_as_numpy(out_handle, dtype, shape)
+
+    return call_shm
 
 
 def _triton_caller(
@@ -252,6 +354,8 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
     The answer is the identity model's: the input back as the output of the same name, in
     binary when the request was (``binary_data_output``), compressed when it was.
     """
+    if path.shared_memory:
+        return _shm_ops(implementation, model, tensor)
     request = InferRequest([tensor], model_name=model)
     response = InferResponse(model, [tensor])
     if path.protocol == "rest":
@@ -294,6 +398,94 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
         len(message),
         len(reply),
     )
+
+
+def _shm_ops(implementation: str, model: str, tensor: Tensor) -> CodecOps:
+    """The round trip with the tensor in shared memory: the client writes it into a region
+    and sends the JSON that names it; the server reads it as a view (its input) and writes the
+    identity answer into the output region; the client reads that as a view."""
+    from oipcodec.client.shm import RegionTable
+    from oipcodec.server.shm import SharedMemoryRegions
+
+    size = len(array_to_raw(tensor.data, tensor.datatype))
+    inputs, outputs = _our_region("codec-in", size), _our_region("codec-out", size)
+    server = SharedMemoryRegions()
+    _RELEASE.append(server.close)
+    for region in (inputs, outputs):
+        server.register(region.name, region.key, 0, size)
+    known = RegionTable()
+    known.add(outputs.name, outputs)
+    sent = inputs.input(INPUT, tensor.data, datatype=tensor.datatype)
+    wanted = outputs.output(INPUT)
+    request = InferRequest([sent], outputs=[wanted], model_name=model)
+    body, header_length = rest.encode_request(request)
+    where = location(wanted.parameters)
+    assert where is not None
+    answer_tensor = Tensor(INPUT, tensor.datatype, tensor.shape, tensor.data)
+    answer_tensor.parameters = parameters_for(server.write(answer_tensor, where))
+    response = InferResponse(model, [answer_tensor])
+    answer, answer_length = rest.encode_response(response)
+    if implementation == "tritonclient":
+        encode, decode = _triton_shm_ops(tensor, inputs, outputs, answer, answer_length)
+        return CodecOps(encode, decode, None, None, len(body), len(answer))
+
+    def client_encode() -> Any:
+        again = inputs.input(INPUT, tensor.data, datatype=tensor.datatype)
+        return rest.encode_request(InferRequest([again], outputs=[wanted], model_name=model))
+
+    def server_decode() -> Any:
+        return rest.decode_request(body, header_length, shared_memory=server.resolve)
+
+    def server_encode() -> Any:
+        server.write(answer_tensor, where)
+        return rest.encode_response(response)
+
+    return CodecOps(
+        client_encode,
+        lambda: rest.decode_response(answer, answer_length, shared_memory=known.resolve),
+        server_decode,
+        server_encode,
+        len(body),
+        len(answer),
+    )
+
+
+def _triton_shm_ops(
+    tensor: Tensor, inputs: Any, outputs: Any, answer: bytes, answer_length: int | None
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """tritonclient's side of the shared-memory round trip: write the tensor with its
+    shared-memory utilities and build the request; parse the answer and read the output
+    region (opened with tritonclient's own utility, as its examples do)."""
+    import tritonclient.http as th
+    import tritonclient.utils.shared_memory as tshm
+    from tritonclient.http._utils import _get_inference_request
+    from tritonclient.utils import serialize_byte_tensor, triton_to_np_dtype
+
+    shape, datatype = list(tensor.shape), tensor.datatype
+    data = serialize_byte_tensor(tensor.data) if datatype == "BYTES" else tensor.data
+    size = inputs.byte_size
+    handles = [
+        tshm.create_shared_memory_region(r.name + "-t", r.key, size, create_only=False)
+        for r in (inputs, outputs)
+    ]
+    # Attached, not created: destroying the handles closes them and leaves the objects (ours,
+    # removed by their own release).
+    _RELEASE.extend(functools.partial(tshm.destroy_shared_memory_region, h) for h in handles)
+    dtype = np.object_ if datatype == "BYTES" else triton_to_np_dtype(datatype)
+
+    def encode() -> Any:
+        tshm.set_shared_memory_region(handles[0], [data])
+        item = th.InferInput(INPUT, shape, datatype)
+        item.set_shared_memory(inputs.name, size)
+        out = th.InferRequestedOutput(INPUT)
+        out.set_shared_memory(outputs.name, size)
+        return _get_inference_request([item], "", [out], 0, False, False, 0, None, None)[0]
+
+    def decode() -> Any:
+        th.InferResult.from_response_body(answer, False, answer_length, None)
+        return tshm.get_contents_as_numpy(handles[1], dtype, shape)
+
+    return encode, decode
 
 
 def _peer_server_ops(peer: str, path: EncodingPath, model: str, tensor: Tensor, body: bytes,

@@ -318,6 +318,7 @@ def render_table(results: dict[str, Any]) -> str:
         "wire kB = request + response body; client/server us = codec time per request "
         "(encode + decode), in-process."
     )
+    lines += _shared_memory_note(results)
     servers = sorted({r["implementation"] for r in records} & set(SERVER_PEERS))
     if servers:
         lines.append(
@@ -329,6 +330,48 @@ def render_table(results: dict[str, Any]) -> str:
             "native client sending)."
         )
     return "\n".join(lines)
+
+
+#: The paths the shared-memory path is set beside in the table's closing note.
+_BESIDE_SHM = ("rest-binary", "grpc-raw")
+
+
+def _shared_memory_note(results: dict[str, Any]) -> list[str]:
+    """Per payload and implementation with a measured ``shm`` row: its requests/s at each
+    concurrency level and server codec microseconds, beside REST binary and gRPC raw, and
+    one memcpy of the payload's bytes (what shared memory cannot go below)."""
+    records = results["results"]
+    levels = results["options"]["concurrency"]
+    lines = []
+    for record in records:
+        if record["path"] != "shm" or record.get("error") or not record.get("load"):
+            continue
+        rows = [record] + [
+            r
+            for r in records
+            if r["payload"] == record["payload"]
+            and r["implementation"] == record["implementation"]
+            and r["path"] in _BESIDE_SHM
+            and not r.get("error")
+            and r.get("load")
+        ]
+        parts = []
+        for row in rows:
+            by_level = {e["concurrency"]: e.get("rps") for e in row["load"]}
+            rps = " / ".join(_fmt(by_level.get(c)) for c in levels)
+            server = row.get("codec_us", {}).get("server")
+            codec = "" if server is None else f" (server {_fmt(server)} us)"
+            parts.append(f"{PATHS[row['path']].label} {rps}{codec}")
+        memcpy = record.get("codec_us", {}).get("memcpy")
+        lines.append(
+            f"shared memory, {record['payload']} {record['implementation']}, req/s at "
+            f"c={'/'.join(map(str, levels))}: " + "; ".join(parts)
+        )
+        lines.append(
+            f"  one memcpy of its {record['payload_bytes']:,} bytes: {_fmt(memcpy, 1)} us "
+            "(the copy into the region that each shm request makes)"
+        )
+    return lines
 
 
 def _chart(results: dict[str, Any], path: Path, stream: TextIO | None = None) -> bool:

@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from oipcodec import kernels
 from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import (
@@ -29,6 +31,7 @@ from oipcodec.bench.paths import (
     codec_only,
     codec_ops,
     make_caller,
+    release,
     same_values,
     supported,
 )
@@ -67,7 +70,8 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
     from oipcodec.testing import background
 
     # 127.0.0.1 only; free ports; stopped when the block exits (error and SIGTERM included).
-    with background(host="127.0.0.1", timeout=120.0) as server:
+    # The shared-memory extension is on, for the shm path (regions of this process only).
+    with background(host="127.0.0.1", timeout=120.0, shared_memory="system") as server:
         yield server.http_url, server.grpc_address
 
 
@@ -125,6 +129,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                         codec["client"] = codec["client_encode"] + codec["client_decode"]
                     if "server_decode" in codec:
                         codec["server"] = codec["server_decode"] + codec["server_encode"]
+                    if path.shared_memory:  # what shm is measured against: one memcpy
+                        codec["memcpy"] = _memcpy_us(payload_bytes, budget)
                     record["codec_us"] = codec
                     record["request_bytes"] = ops.request_bytes
                     record["response_bytes"] = ops.response_bytes
@@ -158,6 +164,14 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     finally:
         if ours is not None:
             ours.close()
+        release()
+
+
+def _memcpy_us(size: int, budget: float) -> float:
+    """Microseconds of one copy of ``size`` bytes between two arrays (numpy copyto)."""
+    source = np.ones(size, np.uint8)
+    target = np.empty_like(source)
+    return time_call(lambda: np.copyto(target, source), budget) * 1e6
 
 
 def _check(implementation: str, path: Any, model: str, tensor: Any, ours: Any,

@@ -3,7 +3,10 @@
 - :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (its own on
   sockets / aiohttp), JSON or binary tensor data, optional gzip/deflate;
 - :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), raw or typed contents, and
-  the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`.
+  the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`;
+- all four register system shared-memory regions (``register_region``,
+  ``register_system_shared_memory``...) and send inputs / ask for outputs in them, with the
+  regions of :mod:`oipcodec.client.shm` (docs/shared-memory.md).
 
 ::
 
@@ -22,8 +25,9 @@ HttpClient needs only the standard library); each transport is imported when its
 first made.
 
 The layer: the clients turn calls into wire bytes and answers back. They may import the
-codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.types`...), the kernels only
-through them, :mod:`oipcodec.errors`, :mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
+codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.types`,
+:mod:`oipcodec.sharedmem`...), the kernels only through them, :mod:`oipcodec.errors`,
+:mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
 :mod:`oipcodec.server`, :mod:`oipcodec.compat` or :mod:`oipcodec.bench` (a client must install
 and import without the server extra), and no ``_private`` name of another layer.
 """

@@ -21,6 +21,7 @@ from typing import Any
 
 from oipcodec import pb
 from oipcodec.client._request import Inputs, Outputs, build_request
+from oipcodec.client.shm import RegionTable, SharedMemoryRegion
 from oipcodec.errors import (
     ClientError,
     DecodeError,
@@ -31,6 +32,7 @@ from oipcodec.errors import (
     http_status_for,
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.sharedmem import Resolver
 from oipcodec.types import InferRequest, InferResponse, Parameters
 
 __all__ = ["AsyncGrpcClient", "GrpcClient", "StreamResult"]
@@ -133,7 +135,9 @@ def _read_varint(data: memoryview, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def parse_stream_response(data: Any, target: str, limits: Limits) -> StreamResult:
+def parse_stream_response(
+    data: Any, target: str, limits: Limits, shared_memory: Resolver | None = None
+) -> StreamResult:
     """A ModelStreamInferResponse ``{string error_message = 1; ModelInferResponse
     infer_response = 2}``: the decoded response, or a :class:`ServerError` for the message."""
     view = memoryview(data).cast("B")
@@ -163,7 +167,9 @@ def parse_stream_response(data: Any, target: str, limits: Limits) -> StreamResul
         pos += length
     if error:
         return ServerError(error, code="STREAM_ERROR", url=target)
-    return pb.decode_response(response if response is not None else b"", limits=limits)
+    return pb.decode_response(
+        response if response is not None else b"", limits=limits, shared_memory=shared_memory
+    )
 
 
 def _tensor_metadata(items: Any) -> list[dict[str, Any]]:
@@ -184,6 +190,24 @@ def _index(message: Any) -> list[dict[str, Any]]:
     return [
         {"name": m.name, "version": m.version, "state": m.state, "reason": m.reason}
         for m in message.models
+    ]
+
+
+def _shm_call(
+    stubs: _Stubs, action: str, fields: dict[str, Any], timeout: float | None
+) -> tuple[Any, Any, str, float | None]:
+    """The arguments of ``_call`` for system shared-memory ``action`` (Status, Register,
+    Unregister) with message ``fields``."""
+    stub, message, rpc = stubs.shm_call(action, **fields)
+    return stub, message, rpc, timeout
+
+
+def _status(message: Any) -> list[dict[str, Any]]:
+    """A SystemSharedMemoryStatusResponse as REST's list of ``{name, key, offset,
+    byte_size}``, by name."""
+    return [
+        {"name": r.name, "key": r.key, "offset": r.offset, "byte_size": r.byte_size}
+        for _, r in sorted(message.regions.items())
     ]
 
 
@@ -225,6 +249,19 @@ class _Stubs:
             pb2.RepositoryModelUnloadRequest,
             pb2.RepositoryModelUnloadResponse,
         )
+        self.shm: dict[str, Any] = {
+            action: unary(
+                f"SystemSharedMemory{action}",
+                getattr(pb2, f"SystemSharedMemory{action}Request"),
+                getattr(pb2, f"SystemSharedMemory{action}Response"),
+            )
+            for action in ("Status", "Register", "Unregister")
+        }
+
+    def shm_call(self, action: str, **fields: Any) -> tuple[Any, Any, str]:
+        """The stub, message and RPC name of system shared-memory ``action``."""
+        rpc = f"SystemSharedMemory{action}"
+        return self.shm[action], getattr(self.pb2, f"{rpc}Request")(**fields), rpc
 
 
 class _Base:
@@ -234,6 +271,9 @@ class _Base:
         self.timeout = timeout
         self.limits = limits
         self._receive_limit: int | None = None
+        #: The shared-memory regions registered through this client (outputs written there
+        #: come back as views of them).
+        self.regions = RegionTable()
 
     def _encode(self, request: InferRequest, raw: bool | None) -> bytes:
         if not request.model_name:
@@ -317,7 +357,7 @@ class GrpcClient(_Base):
         reply = self._call(
             self._stubs.infer, data, "ModelInfer", timeout, _compression(compression)
         )
-        return pb.decode_response(reply, limits=self.limits)
+        return pb.decode_response(reply, limits=self.limits, shared_memory=self.regions.resolve)
 
     def stream_infer(
         self,
@@ -332,7 +372,7 @@ class GrpcClient(_Base):
         messages = (self._encode(request, raw) for request in requests)
         try:
             for reply in self._stubs.stream(messages, timeout=self._seconds(timeout)):
-                yield parse_stream_response(reply, self.target, self.limits)
+                yield parse_stream_response(reply, self.target, self.limits, self.regions.resolve)
         except self._grpc.RpcError as exc:
             raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
 
@@ -379,6 +419,33 @@ class GrpcClient(_Base):
     def unload_model(self, model: str, timeout: float | None = None) -> None:
         request = self._stubs.pb2.RepositoryModelUnloadRequest(model_name=model)
         self._call(self._stubs.unload, request, "RepositoryModelUnload", timeout)
+
+    def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
+        as region ``name`` (the server must run with its shared-memory extension on)."""
+        fields = {"name": name, "key": key, "offset": offset, "byte_size": byte_size}
+        self._call(*_shm_call(self._stubs, "Register", fields, timeout))
+        self.regions.add(name, (key, byte_size, offset))
+
+    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
+        """Register ``region`` (:mod:`oipcodec.client.shm`) under its name."""
+        self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
+        """Unregister region ``name``, or every region when empty."""
+        self._call(*_shm_call(self._stubs, "Unregister", {"name": name}, timeout))
+        self.regions.remove(name)
+
+    def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
+        return _status(self._call(*_shm_call(self._stubs, "Status", {"name": name}, timeout)))
 
     def close(self) -> None:
         self._channel.close()
@@ -456,7 +523,7 @@ class AsyncGrpcClient(_Base):
         reply = await self._call(
             self._stubs.infer, data, "ModelInfer", timeout, _compression(compression)
         )
-        return pb.decode_response(reply, limits=self.limits)
+        return pb.decode_response(reply, limits=self.limits, shared_memory=self.regions.resolve)
 
     async def stream_infer(
         self,
@@ -477,7 +544,7 @@ class AsyncGrpcClient(_Base):
         call = self._stubs.stream(messages(), timeout=self._seconds(timeout))
         try:
             async for reply in call:
-                yield parse_stream_response(reply, self.target, self.limits)
+                yield parse_stream_response(reply, self.target, self.limits, self.regions.resolve)
         except self._grpc.RpcError as exc:
             raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
         finally:
@@ -528,6 +595,37 @@ class AsyncGrpcClient(_Base):
     async def unload_model(self, model: str, timeout: float | None = None) -> None:
         request = self._stubs.pb2.RepositoryModelUnloadRequest(model_name=model)
         await self._call(self._stubs.unload, request, "RepositoryModelUnload", timeout)
+
+    async def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """As :meth:`GrpcClient.register_system_shared_memory`."""
+        fields = {"name": name, "key": key, "offset": offset, "byte_size": byte_size}
+        await self._call(*_shm_call(self._stubs, "Register", fields, timeout))
+        self.regions.add(name, (key, byte_size, offset))
+
+    async def register_region(
+        self, region: SharedMemoryRegion, timeout: float | None = None
+    ) -> None:
+        """As :meth:`GrpcClient.register_region`."""
+        await self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    async def unregister_system_shared_memory(
+        self, name: str = "", timeout: float | None = None
+    ) -> None:
+        """As :meth:`GrpcClient.unregister_system_shared_memory`."""
+        await self._call(*_shm_call(self._stubs, "Unregister", {"name": name}, timeout))
+        self.regions.remove(name)
+
+    async def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """As :meth:`GrpcClient.system_shared_memory_status`."""
+        answer = await self._call(*_shm_call(self._stubs, "Status", {"name": name}, timeout))
+        return _status(answer)
 
     async def close(self) -> None:
         if self._channel is not None:

@@ -31,6 +31,7 @@ import orjson
 from oipcodec import rest
 from oipcodec.client._pool import ConnectionPool, answer_too_large, connect_message
 from oipcodec.client._request import Inputs, Outputs, build_request
+from oipcodec.client.shm import RegionTable, SharedMemoryRegion
 from oipcodec.errors import (
     DecodeError,
     RequestTimeoutError,
@@ -78,6 +79,13 @@ def _infer_body(
     return body, headers
 
 
+def _shm_path(name: str, action: str) -> str:
+    """The system shared-memory endpoint ``action`` (status, register, unregister) for region
+    ``name``, or for every region when ``name`` is empty (Triton's paths)."""
+    region = f"/region/{urllib.parse.quote(name, safe='')}" if name else ""
+    return f"/v2/systemsharedmemory{region}/{action}"
+
+
 def _server_error(status: int, body: bytes, url: str, encoding: str | None) -> ServerError:
     """The error a non-2xx answer stands for; the message is the body's ``error`` string when
     it has one (OIP error bodies are ``{"error": "..."}``), else the body's text."""
@@ -118,6 +126,9 @@ class _Common:
         self.timeout = timeout
         self.headers = dict(headers or {})
         self.limits = limits
+        #: The shared-memory regions registered through this client (outputs written there
+        #: come back as views of them).
+        self.regions = RegionTable()
 
     def _where(self, path: str) -> str:
         return self._origin + self._prefix + path
@@ -129,7 +140,11 @@ class _Common:
         if status != 200:
             raise _server_error(status, body, self._where(path), encoding)
         return rest.decode_response(
-            body, headers.get(rest.HEADER_LENGTH), encoding, limits=self.limits
+            body,
+            headers.get(rest.HEADER_LENGTH),
+            encoding,
+            limits=self.limits,
+            shared_memory=self.regions.resolve,
         )
 
     def __repr__(self) -> str:
@@ -293,6 +308,37 @@ class HttpClient(_Common):
         """Ask the server to unload ``model`` (repository extension)."""
         self._post_json(f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/unload",
                         {}, timeout)  # fmt: skip
+
+    # ------------------------------------------------------------------ shared memory
+
+    def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
+        as region ``name`` (the server must run with its shared-memory extension on)."""
+        document = {"key": key, "offset": offset, "byte_size": byte_size}
+        self._post_json(_shm_path(name, "register"), document, timeout)
+        self.regions.add(name, (key, byte_size, offset))
+
+    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
+        """Register ``region`` (:mod:`oipcodec.client.shm`) under its name."""
+        self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
+        """Unregister region ``name``, or every region when empty."""
+        self._post_json(_shm_path(name, "unregister"), {}, timeout)
+        self.regions.remove(name)
+
+    def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
+        path = _shm_path(name, "status")
+        status, body, headers = self._get(path, timeout)
+        return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 
     # ------------------------------------------------------------------ lifetime
 
@@ -466,6 +512,38 @@ class AsyncHttpClient(_Common):
         await self._post_json(
             f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/unload", {}, timeout
         )
+
+    async def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """As :meth:`HttpClient.register_system_shared_memory`."""
+        document = {"key": key, "offset": offset, "byte_size": byte_size}
+        await self._post_json(_shm_path(name, "register"), document, timeout)
+        self.regions.add(name, (key, byte_size, offset))
+
+    async def register_region(
+        self, region: SharedMemoryRegion, timeout: float | None = None
+    ) -> None:
+        """As :meth:`HttpClient.register_region`."""
+        await self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    async def unregister_system_shared_memory(
+        self, name: str = "", timeout: float | None = None
+    ) -> None:
+        """As :meth:`HttpClient.unregister_system_shared_memory`."""
+        await self._post_json(_shm_path(name, "unregister"), {}, timeout)
+        self.regions.remove(name)
+
+    async def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """As :meth:`HttpClient.system_shared_memory_status`."""
+        path = _shm_path(name, "status")
+        status, body, headers = await self._request("GET", path, timeout=timeout)
+        return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 
     async def close(self) -> None:
         if self._session is not None:

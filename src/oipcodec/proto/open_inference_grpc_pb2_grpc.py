@@ -85,6 +85,36 @@ class GRPCInferenceServiceStub:
                 request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryModelUnloadRequest.SerializeToString,
                 response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryModelUnloadResponse.FromString,
                 _registered_method=True)
+        self.SystemSharedMemoryStatus = channel.unary_unary(
+                '/inference.GRPCInferenceService/SystemSharedMemoryStatus',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryStatusRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryStatusResponse.FromString,
+                _registered_method=True)
+        self.SystemSharedMemoryRegister = channel.unary_unary(
+                '/inference.GRPCInferenceService/SystemSharedMemoryRegister',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryRegisterRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryRegisterResponse.FromString,
+                _registered_method=True)
+        self.SystemSharedMemoryUnregister = channel.unary_unary(
+                '/inference.GRPCInferenceService/SystemSharedMemoryUnregister',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryUnregisterRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryUnregisterResponse.FromString,
+                _registered_method=True)
+        self.CudaSharedMemoryStatus = channel.unary_unary(
+                '/inference.GRPCInferenceService/CudaSharedMemoryStatus',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryStatusRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryStatusResponse.FromString,
+                _registered_method=True)
+        self.CudaSharedMemoryRegister = channel.unary_unary(
+                '/inference.GRPCInferenceService/CudaSharedMemoryRegister',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryRegisterRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryRegisterResponse.FromString,
+                _registered_method=True)
+        self.CudaSharedMemoryUnregister = channel.unary_unary(
+                '/inference.GRPCInferenceService/CudaSharedMemoryUnregister',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterResponse.FromString,
+                _registered_method=True)
 
 
 class GRPCInferenceServiceServicer:
@@ -163,6 +193,51 @@ class GRPCInferenceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SystemSharedMemoryStatus(self, request, context):
+        """--- Shared memory (Triton's system and CUDA shared-memory extensions; messages at the
+        end of this file, field numbers as in Triton's grpc_service.proto).
+
+        The status of one registered system shared-memory region, or of all of them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SystemSharedMemoryRegister(self, request, context):
+        """Register a system shared-memory region.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SystemSharedMemoryUnregister(self, request, context):
+        """Unregister one system shared-memory region, or all of them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CudaSharedMemoryStatus(self, request, context):
+        """The status of CUDA shared-memory regions (oipcodec: none, no GPU support).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CudaSharedMemoryRegister(self, request, context):
+        """Register a CUDA shared-memory region (oipcodec: unsupported).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CudaSharedMemoryUnregister(self, request, context):
+        """Unregister CUDA shared-memory regions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GRPCInferenceServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -215,6 +290,36 @@ def add_GRPCInferenceServiceServicer_to_server(servicer, server):
                     servicer.RepositoryModelUnload,
                     request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryModelUnloadRequest.FromString,
                     response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryModelUnloadResponse.SerializeToString,
+            ),
+            'SystemSharedMemoryStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.SystemSharedMemoryStatus,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryStatusRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryStatusResponse.SerializeToString,
+            ),
+            'SystemSharedMemoryRegister': grpc.unary_unary_rpc_method_handler(
+                    servicer.SystemSharedMemoryRegister,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryRegisterRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryRegisterResponse.SerializeToString,
+            ),
+            'SystemSharedMemoryUnregister': grpc.unary_unary_rpc_method_handler(
+                    servicer.SystemSharedMemoryUnregister,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryUnregisterRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryUnregisterResponse.SerializeToString,
+            ),
+            'CudaSharedMemoryStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.CudaSharedMemoryStatus,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryStatusRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryStatusResponse.SerializeToString,
+            ),
+            'CudaSharedMemoryRegister': grpc.unary_unary_rpc_method_handler(
+                    servicer.CudaSharedMemoryRegister,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryRegisterRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryRegisterResponse.SerializeToString,
+            ),
+            'CudaSharedMemoryUnregister': grpc.unary_unary_rpc_method_handler(
+                    servicer.CudaSharedMemoryUnregister,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -488,6 +593,168 @@ class GRPCInferenceService:
             '/inference.GRPCInferenceService/RepositoryModelUnload',
             oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryModelUnloadRequest.SerializeToString,
             oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryModelUnloadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SystemSharedMemoryStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/SystemSharedMemoryStatus',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryStatusRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SystemSharedMemoryRegister(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/SystemSharedMemoryRegister',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryRegisterRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryRegisterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SystemSharedMemoryUnregister(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/SystemSharedMemoryUnregister',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryUnregisterRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.SystemSharedMemoryUnregisterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CudaSharedMemoryStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/CudaSharedMemoryStatus',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryStatusRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CudaSharedMemoryRegister(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/CudaSharedMemoryRegister',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryRegisterRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryRegisterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CudaSharedMemoryUnregister(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/CudaSharedMemoryUnregister',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -32,8 +32,9 @@ others).
 
 The layer: the server turns wire bytes into model calls and back. It may import the codecs
 (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.raw`, :mod:`oipcodec.types`,
-:mod:`oipcodec.datatypes`), the kernels through them or through the public functions of
-:mod:`oipcodec.kernels` where no codec has one (receive buffers, counting BYTES elements),
+:mod:`oipcodec.datatypes`, :mod:`oipcodec.sharedmem`), the kernels through them or through
+the public functions of :mod:`oipcodec.kernels` where no codec has one (receive buffers,
+counting BYTES elements),
 :mod:`oipcodec.errors`, :mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
 :mod:`oipcodec.client`, :mod:`oipcodec.compat` or :mod:`oipcodec.bench`, and no ``_private``
 name of another layer.

@@ -16,11 +16,15 @@ from typing import Any, TypedDict
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, check_malloc_top_pad
 
-__all__ = ["HTTP_PROTOCOLS", "ServerConfig", "ServerSettings"]
+__all__ = ["HTTP_PROTOCOLS", "SHARED_MEMORY_KINDS", "ServerConfig", "ServerSettings"]
 
 #: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
 #: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
 HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
+
+#: The shared-memory extensions a server can enable: ``"system"`` (POSIX shared memory,
+#: docs/shared-memory.md); CUDA shared memory is answered as unsupported.
+SHARED_MEMORY_KINDS = ("system",)
 
 #: The log levels ``log_level`` takes (any case).
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -67,6 +71,11 @@ class ServerConfig:
     #: :class:`~oipcodec.server.protocol.BodyBudget`): over it, a body is received in pieces
     #: as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
     body_budget: int | None = None
+    #: The shared-memory extension to enable: ``"system"`` (clients on this host pass
+    #: tensors in POSIX shared-memory regions they register), or ``None``: off, the
+    #: endpoints are absent and a tensor naming a region is refused. Needs ``workers=1``
+    #: (regions are registered with one process).
+    shared_memory: str | None = None
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
@@ -110,6 +119,16 @@ class ServerConfig:
             _check_int("body_budget", self.body_budget)
             if self.body_budget < 0:
                 raise ValueError(f"body_budget must be >= 0 bytes, got {self.body_budget}")
+        if self.shared_memory is not None and self.shared_memory not in SHARED_MEMORY_KINDS:
+            raise ValueError(
+                f"shared_memory must be one of {', '.join(SHARED_MEMORY_KINDS)} or None, "
+                f"got {self.shared_memory!r}"
+            )
+        if self.shared_memory is not None and self.workers > 1:
+            raise ValueError(
+                "shared_memory needs workers=1: regions are registered with one process, and "
+                f"the {self.workers} workers would each see only the regions sent to it"
+            )
 
     def body_budget_bytes(self) -> int:
         """``body_budget``, or its default: 4 times ``limits.max_body_bytes``."""
@@ -158,3 +177,4 @@ class ServerSettings(TypedDict, total=False):
     http_protocol: str
     codec_threads: int | None
     body_budget: int | None
+    shared_memory: str | None

@@ -22,12 +22,13 @@ from typing import Any
 import grpc
 
 from oipcodec import __version__, pb
-from oipcodec.errors import InvalidArgumentError, RequestError
+from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.errors import from_exception
-from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME
+from oipcodec.server.metadata import SERVER_NAME, extensions
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.shm import SharedMemoryRegions, cuda_unsupported
 from oipcodec.types import InferResponse
 
 __all__ = ["SERVICE", "InferenceServicer", "create_grpc_server"]
@@ -62,7 +63,9 @@ class InferenceServicer:
 
     async def server_metadata(self, request: Any, context: Any) -> Any:
         return pb2.ServerMetadataResponse(
-            name=SERVER_NAME, version=__version__, extensions=list(EXTENSIONS)
+            name=SERVER_NAME,
+            version=__version__,
+            extensions=extensions(self.registry.shared_memory is not None),
         )
 
     async def model_metadata(self, request: Any, context: Any) -> Any:
@@ -100,10 +103,52 @@ class InferenceServicer:
             await self._abort(context, exc)
         return pb2.RepositoryModelUnloadResponse()
 
+    # ------------------------------------------------------------------ shared memory
+
+    def _regions(self) -> SharedMemoryRegions:
+        regions = self.registry.shared_memory
+        assert regions is not None  # the RPCs are registered only when enabled
+        return regions
+
+    async def system_shared_memory_status(self, request: Any, context: Any) -> Any:
+        def answer() -> Any:
+            status = pb2.SystemSharedMemoryStatusResponse.RegionStatus
+            rows = self._regions().status(request.name)
+            return pb2.SystemSharedMemoryStatusResponse(
+                regions={row["name"]: status(**row) for row in rows}
+            )
+
+        return await self._guard(context, answer)
+
+    async def system_shared_memory_register(self, request: Any, context: Any) -> Any:
+        def answer() -> Any:
+            self._regions().register(request.name, request.key, request.offset, request.byte_size)
+            return pb2.SystemSharedMemoryRegisterResponse()
+
+        return await self._guard(context, answer)
+
+    async def system_shared_memory_unregister(self, request: Any, context: Any) -> Any:
+        self._regions().unregister(request.name)
+        return pb2.SystemSharedMemoryUnregisterResponse()
+
+    async def cuda_shared_memory_status(self, request: Any, context: Any) -> Any:
+        def answer() -> Any:
+            if request.name:
+                raise NotFoundError(f"Unable to find cuda shared memory region: '{request.name}'")
+            return pb2.CudaSharedMemoryStatusResponse()
+
+        return await self._guard(context, answer)
+
+    async def cuda_shared_memory_register(self, request: Any, context: Any) -> Any:
+        await self._abort(context, cuda_unsupported(request.name))
+
+    async def cuda_shared_memory_unregister(self, request: Any, context: Any) -> Any:
+        return pb2.CudaSharedMemoryUnregisterResponse()
+
     # ------------------------------------------------------------------ inference
 
     async def _infer(self, data: bytes) -> bytes:
-        request = pb.decode_request(data, limits=self.limits)
+        request = pb.decode_request(data, limits=self.limits, shared_memory=self.registry.resolver)
         if not request.model_name:
             raise InvalidArgumentError("ModelInferRequest.model_name is empty")
         if request.outputs is not None:
@@ -182,6 +227,18 @@ class InferenceServicer:
                 pb2.RepositoryModelUnloadResponse,
             ),
         }
+        if self.registry.shared_memory is not None:
+            for rpc, method in (
+                ("SystemSharedMemoryStatus", self.system_shared_memory_status),
+                ("SystemSharedMemoryRegister", self.system_shared_memory_register),
+                ("SystemSharedMemoryUnregister", self.system_shared_memory_unregister),
+                ("CudaSharedMemoryStatus", self.cuda_shared_memory_status),
+                ("CudaSharedMemoryRegister", self.cuda_shared_memory_register),
+                ("CudaSharedMemoryUnregister", self.cuda_shared_memory_unregister),
+            ):
+                methods[rpc] = unary(
+                    method, getattr(pb2, f"{rpc}Request"), getattr(pb2, f"{rpc}Response")
+                )
         return grpc.method_handlers_generic_handler(SERVICE, methods)
 
 

@@ -49,10 +49,12 @@ from oipcodec.errors import (
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
 from oipcodec.server.errors import from_exception
-from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME
+from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.shm import cuda_unsupported
+from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = ["EXTENSIONS", "RestApp", "available_cpus", "create_app"]
@@ -131,7 +133,11 @@ class RestApp:
         #: False while starting and shutting down: health/ready answers 400.
         self.ready = not manage_models
         self._metadata = orjson.dumps(
-            {"name": server_name, "version": __version__, "extensions": list(EXTENSIONS)}
+            {
+                "name": server_name,
+                "version": __version__,
+                "extensions": extensions(registry.shared_memory is not None),
+            }
         )
 
     # ------------------------------------------------------------------ ASGI entry point
@@ -227,7 +233,60 @@ class RestApp:
                 else:
                     await self.registry.unload(parts[3])
                 return _empty()
+        elif (
+            parts[1] in ("systemsharedmemory", "cudasharedmemory")
+            and self.registry.shared_memory is not None
+        ):
+            answer = await self._shared_memory(method, parts, scope, receive)
+            if answer is not None:
+                return answer
         raise NotFoundError(f"no endpoint {path}")
+
+    async def _shared_memory(
+        self, method: str, parts: list[str], scope: Scope, receive: Receive
+    ) -> _Answer | None:
+        """The shared-memory extension's endpoints (Triton's paths), or None for another
+        path: ``GET .../status``, ``POST .../register`` (system only: ``{"key", "offset",
+        "byte_size"}``), ``POST .../unregister``, each for every region or for
+        ``region/<name>``. CUDA shared memory is unsupported (no GPU): no region is ever
+        registered, and registering one is a 501."""
+        n = len(parts)
+        if n == 3:
+            name, action = "", parts[2]
+        elif n == 5 and parts[2] == "region":
+            name, action = parts[3], parts[4]
+        else:
+            return None
+        regions = self.registry.shared_memory
+        assert regions is not None
+        cuda = parts[1] == "cudasharedmemory"
+        if action == "status":
+            _allow(method, "GET")
+            if not cuda:
+                return _json_answer(200, regions.status(name))
+            if name:
+                raise NotFoundError(f"Unable to find cuda shared memory region: '{name}'")
+            return _json_answer(200, [])
+        if action == "register" and name:
+            _allow(method, "POST")
+            document = await self._json_body(scope, receive)
+            if cuda:
+                raise cuda_unsupported(name)
+            if not isinstance(document, dict):
+                raise InvalidArgumentError(
+                    'a register request is a JSON object {"key", "offset", "byte_size"}'
+                )
+            regions.register(
+                name, document.get("key"), document.get("offset", 0), document.get("byte_size")
+            )
+            return _empty()
+        if action == "unregister":
+            _allow(method, "POST")
+            await self._json_body(scope, receive)
+            if not cuda:
+                regions.unregister(name)
+            return _empty()
+        return None
 
     # ------------------------------------------------------------------ request bodies
 
@@ -354,6 +413,7 @@ class RestApp:
                 model_name=name,
                 model_version=version,
                 limits=self.limits,
+                shared_memory=self.registry.resolver,
             )
             binary = rest.binary_outputs(request)
         response = await self.registry.infer(request)
@@ -361,7 +421,9 @@ class RestApp:
         as_json = sum(
             t.data.nbytes
             for t in response.outputs
-            if binary is not True and (binary is False or t.name not in binary)
+            if binary is not True
+            and (binary is False or t.name not in binary)
+            and not names_region(t.parameters)
         )
         return await self._codec(
             2 * as_json,

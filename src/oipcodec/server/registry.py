@@ -23,13 +23,16 @@ from oipcodec.errors import (
     InternalError,
     InvalidArgumentError,
     NotFoundError,
+    OIPError,
     RequestError,
     UnavailableError,
 )
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
-from oipcodec.types import InferRequest, InferResponse, Tensor
+from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.sharedmem import Location, Resolver, location, parameters_for
+from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
 __all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
 
@@ -60,13 +63,25 @@ class ModelRegistry:
     """Models by name and version, with their load state.
 
     ``models`` are added unloaded; :meth:`load_all` (run by the server at startup) loads them.
-    The registry is used from one event loop; it is not thread-safe.
+    ``shared_memory``: the system shared-memory regions of the server, when that extension is
+    enabled (``None``: a tensor naming a region is refused). The registry is used from one
+    event loop; it is not thread-safe.
     """
 
-    def __init__(self, models: Iterable[Model] = ()) -> None:
+    def __init__(
+        self, models: Iterable[Model] = (), *, shared_memory: SharedMemoryRegions | None = None
+    ) -> None:
         self._models: dict[str, dict[str, _Entry]] = {}
+        self.shared_memory = shared_memory
         for model in models:
             self.add(model)
+
+    @property
+    def resolver(self) -> Resolver:
+        """What the decoders read an input in shared memory through: the regions' resolver,
+        or one that refuses it when the extension is off."""
+        regions = self.shared_memory
+        return shared_memory_disabled if regions is None else regions.resolve
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""
@@ -219,10 +234,18 @@ class ModelRegistry:
             parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
         requested = None
         declared = model.output_names()
-        # Outputs to classify, and their k (the classification extension).
+        # Outputs to classify, and their k (the classification extension); outputs to write
+        # into shared memory, and where.
         classes: dict[str, int] = {}
+        in_shm: dict[str, Location] = {}
         if request.outputs is not None:
             requested = [o.name for o in request.outputs]
+            for asked in request.outputs:
+                where = _output_location(asked)
+                if where is not None:
+                    if self.shared_memory is None:  # refused before the model runs
+                        shared_memory_disabled(where, asked.name, "output", True)
+                    in_shm[asked.name] = where
             if declared is not None:
                 for output in requested:
                     if output not in declared:
@@ -280,7 +303,23 @@ class ModelRegistry:
                 else t
                 for t in outputs
             ]
+        if in_shm:
+            regions = self.shared_memory
+            assert regions is not None
+            for tensor in outputs:
+                where = in_shm.get(tensor.name)
+                if where is not None:
+                    # Written into the region; the tensor then carries the location (its
+                    # byte_size: the bytes written) and the encoders send no data for it.
+                    tensor.parameters = parameters_for(regions.write(tensor, where))
         return InferResponse(name, outputs, id=request.id, model_version=model.version)
+
+
+def _output_location(asked: RequestedOutput) -> Location | None:
+    try:
+        return location(asked.parameters)
+    except OIPError as exc:
+        raise InvalidArgumentError(f"output '{asked.name}' {exc.reason}") from None
 
 
 async def _call_hook(hook: Any) -> None:

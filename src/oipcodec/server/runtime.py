@@ -34,6 +34,7 @@ from oipcodec.server.http import RestApp, available_cpus
 from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.shm import SharedMemoryRegions
 
 if TYPE_CHECKING:  # PEP 692 (typing.Unpack from 3.12); only read by type checkers
     from typing_extensions import Unpack
@@ -78,17 +79,21 @@ def load_model_module(module: str) -> list[Model]:
     return models
 
 
-def _registry(models: Models, model_module: str | None) -> ModelRegistry:
+def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
     from oipcodec.server.demo import demo_models
 
+    regions = SharedMemoryRegions() if config.shared_memory == "system" else None
     if isinstance(models, ModelRegistry):
+        if regions is not None and models.shared_memory is None:
+            models.shared_memory = regions
         return models
+    model_module = config.model_module
     listed = list(models) if models is not None else []
     if model_module is not None:
         listed += load_model_module(model_module)
     if models is None and model_module is None:
         listed = demo_models()
-    return ModelRegistry(listed)
+    return ModelRegistry(listed, shared_memory=regions)
 
 
 def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
@@ -168,7 +173,7 @@ class Server:
     ) -> None:
         config = _config(config, settings)
         self.config = config
-        self.registry = _registry(models, config.model_module)
+        self.registry = _registry(models, config)
         self.host = config.host
         self.http_port = config.http_port
         self.grpc_port = config.grpc_port
@@ -250,6 +255,8 @@ class Server:
             self._socket.close()
             self._socket = None
         self.app.close()
+        if self.registry.shared_memory is not None:
+            self.registry.shared_memory.close()
         await self.registry.unload_all()
         log.info("oipcodec server stopped (pid %d)", os.getpid())
 

@@ -1,0 +1,225 @@
+"""System shared memory for a client on the server's host: regions, and tensors in them.
+
+:class:`SharedMemoryRegion` makes (or opens) a POSIX shared-memory object with the standard
+library (``shm_open`` and ``mmap``; no libcshm, no resource tracker), puts arrays into it
+and reads arrays out of it as numpy views::
+
+    import numpy as np
+    from oipcodec.client import HttpClient
+    from oipcodec.client.shm import SharedMemoryRegion
+
+    image = np.ones((1, 3, 224, 224), np.float32)
+    with HttpClient("http://127.0.0.1:8000") as client, \\
+            SharedMemoryRegion.create("inputs", image.nbytes) as inputs, \\
+            SharedMemoryRegion.create("outputs", image.nbytes) as outputs:
+        client.register_region(inputs)
+        client.register_region(outputs)
+        answer = client.infer(
+            "identity",
+            [inputs.input("INPUT0", image)],
+            outputs=[outputs.output("INPUT0")],
+        )
+        answer.output("INPUT0").data  # a view of the outputs region
+        client.unregister_system_shared_memory()
+
+A region registered through a client (:meth:`register_region`, or
+``register_system_shared_memory`` with its key) is opened by that client too, so an output
+the server wrote there comes back as an array whose data is a view of the region. Such a
+view is valid while the region is open; :meth:`SharedMemoryRegion.close` with views still
+alive leaves the mapping to be unmapped when the last of them goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import secrets
+from typing import Any
+
+import numpy as np
+
+from oipcodec import datatypes
+from oipcodec.errors import DecodeError
+from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.sharedmem import Location, open_key, parameters_for, unlink_key
+from oipcodec.types import RequestedOutput, Tensor
+
+__all__ = ["RegionTable", "SharedMemoryRegion"]
+
+
+class SharedMemoryRegion:
+    """``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``, known to
+    servers as ``name`` once registered.
+
+    Make one with :meth:`create` (a new object, removed again by :meth:`close`) or
+    :meth:`attach` (an existing one, e.g. made by tritonclient.utils.shared_memory).
+    """
+
+    def __init__(
+        self, name: str, key: str, byte_size: int, offset: int = 0, *, owner: bool = False
+    ) -> None:
+        if byte_size <= 0 or offset < 0:
+            raise ValueError(f"byte_size must be > 0 and offset >= 0, got {byte_size}, {offset}")
+        self.name = name
+        self.key = key
+        self.byte_size = byte_size
+        self.offset = offset
+        self.owner = owner
+        fd = open_key(key, create=owner)
+        try:
+            if owner:
+                os.ftruncate(fd, offset + byte_size)
+            elif os.fstat(fd).st_size < offset + byte_size:
+                raise ValueError(
+                    f"shared memory object {key} holds {os.fstat(fd).st_size} bytes, fewer "
+                    f"than offset {offset} + byte_size {byte_size}"
+                )
+            self._map: mmap.mmap | None = mmap.mmap(fd, offset + byte_size, mmap.MAP_SHARED)
+        except BaseException:
+            os.close(fd)
+            if owner:
+                unlink_key(key)
+            raise
+        os.close(fd)
+        #: The region's bytes, writable.
+        self.buf = memoryview(self._map)[offset : offset + byte_size]
+
+    @classmethod
+    def create(cls, name: str, byte_size: int, key: str | None = None) -> SharedMemoryRegion:
+        """A new object of ``byte_size`` bytes (key: ``/oipcodec-<random>`` by default)."""
+        key = key or f"/oipcodec-{os.getpid()}-{secrets.token_hex(6)}"
+        return cls(name, key, byte_size, owner=True)
+
+    @classmethod
+    def attach(cls, name: str, key: str, byte_size: int, offset: int = 0) -> SharedMemoryRegion:
+        """The existing object ``key`` (left in place by :meth:`close`); ``OSError``
+        (``FileNotFoundError``...) when it cannot be opened."""
+        return cls(name, key, byte_size, offset)
+
+    # ------------------------------------------------------------------ tensors
+
+    def put(self, array: Any, datatype: str | None = None, offset: int = 0) -> Location:
+        """Write ``array``'s raw bytes (BYTES: length-prefixed) at ``offset``; returns where
+        they are."""
+        data = np.asarray(array)
+        datatype = datatype or datatypes.datatype_of(data)
+        raw = memoryview(array_to_raw(data, datatype)).cast("B")
+        self._check(offset, len(raw), "write")
+        self.buf[offset : offset + len(raw)] = raw
+        return Location(self.name, len(raw), offset)
+
+    def input(self, name: str, array: Any, offset: int = 0, datatype: str | None = None) -> Tensor:
+        """An input tensor ``name`` holding ``array``, written into this region at
+        ``offset``: its parameters name the region, and no data travels with the request."""
+        data = np.asarray(array)
+        datatype = datatype or datatypes.datatype_of(data)
+        where = self.put(data, datatype, offset)
+        return Tensor(name, datatype, data.shape, data, parameters_for(where))
+
+    def output(self, name: str, byte_size: int | None = None, offset: int = 0) -> RequestedOutput:
+        """A requested output the server writes into this region at ``offset`` (at most
+        ``byte_size`` bytes, default: the rest of the region)."""
+        size = self.byte_size - offset if byte_size is None else byte_size
+        self._check(offset, size, "use")
+        return RequestedOutput(name, parameters_for(Location(self.name, size, offset)))
+
+    def array(
+        self, datatype: str, shape: Any, offset: int = 0, byte_size: int | None = None
+    ) -> np.ndarray[Any, Any]:
+        """The array of ``datatype`` and ``shape`` at ``offset``: a read-only view of the
+        region. BYTES need ``byte_size`` (the framed size: an output's
+        ``shared_memory_byte_size`` in the answer) and are decoded from their framing."""
+        row = datatypes.get(datatype)
+        if byte_size is None:
+            if row.is_bytes:
+                raise ValueError("reading BYTES from shared memory needs their byte_size")
+            byte_size = int(np.prod(shape, dtype=np.int64)) * row.itemsize
+        view = self.view(Location(self.name, byte_size, offset))
+        return raw_to_array(view, datatype, shape)
+
+    def view(self, where: Location, writable: bool = False) -> memoryview:
+        """The bytes at ``where`` (its offset and size; read-only unless ``writable``)."""
+        self._check(where.offset, where.byte_size, "read")
+        part = self.buf[where.offset : where.offset + where.byte_size]
+        return part if writable else part.toreadonly()
+
+    def _check(self, offset: int, size: int, what: str) -> None:
+        if self._map is None:
+            raise ValueError(f"shared memory region '{self.name}' is closed")
+        if offset < 0 or size < 0 or offset + size > self.byte_size:
+            raise ValueError(
+                f"cannot {what} {size} bytes at offset {offset} of shared memory region "
+                f"'{self.name}' ({self.byte_size} bytes)"
+            )
+
+    # ------------------------------------------------------------------ lifetime
+
+    def close(self) -> None:
+        """Close the mapping (unmapped once no array made from it is alive) and, for a region
+        made by :meth:`create`, remove the object."""
+        if self._map is None:
+            return
+        mapping, self._map = self._map, None
+        # Arrays may still point into it: then it is unmapped when the last of them goes.
+        with contextlib.suppress(BufferError):
+            self.buf.release()
+        with contextlib.suppress(BufferError):
+            mapping.close()
+        if self.owner:
+            with contextlib.suppress(FileNotFoundError):
+                unlink_key(self.key)
+
+    def __enter__(self) -> SharedMemoryRegion:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"SharedMemoryRegion({self.name!r}, key={self.key!r}, byte_size={self.byte_size}, "
+            f"offset={self.offset})"
+        )
+
+
+class RegionTable:
+    """The regions a client registered, by name: what it reads outputs in shared memory
+    from (:meth:`resolve` is the :data:`~oipcodec.sharedmem.Resolver` its decoders get).
+
+    A region registered by key (not as a :class:`SharedMemoryRegion`) is opened on first
+    use, and closed again when it is unregistered.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, SharedMemoryRegion | tuple[str, int, int]] = {}
+        self._opened: dict[str, SharedMemoryRegion] = {}
+
+    def add(self, name: str, region: SharedMemoryRegion | tuple[str, int, int]) -> None:
+        """Remember ``region`` (or its ``(key, byte_size, offset)``) under ``name``."""
+        self.remove(name)
+        self._known[name] = region
+
+    def remove(self, name: str = "") -> None:
+        """Forget ``name`` (every region when empty); regions this table opened are closed."""
+        for each in list(self._known) if not name else [name]:
+            self._known.pop(each, None)
+            opened = self._opened.pop(each, None)
+            if opened is not None:
+                opened.close()
+
+    def resolve(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+        region = self._opened.get(where.region) or self._known.get(where.region)
+        if region is None:
+            raise DecodeError(
+                f"is in shared memory region '{where.region}', which was not registered "
+                "through this client; read it from the region"
+            )
+        try:
+            if isinstance(region, tuple):
+                key, byte_size, offset = region
+                region = SharedMemoryRegion.attach(where.region, key, byte_size, offset)
+                self._opened[where.region] = region
+            return region.view(where, writable)
+        except (ValueError, OSError) as exc:
+            raise DecodeError(str(exc)) from None
