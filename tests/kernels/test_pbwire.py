@@ -293,7 +293,8 @@ def test_empty_message(impl) -> None:
         (
             len_field(5, len_field(1, b"a") + len_field(5, len_field(2, b"\x01")))
             + len_field(7, b""),
-            "raw_input_contents is used, but inputs[0] ('a') also has typed contents",
+            "contents field must not be specified when using raw_input_contents for 'a' for model "
+            "'' (inputs[0] has typed contents too",
         ),
         (
             len_field(5, b"") + len_field(5, b"") + len_field(7, b""),

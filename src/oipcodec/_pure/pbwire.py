@@ -421,7 +421,7 @@ def read_infer_message(
                 raise pc.too_many_tensors(tag_offset, "requested outputs", limits)
             requested.append(_requested(buf, start, pos))
     if raw:
-        pc.check_raw_contents(kind, tensors, raw, raw_offset)
+        pc.check_raw_contents(kind, strings[0], tensors, raw, raw_offset)
     return strings[0], strings[1], strings[2], parameters, tensors, requested, raw
 
 

@@ -201,17 +201,19 @@ def too_many_dims(offset: int) -> LimitError:
     return LimitError(f"shape has more than {MAX_DIMS} dimensions", offset=offset)
 
 
-def check_raw_contents(kind: str, tensors: list[Any], raw: list[Any], raw_offset: int) -> None:
-    """A message with raw contents: no tensor may also carry typed contents, and there is one
-    raw entry per tensor (``tensors`` as :func:`read_infer_message` returns them), or one per
-    tensor that is not in shared memory (a request from tritonclient has no entry for an input
-    that names a ``shared_memory_region``)."""
+def check_raw_contents(
+    kind: str, model: str, tensors: list[Any], raw: list[Any], raw_offset: int
+) -> None:
+    """A message for ``model`` with raw contents: no tensor may also carry typed contents, and
+    there is one raw entry per tensor (``tensors`` as :func:`read_infer_message` returns them),
+    or one per tensor that is not in shared memory (a request from tritonclient has no entry
+    for an input that names a ``shared_memory_region``)."""
     in_shm = 0
     for index, tensor in enumerate(tensors):
         # An empty contents message carries nothing to mix up: MLServer 1.7 sends one beside
         # raw_output_contents for every output (its data cleared to []).
         if tensor[4]:
-            raise mixed_contents(tensor[6], kind, index, tensor[0])
+            raise mixed_contents(tensor[6], kind, index, tensor[0], model)
         if tensor[3] and "shared_memory_region" in tensor[3]:
             in_shm += 1
     if len(raw) != len(tensors) and len(raw) != len(tensors) - in_shm:
@@ -240,10 +242,12 @@ def bytes_element_too_long(offset: int, length: int, limits: Limits) -> LimitErr
     )
 
 
-def mixed_contents(offset: int, kind: str, index: int, name: str) -> DecodeError:
+def mixed_contents(offset: int, kind: str, index: int, name: str, model: str) -> DecodeError:
+    # The first sentence is Triton's own wording, which its example clients look for.
     return DecodeError(
-        f"{RAW_NAME[kind]} is used, but {TENSORS_NAME[kind]}[{index}] ('{name}') also has "
-        "typed contents; a message uses one or the other",
+        f"contents field must not be specified when using {RAW_NAME[kind]} for '{name}' "
+        f"for model '{model}' ({TENSORS_NAME[kind]}[{index}] has typed contents too; a "
+        "message uses one or the other)",
         offset=offset,
     )
 
