@@ -45,6 +45,8 @@ def _serve(args: argparse.Namespace) -> int:
             http_protocol=args.http_protocol,
             codec_threads=args.codec_threads,
             body_budget=None if args.body_budget is None else args.body_budget << 20,
+            metrics=not args.no_metrics,
+            metrics_port=args.metrics_port,
         )
     except (TypeError, ValueError) as exc:
         print(f"oipcodec serve: {exc}", file=sys.stderr)
@@ -101,6 +103,18 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="MiB of request-body buffers a process may hold for bodies still arriving; "
         "over it, bodies are received in pieces as they come (default: 4 times "
         "--max-body-bytes)",
+    )
+    add(
+        "--metrics-port",
+        type=_non_negative,
+        metavar="PORT",
+        help="also serve GET /metrics (Prometheus) on PORT, as Triton's 8002 (default: only "
+        "at /metrics on the REST port)",
+    )
+    add(
+        "--no-metrics",
+        action="store_true",
+        help="count no inference statistics: no /metrics, statistics endpoints unavailable",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

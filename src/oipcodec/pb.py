@@ -46,6 +46,7 @@ from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
 __all__ = [
     "decode_request",
+    "decode_request_form",
     "decode_response",
     "encode_request",
     "encode_response",
@@ -172,13 +173,22 @@ def decode_request(
     """The :class:`InferRequest` in a serialized ModelInferRequest (bytes, bytearray,
     memoryview: any buffer). Input order is kept; an empty model_name/model_version/id is
     ``None``; no requested outputs is ``outputs=None``."""
+    return decode_request_form(data, limits=limits, kernels=kernels)[0]
+
+
+def decode_request_form(
+    data: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
+) -> tuple[InferRequest, bool]:
+    """:func:`decode_request`, and whether the message held ``raw_input_contents`` (the raw
+    form; else every input came in its typed contents)."""
     k = kernels or _facade
     name, version, id_, parameters, tensors, requested, raw = k.read_infer_message(
         data, "request", limits
     )
     inputs = _decode_tensors(tensors, raw, "input", limits, k)
     outputs = [RequestedOutput(n, p) for n, p in requested] if requested else None
-    return InferRequest(inputs, outputs, id_ or None, parameters, name or None, version or None)
+    request = InferRequest(inputs, outputs, id_ or None, parameters, name or None, version or None)
+    return request, bool(raw)
 
 
 def decode_response(

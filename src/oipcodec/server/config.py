@@ -67,12 +67,19 @@ class ServerConfig:
     #: :class:`~oipcodec.server.protocol.BodyBudget`): over it, a body is received in pieces
     #: as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
     body_budget: int | None = None
+    #: Count inference statistics and serve them (the statistics endpoints and RPC, and the
+    #: Prometheus metrics at ``/metrics``); False: nothing is counted, and those answer
+    #: UNAVAILABLE / 404.
+    metrics: bool = True
+    #: A port of its own for ``GET /metrics`` (Triton's layout: 8000 REST, 8001 gRPC, 8002
+    #: metrics); 0 picks a free one, ``None``: metrics only at ``/metrics`` on the REST port.
+    metrics_port: int | None = None
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
         if not self.host:
             raise ValueError("host must be an address or a host name, got ''")
-        for name in ("http_port", "grpc_port"):
+        for name in ("http_port", "grpc_port", "metrics_port"):
             port = getattr(self, name)
             if port is not None:
                 _check_int(name, port)
@@ -110,6 +117,9 @@ class ServerConfig:
             _check_int("body_budget", self.body_budget)
             if self.body_budget < 0:
                 raise ValueError(f"body_budget must be >= 0 bytes, got {self.body_budget}")
+        _check_type("metrics", self.metrics, bool)
+        if self.metrics_port is not None and not self.metrics:
+            raise ValueError("metrics_port needs metrics=True (the metrics are off)")
 
     def body_budget_bytes(self) -> int:
         """``body_budget``, or its default: 4 times ``limits.max_body_bytes``."""
@@ -158,3 +168,5 @@ class ServerSettings(TypedDict, total=False):
     http_protocol: str
     codec_threads: int | None
     body_budget: int | None
+    metrics: bool
+    metrics_port: int | None

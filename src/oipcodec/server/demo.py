@@ -2,9 +2,10 @@
 unchanged against ``oipcodec serve``:
 
 - ``simple``: INPUT0, INPUT1 INT32 [-1, 16] -> OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 -
-  INPUT1 (Triton's ``simple``; its batched [16] dims show as [-1, 16] in the metadata);
+  INPUT1 (Triton's ``simple``: max_batch_size 8, so its configuration's dims are [16], shown as
+  [-1, 16] in the metadata);
 - ``simple_string``: the same on BYTES elements holding decimal integers, answered as decimal
-  text (Triton's ``simple_string``);
+  text (Triton's ``simple_string``, max_batch_size 8, TYPE_STRING in its configuration);
 - ``identity``: every input comes back as the output of the same name, datatype and shape
   (any datatype, any shape, any number of inputs);
 - ``add_sub``: INPUT0, INPUT1 FP32 [-1] -> OUTPUT0 = sum, OUTPUT1 = difference (the Python
@@ -27,6 +28,7 @@ __all__ = ["AddSub", "Identity", "Simple", "SimpleString", "demo_models"]
 class Simple(Model):
     name = "simple"
     platform = "oipcodec_python"
+    max_batch_size = 8
     inputs = (TensorSpec("INPUT0", "INT32", [-1, 16]), TensorSpec("INPUT1", "INT32", [-1, 16]))
     outputs = (TensorSpec("OUTPUT0", "INT32", [-1, 16]), TensorSpec("OUTPUT1", "INT32", [-1, 16]))
 
@@ -38,6 +40,7 @@ class Simple(Model):
 class SimpleString(Model):
     name = "simple_string"
     platform = "oipcodec_python"
+    max_batch_size = 8
     inputs = (TensorSpec("INPUT0", "BYTES", [-1, 16]), TensorSpec("INPUT1", "BYTES", [-1, 16]))
     outputs = (TensorSpec("OUTPUT0", "BYTES", [-1, 16]), TensorSpec("OUTPUT1", "BYTES", [-1, 16]))
 

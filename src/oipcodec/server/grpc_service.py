@@ -16,10 +16,12 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
+from google.protobuf import json_format
 
 from oipcodec import __version__, pb
 from oipcodec.errors import InvalidArgumentError, RequestError
@@ -79,6 +81,25 @@ class InferenceServicer:
 
         return await self._guard(context, answer)
 
+    # ------------------------------------------------------------ configuration and statistics
+
+    async def model_config(self, request: Any, context: Any) -> Any:
+        """Triton's ModelConfig: the same document as ``GET /v2/models/<name>/config``."""
+        return await self._guard(
+            context, lambda: pb2.ModelConfigResponse(config=json_format.ParseDict(
+                self.registry.config(request.name, request.version or None), pb2.ModelConfig()
+            ))
+        )  # fmt: skip
+
+    async def model_statistics(self, request: Any, context: Any) -> Any:
+        """Triton's ModelStatistics: the same figures as ``GET /v2/models[/<name>]/stats``."""
+        return await self._guard(
+            context, lambda: json_format.ParseDict(
+                self.registry.statistics_document(request.name, request.version or None),
+                pb2.ModelStatisticsResponse(),
+            )
+        )  # fmt: skip
+
     # ------------------------------------------------------------------ repository
 
     async def repository_index(self, request: Any, context: Any) -> Any:
@@ -103,14 +124,37 @@ class InferenceServicer:
     # ------------------------------------------------------------------ inference
 
     async def _infer(self, data: bytes) -> bytes:
-        request = pb.decode_request(data, limits=self.limits)
-        if not request.model_name:
-            raise InvalidArgumentError("ModelInferRequest.model_name is empty")
-        if request.outputs is not None:
-            for output in request.outputs:
-                output.parameters.pop("binary_data", None)
-        response: InferResponse = await self.registry.infer(request)
-        return pb.encode_response(response, raw=True)
+        """One ModelInferRequest's answer, counted in the registry's statistics (a request
+        that names no known model counts only on its encoding path)."""
+        stats = self.registry.statistics
+        received = time.perf_counter_ns()
+        model = None
+        path = "grpc_typed"
+        try:
+            request, raw = pb.decode_request_form(data, limits=self.limits)
+            if raw:
+                path = "grpc_raw"
+            if not request.model_name:
+                raise InvalidArgumentError("ModelInferRequest.model_name is empty")
+            if request.outputs is not None:
+                for output in request.outputs:
+                    output.parameters.pop("binary_data", None)
+            model = self.registry.get(request.model_name, request.model_version)
+            response: InferResponse
+            response, checked, started, finished = await self.registry.execute(request, model)
+            answer = pb.encode_response(response, raw=True)
+        except Exception as exc:
+            if stats is not None:
+                if model is not None:
+                    stats.of(model).failed(received, getattr(exc, "executed", False))
+                stats.paths[path].record(len(data), 0, 0, 0)
+            raise
+        if stats is not None:
+            encoded = time.perf_counter_ns()
+            rows = model.batch_size(request.inputs)
+            stats.of(model).succeeded(rows, received, checked, started, finished, encoded)
+            stats.paths[path].record(len(data), len(answer), checked - received, encoded - finished)
+        return answer
 
     async def model_infer(self, data: bytes, context: Any) -> bytes:
         try:
@@ -168,6 +212,12 @@ class InferenceServicer:
             # Bytes in, bytes out: oipcodec.pb reads and writes the messages itself.
             "ModelInfer": grpc.unary_unary_rpc_method_handler(self.model_infer),
             "ModelStreamInfer": grpc.stream_stream_rpc_method_handler(self.model_stream_infer),
+            "ModelConfig": unary(
+                self.model_config, pb2.ModelConfigRequest, pb2.ModelConfigResponse
+            ),
+            "ModelStatistics": unary(
+                self.model_statistics, pb2.ModelStatisticsRequest, pb2.ModelStatisticsResponse
+            ),
             "RepositoryIndex": unary(
                 self.repository_index, pb2.RepositoryIndexRequest, pb2.RepositoryIndexResponse
             ),

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 __all__ = ["EXTENSIONS", "SERVER_NAME"]
 
-#: The protocol extensions listed in the server metadata.
-EXTENSIONS = ("binary_tensor_data", "model_repository", "parameters")
+#: The protocol extensions listed in the server metadata (Triton's names).
+EXTENSIONS = (
+    "binary_tensor_data",
+    "model_repository",
+    "parameters",
+    "model_configuration",
+    "statistics",
+)
 
 #: The server's name in the server metadata.
 SERVER_NAME = "oipcodec"
