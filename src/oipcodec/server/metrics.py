@@ -14,72 +14,72 @@ from typing import Any
 
 import orjson
 
-from oipcodec.server.stats import MODEL_FIELDS, PATH_FIELDS, PATHS, Snapshot, Statistics
+from oipcodec.server.stats import PATH_FIELDS, PATHS, Snapshot, Statistics, model_figures
 
 __all__ = ["CONTENT_TYPE", "TRITON_METRICS", "MetricsApp", "render"]
 
 #: The content type of the text exposition format.
 CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 
-_M = {name: index for index, name in enumerate(MODEL_FIELDS)}
 _P = {name: index for index, name in enumerate(PATH_FIELDS)}
 
-#: Triton's per-model counters: name, HELP text, the slot(s) of a model block summed, and the
-#: divisor (nanoseconds to microseconds).
-TRITON_METRICS: tuple[tuple[str, str, tuple[int, ...], int], ...] = (
+#: Triton's per-model counters: name, HELP text, the figure of a model version
+#: (:func:`~oipcodec.server.stats.model_figures`), and the divisor (nanoseconds to
+#: microseconds).
+TRITON_METRICS: tuple[tuple[str, str, str, int], ...] = (
     (
         "nv_inference_request_success",
         "Number of successful inference requests, all batch sizes",
-        (_M["success_count"],),
+        "success_count",
         1,
     ),
     (
         "nv_inference_request_failure",
         "Number of failed inference requests, all batch sizes",
-        (_M["fail_count"],),
+        "fail_count",
         1,
     ),
     (
         "nv_inference_count",
         "Number of inferences performed (does not include cached requests)",
-        (_M["inference_count"],),
+        "inference_count",
         1,
     ),
     (
         "nv_inference_exec_count",
         "Number of model executions performed (does not include cached requests)",
-        (_M["execution_count"],),
+        "execution_count",
         1,
     ),
     (
         "nv_inference_request_duration_us",
         "Cumulative inference request duration in microseconds (includes cached requests)",
-        (_M["success_ns"],),
+        "success_ns",
         1000,
     ),
     (
         "nv_inference_queue_duration_us",
         "Cumulative inference queuing duration in microseconds (includes cached requests)",
-        (_M["queue_ns"],),
+        "queue_ns",
         1000,
     ),
     (
         "nv_inference_compute_input_duration_us",
         "Cumulative compute input duration in microseconds (does not include cached requests)",
-        (_M["compute_input_ns"],),
+        "compute_input_ns",
         1000,
     ),
     (
         "nv_inference_compute_infer_duration_us",
         "Cumulative compute inference duration in microseconds (does not include cached requests)",
-        (_M["compute_infer_ns"],),
+        "compute_infer_ns",
         1000,
     ),
     (
         "nv_inference_compute_output_duration_us",
         "Cumulative inference compute output duration in microseconds "
         "(does not include cached requests)",
-        (_M["compute_output_ns"],),
+        "compute_output_ns",
         1000,
     ),
 )
@@ -118,12 +118,14 @@ def _family(lines: list[str], name: str, help_text: str) -> None:
 
 def render(snapshot: Snapshot) -> bytes:
     """The metrics of ``snapshot`` in Prometheus's text exposition format (version 0.0.4)."""
-    models = sorted((key, values) for key, values in snapshot.items() if key[0] == "model")
+    models = sorted(
+        (key, model_figures(values)) for key, values in snapshot.items() if key[0] == "model"
+    )
     lines: list[str] = []
-    for name, help_text, slots, divisor in TRITON_METRICS:
+    for name, help_text, figure, divisor in TRITON_METRICS:
         _family(lines, name, help_text)
-        for key, values in models:
-            value = sum(values[slot] for slot in slots) // divisor
+        for key, figures in models:
+            value = figures[figure] // divisor
             lines.append(f'{name}{{model="{_label(key[1])}",version="{_label(key[2])}"}} {value}')
     paths = [(path, snapshot.get(("path", path)) or [0] * len(PATH_FIELDS)) for path in PATHS]
     for name, help_text, slot, _ in PATH_METRICS:

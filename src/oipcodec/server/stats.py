@@ -26,6 +26,8 @@ What the figures mean (Triton's names; the durations are ``time.perf_counter_ns`
 - the compute and queue counts are those of successful requests (a request is one execution);
 - ``inference_count``: rows (the batch size of a model with ``max_batch_size`` > 0, else 1
   per request); ``execution_count``: ``predict`` calls, failed ones included;
+- ``batch_stats``: per batch size for a model that batches; a model that does not runs every
+  request as a batch of 1, so its one entry (batch size 1) repeats its totals;
 - per encoding path (:data:`PATHS`): inference requests, request and answer bytes, and the
   nanoseconds spent decoding and encoding.
 """
@@ -50,19 +52,37 @@ from oipcodec.server.model import Model
 __all__ = [
     "BATCH_FIELDS",
     "MODEL_FIELDS",
+    "MODEL_FIGURES",
     "PATHS",
     "PATH_FIELDS",
     "ModelStats",
     "PathStats",
     "Snapshot",
     "Statistics",
+    "model_figures",
     "statistics_document",
 ]
 
 log = logging.getLogger("oipcodec.server")
 
-#: The slots of a model version's block.
+#: The slots of a model version's block. Figures that follow from others are not counted
+#: per request: a request is one execution of one row unless ``extra_rows`` (rows beyond the
+#: first, of a batching model) or ``failed_executions`` (predict raised) say otherwise.
 MODEL_FIELDS = (
+    "success_count",
+    "success_ns",
+    "fail_count",
+    "fail_ns",
+    "failed_executions",
+    "queue_ns",
+    "compute_input_ns",
+    "compute_infer_ns",
+    "compute_output_ns",
+    "extra_rows",
+    "last_inference_ms",
+)
+#: The figures of a model version (:func:`model_figures`), what the documents are made of.
+MODEL_FIGURES = (
     "success_count",
     "success_ns",
     "fail_count",
@@ -85,8 +105,8 @@ PATH_FIELDS = ("requests", "request_bytes", "response_bytes", "decode_ns", "enco
 PATHS = ("json", "binary", "compressed", "grpc_raw", "grpc_typed")
 
 # Slot indices within a model block (the names above, in order).
-_SUCCESS, _SUCCESS_NS, _FAIL, _FAIL_NS, _QUEUE_NS, _INPUT_NS, _INFER_NS, _OUTPUT_NS = range(8)
-_INFERENCES, _EXECUTIONS, _LAST_MS = 8, 9, 10
+_SUCCESS, _SUCCESS_NS, _FAIL, _FAIL_NS, _FAILED_EXECUTIONS, _QUEUE_NS = range(6)
+_INPUT_NS, _INFER_NS, _OUTPUT_NS, _EXTRA_ROWS, _LAST_MS = range(6, 11)
 
 #: Slots a process may use (8 bytes each; a page is only backed by memory once written).
 CAPACITY = 1 << 16
@@ -113,14 +133,17 @@ class ModelStats:
     """The counters of one model version in this process; the front ends call
     :meth:`succeeded` or :meth:`failed` once per inference request."""
 
-    __slots__ = ("_batches", "_owner", "_slots", "base", "name", "version")
+    __slots__ = ("_batches", "_owner", "_slots", "base", "batching", "name", "version")
 
-    def __init__(self, owner: Statistics, name: str, version: str, base: int) -> None:
+    def __init__(self, owner: Statistics, model: Model, base: int) -> None:
         self._owner = owner
         self._slots = owner.slots
         self._batches: dict[int, int] = {}
-        self.name = name
-        self.version = version
+        self.name = model.name
+        self.version = model.version
+        #: A model that batches has a block per batch size; one that does not executes every
+        #: request as a batch of 1, so its batch statistics are its totals.
+        self.batching = model.max_batch_size > 0
         self.base = base
 
     def succeeded(
@@ -131,13 +154,16 @@ class ModelStats:
         s, b = self._slots, self.base
         s[b] += 1
         s[b + _SUCCESS_NS] += encoded - received
-        s[b + _QUEUE_NS] += started - checked
         s[b + _INPUT_NS] += checked - received
         s[b + _INFER_NS] += finished - started
         s[b + _OUTPUT_NS] += encoded - finished
-        s[b + _INFERENCES] += rows
-        s[b + _EXECUTIONS] += 1
         s[b + _LAST_MS] = (received + _EPOCH_OFFSET) // 1_000_000
+        if started != checked:
+            s[b + _QUEUE_NS] += started - checked
+        if not self.batching:
+            return
+        if rows != 1:
+            s[b + _EXTRA_ROWS] += rows - 1
         batch = self._batches.get(rows)
         if batch is None:
             batch = self._batch(rows)
@@ -156,7 +182,7 @@ class ModelStats:
         s[b + _FAIL_NS] += time.perf_counter_ns() - received
         s[b + _LAST_MS] = (received + _EPOCH_OFFSET) // 1_000_000
         if executed:
-            s[b + _EXECUTIONS] += 1
+            s[b + _FAILED_EXECUTIONS] += 1
 
     def _batch(self, rows: int) -> int:
         if len(self._batches) >= _MAX_BATCH_BLOCKS:
@@ -225,9 +251,8 @@ class Statistics:
         """The counters of ``model`` (its name and version; added on first use)."""
         stats = self._models.get(model)
         if stats is None:
-            name, version = model.name, model.version
-            base = self.block(("model", name, version), len(MODEL_FIELDS))
-            stats = self._models[model] = ModelStats(self, name, version, base)
+            base = self.block(("model", model.name, model.version), len(MODEL_FIELDS))
+            stats = self._models[model] = ModelStats(self, model, base)
         return stats
 
     def block(self, key: Key, width: int) -> int:
@@ -314,28 +339,40 @@ def _duration(count: int, ns: int) -> dict[str, int]:
     return {"count": count, "ns": ns}
 
 
+def model_figures(slots: list[int]) -> dict[str, int]:
+    """A model block's slots as the figures of :data:`MODEL_FIGURES`."""
+    success = slots[_SUCCESS]
+    figures = dict(zip(MODEL_FIELDS, slots, strict=True))
+    figures["inference_count"] = success + slots[_EXTRA_ROWS]
+    figures["execution_count"] = success + slots[_FAILED_EXECUTIONS]
+    return {name: figures[name] for name in MODEL_FIGURES}
+
+
 def model_statistics(name: str, version: str, snapshot: Snapshot) -> dict[str, Any]:
     """One ``model_stats`` entry of Triton's statistics answer, from ``snapshot``."""
-    f = snapshot.get(("model", name, version)) or [0] * len(MODEL_FIELDS)
-    success = f[_SUCCESS]
+    f = model_figures(snapshot.get(("model", name, version)) or [0] * len(MODEL_FIELDS))
+    success = f["success_count"]
     batches = sorted(
         (key[3], values)
         for key, values in snapshot.items()
         if key[0] == "batch" and key[1] == name and key[2] == version
     )
+    if not batches and success:  # a model that does not batch: every execution is of 1
+        totals = [f[n] for n in ("compute_input_ns", "compute_infer_ns", "compute_output_ns")]
+        batches = [(1, [success, *totals])]
     return {
         "name": name,
         "version": version,
-        "last_inference": f[_LAST_MS],
-        "inference_count": f[_INFERENCES],
-        "execution_count": f[_EXECUTIONS],
+        "last_inference": f["last_inference_ms"],
+        "inference_count": f["inference_count"],
+        "execution_count": f["execution_count"],
         "inference_stats": {
-            "success": _duration(success, f[_SUCCESS_NS]),
-            "fail": _duration(f[_FAIL], f[_FAIL_NS]),
-            "queue": _duration(success, f[_QUEUE_NS]),
-            "compute_input": _duration(success, f[_INPUT_NS]),
-            "compute_infer": _duration(success, f[_INFER_NS]),
-            "compute_output": _duration(success, f[_OUTPUT_NS]),
+            "success": _duration(success, f["success_ns"]),
+            "fail": _duration(f["fail_count"], f["fail_ns"]),
+            "queue": _duration(success, f["queue_ns"]),
+            "compute_input": _duration(success, f["compute_input_ns"]),
+            "compute_infer": _duration(success, f["compute_infer_ns"]),
+            "compute_output": _duration(success, f["compute_output_ns"]),
             "cache_hit": _duration(0, 0),
             "cache_miss": _duration(0, 0),
         },
