@@ -171,7 +171,7 @@ def test_metrics_escape_label_values() -> None:
 
     statistics = Statistics()
     odd = Identity(name='we"ird\\name', version="1")
-    statistics.of(odd).succeeded(1, 0, 10, 10, 20, 30)
+    statistics.of(odd).succeeded(statistics.paths["json"], [], 1, 10, 10, 20, 30, 5, 6)
     families = {
         f.name: f
         for f in parser.text_string_to_metric_families(render(statistics.snapshot()).decode())

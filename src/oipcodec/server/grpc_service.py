@@ -145,15 +145,24 @@ class InferenceServicer:
             answer = pb.encode_response(response, raw=True)
         except Exception as exc:
             if stats is not None:
+                executed = getattr(exc, "executed", False)
                 if model is not None:
-                    stats.of(model).failed(received, getattr(exc, "executed", False))
-                stats.paths[path].record(len(data), 0, 0, 0)
+                    stats.of(model).failed(stats.paths[path], received, executed, len(data))
+                else:
+                    stats.paths[path].record(len(data))
             raise
         if stats is not None:
-            encoded = time.perf_counter_ns()
-            rows = model.batch_size(request.inputs)
-            stats.of(model).succeeded(rows, received, checked, started, finished, encoded)
-            stats.paths[path].record(len(data), len(answer), checked - received, encoded - finished)
+            stats.of(model).succeeded(
+                stats.paths[path],
+                request.inputs,
+                received,
+                checked,
+                started,
+                finished,
+                time.perf_counter_ns(),
+                len(data),
+                len(answer),
+            )
         return answer
 
     async def model_infer(self, data: bytes, context: Any) -> bytes:

@@ -351,21 +351,25 @@ class RestApp:
             return (await self._run(model, headers, body, name, version, scope))[0]
         received = time.perf_counter_ns()
         try:
-            answer, rows, checked, started, finished = await self._run(
+            answer, request, checked, started, finished = await self._run(
                 model, headers, body, name, version, scope
             )
         except Exception as exc:
-            stats.of(model).failed(received, getattr(exc, "executed", False))
-            stats.paths[_path_of(headers)].record(len(body), 0, 0, 0)
+            path = stats.paths[_path_of(headers)]
+            stats.of(model).failed(path, received, getattr(exc, "executed", False), len(body))
             raise
         encoded = time.perf_counter_ns()
-        stats.of(model).succeeded(rows, received, checked, started, finished, encoded)
         sent = answer[1]
-        stats.paths[_path_of(headers)].record(
+        stats.of(model).succeeded(
+            stats.paths[_path_of(headers)],
+            request.inputs,
+            received,
+            checked,
+            started,
+            finished,
+            encoded,
             len(body),
             len(sent) if isinstance(sent, bytes) else sum(len(part) for part in sent),
-            checked - received,
-            encoded - finished,
         )
         return answer
 
@@ -377,9 +381,9 @@ class RestApp:
         name: str,
         version: str | None,
         scope: Scope,
-    ) -> tuple[_Answer, int, int, int, int]:
-        """Decode, run and encode one inference: the answer, the request's rows (batch size),
-        and when the request was checked and ``predict`` started and finished."""
+    ) -> tuple[_Answer, InferRequest, int, int, int]:
+        """Decode, run and encode one inference: the answer, the request, and when the
+        request was checked and ``predict`` started and finished."""
         encoding = headers.get(b"content-encoding")
         if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
             inflate_limit = self.limits.max_decompressed_bytes
@@ -428,7 +432,7 @@ class RestApp:
             headers.get(b"accept-encoding"),
             BUFFERS_EXTENSION in scope.get("extensions", ()),
         )
-        return answer, model.batch_size(request.inputs), checked, started, finished
+        return answer, request, checked, started, finished
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run

@@ -246,14 +246,6 @@ class Model:
             },
         }
 
-    def batch_size(self, tensors: Sequence[Tensor]) -> int:
-        """The rows of a request: the first dimension of its first input for a model that
-        batches (``max_batch_size`` > 0), else 1 (Triton counts a request to a model that does
-        not batch as one inference)."""
-        if self.max_batch_size > 0 and tensors and tensors[0].shape:
-            return tensors[0].shape[0]
-        return 1
-
     def check_inputs(self, tensors: Sequence[Tensor]) -> Arrays:
         """The request's inputs as arrays by name, after checking them against ``inputs``.
 
