@@ -7,15 +7,19 @@ and the share the statistics take of it is an upper bound of their share in a re
 which also spends time in uvicorn / grpcio and the kernel::
 
     pytest benchmarks/kernels/bench_statistics.py --benchmark-columns=mean,ops
+    python benchmarks/kernels/bench_statistics.py      # on and off alternating, round by round
 
 Each round answers ``REQUESTS`` requests on one event loop, so the loop's start-up is not
-what is measured.
+what is measured. Run as a script, rounds with statistics on and off alternate (which goes
+first alternates too), so that a machine whose load changes during the run burdens both
+alike; it prints the best and the first-quartile round of each, per request.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+import time
+from collections.abc import Callable, Coroutine, MutableMapping
 from typing import Any
 
 import numpy as np
@@ -69,7 +73,7 @@ def _rest_round(app: RestApp) -> Callable[[], Coroutine[Any, Any, None]]:
     async def receive() -> dict[str, Any]:
         return message
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         return None
 
     async def many() -> None:
@@ -105,3 +109,38 @@ def test_request_cost(benchmark: Any, path: str, statistics: bool) -> None:
         assert registry.statistics is not None
         counted = registry.statistics_document("identity")["model_stats"][0]
         assert counted["inference_stats"]["success"]["count"] >= 33 * REQUESTS
+
+
+def alternate(rounds: int = 80) -> None:
+    """Rounds with statistics on and off, alternating; per request: the best round, and the
+    first quartile."""
+    loop = asyncio.new_event_loop()
+    try:
+        for path in ("rest_json", "grpc_raw"):
+            many = {}
+            for statistics in (True, False):
+                registry = _registry(statistics)
+                many[statistics] = (
+                    _rest_round(RestApp(registry, manage_models=False))
+                    if path == "rest_json"
+                    else _grpc_round(InferenceServicer(registry))
+                )
+            times: dict[bool, list[float]] = {True: [], False: []}
+            for index in range(rounds):
+                for statistics in (True, False) if index % 2 else (False, True):
+                    start = time.perf_counter_ns()
+                    loop.run_until_complete(many[statistics]())
+                    times[statistics].append((time.perf_counter_ns() - start) / REQUESTS / 1000)
+            on, off = sorted(times[True]), sorted(times[False])
+            quartile = rounds // 4
+            print(
+                f"{path:<10} on {on[0]:6.2f} us/request (q1 {on[quartile]:6.2f}), "
+                f"off {off[0]:6.2f} (q1 {off[quartile]:6.2f}): "
+                f"{on[0] - off[0]:+.2f} us, {100 * (on[0] - off[0]) / off[0]:+.1f}%"
+            )
+    finally:
+        loop.close()
+
+
+if __name__ == "__main__":
+    alternate()
