@@ -5,6 +5,9 @@ compressed, gRPC raw and typed); and a server of two processes whose figures cov
 from __future__ import annotations
 
 import http.client as httplib
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,8 +17,10 @@ import orjson
 import pytest
 
 from oipcodec.client import GrpcClient
+from oipcodec.server import ServerConfig
 from oipcodec.server.stats import PATHS
 from oipcodec.testing import RunningServer, background
+from tests.support.ports import free_ports
 from tests.support.server_models import Pid
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -70,7 +75,7 @@ def scrape(host: str, port: int | None) -> tuple[Samples, dict[str, Any]]:
     return samples, families
 
 
-def _model(name: str, metric: str, model: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+def _model(metric: str, model: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     # prometheus_client names a counter's samples <family>_total.
     return f"{metric}_total", (("model", model), ("version", "1"))
 
@@ -134,17 +139,17 @@ def test_metrics_count_the_requests_sent(server: RunningServer) -> None:
             return after[key] - before.get(key, 0.0)
 
         total = sum(sent.values())
-        assert grew(_model("simple", "nv_inference_request_success", "simple")) == total
-        assert grew(_model("simple", "nv_inference_request_failure", "simple")) == 1
-        assert grew(_model("simple", "nv_inference_count", "simple")) == total
-        assert grew(_model("simple", "nv_inference_exec_count", "simple")) == total
+        assert grew(_model("nv_inference_request_success", "simple")) == total
+        assert grew(_model("nv_inference_request_failure", "simple")) == 1
+        assert grew(_model("nv_inference_count", "simple")) == total
+        assert grew(_model("nv_inference_exec_count", "simple")) == total
         for metric in (
             "nv_inference_request_duration_us",
             "nv_inference_compute_input_duration_us",
             "nv_inference_compute_output_duration_us",
         ):
-            assert grew(_model("simple", metric, "simple")) > 0, metric
-        assert grew(_model("simple", "nv_inference_queue_duration_us", "simple")) == 0
+            assert grew(_model(metric, "simple")) > 0, metric
+        assert grew(_model("nv_inference_queue_duration_us", "simple")) == 0
         for path in PATHS:
             requests = sent[path] + (1 if path == "json" else 0)  # the failure
             assert grew(_path("oipcodec_requests_total", path)) == requests, path
@@ -180,13 +185,14 @@ def test_metrics_escape_label_values() -> None:
     assert sample.labels == {"model": 'we"ird\\name', "version": "1"} and sample.value == 1
 
 
-def _pid_of_answer(server: RunningServer) -> int:
+def _pid_of_answer(server: RunningServer, model: str = "pid") -> int:
     """One inference on a fresh connection (the kernel spreads new connections over the
-    processes); the pid of the process that answered."""
+    processes); the first element of the answer (the pid model: the pid of the process that
+    answered)."""
     body = orjson.dumps({"inputs": [{"name": "A", "shape": [1], "datatype": "INT8", "data": [1]}]})
     conn = httplib.HTTPConnection(server.host, server.http_port, timeout=TIMEOUT)
     try:
-        conn.request("POST", "/v2/models/pid/infer", body)
+        conn.request("POST", f"/v2/models/{model}/infer", body)
         response = conn.getresponse()
         assert response.status == 200
         return int(orjson.loads(response.read())["outputs"][0]["data"][0])
@@ -208,8 +214,8 @@ def test_two_workers_metrics_cover_both_processes() -> None:
         assert len(counts) == 2, f"one process served all {sent} requests"
         for port in [running.http_port, running.metrics_port] * 4:  # either process answers
             samples, _ = scrape(running.host, port)
-            assert samples[_model("pid", "nv_inference_request_success", "pid")] == sent
-            assert samples[_model("pid", "nv_inference_exec_count", "pid")] == sent
+            assert samples[_model("nv_inference_request_success", "pid")] == sent
+            assert samples[_model("nv_inference_exec_count", "pid")] == sent
             assert samples[_path("oipcodec_requests_total", "json")] == sent
         for _ in range(4):
             status, _, body = _get(running.host, running.http_port, "/v2/models/pid/stats")
@@ -217,3 +223,52 @@ def test_two_workers_metrics_cover_both_processes() -> None:
             (entry,) = orjson.loads(body)["model_stats"]
             assert entry["inference_stats"]["success"]["count"] == sent
             assert entry["inference_count"] == sent
+
+
+def test_serve_command_metrics_port() -> None:
+    """``oipcodec serve --metrics-port P``: the metrics on P (and /metrics on the REST port),
+    counting what the REST port served."""
+    http_port, metrics_port = free_ports(2)
+    command = [sys.executable, "-m", "oipcodec", "serve", "--grpc-port", "-1"]
+    command += ["--http-port", str(http_port), "--metrics-port", str(metrics_port)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+            assert time.monotonic() < deadline, "the server did not start"
+            try:
+                if _get("127.0.0.1", metrics_port, "/metrics")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        server = RunningServer("127.0.0.1", http_port, None, metrics_port)
+        for _ in range(3):
+            _pid_of_answer(server, "identity")
+        for port in (metrics_port, http_port):
+            samples, _ = scrape("127.0.0.1", port)
+            assert samples[_model("nv_inference_request_success", "identity")] == 3
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+    assert process.returncode == 0, output
+    assert f"metrics 127.0.0.1:{metrics_port}" in output
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "message"),
+    [
+        ({"metrics_port": 70000}, ValueError, "metrics_port must be 0 .* got 70000"),
+        ({"metrics_port": "8002"}, TypeError, "metrics_port must be an int"),
+        ({"metrics": 1}, TypeError, "metrics must be a bool, got int 1"),
+        ({"metrics": False, "metrics_port": 0}, ValueError, "metrics_port needs metrics=True"),
+    ],
+)
+def test_metrics_settings_are_checked(
+    settings: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        ServerConfig(**settings)
