@@ -384,8 +384,8 @@ class RestApp:
     ) -> tuple[_Answer, InferRequest, int, int, int]:
         """Decode, run and encode one inference: the answer, the request, and when the
         request was checked and ``predict`` started and finished."""
-        encoding = headers.get(b"content-encoding")
-        if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+        encoding = _content_encoding(headers)
+        if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
             try:
                 # What it may inflate to (deflate packs at most about 1032:1) sizes the work:
@@ -579,10 +579,17 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:
+    """The request body's ``Content-Encoding``, unless there is none (or ``identity``)."""
+    encoding = headers.get(b"content-encoding")
+    if encoding is None or encoding.strip().lower() in (b"", b"identity"):
+        return None
+    return encoding
+
+
 def _path_of(headers: dict[bytes, bytes]) -> str:
     """The encoding path of a REST inference request, for the per-path statistics."""
-    encoding = headers.get(b"content-encoding")
-    if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+    if _content_encoding(headers) is not None:
         return "compressed"
     return "json" if _HEADER_LENGTH not in headers else "binary"
 

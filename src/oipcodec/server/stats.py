@@ -34,10 +34,10 @@ What the figures mean (Triton's names; the durations are ``time.perf_counter_ns`
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import mmap
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -348,13 +348,8 @@ def metrics_directory() -> str:
 
 
 def remove_directory(directory: str) -> None:
-    """Remove a :func:`metrics_directory` and the files in it."""
-    path = Path(directory)
-    for file in path.iterdir():
-        with contextlib.suppress(OSError):
-            file.unlink()
-    with contextlib.suppress(OSError):
-        path.rmdir()
+    """Remove a :func:`metrics_directory` and the files in it (gone already: nothing)."""
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------- documents
