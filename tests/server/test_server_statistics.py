@@ -355,3 +355,18 @@ def test_statistics_off() -> None:
             assert client.get_model_config("simple")["max_batch_size"] == 8
         finally:
             client.close()
+
+
+def test_queue_is_the_wait_for_a_worker_thread(http: Any) -> None:
+    """A run_in_thread model's queue time is its wait for a worker thread (> 0); a model on
+    the event loop starts at once (queue 0, counted)."""
+    for _ in range(2):
+        http.infer("threaded", _counter_inputs(httpclient))
+        http.infer("counter", _counter_inputs(httpclient), model_version="1")
+    threaded = _model_stats(http.get_inference_statistics("threaded"), "threaded", "1")
+    queue = threaded["inference_stats"]["queue"]
+    assert queue["count"] == threaded["inference_stats"]["success"]["count"] >= 2
+    assert queue["ns"] > 0
+    counter = _model_stats(http.get_inference_statistics("counter", "1"), "counter", "1")
+    assert counter["inference_stats"]["queue"]["count"] >= 2
+    assert counter["inference_stats"]["queue"]["ns"] == 0
