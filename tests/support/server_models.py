@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -107,7 +108,7 @@ class Batched(Model):
     inputs = (TensorSpec("X", "FP32", [-1, 3]),)
     outputs = (TensorSpec("Y", "FP32", [-1, 3]), TensorSpec("LABEL", "BYTES", [-1]))
     max_batch_size = 4
-    config_parameters = {"origin": "tests", "unit": "none"}
+    config_parameters: Mapping[str, str] = {"origin": "tests", "unit": "none"}
 
     def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
         x = inputs["X"]
