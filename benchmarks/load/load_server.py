@@ -4,6 +4,9 @@
     python benchmarks/load/load_server.py --workers 2          # our server with 2 processes
     python benchmarks/load/load_server.py --http-protocol httptools   # on uvicorn's own protocol
     python benchmarks/load/load_server.py --url http://127.0.0.1:8080   # any OIP server (MLServer...)
+    python benchmarks/load/load_server.py --metrics both --rounds 3 --cases small_json
+        # the cost of the inference statistics and metrics: our server with them and without
+        # (ServerConfig.metrics=False), side by side, alternating
 
 Cases (all POST v2/models/<model>/infer, the answer asked in the request's own form):
   small_json    1x16 FP32 as JSON               image_json    1x3x224x224 FP32 as JSON
@@ -16,7 +19,9 @@ sends ``--requests`` requests per case over the same number of connections (slow
 client then limits the figures). JSON bodies are written as tritonclient writes them
 (``json.dumps`` of float32 values widened to float64, 17 significant digits). Every case is
 first sent once and its answer checked, so a server that answers 4xx/5xx shows as an error,
-not as a fast server.
+not as a fast server. For our own server the table also gives the server processes' CPU time
+per request (user + system, from /proc; Linux), which a client that limits the load or a
+busy machine disturbs less than requests/s.
 """
 
 from __future__ import annotations
@@ -97,7 +102,7 @@ def request_body(case: Case, input_name: str) -> tuple[bytes, dict[str, str]]:
 def check_once(url: str, path: str, body: bytes, headers: dict[str, str]) -> str | None:
     """Send the request once; None when the answer is a 200 holding the output, else why not."""
     parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=60)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port or 80, timeout=60)
     try:
         conn.request("POST", path, body=body, headers=headers)
         response = conn.getresponse()
@@ -198,20 +203,80 @@ async def _python_load(
     }
 
 
-@contextlib.contextmanager
-def target(args: argparse.Namespace) -> Iterator[str]:
-    if args.url:
-        yield args.url
-        return
-    from oipcodec.testing import background
+@dataclass
+class Target:
+    """A server under load: its URL, and its process ids when it is ours (for CPU time)."""
 
-    with background(
+    label: str
+    url: str
+    pids: list[int]
+
+
+@contextlib.contextmanager
+def target(args: argparse.Namespace, metrics: bool = True) -> Iterator[Target]:
+    if args.url:
+        yield Target("server", args.url, [])
+        return
+    from oipcodec.server import ServerProcesses
+    from oipcodec.testing import BACKGROUND_DEFAULTS
+
+    config = BACKGROUND_DEFAULTS.replace(
         workers=args.workers,
         grpc_port=None,
         log_level="warning",
         http_protocol=args.http_protocol,
-    ) as server:
-        yield server.http_url
+        metrics=metrics,
+    )
+    pool = ServerProcesses(None, config)
+    pool.start()
+    try:
+        label = "metrics on" if metrics else "metrics off"
+        yield Target(
+            label, f"http://{config.host}:{pool.http_port}", [p.pid for p in pool.processes]
+        )
+    finally:
+        pool.stop()
+
+
+def cpu_seconds(pids: list[int]) -> float | None:
+    """User + system CPU seconds of the processes ``pids`` so far (Linux /proc), else None."""
+    if not pids:
+        return None
+    total = 0
+    try:
+        for pid in pids:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def run_case(
+    server: Target, case: Case, path: str, args: argparse.Namespace, tool: str
+) -> dict[str, float] | None:
+    """One case against ``server``: its figures, or None (printed why) when not served."""
+    body, headers = request_body(case, args.input_name)
+    problem = check_once(server.url, path, body, headers)
+    if problem is not None:
+        print(f"{case.name:<14}{len(body):>10}  not served: {problem}")
+        return None
+    before = cpu_seconds(server.pids)
+    if tool == "wrk":
+        result = run_wrk(server.url, path, body, headers, args)
+    else:
+        result = asyncio.run(_python_load(server.url, path, body, headers, args))
+    after = cpu_seconds(server.pids)
+    result["body_bytes"] = len(body)
+    if before is not None and after is not None:
+        result["server_cpu_us"] = (after - before) * 1e6 / result["requests"]
+    cpu = result.get("server_cpu_us")
+    print(
+        f"{case.name:<14}{len(body):>10}{result['rps']:>10.0f}{result['p50_ms']:>10.2f}"
+        f"{result['p99_ms']:>10.2f}{result['errors']:>8.0f}"
+        f"{'-' if cpu is None else f'{cpu:.1f}':>12}  {server.label}"
+    )
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,6 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=20000, help="Python client: per case")
     parser.add_argument("--tool", choices=["auto", "wrk", "python"], default="auto")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument(
+        "--metrics",
+        choices=["on", "off", "both"],
+        default="on",
+        help="our server's inference statistics and metrics; both: two servers, alternating",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each case per server")
     args = parser.parse_args(argv)
     tool = args.tool
     if tool == "auto":
@@ -240,31 +312,45 @@ def main(argv: list[str] | None = None) -> int:
     if tool == "wrk":
         args.duration = max(1, round(args.duration))
     path = f"/v2/models/{args.model}/infer"
-    results = {}
-    with target(args) as url:
-        print(f"server {url}, model {args.model}, {tool}, {args.connections} connections")
-        print(f"{'case':<14}{'body':>10}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
+    settings = {"on": [True], "off": [False], "both": [True, False]}[args.metrics]
+    results: dict[str, dict[str, list[dict[str, float]]]] = {}
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(target(args, metrics)) for metrics in settings]
+        urls = ", ".join(f"{s.url} ({s.label})" for s in servers)
+        print(f"server {urls}, model {args.model}, {tool}, {args.connections} connections")
+        print(
+            f"{'case':<14}{'body':>10}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}"
+            f"{'cpu us/req':>12}"
+        )
         for name in args.cases.split(","):
-            case = CASES[name]
-            body, headers = request_body(case, args.input_name)
-            problem = check_once(url, path, body, headers)
-            if problem is not None:
-                print(f"{name:<14}{len(body):>10}  not served: {problem}")
-                results[name] = {"error": problem}
-                continue
-            if tool == "wrk":
-                result = run_wrk(url, path, body, headers, args)
-            else:
-                result = asyncio.run(_python_load(url, path, body, headers, args))
-            result["body_bytes"] = len(body)
-            results[name] = result
-            print(
-                f"{name:<14}{len(body):>10}{result['rps']:>10.0f}{result['p50_ms']:>10.2f}"
-                f"{result['p99_ms']:>10.2f}{result['errors']:>8.0f}"
-            )
+            runs = results.setdefault(name, {})
+            for round_ in range(args.rounds):
+                # alternate which server goes first, so neither always gets the warmer machine
+                order = servers if round_ % 2 == 0 else servers[::-1]
+                for server in order:
+                    result = run_case(server, CASES[name], path, args, tool)
+                    if result is not None:
+                        runs.setdefault(server.label, []).append(result)
+        if len(servers) == 2:
+            summarize(results, servers[0].label, servers[1].label)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
+
+
+def summarize(results: dict[str, dict[str, list[dict[str, float]]]], on: str, off: str) -> None:
+    """Per case: the medians of each server's runs, and what ``on`` costs over ``off``."""
+    print(f"\nmedians: {on} vs {off}")
+    for name, runs in results.items():
+        if on not in runs or off not in runs:
+            continue
+        for figure, unit in (("rps", "req/s"), ("server_cpu_us", "cpu us/req")):
+            a = [r[figure] for r in runs[on] if figure in r]
+            b = [r[figure] for r in runs[off] if figure in r]
+            if a and b:
+                with_, without = float(np.median(a)), float(np.median(b))
+                change = (with_ - without) / without * 100
+                print(f"{name:<14}{unit:>12}{with_:>12.1f}{without:>12.1f}{change:>+9.1f}%")
 
 
 if __name__ == "__main__":

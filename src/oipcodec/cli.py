@@ -46,6 +46,8 @@ def _serve(args: argparse.Namespace) -> int:
             codec_threads=args.codec_threads,
             body_budget=None if args.body_budget is None else args.body_budget << 20,
             shared_memory=None if args.shared_memory == "none" else args.shared_memory,
+            metrics=not args.no_metrics,
+            metrics_port=args.metrics_port,
         )
     except (TypeError, ValueError) as exc:
         print(f"oipcodec serve: {exc}", file=sys.stderr)
@@ -109,6 +111,18 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         default="none",
         help="enable the system shared-memory extension: clients on this host pass tensors "
         "in POSIX shared memory regions they register (default: %(default)s, off)",
+    )
+    add(
+        "--metrics-port",
+        type=_non_negative,
+        metavar="PORT",
+        help="also serve GET /metrics (Prometheus) on PORT, as Triton's 8002 (default: only "
+        "at /metrics on the REST port)",
+    )
+    add(
+        "--no-metrics",
+        action="store_true",
+        help="count no inference statistics: no /metrics, statistics endpoints unavailable",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

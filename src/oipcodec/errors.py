@@ -273,6 +273,9 @@ class RequestError(Exception):
     grpc_code = "INVALID_ARGUMENT"
     #: The HTTP status for :attr:`grpc_code`.
     http_status = HTTP_STATUS_FOR_CODE[grpc_code]
+    #: Set by the server when the model's ``predict`` raised this (it ran: an execution in the
+    #: inference statistics).
+    executed = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

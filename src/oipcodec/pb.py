@@ -47,6 +47,7 @@ from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
 __all__ = [
     "decode_request",
+    "decode_request_form",
     "decode_response",
     "encode_request",
     "encode_response",
@@ -188,13 +189,26 @@ def decode_request(
     an input that names a shared-memory region (:mod:`oipcodec.sharedmem`; such an input has
     no raw_input_contents entry, as tritonclient sends it); without it such an input is
     refused."""
+    return decode_request_form(data, limits=limits, kernels=kernels, shared_memory=shared_memory)[0]
+
+
+def decode_request_form(
+    data: Any,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels | None = None,
+    shared_memory: Resolver | None = None,
+) -> tuple[InferRequest, bool]:
+    """:func:`decode_request`, and whether the message held ``raw_input_contents`` (the raw
+    form; else every input came in its typed contents or in shared memory)."""
     k = kernels or _facade
     name, version, id_, parameters, tensors, requested, raw = k.read_infer_message(
         data, "request", limits
     )
     inputs = _decode_tensors(tensors, raw, "input", limits, k, shared_memory)
     outputs = [RequestedOutput(n, p) for n, p in requested] if requested else None
-    return InferRequest(inputs, outputs, id_ or None, parameters, name or None, version or None)
+    request = InferRequest(inputs, outputs, id_ or None, parameters, name or None, version or None)
+    return request, bool(raw)
 
 
 def decode_response(

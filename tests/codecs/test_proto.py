@@ -67,8 +67,8 @@ def test_service_and_fields() -> None:
     assert service.full_name == "inference.GRPCInferenceService"
     assert [m.name for m in service.methods] == [
         "ServerLive", "ServerReady", "ModelReady", "ServerMetadata", "ModelMetadata",
-        "ModelInfer", "ModelStreamInfer", "RepositoryIndex", "RepositoryModelLoad",
-        "RepositoryModelUnload",
+        "ModelInfer", "ModelStreamInfer", "ModelConfig", "ModelStatistics", "RepositoryIndex",
+        "RepositoryModelLoad", "RepositoryModelUnload",
         "SystemSharedMemoryStatus", "SystemSharedMemoryRegister", "SystemSharedMemoryUnregister",
         "CudaSharedMemoryStatus", "CudaSharedMemoryRegister", "CudaSharedMemoryUnregister",
     ]  # fmt: skip
@@ -156,3 +156,64 @@ def test_shared_memory_messages_are_tritons(message: str) -> None:
     rpc = message.removesuffix("Request").removesuffix("Response")
     method = service.methods_by_name[rpc]
     assert (method.input_type.name, method.output_type.name) == (f"{rpc}Request", f"{rpc}Response")
+
+
+#: The messages of the configuration and statistics extensions, and where tritonclient's
+#: generated modules define Triton's.
+TRITON_MESSAGES = {
+    "model_config_pb2": [
+        "ModelInput",
+        "ModelOutput",
+        "ModelParameter",
+        "ModelConfig",
+    ],
+    "service_pb2": [
+        "ModelConfigRequest",
+        "ModelConfigResponse",
+        "ModelStatisticsRequest",
+        "ModelStatisticsResponse",
+        "ModelStatistics",
+        "InferStatistics",
+        "StatisticDuration",
+        "InferBatchStatistics",
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("module", "message"), [(m, n) for m, names in TRITON_MESSAGES.items() for n in names]
+)
+def test_extension_messages_are_tritons(module: str, message: str) -> None:
+    """Every field declared for ModelConfig / ModelStatistics has Triton's name, number, type
+    and cardinality, so either side's messages read the other's bytes."""
+    theirs = pytest.importorskip(f"tritonclient.grpc.{module}").DESCRIPTOR
+    triton = theirs.message_types_by_name[message]
+    ours = pb.DESCRIPTOR.message_types_by_name[message]
+    assert ours.full_name == triton.full_name
+    for field in ours.fields:
+        other = triton.fields_by_name.get(field.name)
+        assert other is not None, f"{message}.{field.name} is not Triton's"
+        assert (field.number, field.type) == (other.number, other.type), field.full_name
+        assert field.is_repeated == other.is_repeated, field.full_name
+        kind = field.message_type or field.enum_type
+        their_kind = other.message_type or other.enum_type
+        assert (kind and kind.full_name) == (their_kind and their_kind.full_name)
+
+
+def test_datatype_enum_is_tritons() -> None:
+    theirs = pytest.importorskip("tritonclient.grpc.model_config_pb2").DESCRIPTOR
+    values = {v.name: v.number for v in pb.DESCRIPTOR.enum_types_by_name["DataType"].values}
+    assert values == {v.name: v.number for v in theirs.enum_types_by_name["DataType"].values}
+    formats = pb.ModelInput.DESCRIPTOR.enum_types_by_name["Format"].values
+    their_formats = theirs.message_types_by_name["ModelInput"].enum_types_by_name["Format"].values
+    assert {v.name: v.number for v in formats} == {v.name: v.number for v in their_formats}
+
+
+def test_extension_rpcs_have_tritons_messages() -> None:
+    theirs = pytest.importorskip("tritonclient.grpc.service_pb2").DESCRIPTOR
+    triton = theirs.services_by_name["GRPCInferenceService"]
+    service = pb.DESCRIPTOR.services_by_name["GRPCInferenceService"]
+    for name in ("ModelConfig", "ModelStatistics"):
+        ours, other = service.methods_by_name[name], triton.methods_by_name[name]
+        assert ours.input_type.full_name == other.input_type.full_name
+        assert ours.output_type.full_name == other.output_type.full_name

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,20 @@ class Pid(Model):
         return {"PID": np.array([os.getpid()], dtype=np.int64)}
 
 
+class Batched(Model):
+    """A batching model (max_batch_size 4) with configuration parameters: Y = 2 * X."""
+
+    name = "batched"
+    inputs = (TensorSpec("X", "FP32", [-1, 3]),)
+    outputs = (TensorSpec("Y", "FP32", [-1, 3]), TensorSpec("LABEL", "BYTES", [-1]))
+    max_batch_size = 4
+    config_parameters: Mapping[str, str] = {"origin": "tests", "unit": "none"}
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        x = inputs["X"]
+        return {"Y": x * 2, "LABEL": np.array([b"row"] * x.shape[0], dtype=object)}
+
+
 def all_models() -> list[Model]:
     return [
         *demo_models(),
@@ -114,6 +129,7 @@ def all_models() -> list[Model]:
         Counter(version="2"),
         Counter(name="counter_text", version="10"),
         Counter(name="counter_text", version="9"),
+        Batched(),
     ]
 
 

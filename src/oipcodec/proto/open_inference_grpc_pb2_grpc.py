@@ -70,6 +70,16 @@ class GRPCInferenceServiceStub:
                 request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelInferRequest.SerializeToString,
                 response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStreamInferResponse.FromString,
                 _registered_method=True)
+        self.ModelConfig = channel.unary_unary(
+                '/inference.GRPCInferenceService/ModelConfig',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelConfigRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelConfigResponse.FromString,
+                _registered_method=True)
+        self.ModelStatistics = channel.unary_unary(
+                '/inference.GRPCInferenceService/ModelStatistics',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStatisticsRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStatisticsResponse.FromString,
+                _registered_method=True)
         self.RepositoryIndex = channel.unary_unary(
                 '/inference.GRPCInferenceService/RepositoryIndex',
                 request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.RepositoryIndexRequest.SerializeToString,
@@ -167,6 +177,21 @@ class GRPCInferenceServiceServicer:
     def ModelStreamInfer(self, request_iterator, context):
         """Perform streaming inference (Triton's extension): one response per request, in order,
         errors reported in the stream rather than ending it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ModelConfig(self, request, context):
+        """The per-model configuration (Triton's model configuration extension).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ModelStatistics(self, request, context):
+        """The cumulative inference statistics of a model, or of every model (Triton's statistics
+        extension).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -275,6 +300,16 @@ def add_GRPCInferenceServiceServicer_to_server(servicer, server):
                     servicer.ModelStreamInfer,
                     request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelInferRequest.FromString,
                     response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStreamInferResponse.SerializeToString,
+            ),
+            'ModelConfig': grpc.unary_unary_rpc_method_handler(
+                    servicer.ModelConfig,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelConfigRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelConfigResponse.SerializeToString,
+            ),
+            'ModelStatistics': grpc.unary_unary_rpc_method_handler(
+                    servicer.ModelStatistics,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStatisticsRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStatisticsResponse.SerializeToString,
             ),
             'RepositoryIndex': grpc.unary_unary_rpc_method_handler(
                     servicer.RepositoryIndex,
@@ -512,6 +547,60 @@ class GRPCInferenceService:
             '/inference.GRPCInferenceService/ModelStreamInfer',
             oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelInferRequest.SerializeToString,
             oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStreamInferResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ModelConfig(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/ModelConfig',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelConfigRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelConfigResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ModelStatistics(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/ModelStatistics',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStatisticsRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.ModelStatisticsResponse.FromString,
             options,
             channel_credentials,
             insecure,

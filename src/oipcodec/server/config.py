@@ -76,12 +76,19 @@ class ServerConfig:
     #: endpoints are absent and a tensor naming a region is refused. Needs ``workers=1``
     #: (regions are registered with one process).
     shared_memory: str | None = None
+    #: Count inference statistics and serve them (the statistics endpoints and RPC, and the
+    #: Prometheus metrics at ``/metrics``); False: nothing is counted, and those answer
+    #: UNAVAILABLE / 404.
+    metrics: bool = True
+    #: A port of its own for ``GET /metrics`` (Triton's layout: 8000 REST, 8001 gRPC, 8002
+    #: metrics); 0 picks a free one, ``None``: metrics only at ``/metrics`` on the REST port.
+    metrics_port: int | None = None
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
         if not self.host:
             raise ValueError("host must be an address or a host name, got ''")
-        for name in ("http_port", "grpc_port"):
+        for name in ("http_port", "grpc_port", "metrics_port"):
             port = getattr(self, name)
             if port is not None:
                 _check_int(name, port)
@@ -129,6 +136,9 @@ class ServerConfig:
                 "shared_memory needs workers=1: regions are registered with one process, and "
                 f"the {self.workers} workers would each see only the regions sent to it"
             )
+        _check_type("metrics", self.metrics, bool)
+        if self.metrics_port is not None and not self.metrics:
+            raise ValueError("metrics_port needs metrics=True (the metrics are off)")
 
     def body_budget_bytes(self) -> int:
         """``body_budget``, or its default: 4 times ``limits.max_body_bytes``."""
@@ -178,3 +188,5 @@ class ServerSettings(TypedDict, total=False):
     codec_threads: int | None
     body_budget: int | None
     shared_memory: str | None
+    metrics: bool
+    metrics_port: int | None

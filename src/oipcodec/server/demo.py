@@ -2,10 +2,10 @@
 unchanged against ``oipcodec serve``:
 
 - ``simple``: INPUT0, INPUT1 INT32 [-1, 16] -> OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 -
-  INPUT1 (Triton's ``simple``: max_batch_size 8, so its [16] dims show as [-1, 16] in the
-  metadata);
+  INPUT1 (Triton's ``simple``: max_batch_size 8, so its configuration's dims are [16], shown as
+  [-1, 16] in the metadata);
 - ``simple_string``: the same on BYTES elements holding decimal integers, answered as decimal
-  text (Triton's ``simple_string``);
+  text (Triton's ``simple_string``, max_batch_size 8, TYPE_STRING in its configuration);
 - ``identity``: every input comes back as the output of the same name, datatype and shape
   (any datatype, any shape, any number of inputs);
 - ``add_sub``: INPUT0, INPUT1 FP32 [-1] -> OUTPUT0 = sum, OUTPUT1 = difference (the Python

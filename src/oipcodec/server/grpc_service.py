@@ -16,10 +16,12 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
+from google.protobuf import json_format
 
 from oipcodec import __version__, pb
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError
@@ -81,6 +83,25 @@ class InferenceServicer:
             )
 
         return await self._guard(context, answer)
+
+    # ------------------------------------------------------------ configuration and statistics
+
+    async def model_config(self, request: Any, context: Any) -> Any:
+        """Triton's ModelConfig: the same document as ``GET /v2/models/<name>/config``."""
+        return await self._guard(
+            context, lambda: pb2.ModelConfigResponse(config=json_format.ParseDict(
+                self.registry.config(request.name, request.version or None), pb2.ModelConfig()
+            ))
+        )  # fmt: skip
+
+    async def model_statistics(self, request: Any, context: Any) -> Any:
+        """Triton's ModelStatistics: the same figures as ``GET /v2/models[/<name>]/stats``."""
+        return await self._guard(
+            context, lambda: json_format.ParseDict(
+                self.registry.statistics_document(request.name, request.version or None),
+                pb2.ModelStatisticsResponse(),
+            )
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ repository
 
@@ -148,14 +169,48 @@ class InferenceServicer:
     # ------------------------------------------------------------------ inference
 
     async def _infer(self, data: bytes) -> bytes:
-        request = pb.decode_request(data, limits=self.limits, shared_memory=self.registry.resolver)
-        if not request.model_name:
-            raise InvalidArgumentError("ModelInferRequest.model_name is empty")
-        if request.outputs is not None:
-            for output in request.outputs:
-                output.parameters.pop("binary_data", None)
-        response: InferResponse = await self.registry.infer(request)
-        return pb.encode_response(response, raw=True)
+        """One ModelInferRequest's answer, counted in the registry's statistics (a request
+        that names no known model counts only on its encoding path)."""
+        stats = self.registry.statistics
+        received = time.perf_counter_ns()
+        model = None
+        path = "grpc_typed"
+        try:
+            request, raw = pb.decode_request_form(
+                data, limits=self.limits, shared_memory=self.registry.resolver
+            )
+            if raw:
+                path = "grpc_raw"
+            if not request.model_name:
+                raise InvalidArgumentError("ModelInferRequest.model_name is empty")
+            if request.outputs is not None:
+                for output in request.outputs:
+                    output.parameters.pop("binary_data", None)
+            model = self.registry.get(request.model_name, request.model_version)
+            response: InferResponse
+            response, checked, started, finished = await self.registry.execute(request, model)
+            answer = pb.encode_response(response, raw=True)
+        except Exception as exc:
+            if stats is not None:
+                executed = getattr(exc, "executed", False)
+                if model is not None:
+                    stats.of(model).failed(stats.paths[path], received, executed, len(data))
+                else:
+                    stats.paths[path].record(len(data))
+            raise
+        if stats is not None:
+            stats.of(model).succeeded(
+                stats.paths[path],
+                request.inputs,
+                received,
+                checked,
+                started,
+                finished,
+                time.perf_counter_ns(),
+                len(data),
+                len(answer),
+            )
+        return answer
 
     async def model_infer(self, data: bytes, context: Any) -> bytes:
         try:
@@ -213,6 +268,12 @@ class InferenceServicer:
             # Bytes in, bytes out: oipcodec.pb reads and writes the messages itself.
             "ModelInfer": grpc.unary_unary_rpc_method_handler(self.model_infer),
             "ModelStreamInfer": grpc.stream_stream_rpc_method_handler(self.model_stream_infer),
+            "ModelConfig": unary(
+                self.model_config, pb2.ModelConfigRequest, pb2.ModelConfigResponse
+            ),
+            "ModelStatistics": unary(
+                self.model_statistics, pb2.ModelStatisticsRequest, pb2.ModelStatisticsResponse
+            ),
             "RepositoryIndex": unary(
                 self.repository_index, pb2.RepositoryIndexRequest, pb2.RepositoryIndexResponse
             ),

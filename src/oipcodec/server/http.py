@@ -2,7 +2,8 @@
 
 It runs under uvicorn (what ``oipcodec serve`` uses) or any ASGI server, and answers every
 endpoint of the OIP REST protocol (health, server and model metadata, inference, the model
-repository) the way Triton does:
+repository) and Triton's model configuration, statistics and ``/metrics`` (Prometheus) the way
+Triton does:
 
 - health: 200 with an empty body, or 400 with an empty body when not ready ("Triton answers
   400 with an empty body for not live/ready");
@@ -29,6 +30,7 @@ import logging
 import math
 import os
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -50,6 +52,8 @@ from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
 from oipcodec.server.errors import from_exception
 from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME, extensions
+from oipcodec.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from oipcodec.server.metrics import render
 from oipcodec.server.model import Model
 from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 from oipcodec.server.registry import ModelRegistry
@@ -190,9 +194,15 @@ class RestApp:
 
     async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> _Answer:
         parts = path.strip("/").split("/")
+        if parts == ["metrics"]:
+            _allow(method, "GET")
+            return self._metrics()
         if not parts or parts[0] != "v2":
             raise NotFoundError(f"no endpoint {path}")
         n = len(parts)
+        if n == 3 and parts[1] == "models" and parts[2] == "stats":
+            _allow(method, "GET")
+            return _json_answer(200, self.registry.statistics_document())
         if n >= 3 and parts[1] == "models":
             name = parts[2]
             version = None
@@ -207,6 +217,12 @@ class RestApp:
             if action == "infer":
                 _allow(method, "POST")
                 return await self._infer(scope, receive, name, version)
+            if action == "config":
+                _allow(method, "GET")
+                return _json_answer(200, self.registry.config(name, version))
+            if action == "stats":
+                _allow(method, "GET")
+                return _json_answer(200, self.registry.statistics_document(name, version))
             if action == "ready":
                 _allow(method, "GET")
                 if self.registry.is_ready(name, version):
@@ -287,6 +303,13 @@ class RestApp:
                 regions.unregister(name)
             return _empty()
         return None
+
+    def _metrics(self) -> _Answer:
+        """``GET /metrics``: the Prometheus metrics of every process of the server."""
+        statistics = self.registry.statistics
+        if statistics is None:
+            raise NotFoundError("no endpoint /metrics: metrics are off in this server")
+        return 200, render(statistics.snapshot()), [(b"content-type", METRICS_CONTENT_TYPE)]
 
     # ------------------------------------------------------------------ request bodies
 
@@ -382,8 +405,46 @@ class RestApp:
         model = self.registry.get(name, version)  # 404 / 503 before reading the body
         headers = dict(scope["headers"])
         body: Any = await self._body(scope, headers, receive)
-        encoding = headers.get(b"content-encoding")
-        if encoding is not None and encoding.strip().lower() not in (b"", b"identity"):
+        stats = self.registry.statistics
+        if stats is None:
+            return (await self._run(model, headers, body, name, version, scope))[0]
+        received = time.perf_counter_ns()
+        try:
+            answer, request, checked, started, finished = await self._run(
+                model, headers, body, name, version, scope
+            )
+        except Exception as exc:
+            path = stats.paths[_path_of(headers)]
+            stats.of(model).failed(path, received, getattr(exc, "executed", False), len(body))
+            raise
+        encoded = time.perf_counter_ns()
+        sent = answer[1]
+        stats.of(model).succeeded(
+            stats.paths[_path_of(headers)],
+            request.inputs,
+            received,
+            checked,
+            started,
+            finished,
+            encoded,
+            len(body),
+            len(sent) if isinstance(sent, bytes) else sum(len(part) for part in sent),
+        )
+        return answer
+
+    async def _run(
+        self,
+        model: Model,
+        headers: dict[bytes, bytes],
+        body: Any,
+        name: str,
+        version: str | None,
+        scope: Scope,
+    ) -> tuple[_Answer, InferRequest, int, int, int]:
+        """Decode, run and encode one inference: the answer, the request, and when the
+        request was checked and ``predict`` started and finished."""
+        encoding = _content_encoding(headers)
+        if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
             try:
                 # What it may inflate to (deflate packs at most about 1032:1) sizes the work:
@@ -416,7 +477,7 @@ class RestApp:
                 shared_memory=self.registry.resolver,
             )
             binary = rest.binary_outputs(request)
-        response = await self.registry.infer(request)
+        response, checked, started, finished = await self.registry.execute(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
         as_json = sum(
             t.data.nbytes
@@ -425,7 +486,7 @@ class RestApp:
             and (binary is False or t.name not in binary)
             and not names_region(t.parameters)
         )
-        return await self._codec(
+        answer = await self._codec(
             2 * as_json,
             self._infer_answer,
             response,
@@ -433,6 +494,7 @@ class RestApp:
             headers.get(b"accept-encoding"),
             BUFFERS_EXTENSION in scope.get("extensions", ()),
         )
+        return answer, request, checked, started, finished
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run
@@ -577,6 +639,21 @@ def available_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:
+    """The request body's ``Content-Encoding``, unless there is none (or ``identity``)."""
+    encoding = headers.get(b"content-encoding")
+    if encoding is None or encoding.strip().lower() in (b"", b"identity"):
+        return None
+    return encoding
+
+
+def _path_of(headers: dict[bytes, bytes]) -> str:
+    """The encoding path of a REST inference request, for the per-path statistics."""
+    if _content_encoding(headers) is not None:
+        return "compressed"
+    return "json" if _HEADER_LENGTH not in headers else "binary"
 
 
 def _int_or(text: bytes, default: int) -> int:

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 __all__ = ["EXTENSIONS", "SERVER_NAME", "SYSTEM_SHARED_MEMORY", "extensions"]
 
-#: The protocol extensions listed in the server metadata.
-EXTENSIONS = ("binary_tensor_data", "classification", "model_repository", "parameters")
+#: The protocol extensions listed in the server metadata (Triton's names).
+EXTENSIONS = (
+    "binary_tensor_data",
+    "classification",
+    "model_repository",
+    "parameters",
+    "model_configuration",
+    "statistics",
+)
 
 #: The extension listed as well when system shared memory is enabled.
 SYSTEM_SHARED_MEMORY = "system_shared_memory"

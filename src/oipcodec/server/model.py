@@ -14,6 +14,11 @@ appears only in metadata, a request's shapes are non-negative), so
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * float(parameters.get("factor", 2.0))}
 
+A model whose inputs and outputs all start with a ``-1`` (batch) dimension may declare
+``max_batch_size``: requests with more rows are refused, and its configuration (``GET
+/v2/models/<name>/config``, Triton's form) lists dims without that dimension, as Triton's do.
+``config_parameters`` (strings by name) are the configuration's ``parameters``.
+
 ``predict`` may be ``async def``. A plain ``def predict`` runs on the event loop (fastest for
 cheap numpy work); set ``run_in_thread = True`` when it blocks for long (a real network), and
 it runs in a worker thread while the server keeps answering.
@@ -101,10 +106,12 @@ class Model:
     #: Run a plain ``def predict`` in a worker thread instead of on the event loop (it may
     #: then run in several threads at once, one per request in flight).
     run_in_thread: bool = False
-    #: Triton's ``max_batch_size``: > 0 when the first dimension of every input and output is
-    #: the batch (classification then ranks each batch row apart); 0 when the model does not
-    #: batch.
+    #: The most rows (first dimension) a request may hold; 0: the model does not batch. Above
+    #: 0, every declared input and output must start with a ``-1`` dimension, and
+    #: classification ranks each batch row apart.
     max_batch_size: int = 0
+    #: Entries of the model configuration's ``parameters`` (Triton's ``ModelConfig``).
+    config_parameters: Mapping[str, str] = {}
     #: Class labels for the classification extension, by output name: a sequence of labels
     #: (label ``i`` names class index ``i``) or the path of a labels file with one label per
     #: line (Triton's ``label_filename``). Read and checked once, when the model is created.
@@ -118,6 +125,8 @@ class Model:
         platform: str | None = None,
         inputs: Sequence[TensorSpec] | None = _UNSET,
         outputs: Sequence[TensorSpec] | None = _UNSET,
+        max_batch_size: int | None = None,
+        config_parameters: Mapping[str, str] | None = None,
     ) -> None:
         if name is not None:
             self.name = name
@@ -134,7 +143,38 @@ class Model:
         self.version = str(self.version)
         if not self.version or "/" in self.version:
             raise ValueError(f"model {self.name!r}: a version is a non-empty string without '/'")
+        if max_batch_size is not None:
+            self.max_batch_size = max_batch_size
+        if config_parameters is not None:
+            self.config_parameters = config_parameters
+        self._check_config()
         self._class_labels = _read_labels(self)
+
+    def _check_config(self) -> None:
+        """Refuse a ``max_batch_size`` the declared tensors cannot have, and parameters that
+        are not strings, naming what is wrong."""
+        size = self.max_batch_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ValueError(
+                f"model {self.name!r}: max_batch_size is an int >= 0 (0: no batching), got {size!r}"
+            )
+        if size > 0:
+            for kind, specs in (("input", self.inputs), ("output", self.outputs)):
+                for spec in specs or ():
+                    if not spec.shape or spec.shape[0] != -1:
+                        raise ValueError(
+                            f"model {self.name!r} has max_batch_size {size}, so its {kind} "
+                            f"{spec.name!r} must start with a -1 (batch) dimension; its shape "
+                            f"is {list(spec.shape)}"
+                        )
+        parameters = dict(self.config_parameters)
+        for key, value in parameters.items():
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise ValueError(
+                    f"model {self.name!r}: config_parameters map strings to strings, got "
+                    f"{key!r}: {value!r}"
+                )
+        self.config_parameters = parameters
 
     # ------------------------------------------------------------------ what subclasses write
 
@@ -177,6 +217,44 @@ class Model:
             "outputs": [spec.metadata() for spec in self.outputs or ()],
         }
 
+    def config(self) -> dict[str, Any]:
+        """The model configuration in Triton's JSON form (``GET /v2/models/<name>/config``):
+        name, platform, backend, max_batch_size, each input and output with its ``data_type``
+        (``TYPE_FP32``...; BYTES is ``TYPE_STRING``) and ``dims`` (without the batch dimension
+        when ``max_batch_size`` > 0), and ``parameters``."""
+        batched = self.max_batch_size > 0
+        return {
+            "name": self.name,
+            "platform": self.platform,
+            "backend": BACKEND,
+            "max_batch_size": self.max_batch_size,
+            "input": [
+                {
+                    "name": spec.name,
+                    "data_type": config_datatype(spec.datatype),
+                    "format": "FORMAT_NONE",
+                    "dims": list(spec.shape[1:] if batched else spec.shape),
+                    "is_shape_tensor": False,
+                    "allow_ragged_batch": False,
+                    "optional": spec.optional,
+                }
+                for spec in self.inputs or ()
+            ],
+            "output": [
+                {
+                    "name": spec.name,
+                    "data_type": config_datatype(spec.datatype),
+                    "dims": list(spec.shape[1:] if batched else spec.shape),
+                    "label_filename": "",
+                    "is_shape_tensor": False,
+                }
+                for spec in self.outputs or ()
+            ],
+            "parameters": {
+                key: {"string_value": value} for key, value in self.config_parameters.items()
+            },
+        }
+
     def check_inputs(self, tensors: Sequence[Tensor]) -> Arrays:
         """The request's inputs as arrays by name, after checking them against ``inputs``.
 
@@ -213,7 +291,23 @@ class Model:
             raise InvalidArgumentError(
                 f"model '{self.name}' expects input(s) {missing} that the request does not have"
             )
+        if self.max_batch_size > 0:
+            self._check_batch(tensors)
         return arrays
+
+    def _check_batch(self, tensors: Sequence[Tensor]) -> None:
+        """Every input of one batch size, at most ``max_batch_size`` (Triton's rule)."""
+        rows = {t.shape[0] for t in tensors if t.shape}
+        if len(rows) > 1:
+            raise InvalidArgumentError(
+                f"the inputs of a request to model '{self.name}' must have one batch size "
+                f"(first dimension), got {sorted(rows)}"
+            )
+        if rows and (size := rows.pop()) > self.max_batch_size:
+            raise InvalidArgumentError(
+                f"inference request batch-size must be <= {self.max_batch_size} for "
+                f"'{self.name}', got {size}"
+            )
 
     def output_tensor(self, name: str, value: Any) -> Tensor:
         """An output of :meth:`predict` as a :class:`Tensor` of its declared datatype."""
@@ -257,6 +351,16 @@ class Model:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} version {self.version!r}>"
+
+
+#: The ``backend`` of every model's configuration: the models run in oipcodec's server.
+BACKEND = "oipcodec"
+
+
+def config_datatype(datatype: str) -> str:
+    """An OIP datatype as a model configuration's ``data_type`` (Triton's ``DataType``
+    names): ``TYPE_`` + the datatype, except BYTES, which Triton calls ``TYPE_STRING``."""
+    return "TYPE_STRING" if datatype == "BYTES" else f"TYPE_{datatype}"
 
 
 def _names(specs: Sequence[TensorSpec]) -> list[str]:

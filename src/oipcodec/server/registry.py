@@ -7,7 +7,9 @@ goes to the newest ready version (numeric versions compare as numbers, as in Tri
 
 :meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
 check the inputs, run ``predict``, keep the requested outputs (classified when asked, see
-:mod:`oipcodec.server.classification`) and echo the id.
+:mod:`oipcodec.server.classification`; written into shared memory when asked) and echo the id;
+:meth:`ModelRegistry.execute` does the same and also says when ``predict`` ran, for the
+statistics the front ends record (server/stats.py) in :attr:`ModelRegistry.statistics`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,7 @@ from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
 from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
@@ -55,6 +59,10 @@ class _Entry:
     reason: str = "not loaded"
 
 
+# "not given" for ``statistics``, whose meaningful values include None
+_DEFAULT: Any = object()
+
+
 def _version_key(version: str) -> tuple[int, int, str]:
     return (1, int(version), "") if version.isdigit() else (0, 0, version)
 
@@ -64,15 +72,22 @@ class ModelRegistry:
 
     ``models`` are added unloaded; :meth:`load_all` (run by the server at startup) loads them.
     ``shared_memory``: the system shared-memory regions of the server, when that extension is
-    enabled (``None``: a tensor naming a region is refused). The registry is used from one
-    event loop; it is not thread-safe.
+    enabled (``None``: a tensor naming a region is refused). ``statistics``: where the front
+    ends count the inference requests (default: this process's own counters; ``None``: not
+    counted, and the statistics answer UNAVAILABLE). The registry is used from one event
+    loop; it is not thread-safe.
     """
 
     def __init__(
-        self, models: Iterable[Model] = (), *, shared_memory: SharedMemoryRegions | None = None
+        self,
+        models: Iterable[Model] = (),
+        *,
+        shared_memory: SharedMemoryRegions | None = None,
+        statistics: Statistics | None = _DEFAULT,
     ) -> None:
         self._models: dict[str, dict[str, _Entry]] = {}
         self.shared_memory = shared_memory
+        self.statistics: Statistics | None = Statistics() if statistics is _DEFAULT else statistics
         for model in models:
             self.add(model)
 
@@ -155,6 +170,29 @@ class ModelRegistry:
         versions = sorted(self._versions(name), key=_version_key)
         return entry.model.metadata(versions)
 
+    def config(self, name: str, version: str | None = None) -> dict[str, Any]:
+        """The model configuration in Triton's JSON form (:meth:`Model.config`)."""
+        return self._entry(name, version).model.config()
+
+    def statistics_document(
+        self, name: str | None = None, version: str | None = None
+    ) -> dict[str, Any]:
+        """Triton's statistics answer: every version of every model (no ``name``), every
+        version of ``name`` (no ``version``), or that one version (:class:`NotFoundError`
+        when unknown), with the figures of every process of the server."""
+        if not name:
+            names = sorted(self._models)
+        else:
+            self._entry(name, version or None)  # NotFoundError for an unknown name or version
+            names = [name]
+        pairs = [
+            (n, v)
+            for n in names
+            for v in sorted(self._models[n], key=_version_key)
+            if not version or v == version
+        ]
+        return statistics_document(self.statistics, pairs)
+
     def index(self, ready_only: bool = False) -> list[dict[str, str]]:
         """The repository index: ``{name, version, state, reason}`` per model version."""
         rows = []
@@ -224,10 +262,23 @@ class ModelRegistry:
         """Run one request through its model: ``request.model_name`` / ``model_version`` pick
         the model; inputs are checked against its metadata before ``predict``; the answer
         holds the requested outputs (all when none are requested) and echoes the id."""
+        return (await self.execute(request))[0]
+
+    async def execute(
+        self, request: InferRequest, model: Model | None = None
+    ) -> tuple[InferResponse, int, int, int]:
+        """:meth:`infer`, and when the request was checked (ready for ``predict``), and when
+        ``predict`` started and finished (``time.perf_counter_ns`` readings; started is when
+        it was checked, unless a ``run_in_thread`` model waited for a worker thread).
+        ``model``: the model the request names, already looked up.
+
+        ``predict`` raising is re-raised as a :class:`RequestError` whose ``executed``
+        attribute is True (the model ran: an execution in the statistics)."""
         name = request.model_name
         if not name:
             raise InvalidArgumentError("the request names no model")
-        model = self.get(name, request.model_version)
+        if model is None:
+            model = self.get(name, request.model_version)
         arrays = model.check_inputs(request.inputs)
         parameters = request.parameters
         if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
@@ -260,21 +311,30 @@ class ModelRegistry:
                         if spec.name == asked.name:
                             check_datatype(asked.name, spec.datatype)
                     classes[asked.name] = k
+        checked = time.perf_counter_ns()
         try:
-            if model.is_async:
-                produced = await model.predict(arrays, parameters)  # type: ignore[misc]
-            elif model.run_in_thread:
+            if model.run_in_thread and not model.is_async:
+                # started: when a worker thread took the call (the wait before is the queue)
                 loop = asyncio.get_running_loop()
-                produced = await loop.run_in_executor(None, model.predict, arrays, parameters)
+                started, produced = await loop.run_in_executor(
+                    None, _timed_predict, model, arrays, parameters
+                )
             else:
-                produced = model.predict(arrays, parameters)
-        except RequestError:
+                started = checked
+                if model.is_async:
+                    produced = await model.predict(arrays, parameters)  # type: ignore[misc]
+                else:
+                    produced = model.predict(arrays, parameters)
+            finished = time.perf_counter_ns()
+        except RequestError as exc:
+            exc.executed = True
             raise
         except Exception as exc:
             error = from_exception(exc)
             if error.http_status >= 500:
                 log.exception("model %r failed", name)
                 error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}")
+            error.executed = True
             raise error from None
         if not hasattr(produced, "items"):
             raise from_exception(
@@ -312,7 +372,12 @@ class ModelRegistry:
                     # Written into the region; the tensor then carries the location (its
                     # byte_size: the bytes written) and the encoders send no data for it.
                     tensor.parameters = parameters_for(regions.write(tensor, where))
-        return InferResponse(name, outputs, id=request.id, model_version=model.version)
+        response = InferResponse(name, outputs, id=request.id, model_version=model.version)
+        return response, checked, started, finished
+
+
+def _timed_predict(model: Model, arrays: Any, parameters: Any) -> tuple[int, Any]:
+    return time.perf_counter_ns(), model.predict(arrays, parameters)
 
 
 def _output_location(asked: RequestedOutput) -> Location | None:

@@ -35,6 +35,7 @@ from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.shm import SharedMemoryRegions
+from oipcodec.server.stats import Statistics, metrics_directory, remove_directory
 
 if TYPE_CHECKING:  # PEP 692 (typing.Unpack from 3.12); only read by type checkers
     from typing_extensions import Unpack
@@ -114,7 +115,7 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(app: RestApp, config: ServerConfig) -> Any:
+def _uvicorn_server(app: Any, config: ServerConfig) -> Any:
     import uvicorn
 
     limits = config.limits
@@ -160,7 +161,9 @@ class Server:
     :meth:`start`), ``None`` disables that protocol; ``workers``, ``log_level`` and
     ``malloc_top_pad`` are for the process running it (:func:`serve`), not read here;
     ``codec_threads`` default: one per CPU this process may use. ``reuse_port``: share the
-    ports with other processes (SO_REUSEPORT).
+    ports with other processes (SO_REUSEPORT). ``metrics_dir``: the directory where the
+    processes of one server keep their statistics (server/stats.py; default: this process's
+    own, in memory); ``config.metrics`` False counts nothing.
     """
 
     def __init__(
@@ -169,14 +172,20 @@ class Server:
         *,
         config: ServerConfig | None = None,
         reuse_port: bool = False,
+        metrics_dir: str | None = None,
         **settings: Unpack[ServerSettings],
     ) -> None:
         config = _config(config, settings)
         self.config = config
         self.registry = _registry(models, config)
+        if not config.metrics:
+            self.registry.statistics = None
+        elif metrics_dir is not None or self.registry.statistics is None:
+            self.registry.statistics = Statistics(metrics_dir)
         self.host = config.host
         self.http_port = config.http_port
         self.grpc_port = config.grpc_port
+        self.metrics_port = config.metrics_port
         self.limits = config.limits
         self.reuse_port = reuse_port
         self.access_log = config.access_log
@@ -192,6 +201,9 @@ class Server:
         self._socket: socket.socket | None = None
         self._grpc: Any = None
         self._servicer: Any = None
+        self._metrics: Any = None
+        self._metrics_task: asyncio.Task[None] | None = None
+        self._metrics_socket: socket.socket | None = None
 
     async def start(self) -> None:
         """Load the models, then start listening. On failure (a port in use...) whatever
@@ -208,13 +220,15 @@ class Server:
         if self.http_port is not None:
             self._socket = _listen(self.host, self.http_port, self.reuse_port)
             self.http_port = self._socket.getsockname()[1]
-            self._http = _uvicorn_server(self.app, self.config)
-            self._http_task = asyncio.create_task(self._http.serve(sockets=[self._socket]))
-            while not self._http.started:
-                if self._http_task.done():
-                    self._http_task.result()  # raises what stopped it
-                    raise RuntimeError("the HTTP server stopped while starting")
-                await asyncio.sleep(0.01)
+            self._http, self._http_task = await self._uvicorn(self.app, self._socket)
+        if self.metrics_port is not None and self.registry.statistics is not None:
+            from oipcodec.server.metrics import MetricsApp
+
+            self._metrics_socket = _listen(self.host, self.metrics_port, self.reuse_port)
+            self.metrics_port = self._metrics_socket.getsockname()[1]
+            self._metrics, self._metrics_task = await self._uvicorn(
+                MetricsApp(self.registry.statistics), self._metrics_socket
+            )
         if self.grpc_port is not None:
             from oipcodec.server.grpc_service import create_grpc_server
 
@@ -232,12 +246,24 @@ class Server:
             await self._grpc.start()
         self.app.ready = True
         log.info(
-            "oipcodec server ready: HTTP %s, gRPC %s, models %s (pid %d)",
+            "oipcodec server ready: HTTP %s, gRPC %s, metrics %s, models %s (pid %d)",
             f"{self.host}:{self.http_port}" if self.http_port is not None else "off",
             f"{self.host}:{self.grpc_port}" if self.grpc_port is not None else "off",
+            f"{self.host}:{self.metrics_port}" if self.metrics_port is not None else "off",
             ", ".join(m.name for m in self.registry.models()) or "none",
             os.getpid(),
         )
+
+    async def _uvicorn(self, app: Any, sock: socket.socket) -> tuple[Any, asyncio.Task[None]]:
+        """A uvicorn server running ``app`` on ``sock``, once it has started."""
+        server = _uvicorn_server(app, self.config)
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            if task.done():
+                task.result()  # raises what stopped it
+                raise RuntimeError("the HTTP server stopped while starting")
+            await asyncio.sleep(0.01)
+        return server, task
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop accepting, let requests in flight finish (up to ``grace`` seconds), unload."""
@@ -251,9 +277,14 @@ class Server:
             self._http.should_exit = True
             await self._http_task
             self._http = self._http_task = None
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
+        if self._metrics is not None and self._metrics_task is not None:
+            self._metrics.should_exit = True
+            await self._metrics_task
+            self._metrics = self._metrics_task = None
+        for sock in (self._socket, self._metrics_socket):
+            if sock is not None:
+                sock.close()
+        self._socket = self._metrics_socket = None
         self.app.close()
         if self.registry.shared_memory is not None:
             self.registry.shared_memory.close()
@@ -297,7 +328,8 @@ def _run_blocking(server: Server, malloc_top_pad: int, on_started: Any = None) -
         async def main() -> None:
             await server.start()
             if on_started is not None:
-                on_started.send(("started", server.http_port, server.grpc_port, os.getpid()))
+                ports = (server.http_port, server.grpc_port, server.metrics_port)
+                on_started.send(("started", *ports, os.getpid()))
                 loop.add_reader(on_started.fileno(), stop.set)
             try:
                 await stop.wait()
@@ -322,13 +354,21 @@ class _Spec:
     models: Any
     config: ServerConfig
     reuse_port: bool
+    #: Where the processes keep their statistics (server/stats.py), summed by whichever
+    #: answers a statistics request or a scrape.
+    metrics_dir: str | None = None
 
 
 def _worker_main(spec: _Spec, conn: Connection) -> None:
     if spec.config.log_level is not None:
         _configure_logging(spec.config.log_level)
     try:
-        server = Server(spec.models, config=spec.config, reuse_port=spec.reuse_port)
+        server = Server(
+            spec.models,
+            config=spec.config,
+            reuse_port=spec.reuse_port,
+            metrics_dir=spec.metrics_dir,
+        )
         _run_blocking(server, spec.config.malloc_top_pad, conn)
     except BaseException as exc:
         with contextlib.suppress(Exception):
@@ -361,7 +401,8 @@ class ServerProcesses:
     ``RuntimeError`` when one failed to start or did not within ``timeout`` seconds;
     :meth:`stop` stops them and unloads their models. A process also stops when its parent
     dies. ``config.codec_threads`` default: the CPUs this process may use divided among the
-    processes.
+    processes. Several processes keep their statistics in files of a temporary directory
+    that this object makes and removes, so every figure covers them all.
     """
 
     def __init__(self, models: Models, config: ServerConfig, timeout: float = 60.0) -> None:
@@ -374,6 +415,7 @@ class ServerProcesses:
         self.conns: list[Connection] = []
         self.http_port: int | None = None
         self.grpc_port: int | None = None
+        self.metrics_port: int | None = None
         self._holders: list[socket.socket] = []
 
     def start(self) -> None:
@@ -382,8 +424,13 @@ class ServerProcesses:
             config = spec.config
             http_port, h1 = _reserve(config.host, config.http_port, True)
             grpc_port, h2 = _reserve(config.host, config.grpc_port, True)
-            spec.config = config.replace(http_port=http_port, grpc_port=grpc_port)
-            self._holders = [h for h in (h1, h2) if h is not None]
+            metrics_port, h3 = _reserve(config.host, config.metrics_port, True)
+            spec.config = config.replace(
+                http_port=http_port, grpc_port=grpc_port, metrics_port=metrics_port
+            )
+            self._holders = [h for h in (h1, h2, h3) if h is not None]
+            if config.metrics:
+                spec.metrics_dir = metrics_directory()
         context = multiprocessing.get_context("spawn")
         try:
             for index in range(self.count):
@@ -409,7 +456,7 @@ class ServerProcesses:
                     ) from None
                 if message[0] != "started":
                     raise RuntimeError(f"server process failed to start: {message[1]}")
-                self.http_port, self.grpc_port = message[1], message[2]
+                self.http_port, self.grpc_port, self.metrics_port = message[1:4]
         except BaseException:
             self.stop()
             raise
@@ -431,6 +478,9 @@ class ServerProcesses:
         for holder in self._holders:
             holder.close()
         self.processes, self.conns, self._holders = [], [], []
+        if self.spec.metrics_dir is not None:
+            remove_directory(self.spec.metrics_dir)
+            self.spec.metrics_dir = None
 
     def wait(self, stopping: threading.Event) -> int:
         """Block until ``stopping`` is set or a worker exits; returns the exit status."""
@@ -515,6 +565,9 @@ class RunningServer:
     host: str
     http_port: int | None
     grpc_port: int | None
+    #: The metrics port (``metrics_port`` set), else ``None``: the metrics are then at
+    #: ``/metrics`` on the REST port.
+    metrics_port: int | None = None
 
     @property
     def http_address(self) -> str:
@@ -558,6 +611,10 @@ class ServerThread:
     @property
     def grpc_port(self) -> int | None:
         return self.server.grpc_port
+
+    @property
+    def metrics_port(self) -> int | None:
+        return self.server.metrics_port
 
     def _run(self) -> None:
         loop = _new_loop()

@@ -1,0 +1,167 @@
+"""Prometheus metrics: the inference statistics (server/stats.py) as Prometheus's text
+exposition format, rendered when scraped (no per-request work beyond the counters), and the
+small ASGI app that serves them on a port of their own (``--metrics-port``).
+
+Triton's metric names, HELP texts and labels (``model``, ``version``) for the quantities Triton
+reports, and oipcodec's own per encoding path (label ``path``: json, binary, compressed,
+grpc_raw, grpc_typed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import orjson
+
+from oipcodec.server.stats import PATH_FIELDS, PATHS, Snapshot, Statistics, model_figures
+
+__all__ = ["CONTENT_TYPE", "TRITON_METRICS", "MetricsApp", "render"]
+
+#: The content type of the text exposition format.
+CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
+
+_P = {name: index for index, name in enumerate(PATH_FIELDS)}
+
+#: Triton's per-model counters: name, HELP text, the figure of a model version
+#: (:func:`~oipcodec.server.stats.model_figures`), and the divisor (nanoseconds to
+#: microseconds).
+TRITON_METRICS: tuple[tuple[str, str, str, int], ...] = (
+    (
+        "nv_inference_request_success",
+        "Number of successful inference requests, all batch sizes",
+        "success_count",
+        1,
+    ),
+    (
+        "nv_inference_request_failure",
+        "Number of failed inference requests, all batch sizes",
+        "fail_count",
+        1,
+    ),
+    (
+        "nv_inference_count",
+        "Number of inferences performed (does not include cached requests)",
+        "inference_count",
+        1,
+    ),
+    (
+        "nv_inference_exec_count",
+        "Number of model executions performed (does not include cached requests)",
+        "execution_count",
+        1,
+    ),
+    (
+        "nv_inference_request_duration_us",
+        "Cumulative inference request duration in microseconds (includes cached requests)",
+        "success_ns",
+        1000,
+    ),
+    (
+        "nv_inference_queue_duration_us",
+        "Cumulative inference queuing duration in microseconds (includes cached requests)",
+        "queue_ns",
+        1000,
+    ),
+    (
+        "nv_inference_compute_input_duration_us",
+        "Cumulative compute input duration in microseconds (does not include cached requests)",
+        "compute_input_ns",
+        1000,
+    ),
+    (
+        "nv_inference_compute_infer_duration_us",
+        "Cumulative compute inference duration in microseconds (does not include cached requests)",
+        "compute_infer_ns",
+        1000,
+    ),
+    (
+        "nv_inference_compute_output_duration_us",
+        "Cumulative inference compute output duration in microseconds "
+        "(does not include cached requests)",
+        "compute_output_ns",
+        1000,
+    ),
+)
+
+#: oipcodec's per-path counters: name, HELP text, the slot of a path block, the divisor.
+PATH_METRICS: tuple[tuple[str, str, int, float], ...] = (
+    (
+        "oipcodec_requests_total",
+        "Inference requests received, by encoding path",
+        _P["requests"],
+        1,
+    ),
+    (
+        "oipcodec_request_bytes_total",
+        "Bytes of inference request bodies (gRPC: messages), as received, by encoding path",
+        _P["request_bytes"],
+        1,
+    ),
+    (
+        "oipcodec_response_bytes_total",
+        "Bytes of inference answers, as sent, by encoding path",
+        _P["response_bytes"],
+        1,
+    ),
+)
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _family(lines: list[str], name: str, help_text: str) -> None:
+    lines.append(f"# HELP {name} {help_text}")
+    lines.append(f"# TYPE {name} counter")
+
+
+def render(snapshot: Snapshot) -> bytes:
+    """The metrics of ``snapshot`` in Prometheus's text exposition format (version 0.0.4)."""
+    models = sorted(
+        (key, model_figures(values)) for key, values in snapshot.items() if key[0] == "model"
+    )
+    lines: list[str] = []
+    for name, help_text, figure, divisor in TRITON_METRICS:
+        _family(lines, name, help_text)
+        for key, figures in models:
+            value = figures[figure] // divisor
+            lines.append(f'{name}{{model="{_label(key[1])}",version="{_label(key[2])}"}} {value}')
+    paths = [(path, snapshot.get(("path", path)) or [0] * len(PATH_FIELDS)) for path in PATHS]
+    for name, help_text, slot, _ in PATH_METRICS:
+        _family(lines, name, help_text)
+        for path, values in paths:
+            lines.append(f'{name}{{path="{path}"}} {values[slot]}')
+    name = "oipcodec_codec_seconds_total"
+    _family(lines, name, "Seconds spent decoding requests and encoding answers, by encoding path")
+    for path, values in paths:
+        for stage, slot in (("decode", _P["decode_ns"]), ("encode", _P["encode_ns"])):
+            seconds = values[slot] / 1e9
+            lines.append(f'{name}{{path="{path}",stage="{stage}"}} {seconds!r}')
+    lines.append("")
+    return "\n".join(lines).encode()
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class MetricsApp:
+    """The ASGI app of the metrics port: ``GET /metrics``, and 404 for anything else (as
+    Triton's metrics port)."""
+
+    def __init__(self, statistics: Statistics) -> None:
+        self.statistics = statistics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # uvicorn runs this app without lifespan events
+        if scope["path"] == "/metrics" and scope["method"] == "GET":
+            status, body, kind = 200, render(self.statistics.snapshot()), CONTENT_TYPE
+        else:
+            status, kind = 404, b"application/json"
+            body = orjson.dumps({"error": f"no endpoint {scope['path']}: see GET /metrics"})
+        headers = [(b"content-type", kind), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
