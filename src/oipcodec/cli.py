@@ -48,6 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
             shared_memory=None if args.shared_memory == "none" else args.shared_memory,
             metrics=not args.no_metrics,
             metrics_port=args.metrics_port,
+            **({"server_name": args.server_name} if args.server_name else {}),
         )
     except (TypeError, ValueError) as exc:
         print(f"oipcodec serve: {exc}", file=sys.stderr)
@@ -123,6 +124,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         "--no-metrics",
         action="store_true",
         help="count no inference statistics: no /metrics, statistics endpoints unavailable",
+    )
+    add(
+        "--server-name",
+        metavar="NAME",
+        help="the server's name in the server metadata (default: oipcodec; Triton's example "
+        "clients expect 'triton')",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, check_malloc_top_pad
+from oipcodec.server.metadata import SERVER_NAME
 
 __all__ = ["HTTP_PROTOCOLS", "SHARED_MEMORY_KINDS", "ServerConfig", "ServerSettings"]
 
@@ -83,6 +84,10 @@ class ServerConfig:
     #: A port of its own for ``GET /metrics`` (Triton's layout: 8000 REST, 8001 gRPC, 8002
     #: metrics); 0 picks a free one, ``None``: metrics only at ``/metrics`` on the REST port.
     metrics_port: int | None = None
+    #: The server's name in the server metadata (``GET /v2``, the ServerMetadata RPC). Clients
+    #: written for Triton that check it (Triton's example clients expect ``"triton"``) work
+    #: with ``server_name="triton"``.
+    server_name: str = SERVER_NAME
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
@@ -137,6 +142,9 @@ class ServerConfig:
                 f"the {self.workers} workers would each see only the regions sent to it"
             )
         _check_type("metrics", self.metrics, bool)
+        _check_type("server_name", self.server_name, str)
+        if not self.server_name:
+            raise ValueError("server_name must be a non-empty string")
         if self.metrics_port is not None and not self.metrics:
             raise ValueError("metrics_port needs metrics=True (the metrics are off)")
 
@@ -190,3 +198,4 @@ class ServerSettings(TypedDict, total=False):
     shared_memory: str | None
     metrics: bool
     metrics_port: int | None
+    server_name: str

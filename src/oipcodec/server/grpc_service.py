@@ -43,9 +43,16 @@ SERVICE = "inference.GRPCInferenceService"
 class InferenceServicer:
     """The handlers of ``inference.GRPCInferenceService`` over a :class:`ModelRegistry`."""
 
-    def __init__(self, registry: ModelRegistry, *, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        server_name: str = SERVER_NAME,
+    ) -> None:
         self.registry = registry
         self.limits = limits
+        self.server_name = server_name
         self.ready = True
 
     # ------------------------------------------------------------------ health and metadata
@@ -65,7 +72,7 @@ class InferenceServicer:
 
     async def server_metadata(self, request: Any, context: Any) -> Any:
         return pb2.ServerMetadataResponse(
-            name=SERVER_NAME,
+            name=self.server_name,
             version=__version__,
             extensions=extensions(self.registry.shared_memory is not None),
         )
@@ -112,7 +119,11 @@ class InferenceServicer:
 
     async def repository_model_load(self, request: Any, context: Any) -> Any:
         try:
-            await self.registry.load(request.model_name)
+            parameters = {
+                key: getattr(value, value.WhichOneof("parameter_choice") or "string_param")
+                for key, value in request.parameters.items()
+            }
+            await self.registry.load(request.model_name, parameters)
         except Exception as exc:
             await self._abort(context, exc)
         return pb2.RepositoryModelLoadResponse()
@@ -318,14 +329,16 @@ def create_grpc_server(
     limits: Limits = DEFAULT_LIMITS,
     reuse_port: bool = False,
     options: list[tuple[str, Any]] | None = None,
+    server_name: str = SERVER_NAME,
 ) -> tuple[Any, InferenceServicer]:
     """A ``grpc.aio.Server`` serving ``registry`` (no port added yet), and its servicer.
 
     Messages up to ``limits.max_body_bytes`` are accepted (larger ones get
     RESOURCE_EXHAUSTED from grpc itself). ``reuse_port`` lets several processes share a port
-    (SO_REUSEPORT); it is off by default so that a port in use is an error.
+    (SO_REUSEPORT); it is off by default so that a port in use is an error. ``server_name``
+    is the name in the server metadata.
     """
-    servicer = InferenceServicer(registry, limits=limits)
+    servicer = InferenceServicer(registry, limits=limits, server_name=server_name)
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", limits.max_body_bytes),

@@ -243,9 +243,12 @@ class RestApp:
                 return _json_answer(200, self.registry.index(ready_only=ready is True))
             if n == 5 and parts[2] == "models" and parts[4] in ("load", "unload"):
                 _allow(method, "POST")
-                await self._json_body(scope, receive)  # parameters: nothing to configure here
+                document = await self._json_body(scope, receive)
                 if parts[4] == "load":
-                    await self.registry.load(parts[3])
+                    entries = document.get("parameters") if isinstance(document, dict) else None
+                    await self.registry.load(
+                        parts[3], entries if isinstance(entries, dict) else None
+                    )
                 else:
                     await self.registry.unload(parts[3])
                 return _empty()

@@ -150,6 +150,42 @@ class Model:
         self._check_config()
         self._class_labels = _read_labels(self)
 
+    def reconfigure(self, config: Mapping[str, Any]) -> None:
+        """Apply a configuration override in Triton's JSON form (the ``config`` parameter of a
+        repository load): ``max_batch_size`` (a number, or a string of one as protobuf's JSON
+        writes int64) and ``parameters`` (``{key: {"string_value": value}}``) change; ``name``
+        must be this model's; any other entry is refused, since a model's tensors, platform
+        and backend are declared in its code. Raises ``ValueError`` naming what is wrong, and
+        then changes nothing."""
+        unknown = sorted(set(config) - {"name", "max_batch_size", "parameters"})
+        if unknown:
+            raise ValueError(
+                f"the configuration sets {unknown}: only max_batch_size and parameters can be "
+                "overridden (a model's tensors, platform and backend are declared in its code)"
+            )
+        if config.get("name", self.name) != self.name:
+            raise ValueError(f"the configuration names model {config['name']!r}")
+        before = self.max_batch_size, self.config_parameters
+        try:
+            if "max_batch_size" in config:
+                size = config["max_batch_size"]
+                if isinstance(size, str) and size.isdigit():
+                    size = int(size)
+                self.max_batch_size = size
+            if "parameters" in config:
+                entries = config["parameters"]
+                if not isinstance(entries, Mapping):
+                    raise ValueError(f"parameters must be an object, got {entries!r}")
+                # _check_config refuses what is not a string (a missing string_value too).
+                self.config_parameters = {
+                    key: value.get("string_value") if isinstance(value, Mapping) else value  # type: ignore[misc]
+                    for key, value in entries.items()
+                }
+            self._check_config()
+        except ValueError:
+            self.max_batch_size, self.config_parameters = before
+            raise
+
     def _check_config(self) -> None:
         """Refuse a ``max_batch_size`` the declared tensors cannot have, and parameters that
         are not strings, naming what is wrong."""

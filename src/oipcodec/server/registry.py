@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,14 +209,40 @@ class ModelRegistry:
 
     # ------------------------------------------------------------------ load / unload
 
-    async def load(self, name: str) -> None:
+    async def load(self, name: str, parameters: Mapping[str, Any] | None = None) -> None:
         """Load every version of ``name`` (a ready version is left as it is).
 
-        A failing :meth:`Model.load` leaves that version UNAVAILABLE with the error as its
-        reason, and raises :class:`UnavailableError`.
+        ``parameters`` are the load request's (Triton's): ``config``, a configuration override
+        in Triton's JSON form (:meth:`Model.reconfigure`), reloads every version with it;
+        ``file:<path>`` entries (model files) are refused, as there is no model repository on
+        disk to put them in; others are ignored. A failing :meth:`Model.load` leaves that
+        version UNAVAILABLE with the error as its reason, and raises
+        :class:`UnavailableError`.
         """
+        versions = self._models.get(name)
+        if versions is None:
+            known = sorted(self._models)
+            listed = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
+            raise NotFoundError(
+                f"failed to load '{name}': this server has no model of that name (its models: "
+                f"{listed or 'none'})"
+            )
+        config = _load_config(name, parameters or {})
+        if config is not None:
+            before = [
+                (e.model, e.model.max_batch_size, e.model.config_parameters)
+                for e in versions.values()
+            ]
+            try:
+                for entry in versions.values():
+                    entry.model.reconfigure(config)
+            except ValueError as exc:
+                for model, size, entries in before:
+                    model.max_batch_size, model.config_parameters = size, entries
+                raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
+            await self.unload(name)  # a new configuration reloads the model, as in Triton
         failures = []
-        for entry in self._versions(name).values():
+        for entry in versions.values():
             if entry.state == READY:
                 continue
             entry.state, entry.reason = LOADING, "loading"
@@ -378,6 +405,33 @@ class ModelRegistry:
 
 def _timed_predict(model: Model, arrays: Any, parameters: Any) -> tuple[int, Any]:
     return time.perf_counter_ns(), model.predict(arrays, parameters)
+
+
+def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The configuration override among a load request's parameters (its ``config``, a JSON
+    object), or None; refuses model files (``file:<path>`` parameters) with Triton's words for
+    a repository that cannot be read."""
+    files = sorted(key for key in parameters if key.startswith("file:"))
+    if files:
+        raise InternalError(
+            f"failed to load '{name}': failed to poll from model repository: this server has "
+            f"no model repository on disk to write model files into ({files[0][:80]!r})"
+        )
+    text = parameters.get("config")
+    if text is None:
+        return None
+    try:
+        config = json.loads(text) if isinstance(text, (str, bytes)) else text
+    except ValueError as exc:
+        raise InvalidArgumentError(
+            f"failed to load '{name}': its 'config' parameter is not valid JSON ({exc})"
+        ) from None
+    if not isinstance(config, dict):
+        raise InvalidArgumentError(
+            f"failed to load '{name}': its 'config' parameter is not a JSON object "
+            "(Triton's model configuration in JSON)"
+        )
+    return config
 
 
 def _output_location(asked: RequestedOutput) -> Location | None:

@@ -195,7 +195,9 @@ class Server:
             limits=config.limits,
             manage_models=False,
             codec_threads=config.codec_threads,
+            server_name=config.server_name,
         )
+        self.server_name = config.server_name
         self._http: Any = None
         self._http_task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
@@ -233,7 +235,10 @@ class Server:
             from oipcodec.server.grpc_service import create_grpc_server
 
             self._grpc, self._servicer = create_grpc_server(
-                self.registry, limits=self.limits, reuse_port=self.reuse_port
+                self.registry,
+                limits=self.limits,
+                reuse_port=self.reuse_port,
+                server_name=self.server_name,
             )
             address = _grpc_address(self.host, self.grpc_port)
             try:
