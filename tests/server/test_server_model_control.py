@@ -112,7 +112,7 @@ def test_unknown_model_fails_to_load(http: Any, grpc: Any, protocol: str) -> Non
     with pytest.raises(InferenceServerException) as caught:
         client.load_model("wrong_model_name")
     message = caught.value.message()
-    assert "failed to load 'wrong_model_name'" in message
+    assert "failed to load 'wrong_model_name': unknown model" in message
     assert "simple" in message  # the models it does have
 
 

@@ -224,8 +224,8 @@ class ModelRegistry:
             known = sorted(self._models)
             listed = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
             raise NotFoundError(
-                f"failed to load '{name}': this server has no model of that name (its models: "
-                f"{listed or 'none'})"
+                f"failed to load '{name}': unknown model; this server's models are "
+                f"{listed or 'none'}"
             )
         config = _load_config(name, parameters or {})
         if config is not None:
