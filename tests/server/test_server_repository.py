@@ -528,3 +528,34 @@ def test_serve_a_repository_from_the_command(tmp_path: Path) -> None:
     assert "empty/model.py holds no model" in failures[1]
     assert "Traceback" not in output
     assert "ignored what oipcodec does not read: instance_group" in output
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ('{"input": [{"name": "X", "data_type": "TYPE_FOO"}]}', r"echo/config\.json: .*TYPE_FOO"),
+        ('{"input": [{"name": "X", "dims": [1]}]}', r"echo/config\.json: input 'X': no data_type"),
+        (
+            '{"input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [-2]}]}',
+            r"echo/config\.json: tensor 'X': shape dimensions are >= 0, or -1",
+        ),
+        ("[1]", r"echo/config\.json: not a JSON object"),
+        ("{", r"echo/config\.json: Expecting property name"),
+    ],
+)
+def test_configuration_errors_name_the_file(tmp_path: Path, config: str, expected: str) -> None:
+    root = make_repository(tmp_path)
+    (root / "echo" / "config.json").write_text(config)
+    with pytest.raises(ValueError, match=expected):
+        ModelRepository(root).read("echo")
+
+
+def test_models_of_one_folder(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    code = ECHO_MODEL.replace("MODEL = Echo()", "MODELS = [Echo(), Echo(version='2')]")
+    (tmp_path / "m" / "model.py").write_text(code)
+    with pytest.raises(ValueError, match="MODELS holds 2 models; a model folder serves one"):
+        ModelRepository(tmp_path).read("m")
+    (tmp_path / "m" / "model.py").write_text(code.replace(", Echo(version='2')", ""))
+    loaded = ModelRepository(tmp_path).read("m")
+    assert [(m.name, m.version) for m in loaded.models] == [("m", "1")]

@@ -180,7 +180,10 @@ class ModelRepository:
             if version is not None:
                 model.version = version
             if config is not None:
-                _apply_config(model, config, folder)
+                try:
+                    _apply_config(model, config[0], folder)
+                except (ValueError, TypeError) as exc:
+                    raise RepositoryError(f"{config[1]}: {exc}") from None
         except RepositoryError:
             _release(package)
             raise
@@ -291,7 +294,10 @@ def _the_model(module: ModuleType, where: str, name: str, version: str | None) -
             )
         return model
     if hasattr(module, "MODELS"):
-        models = models_offered(module, where)
+        try:
+            models = models_offered(module, where)
+        except (TypeError, ValueError) as exc:
+            raise RepositoryError(str(exc)) from None
         if len(models) != 1:
             raise RepositoryError(
                 f"{where}: MODELS holds {len(models)} models; a model folder serves one "
@@ -319,10 +325,11 @@ def _the_model(module: ModuleType, where: str, name: str, version: str | None) -
 # ---------------------------------------------------------------------------- configuration
 
 
-def read_config(folder: Path, name: str) -> Any | None:
-    """The model configuration of a model folder (an :mod:`oipcodec.proto` ``ModelConfig``),
-    or None when it has no configuration file; :class:`RepositoryError` when it cannot be
-    read, names another model, or both files are there."""
+def read_config(folder: Path, name: str) -> tuple[Any, str] | None:
+    """The model configuration of a model folder (an :mod:`oipcodec.proto` ``ModelConfig``)
+    and its file (``<name>/config.json``), or None when it has no configuration file;
+    :class:`RepositoryError` when it cannot be read, names another model, or both files are
+    there."""
     from google.protobuf import json_format, text_format
 
     from oipcodec.proto import open_inference_grpc_pb2 as pb2
@@ -347,7 +354,10 @@ def read_config(folder: Path, name: str) -> Any | None:
                 raise RepositoryError(f"{where}: not a JSON object")
             known = config.DESCRIPTOR.fields_by_name
             ignored = sorted(key for key in document if key not in known)
-            json_format.ParseDict(document, config, ignore_unknown_fields=True)
+            # Unknown fields of the message itself are left out, with a warning; within the
+            # fields read, an unknown name or value (a data_type) is an error.
+            read = {key: value for key, value in document.items() if key in known}
+            json_format.ParseDict(read, config)
         else:
             try:
                 text_format.Parse(text, config)
@@ -367,7 +377,7 @@ def read_config(folder: Path, name: str) -> Any | None:
         raise RepositoryError(
             f"{where} names model {config.name!r}; it must be the folder's name {name!r}"
         )
-    return config
+    return config, where
 
 
 def _apply_config(model: Model, config: Any, folder: Path) -> None:
