@@ -272,6 +272,15 @@ def test_edited_model_is_read_again(http: Any, grpc: Any, root: Path, protocol: 
     np.testing.assert_array_equal(_infer_add(client, module, [1, 2, 3]), [[2, 3, 4]])
 
 
+def test_load_with_a_configuration_override(http: Any) -> None:
+    try:
+        http.load_model("add_one", config='{"max_batch_size": 2}')
+        assert http.get_model_config("add_one")["max_batch_size"] == 2
+    finally:
+        http.load_model("add_one")  # the folder's configuration again
+    assert http.get_model_config("add_one")["max_batch_size"] == 4
+
+
 @pytest.mark.parametrize("protocol", ["http", "grpc"])
 def test_failed_reload_keeps_the_model_in_use(
     http: Any, grpc: Any, root: Path, protocol: str

@@ -254,8 +254,8 @@ class ModelRegistry:
 
         ``parameters`` are the load request's (Triton's): ``config``, a configuration override
         in Triton's JSON form (:meth:`Model.reconfigure`), reloads every version with it;
-        ``file:<path>`` entries (model files) are refused, as there is no model repository on
-        disk to put them in; others are ignored. A failing :meth:`Model.load` leaves that
+        ``file:<path>`` entries (model files) are refused (model files belong in a model
+        repository's folder); others are ignored. A failing :meth:`Model.load` leaves that
         version UNAVAILABLE with the error as its reason, and raises
         :class:`UnavailableError`.
 
