@@ -234,9 +234,9 @@ class ModelRegistry:
         for name in sorted(names):
             reason = self._not_loaded(name)
             if reason is not None:
-                if not ready_only:
-                    rows.append({"name": name, "version": "", "state": UNAVAILABLE})
-                    rows[-1]["reason"] = reason
+                if not ready_only:  # a folder with no model loaded: no version
+                    row = {"name": name, "version": "", "state": UNAVAILABLE, "reason": reason}
+                    rows.append(row)
                 continue
             for version in sorted(self._models[name], key=_version_key):
                 entry = self._models[name][version]
