@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from oipcodec import __version__, kernels
 
@@ -38,6 +39,7 @@ def _serve(args: argparse.Namespace) -> int:
             grpc_port=port(args.grpc_port),
             workers=args.workers,
             model_module=args.model_module,
+            **_repository_settings(args),
             limits=Limits(max_body_bytes=size, max_decompressed_bytes=size),
             access_log=args.access_log,
             log_level=args.log_level,
@@ -56,6 +58,57 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(config=config)
 
 
+def _repository_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The model repository's settings of ``oipcodec serve`` (docs/model-repository.md)."""
+    import os
+
+    if args.model_repository is None:
+        if args.model_control != "none" or args.load_model:
+            raise ValueError("--model-control and --load-model need --model-repository")
+        return {}
+    if args.model_module is not None:
+        raise ValueError(
+            "--model-module and --model-repository cannot be used together: put the "
+            "module's models into folders of the repository"
+        )
+    if args.load_model and args.model_control != "explicit":
+        raise ValueError(
+            "--load-model needs --model-control explicit (with none, every model of the "
+            "repository is loaded at start)"
+        )
+    return {
+        "model_repository": os.path.abspath(args.model_repository),
+        "model_control": args.model_control,
+        "load_models": tuple(args.load_model or ()),
+    }
+
+
+def _add_repository_flags(serve: argparse.ArgumentParser) -> None:
+    """``--model-repository``, ``--model-control`` and ``--load-model`` of ``oipcodec serve``."""
+    flag = serve.add_argument
+    flag(
+        "--model-repository",
+        metavar="DIR",
+        help="serve the models of a model repository: each folder of DIR is a model "
+        "(DIR/NAME/[VERSION/]model.py, optional DIR/NAME/config.json or config.pbtxt); "
+        "not with --model-module",
+    )
+    flag(
+        "--model-control",
+        choices=["none", "explicit"],  # server.repository.MODEL_CONTROL_MODES (tested)
+        default="none",
+        help="Triton's model control: none loads every model at start and refuses "
+        "load/unload requests; explicit loads the --load-model ones and takes load/unload "
+        "requests (default: %(default)s)",
+    )
+    flag(
+        "--load-model",
+        action="append",
+        metavar="NAME",
+        help="with --model-control explicit: a model to load at start (repeatable; '*': all)",
+    )
+
+
 def _add_serve(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser(
         "serve",
@@ -69,6 +122,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     add("--http-port", type=int, default=8000, help="REST port, -1: no REST (default: 8000)")
     add("--grpc-port", type=int, default=8001, help="gRPC port, -1: no gRPC (default: 8001)")
     add("--model-module", metavar="MODULE", help="import MODULE and serve its MODELS")
+    _add_repository_flags(serve)
     add("--workers", type=int, default=1, help="processes sharing the ports (SO_REUSEPORT)")
     add(
         "--max-body-bytes",

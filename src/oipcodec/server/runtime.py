@@ -34,6 +34,7 @@ from oipcodec.server.http import RestApp, available_cpus
 from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.repository import ModelRepository, models_offered
 from oipcodec.server.shm import SharedMemoryRegions
 from oipcodec.server.stats import Statistics, metrics_directory, remove_directory
 
@@ -64,20 +65,7 @@ def _config(config: ServerConfig | None, settings: ServerSettings) -> ServerConf
 def load_model_module(module: str) -> list[Model]:
     """The models a module offers: its ``MODELS`` attribute, an iterable of :class:`Model`
     instances or a callable returning one."""
-    imported = importlib.import_module(module)
-    offered = getattr(imported, "MODELS", None)
-    if offered is None:
-        raise ValueError(
-            f"module {module!r} has no MODELS: define MODELS = [MyModel(), ...] "
-            "(or a function MODELS() returning them)"
-        )
-    if callable(offered):
-        offered = offered()
-    models = list(offered)
-    for model in models:
-        if not isinstance(model, Model):
-            raise TypeError(f"{module}.MODELS holds {model!r}, not an oipcodec.server.Model")
-    return models
+    return models_offered(importlib.import_module(module), module)
 
 
 def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
@@ -88,6 +76,16 @@ def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
         if regions is not None and models.shared_memory is None:
             models.shared_memory = regions
         return models
+    if config.model_repository is not None:
+        if models is not None:
+            raise ValueError(
+                "models given beside a model_repository: put each into a folder of the "
+                "repository (docs/model-repository.md)"
+            )
+        repository = ModelRepository(
+            config.model_repository, config.model_control, config.load_models
+        )
+        return ModelRegistry(shared_memory=regions, repository=repository)
     model_module = config.model_module
     listed = list(models) if models is not None else []
     if model_module is not None:
