@@ -35,9 +35,19 @@ from oipcodec.bench.paths import (
     same_values,
     supported,
 )
-from oipcodec.bench.payloads import Payload, make_tensor
+from oipcodec.bench.payloads import Payload
 from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.workload import (
+    Declared,
+    Workload,
+    WorkloadError,
+    echo_workload,
+    model_workload,
+    read_input_data,
+    read_metadata,
+)
 from oipcodec.raw import array_to_raw
+from oipcodec.types import InferRequest
 
 __all__ = ["main"]
 
@@ -75,19 +85,70 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
         yield server.http_url, server.grpc_address
 
 
+def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
+               target: str | None) -> list[Workload]:  # fmt: skip
+    """The rows' workloads: the model's generated request when it declares its inputs (its
+    metadata given by an earlier worker, else read from the server), else one echo workload
+    per payload. Raises WorkloadError when the request cannot be built."""
+    model: str = spec["model"]
+    metadata = spec.get("metadata")
+    if metadata is None and ours is not None:
+        try:
+            metadata = read_metadata(model, url, target, spec["timeout"], ours)
+        except Exception:  # no such model, no metadata: the first request says why
+            metadata = None
+    workload = None
+    if metadata is not None:
+        workload = model_workload(
+            metadata,
+            {name: tuple(dims) for name, dims in spec.get("shapes", {}).items()},
+            spec.get("batch_size", 1),
+            read_input_data(spec["input_data"]) if spec.get("input_data") else None,
+        )
+    if workload is None:
+        return [
+            echo_workload(Payload(item["name"], item["datatype"], tuple(item["shape"]), ""), model)
+            for item in spec["payloads"]
+        ]
+    emit({"event": "workload", "metadata": metadata,
+          "payload": {"name": workload.payload.name, **workload.payload.as_dict(),
+                      "inputs": [Declared(t.name, t.datatype, t.shape).as_dict()
+                                 for t in workload.inputs],
+                      "outputs": [d.as_dict() for d in workload.outputs]}})  # fmt: skip
+    if ours is not None:
+        _probe(workload, ours)
+    return [workload]
+
+
+def _probe(workload: Workload, ours: OurClients) -> None:
+    """Send the workload's first request once with oipcodec's client: its answer sizes the
+    shared-memory output regions and is the response the codec timings use. A failure leaves
+    the answer empty (each row's own first request then reports the error)."""
+    request = InferRequest(workload.inputs, model_name=workload.model)
+    try:
+        if ours.http is not None:
+            response = ours.http.infer_request(request, True)
+        else:
+            assert ours.grpc is not None
+            response = ours.grpc.infer_request(request)
+    except Exception:
+        return
+    workload.answer = list(response.outputs)
+
+
 def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     implementation: str = spec["implementation"]
-    model: str = spec["model"]
     timeout: float = spec["timeout"]
     levels: list[int] = spec["concurrency"]
     ours = None
-    if implementation != "tritonclient" and (url or target):
+    if url or target:
         ours = OurClients(url, target, max(levels), timeout)
     try:
-        for item in spec["payloads"]:
-            payload = Payload(item["name"], item["datatype"], tuple(item["shape"]), "")
-            tensor = make_tensor(payload)
-            payload_bytes = len(array_to_raw(tensor.data, tensor.datatype))
+        workloads = _workloads(spec, ours, url, target)
+        for workload in workloads:
+            payload = workload.payload
+            payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
+            answer_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.answer)
             for path_name in spec["paths"]:
                 path = PATHS[path_name]
                 record: dict[str, Any] = {
@@ -98,7 +159,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     "load": [],
                     "error": None,
                 }
-                reason = supported(implementation, path, payload.datatype)
+                reason = supported(implementation, path, workload.datatypes(), workload.echo)
                 if reason is not None:  # a record all the same: the table says why not
                     emit({"event": "result", "record": {**record, "unsupported": reason}})
                     continue
@@ -113,7 +174,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     emit({"event": "result", "record": record})
                     continue
                 try:
-                    ops = codec_ops(implementation, path, model, tensor)
+                    ops = codec_ops(implementation, path, workload)
                     budget = spec["codec_budget"]
                     codec = {
                         name: time_call(call, budget) * 1e6
@@ -142,20 +203,20 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     emit({"event": "result", "record": record})
                     continue
                 if record["error"] is None:
-                    record["error"] = _check(implementation, path, model, tensor, ours, url,
-                                             target, timeout)  # fmt: skip
+                    record["error"] = _check(implementation, path, workload, ours, url, target,
+                                             timeout)  # fmt: skip
                 for level in levels:
                     if record["error"] is None:
 
-                        def factory(path: Any = path, tensor: Any = tensor) -> Any:
+                        def factory(path: Any = path, workload: Any = workload) -> Any:
                             return make_caller(
-                                implementation, path, model, tensor, ours, url, target, timeout
+                                implementation, path, workload, ours, url, target, timeout
                             )
 
                         result = run_load(
                             factory, level, spec["duration"], spec["max_requests"], timeout
                         )
-                        summary = result.summary(payload_bytes)
+                        summary = result.summary(payload_bytes, answer_bytes)
                         record["load"].append(summary)
                         if result.first_error and not result.requests:
                             record["error"] = result.first_error
@@ -174,17 +235,21 @@ def _memcpy_us(size: int, budget: float) -> float:
     return time_call(lambda: np.copyto(target, source), budget) * 1e6
 
 
-def _check(implementation: str, path: Any, model: str, tensor: Any, ours: Any,
-           url: str | None, target: str | None, timeout: float) -> str | None:  # fmt: skip
-    """Send the payload once: None when the answer holds the same values, else why not (an
-    error or a wrong answer is reported, not measured as a fast path)."""
+def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: str | None,
+           target: str | None, timeout: float) -> str | None:  # fmt: skip
+    """Send the first request once: None when the answer holds the declared outputs (and,
+    for the identity model, the values sent), else why not (an error or a wrong answer is
+    reported, not measured as a fast path)."""
     try:
-        caller = make_caller(implementation, path, model, tensor, ours, url, target, timeout)
+        caller = make_caller(implementation, path, workload, ours, url, target, timeout)
         answer = caller()
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"[:500]
-    if not same_values(tensor, answer):
-        return "the answer does not hold the values sent"
+    if workload.echo:
+        (sent,) = workload.inputs
+        echoed = [o for o in answer if o.name == sent.name]
+        if not echoed or not same_values(sent, echoed[0].data):
+            return "the answer does not hold the values sent"
     return None
 
 
@@ -216,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
             _measure(spec, url, target)
+    except WorkloadError as exc:  # the run cannot go on: one clear line, status 2
+        emit({"event": "fatal", "message": str(exc)})
+        return 2
     except KeyboardInterrupt:
         emit({"event": "interrupted"})
         return 130
