@@ -51,3 +51,7 @@ class Broken(Model):
 def bench_models() -> list[Model]:
     """The models of the ``oipcodec bench --model`` tests."""
     return [Score(), Batched(), Broken()]
+
+
+#: What ``oipcodec serve --model-module`` serves from this module.
+MODELS = bench_models

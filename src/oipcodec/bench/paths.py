@@ -35,6 +35,7 @@ __all__ = [
     "DESCRIPTIONS",
     "IMPLEMENTATIONS",
     "PATHS",
+    "PEER_CODEC_ECHO_ONLY",
     "Caller",
     "EncodingPath",
     "codec_only",
@@ -89,6 +90,11 @@ DESCRIPTIONS = {
     "mlserver": "MLServer's server codec (decode the request, encode the identity answer), "
     "timed in-process; end to end only against an MLServer given by --url/--grpc-target",
 }
+#: Why a peer server's codec rows do not measure a model's generated request.
+PEER_CODEC_ECHO_ONLY = (
+    "a peer server's codec is timed with the identity model's payloads only, not a model's "
+    "generated request"
+)
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
 _TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw", "shm")
 
@@ -114,7 +120,7 @@ def supported(implementation: str, path: EncodingPath, datatypes: Sequence[str],
     """None when ``implementation`` can send and read ``datatypes`` on ``path``, else why not
     (``echo``: the identity model's workload; a peer server's codec is timed on that only)."""
     if implementation in peers.SERVER_PEERS and not echo:
-        return f"{implementation}'s codec is timed with the identity model's payloads only"
+        return PEER_CODEC_ECHO_ONLY
     for datatype in [datatypes] if isinstance(datatypes, str) else datatypes:
         reason = _supported(implementation, path, datatype)
         if reason is not None:

@@ -21,6 +21,7 @@ from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
     PATHS,
+    PEER_CODEC_ECHO_ONLY,
     codec_only,
     peer_available,
     supported,
@@ -448,7 +449,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     if options.input_data is not None:
         read_input_data(options.input_data)  # its form, checked before any worker starts
     implementations = [i for i in options.implementations if peer_available(i)]
-    skipped = [i for i in options.implementations if i not in implementations]
+    skipped = {i: "not installed" for i in options.implementations if i not in implementations}
     total = sum(_steps(options, i) for i in implementations)
     progress = Progress(total)
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
@@ -468,6 +469,10 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         for implementation in implementations:
+            if implementation in SERVER_PEERS and "payload" in model:
+                skipped[implementation] = PEER_CODEC_ECHO_ONLY
+                progress.note(f"{implementation} skipped: {PEER_CODEC_ECHO_ONLY}")
+                continue
             progress.note(f"measuring {implementation} ...")
             workers.append(_run_worker(options, implementation, progress, records, model))
             if len(workers) == 1 and "payload" in model:
@@ -501,7 +506,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         "payloads": payload_rows,
         "paths": {name: PATHS[name].label for name in options.paths},
         "implementations": {name: DESCRIPTIONS[name] for name in ran},
-        "skipped": {name: "not installed" for name in skipped},
+        "skipped": skipped,
         "workers": workers,
         "results": records,
     }

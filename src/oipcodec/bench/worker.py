@@ -47,6 +47,7 @@ from oipcodec.bench.workload import (
     read_metadata,
 )
 from oipcodec.raw import array_to_raw
+from oipcodec.server.metadata import SYSTEM_SHARED_MEMORY
 from oipcodec.types import InferRequest
 
 __all__ = ["main"]
@@ -120,6 +121,23 @@ def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
     return [workload]
 
 
+def _without_shared_memory(ours: OurClients | None) -> str | None:
+    """Why the server takes no shared-memory request (its metadata does not list the system
+    shared-memory extension), or None (it does, or it cannot be asked: the rows then say)."""
+    if ours is None or ours.http is None:
+        return None
+    try:
+        offered = ours.http.server_metadata().get("extensions", [])
+    except Exception:
+        return None
+    if SYSTEM_SHARED_MEMORY in offered:
+        return None
+    return (
+        "the server does not offer the system shared-memory extension "
+        "(oipcodec serve --shared-memory system)"
+    )
+
+
 def _probe(workload: Workload, ours: OurClients) -> None:
     """Send the workload's first request once with oipcodec's client: its answer sizes the
     shared-memory output regions and is the response the codec timings use. A failure leaves
@@ -145,6 +163,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         ours = OurClients(url, target, max(levels), timeout)
     try:
         workloads = _workloads(spec, ours, url, target)
+        no_shm = _without_shared_memory(ours) if any(PATHS[p].shared_memory
+                                                     for p in spec["paths"]) else None  # fmt: skip
         for workload in workloads:
             payload = workload.payload
             payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
@@ -160,6 +180,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     "error": None,
                 }
                 reason = supported(implementation, path, workload.datatypes(), workload.echo)
+                if reason is None and path.shared_memory:
+                    reason = no_shm
                 if reason is not None:  # a record all the same: the table says why not
                     emit({"event": "result", "record": {**record, "unsupported": reason}})
                     continue
