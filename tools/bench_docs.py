@@ -244,7 +244,13 @@ oipcodec serve --model-module my_models &   # "score": IDS INT32 [-1, 4], WEIGHT
 oipcodec bench --url http://127.0.0.1:8000 --grpc-target 127.0.0.1:8001 \\
     --model score --shape IDS:8,4
 oipcodec bench --model simple --quick       # a demo model of the embedded server
+oipcodec bench --model-module my_models --model score --shape IDS:8,4 --quick
 ```
+
+The last form serves `my_models`'s `MODELS` in the embedded server (instead of the demo
+models; the module is found from the working directory, as `oipcodec serve --model-module`
+finds it), so `native` and `pure` measure oipcodec's server with your model too. With
+`--url` / `--grpc-target` the server given serves the models, and `--model-module` is refused.
 
 - A `-1` dimension needs `--shape NAME:d1,d2,...` (repeatable, one per input;
   perf_analyzer's form). Without it the run stops at once with one line naming the input and

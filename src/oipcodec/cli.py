@@ -194,6 +194,11 @@ def _bench(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"oipcodec bench: {exc}", file=sys.stderr)
         return 2
+    if args.model_module and (args.url or args.grpc_target):
+        print("oipcodec bench: --model-module is for the embedded server; the server at "
+              "--url/--grpc-target serves its own models", file=sys.stderr)  # fmt: skip
+        return 2
+    options.model_module = args.model_module
     options.batch_size = args.batch_size
     options.input_data = args.input_data
     if args.path:
@@ -275,6 +280,9 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "requests generated from its metadata (random values of its datatypes and shapes; "
         "--payload is not used), and each answer must hold its declared outputs; a model "
         "that declares none must echo the payloads")  # fmt: skip
+    add("--model-module", metavar="MODULE",
+        help="the embedded server serves MODULE's MODELS too (as oipcodec serve "
+        "--model-module), so that --model can name one of them")  # fmt: skip
     add("--batch-size", "-b", type=int, default=1, metavar="N",
         help="a batching --model's batch dimension (default 1)")  # fmt: skip
     add("--input-data", metavar="FILE",

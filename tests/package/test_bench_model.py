@@ -9,6 +9,7 @@ import base64
 import contextlib
 import io
 import json
+import os
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import oipcodec
 from oipcodec import cli
 from oipcodec.bench import PATHS, PAYLOADS, peers, runner
 from oipcodec.bench.paths import peer_available
@@ -225,6 +227,30 @@ def test_embedded_server_demo_model(tmp_path: Path) -> None:
     assert "oipcodec bench: model simple (its declared inputs, else 2 payloads) x 1 path x " in (
         errors.getvalue()
     )
+
+
+def test_model_module_in_the_embedded_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--model-module: the embedded server serves the module's models too (found in the
+    working directory, as `oipcodec serve` finds it), and --model measures one of them."""
+    # The workers import this oipcodec wherever they start (a relative PYTHONPATH would not
+    # survive the change of directory).
+    source = str(Path(oipcodec.__file__).parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([source, os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.chdir(Path(__file__).parents[1] / "support")
+    status = cli.main(
+        ["bench", "--quick", "--model-module", "bench_models", "--model", "score", "--shape",
+         "IDS:2,4", "--implementation", "native", "--path", "grpc-raw", "--path", "shm",
+         "--concurrency", "1", "--duration", "0.05", "--no-chart", "--output-dir", str(tmp_path)]
+    )  # fmt: skip
+    assert status == 0, capsys.readouterr().err
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [r["path"] for r in results["results"]] == ["grpc-raw", "shm"]
+    assert all(r["error"] is None and r["load"][0]["rps"] > 0 for r in results["results"])
+    assert results["payloads"]["score"]["inputs"][0]["shape"] == [2, 4]
+    assert cli.main(["bench", "--model-module", "x", "--url", "http://127.0.0.1:1"]) == 2
+    assert "--model-module is for the embedded server" in capsys.readouterr().err
 
 
 def test_results_list_only_what_ran(

@@ -53,6 +53,8 @@ class BenchOptions:
     batch_size: int = 1
     #: ``--input-data FILE``: the requests' values, in perf_analyzer's JSON form.
     input_data: str | None = None
+    #: A module whose ``MODELS`` the embedded server serves too (``--model-module``).
+    model_module: str | None = None
     timeout: float = 60.0
     output_dir: str = "oipcodec-bench"
     chart: bool = True
@@ -148,6 +150,7 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "shapes": options.shapes,
         "batch_size": options.batch_size,
         "input_data": options.input_data,
+        "model_module": options.model_module,
         "timeout": options.timeout,
     }
 

@@ -82,7 +82,11 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
 
     # 127.0.0.1 only; free ports; stopped when the block exits (error and SIGTERM included).
     # The shared-memory extension is on, for the shm path (regions of this process only).
-    with background(host="127.0.0.1", timeout=120.0, shared_memory="system") as server:
+    # --model-module: its models are served too (its folder is on this process's path: the
+    # parent runs it with `python -m` from the working directory, and the server's processes
+    # inherit the path).
+    with background(host="127.0.0.1", timeout=120.0, shared_memory="system",
+                    model_module=spec.get("model_module")) as server:  # fmt: skip
         yield server.http_url, server.grpc_address
 
 
@@ -144,8 +148,8 @@ def _probe(workload: Workload, ours: OurClients) -> None:
     the answer empty (each row's own first request then reports the error)."""
     request = InferRequest(workload.inputs, model_name=workload.model)
     try:
-        if ours.http is not None:
-            response = ours.http.infer_request(request, True)
+        if ours.http is not None:  # JSON: every OIP server takes it
+            response = ours.http.infer_request(request, False)
         else:
             assert ours.grpc is not None
             response = ours.grpc.infer_request(request)
