@@ -98,7 +98,7 @@ PEER_CODEC_ECHO_ONLY = (
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
 _TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw", "shm")
 
-#: One request, answered: returns the output array (checked against the input once).
+#: One request, answered: returns the answer's outputs (Tensors, or Outputs for tritonclient).
 Caller = Callable[[], Any]
 
 
