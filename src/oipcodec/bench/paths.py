@@ -234,12 +234,12 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
     model = workload.model
     if implementation == "tritonclient":
         if path.shared_memory:
-            return _triton_shm_caller(model, inputs, workload.answer, url, timeout)
+            return _triton_shm_caller(workload, inputs, url, timeout)
         return _triton_caller(path, model, inputs, workload.output_names, url, grpc_target,
                               timeout)  # fmt: skip
     assert ours is not None
     if path.shared_memory:
-        return _shm_caller(ours, model, inputs, workload.answer)
+        return _shm_caller(ours, workload, inputs)
     request = InferRequest(inputs, model_name=model)
     if path.protocol == "rest":
         http = ours.http
@@ -268,8 +268,12 @@ def _raw_size(tensor: Any) -> int:
     return len(array_to_raw(tensor.data, tensor.datatype))
 
 
-def _shm_caller(ours: OurClients, model: str, inputs: list[Tensor],
-                answer: Sequence[Any]) -> Caller:  # fmt: skip
+def _out_size(workload: Workload, output: Any) -> int:
+    """The size of an output's region: the largest answer of that output the probes saw."""
+    return max(1, _raw_size(output), workload.region_sizes.get(output.name, 0))
+
+
+def _shm_caller(ours: OurClients, workload: Workload, inputs: list[Tensor]) -> Caller:
     """oipcodec's client with the tensors in shared memory: each request writes the inputs
     into the caller's input regions (the copy a producer makes) and reads the outputs as views
     of its output regions (sized by the workload's first answer)."""
@@ -277,7 +281,8 @@ def _shm_caller(ours: OurClients, model: str, inputs: list[Tensor],
     if client is None:
         raise ValueError("no REST URL to send to")
     in_regions = [_our_region("in", _raw_size(t)) for t in inputs]
-    out_regions = [_our_region("out", max(1, _raw_size(t))) for t in answer]
+    model, answer = workload.model, workload.answer
+    out_regions = [_our_region("out", _out_size(workload, t)) for t in answer]
     for region in (*in_regions, *out_regions):
         client.register_region(region)
     wanted = [region.output(t.name) for region, t in zip(out_regions, answer, strict=True)]
@@ -305,8 +310,8 @@ def _triton_data(tensor: Tensor) -> Any:
     return serialize_byte_tensor(tensor.data) if tensor.datatype == "BYTES" else tensor.data
 
 
-def _triton_shm_caller(model: str, inputs: list[Tensor], answer: Sequence[Any],
-                       url: str | None, timeout: float) -> Caller:  # fmt: skip
+def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None,
+                       timeout: float) -> Caller:  # fmt: skip
     """tritonclient with its shared-memory utilities, as Triton's examples use them."""
     import tritonclient.http as th
     import tritonclient.utils.shared_memory as tshm
@@ -325,8 +330,9 @@ def _triton_shm_caller(model: str, inputs: list[Tensor], answer: Sequence[Any],
         return name, handle
 
     sent = [(t, _triton_data(t), _raw_size(t), *region("in", _raw_size(t))) for t in inputs]
-    wanted = [(t.name, t.datatype, max(1, _raw_size(t)), *region("out", max(1, _raw_size(t))))
-              for t in answer]  # fmt: skip
+    model = workload.model
+    wanted = [(t.name, t.datatype, _out_size(workload, t), *region("out", _out_size(workload, t)))
+              for t in workload.answer]  # fmt: skip
 
     def call_shm() -> Any:
         items = []
@@ -520,7 +526,7 @@ def _shm_ops(implementation: str, workload: Workload) -> CodecOps:
     server = SharedMemoryRegions()
     _RELEASE.append(server.close)
     in_regions = [_our_region("codec-in", _raw_size(t)) for t in inputs]
-    out_regions = [_our_region("codec-out", max(1, _raw_size(t))) for t in workload.answer]
+    out_regions = [_our_region("codec-out", _out_size(workload, t)) for t in workload.answer]
     known = RegionTable()
     for region in (*in_regions, *out_regions):
         server.register(region.name, region.key, 0, region.byte_size)

@@ -143,19 +143,28 @@ def _without_shared_memory(ours: OurClients | None) -> str | None:
 
 
 def _probe(workload: Workload, ours: OurClients) -> None:
-    """Send the workload's first request once with oipcodec's client: its answer sizes the
-    shared-memory output regions and is the response the codec timings use. A failure leaves
-    the answer empty (each row's own first request then reports the error)."""
-    request = InferRequest(workload.inputs, model_name=workload.model)
-    try:
-        if ours.http is not None:  # JSON: every OIP server takes it
-            response = ours.http.infer_request(request, False)
-        else:
-            assert ours.grpc is not None
-            response = ours.grpc.infer_request(request)
-    except Exception:
-        return
-    workload.answer = list(response.outputs)
+    """Send each of the workload's requests once with oipcodec's client: the answers size the
+    shared-memory output regions, and the first is the response the codec timings use. A
+    failure leaves the answer empty (each row's own first request then reports the error)."""
+    answers = []
+    for inputs in workload.requests:
+        request = InferRequest(inputs, model_name=workload.model)
+        try:
+            if ours.http is not None:  # JSON: every OIP server takes it
+                response = ours.http.infer_request(request, False)
+            else:
+                assert ours.grpc is not None
+                response = ours.grpc.infer_request(request)
+        except Exception:
+            return
+        answers.append(response.outputs)
+    workload.answer = list(answers[0])
+    for outputs in answers:
+        for output in outputs:
+            size = len(array_to_raw(output.data, output.datatype))
+            workload.region_sizes[output.name] = max(
+                size, workload.region_sizes.get(output.name, 0)
+            )
 
 
 def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:

@@ -102,6 +102,9 @@ class Workload:
     #: The answer of a first request (set by the worker): the outputs' sizes for shared
     #: memory, and the response the codec timings encode and decode.
     answer: list[Any] = field(default_factory=list)
+    #: The largest byte size of each output over the answers to every request (set by the
+    #: worker): the shared-memory output regions hold any of them.
+    region_sizes: dict[str, int] = field(default_factory=dict)
 
     @property
     def inputs(self) -> list[Tensor]:
