@@ -281,8 +281,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "--payload is not used), and each answer must hold its declared outputs; a model "
         "that declares none must echo the payloads")  # fmt: skip
     add("--model-module", metavar="MODULE",
-        help="the embedded server serves MODULE's MODELS too (as oipcodec serve "
-        "--model-module), so that --model can name one of them")  # fmt: skip
+        help="the embedded server serves MODULE's MODELS instead of the demo models (as "
+        "oipcodec serve --model-module), so that --model can name one of them")  # fmt: skip
     add("--batch-size", "-b", type=int, default=1, metavar="N",
         help="a batching --model's batch dimension (default 1)")  # fmt: skip
     add("--input-data", metavar="FILE",

@@ -253,6 +253,14 @@ def test_model_module_in_the_embedded_server(
     assert results["payloads"]["score"]["inputs"][0]["shape"] == [2, 4]
     assert cli.main(["bench", "--model-module", "x", "--url", "http://127.0.0.1:1"]) == 2
     assert "--model-module is for the embedded server" in capsys.readouterr().err
+    status = cli.main(
+        ["bench", "--model-module", "no_such_module", "--implementation", "native", "--path",
+         "rest-json", "--output-dir", str(tmp_path / "none")]
+    )  # fmt: skip
+    assert status == 2
+    last = capsys.readouterr().err.splitlines()[-1]  # one line naming the module
+    assert last.startswith("oipcodec bench: the embedded server did not start: ")
+    assert "'no_such_module'" in last
 
 
 def test_results_list_only_what_ran(

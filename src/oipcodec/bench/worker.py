@@ -312,7 +312,12 @@ def main(argv: list[str] | None = None) -> int:
           "peer_version": _peer_version(spec["implementation"])})  # fmt: skip
     started = time.perf_counter()
     try:
-        with _server(spec) as (url, target):
+        with contextlib.ExitStack() as stack:
+            try:
+                url, target = stack.enter_context(_server(spec))
+            except Exception as exc:  # e.g. a --model-module that cannot be imported
+                emit({"event": "fatal", "message": f"the embedded server did not start: {exc}"})
+                return 2
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
             _measure(spec, url, target)
