@@ -14,8 +14,10 @@ MLServer an error instead of a skip).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -438,15 +440,15 @@ def stock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
 
 
 def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[str, str]]:
-    """``mlserver start`` on free 127.0.0.1 ports (metrics off) with ``models`` (name ->
-    model-settings), until every model is ready; always terminated."""
+    """``mlserver start`` on free 127.0.0.1 ports (metrics off, everything else MLServer's
+    defaults: one parallel inference worker) with ``models`` (name -> model-settings), until
+    every model is ready; always terminated."""
     http_port, grpc_port = free_ports(2)
     settings_json = {
         "host": "127.0.0.1",
         "http_port": http_port,
         "grpc_port": grpc_port,
         "metrics_endpoint": None,
-        "parallel_workers": 0,
         "load_models_at_startup": True,
     }
     (root / "settings.json").write_text(json.dumps(settings_json))
@@ -455,10 +457,26 @@ def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[st
         (root / name / "model-settings.json").write_text(json.dumps({"name": name, **model}))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(MODELS_DIR), env.get("PYTHONPATH")]))
-    log = (root / "mlserver.log").open("wb")
-    process = subprocess.Popen(
-        [*_mlserver_command(), "start", str(root)], stdout=log, stderr=subprocess.STDOUT, env=env
-    )
+    command = [*_mlserver_command(), "start", str(root)]
+    with _running(command, root, env, http_port, list(models)) as process:
+        yield {
+            "http": f"127.0.0.1:{http_port}",
+            "grpc": f"127.0.0.1:{grpc_port}",
+            "log": str(root / "mlserver.log"),
+            "pid": str(process.pid),
+        }
+
+
+@contextlib.contextmanager
+def _running(
+    command: list[str], cwd: Path, env: dict[str, str], http_port: int, models: list[str]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` (an ``mlserver start``) run in ``cwd``, its output in ``cwd/mlserver.log``,
+    until every model of ``models`` is ready on ``http_port`` (at most STARTUP_SECONDS, else
+    the test fails with the end of the log); terminated on exit (killed after 20 s)."""
+    log_path = cwd / "mlserver.log"
+    log = log_path.open("wb")
+    process = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         base = f"http://127.0.0.1:{http_port}"
@@ -467,14 +485,10 @@ def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[st
                 log.flush()
                 pytest.fail(
                     f"mlserver did not start (exit code {process.poll()}):\n"
-                    + (root / "mlserver.log").read_text(errors="replace")[-4000:]
+                    + log_path.read_text(errors="replace")[-4000:]
                 )
             time.sleep(0.2)
-        yield {
-            "http": f"127.0.0.1:{http_port}",
-            "grpc": f"127.0.0.1:{grpc_port}",
-            "log": str(root / "mlserver.log"),
-        }
+        yield process
     finally:
         process.terminate()
         try:
@@ -507,10 +521,15 @@ PAYLOADS = _payloads()
 
 
 def _grpc_infer(
-    server: dict[str, str], model: str, arrays: dict[str, np.ndarray], tmp_path: Path
+    server: dict[str, str],
+    model: str,
+    arrays: dict[str, np.ndarray],
+    tmp_path: Path,
+    outputs_named: list[str] | None = None,
 ) -> dict[str, np.ndarray] | str:
     """tritonclient.grpc in a process of its own (tests/support/mlserver_grpc_client.py says why):
-    the outputs, or the error message of a refused request."""
+    the outputs (named as the inputs unless ``outputs_named``), or the error message of a
+    refused request."""
     from tests.support import mlserver_grpc_client
 
     inputs, outputs = tmp_path / "inputs.npz", tmp_path / "outputs.npz"
@@ -523,6 +542,7 @@ def _grpc_infer(
             model,
             str(inputs),
             str(outputs),
+            ",".join(outputs_named or []),
         ],
         check=True,
         timeout=60,
@@ -646,6 +666,69 @@ def test_end_to_end_unknown_model_keeps_mlserver_errors(
     utils = require_peer("tritonclient.utils")
     with pytest.raises(utils.InferenceServerException, match="not found"):
         _infer(server, "nope", path, {"x": np.zeros((1, 2), np.float32)}, tmp_path)
+
+
+# ----------------------------------------------------------------------------- the recipe
+
+COMPAT_PAGE = Path(__file__).resolve().parents[2] / "docs" / "compat.md"
+#: A file of the recipe: "`NAME`:" (then optionally a marker line) right before its fence.
+_RECIPE_FILE = re.compile(r"`([\w.-]+)`:\n\n(?:<!--[^\n]*-->\n)?```\w*\n(.*?)^```", re.M | re.S)
+
+
+def _recipe() -> tuple[dict[str, str], list[str]]:
+    """The MLServer recipe of docs/compat.md: its files (name -> text) and its shell lines."""
+    page = COMPAT_PAGE.read_text()
+    section = page[page.index("## MLServer\n") :]
+    section = section[: section.index("\n## ", 1)]
+    files = {name: text for name, text in _RECIPE_FILE.findall(section)}
+    (shell,) = re.findall(r"```bash\n(.*?)^```", section, re.M | re.S)
+    return files, [line.strip() for line in shell.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not COMPAT_PAGE.is_file(), reason="docs/ is not next to tests/")
+def test_the_documented_recipe_with_mlserver_defaults(tmp_path: Path) -> None:
+    """The recipe of docs/compat.md as written: its three files in a fresh folder and
+    ``mlserver start .`` run there, so MLServer's defaults apply (one parallel inference
+    worker; before the uvloop pin every worker died at start and no model loaded). Only the
+    ports move, to free ones, through MLServer's environment variables (the recipe's
+    settings.json sets none). Called by the real tritonclient: REST JSON, REST binary, gRPC."""
+    files, shell = _recipe()
+    assert sorted(files) == ["model-settings.json", "runtime.py", "settings.json"]
+    assert json.loads(files["settings.json"]) == {"host": "127.0.0.1"}
+    assert shell[-1] == "mlserver start ."
+    assert shell[0] == 'pip install "oipcodec[integration-mlserver]"'  # what this venv holds
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    http_port, grpc_port, metrics_port = free_ports(3)
+    env = {
+        **os.environ,
+        "MLSERVER_HTTP_PORT": str(http_port),
+        "MLSERVER_GRPC_PORT": str(grpc_port),
+        "MLSERVER_METRICS_PORT": str(metrics_port),
+    }
+    command = [*_mlserver_command(), *shell[-1].split()[1:]]
+    with _running(command, tmp_path, env, http_port, ["doubler"]) as process:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        if children.exists():  # Linux: the inference worker is a child process
+            assert children.read_text().split(), "no parallel inference worker"
+        server = {"http": f"127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}"}
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+        for binary in (False, True):
+            http = require_peer("tritonclient.http")
+            tensor = http.InferInput("INPUT0", [3, 4], "FP32")
+            tensor.set_data_from_numpy(x, binary_data=binary)
+            wanted = [http.InferRequestedOutput("OUTPUT0", binary_data=binary)]
+            client = http.InferenceServerClient(server["http"], network_timeout=30.0)
+            try:
+                result = client.infer("doubler", [tensor], outputs=wanted, timeout=30)
+            finally:
+                client.close()
+            _same(result.as_numpy("OUTPUT0"), x * 2)
+        answer = _grpc_infer(server, "doubler", {"INPUT0": x}, tmp_path, ["OUTPUT0"])
+        assert not isinstance(answer, str), answer
+        _same(answer["OUTPUT0"], x * 2)
+    log = (tmp_path / "mlserver.log").read_text(errors="replace")
+    assert "Traceback" not in log, log[-4000:]
 
 
 # ----------------------------------------------------------------------------- our clients
