@@ -731,6 +731,46 @@ def test_the_documented_recipe_with_mlserver_defaults(tmp_path: Path) -> None:
     assert "Traceback" not in log, log[-4000:]
 
 
+# ----------------------------------------------------------------------------- MLServer's client
+
+
+@pytest.fixture(scope="module")
+def oipcodec_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """``oipcodec serve`` (its demo models), the command, on free 127.0.0.1 ports."""
+    from tests.support.serve_process import run_serve
+
+    yield from run_serve(tmp_path_factory.mktemp("serve"))
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json", "binary"])
+def test_mlserver_infer_against_oipcodec_serve(
+    oipcodec_server: dict[str, str], tmp_path: Path, binary: bool
+) -> None:
+    """MLServer's only client, ``mlserver infer`` (batch inference from a file of V2 requests,
+    sent with tritonclient.http.aio; it makes no health or metadata call), against
+    ``oipcodec serve``: every request answered, ids kept, outputs right."""
+    a, b = list(range(16)), [3] * 16
+    inputs = [
+        {"name": "INPUT0", "shape": [1, 16], "datatype": "INT32", "data": a},
+        {"name": "INPUT1", "shape": [1, 16], "datatype": "INT32", "data": b},
+    ]
+    lines = [orjson.dumps({"id": f"r{i}", "inputs": inputs}) for i in range(4)]
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    command = [
+        *_mlserver_command(), "infer", "--url", oipcodec_server["http"], "--model-name", "simple",
+        "--input-data-path", str(tmp_path / "in.jsonl"),
+        "--output-data-path", str(tmp_path / "out.jsonl"), "--workers", "2", "--retries", "1",
+        *(["--binary-data"] if binary else []),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    answers = [orjson.loads(line) for line in (tmp_path / "out.jsonl").read_bytes().splitlines()]
+    assert sorted(answer["id"] for answer in answers) == [f"r{i}" for i in range(4)]
+    for answer in answers:
+        outputs = {output["name"]: output["data"] for output in answer["outputs"]}
+        assert outputs == {"OUTPUT0": [x + 3 for x in a], "OUTPUT1": [x - 3 for x in a]}
+
+
 # ----------------------------------------------------------------------------- our clients
 
 
