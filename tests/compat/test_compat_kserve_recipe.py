@@ -1,13 +1,17 @@
-"""The KServe recipe of docs/compat.md (a ``kserve.Model`` on oipcodec's adapter, in a real
-``kserve.ModelServer`` with ``patch_dataplane``) used the way KServe is normally used: REST JSON
-without an ``id`` (what curl and most clients send), REST binary, and gRPC by the real
-tritonclient (raw contents) and by oipcodec's GrpcClient (typed contents).
+"""The KServe recipe of docs/compat.md (``doubler.py``: a ``kserve.Model`` on oipcodec's adapter,
+in a real ``kserve.ModelServer`` with ``patch_dataplane``), run as written and used the way
+KServe is normally used: REST JSON without an ``id`` (what curl and most clients send), REST
+binary, and gRPC by the real tritonclient (raw contents) and by oipcodec's GrpcClient (typed
+contents).
 
-The server is tests/support/kserve_models_oip.py, in a process of its own, on 127.0.0.1.
+The script is taken from the page and run by ``python doubler.py --http_port P --grpc_port Q``
+in a process of its own, through tests/support/kserve_loopback.py, which narrows KServe's
+listen address to 127.0.0.1 and changes nothing else.
 """
 
 from __future__ import annotations
 
+import os
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -20,7 +24,8 @@ import pytest
 
 from oipcodec import rest
 from tests.support.arrays import assert_same as _same
-from tests.support.kserve_process import run_kserve
+from tests.support.doc_recipes import DOCS, recipe
+from tests.support.kserve_process import assert_loopback_only, run_kserve
 from tests.support.peers import require_kserve, require_peer
 
 require_kserve()
@@ -31,14 +36,33 @@ for _module in ("grpc", "aiohttp"):
 
 from oipcodec.client import GrpcClient, HttpClient  # noqa: E402
 
-SCRIPT = Path(__file__).resolve().parents[1] / "support" / "kserve_models_oip.py"
+LOOPBACK = Path(__file__).resolve().parents[1] / "support" / "kserve_loopback.py"
 MODEL = "doubler"
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
 
 
+if not (DOCS / "compat.md").is_file():
+    pytest.skip("docs/ is not next to tests/", allow_module_level=True)
+
+
+def test_the_recipe_is_a_script_and_its_command() -> None:
+    files, shell = recipe("compat.md", "KServe")
+    assert list(files) == ["doubler.py"]
+    assert shell == ['pip install "oipcodec[integration]"', "python doubler.py"]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    yield from run_kserve(SCRIPT, MODEL, tmp_path_factory.mktemp("kserve_recipe"))
+    """``python doubler.py`` (the page's script, as written) until its model is ready."""
+    folder = tmp_path_factory.mktemp("kserve_recipe")
+    files, _ = recipe("compat.md", "KServe")
+    (folder / "doubler.py").write_text(files["doubler.py"])
+    yield from run_kserve(folder / "doubler.py", MODEL, folder, loopback=LOOPBACK)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc/net")
+def test_server_listens_on_loopback_only(server: dict[str, str]) -> None:
+    assert_loopback_only(server)
 
 
 def _is_uuid4(text: Any) -> bool:

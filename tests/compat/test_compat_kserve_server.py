@@ -46,7 +46,7 @@ import pytest
 from oipcodec import InferRequest, Tensor, rest
 from oipcodec.datatypes import DATATYPES
 from tests.support.arrays import assert_same as _same
-from tests.support.kserve_process import run_kserve
+from tests.support.kserve_process import assert_loopback_only, run_kserve
 from tests.support.peers import require_kserve, require_peer
 
 kserve = require_kserve()
@@ -109,28 +109,10 @@ def grpc_client(server: dict[str, str]) -> Iterator[Any]:
     client.close()
 
 
-def _listening(port: int) -> set[str]:
-    """The local addresses of the listening TCP sockets on ``port`` (Linux /proc/net)."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as file:
-            next(file)
-            for line in file:
-                local, state = line.split()[1], line.split()[3]
-                address, _, hex_port = local.partition(":")
-                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
-                    found.add(address)
-    return found
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc/net")
 def test_server_listens_on_loopback_only(server: dict[str, str]) -> None:
-    """KServe hardcodes 0.0.0.0 / [::]; the helper narrows both to 127.0.0.1 (IPv4 or the
-    IPv4-mapped IPv6 form gRPC uses)."""
-    loopback = {"0100007F", "0000000000000000FFFF00000100007F"}
-    for key in ("http", "grpc"):
-        addresses = _listening(int(server[key].rpartition(":")[2]))
-        assert addresses and addresses <= loopback, (key, addresses)
+    """KServe hardcodes 0.0.0.0 / [::]; the helper narrows both to 127.0.0.1."""
+    assert_loopback_only(server)
 
 
 # ----------------------------------------------------------------------------- payloads

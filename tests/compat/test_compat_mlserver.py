@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -36,6 +35,7 @@ from hypothesis.extra import numpy as hnp
 import oipcodec
 from oipcodec.compat import mlserver as compat
 from tests.support.arrays import assert_same as _same
+from tests.support.doc_recipes import DOCS, recipe
 from tests.support.peers import require_peer
 from tests.support.ports import free_ports
 
@@ -670,29 +670,15 @@ def test_end_to_end_unknown_model_keeps_mlserver_errors(
 
 # ----------------------------------------------------------------------------- the recipe
 
-COMPAT_PAGE = Path(__file__).resolve().parents[2] / "docs" / "compat.md"
-#: A file of the recipe: "`NAME`:" (then optionally a marker line) right before its fence.
-_RECIPE_FILE = re.compile(r"`([\w.-]+)`:\n\n(?:<!--[^\n]*-->\n)?```\w*\n(.*?)^```", re.M | re.S)
 
-
-def _recipe() -> tuple[dict[str, str], list[str]]:
-    """The MLServer recipe of docs/compat.md: its files (name -> text) and its shell lines."""
-    page = COMPAT_PAGE.read_text()
-    section = page[page.index("## MLServer\n") :]
-    section = section[: section.index("\n## ", 1)]
-    files = {name: text for name, text in _RECIPE_FILE.findall(section)}
-    (shell,) = re.findall(r"```bash\n(.*?)^```", section, re.M | re.S)
-    return files, [line.strip() for line in shell.splitlines() if line.strip()]
-
-
-@pytest.mark.skipif(not COMPAT_PAGE.is_file(), reason="docs/ is not next to tests/")
+@pytest.mark.skipif(not (DOCS / "compat.md").is_file(), reason="docs/ is not next to tests/")
 def test_the_documented_recipe_with_mlserver_defaults(tmp_path: Path) -> None:
     """The recipe of docs/compat.md as written: its three files in a fresh folder and
     ``mlserver start .`` run there, so MLServer's defaults apply (one parallel inference
     worker; before the uvloop pin every worker died at start and no model loaded). Only the
     ports move, to free ones, through MLServer's environment variables (the recipe's
     settings.json sets none). Called by the real tritonclient: REST JSON, REST binary, gRPC."""
-    files, shell = _recipe()
+    files, shell = recipe("compat.md", "MLServer")
     assert sorted(files) == ["model-settings.json", "runtime.py", "settings.json"]
     assert json.loads(files["settings.json"]) == {"host": "127.0.0.1"}
     assert shell[-1] == "mlserver start ."

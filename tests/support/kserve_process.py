@@ -36,8 +36,11 @@ def _port_open(address: str) -> bool:
         return False
 
 
-def run_kserve(script: Path, model: str, log_dir: Path) -> Iterator[dict[str, str]]:
-    """Run ``script`` with KServe's ``--http_port`` / ``--grpc_port`` (one worker) until
+def run_kserve(
+    script: Path, model: str, log_dir: Path, *, loopback: Path | None = None
+) -> Iterator[dict[str, str]]:
+    """Run ``script`` with KServe's ``--http_port`` / ``--grpc_port`` (one worker), through
+    the runner ``loopback`` (tests/support/kserve_loopback.py) when given, until
     ``model`` is ready on REST and the gRPC port is open, then yield ``{"http": host:port,
     "grpc": host:port, "log": path, "pid": pid}``; the process is terminated afterwards (killed
     if it does not stop in 20 s). A server that exits or is not up in 60 s fails the test with
@@ -46,7 +49,7 @@ def run_kserve(script: Path, model: str, log_dir: Path) -> Iterator[dict[str, st
     log_path = log_dir / "kserve.log"
     log = log_path.open("wb")
     command = [
-        sys.executable, str(script),
+        sys.executable, *([str(loopback)] if loopback else []), str(script),
         "--http_port", str(http_port), "--grpc_port", str(grpc_port), "--workers", "1",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -71,3 +74,26 @@ def run_kserve(script: Path, model: str, log_dir: Path) -> Iterator[dict[str, st
             process.kill()
             process.wait(timeout=10)
         log.close()
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses of the listening TCP sockets on ``port`` (Linux /proc/net)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as file:
+            next(file)
+            for line in file:
+                local, state = line.split()[1], line.split()[3]
+                address, _, hex_port = local.partition(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    found.add(address)
+    return found
+
+
+def assert_loopback_only(server: dict[str, str]) -> None:
+    """The server's REST and gRPC ports listen on 127.0.0.1 only (IPv4, or the IPv4-mapped
+    IPv6 form gRPC uses); Linux only (/proc/net)."""
+    loopback = {"0100007F", "0000000000000000FFFF00000100007F"}
+    for key in ("http", "grpc"):
+        addresses = _listening(int(server[key].rpartition(":")[2]))
+        assert addresses and addresses <= loopback, (key, addresses)
