@@ -22,7 +22,6 @@ import numpy as np
 import orjson
 import pytest
 
-from oipcodec import rest
 from tests.support.arrays import assert_same as _same
 from tests.support.doc_recipes import DOCS, recipe
 from tests.support.kserve_process import assert_loopback_only, run_kserve
@@ -123,23 +122,6 @@ def test_rest_tritonclient(server: dict[str, str], binary: bool) -> None:
         assert _is_uuid4(result.get_response()["id"])
     finally:
         client.close()
-
-
-def test_rest_binary_answer_is_binary(server: dict[str, str]) -> None:
-    """A binary request asking binary outputs gets the output's bytes after the JSON header."""
-    from oipcodec import InferRequest, Tensor
-
-    request = InferRequest([Tensor.from_array("INPUT0", X)], id="b1")
-    body, length = rest.encode_request(request, binary=True)
-    http_request = urllib.request.Request(
-        f"http://{server['http']}/v2/models/{MODEL}/infer", data=body, method="POST",
-        headers={"Content-Type": "application/octet-stream", rest.HEADER_LENGTH: str(length)},
-    )  # fmt: skip
-    with urllib.request.urlopen(http_request, timeout=30) as answer:
-        header_length = int(answer.headers[rest.HEADER_LENGTH])
-        data = answer.read()
-    assert orjson.loads(data[:header_length])["id"] == "b1"
-    assert data[header_length:] == (X * 2).tobytes()
 
 
 @pytest.mark.parametrize(

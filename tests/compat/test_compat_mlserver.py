@@ -14,12 +14,10 @@ MLServer an error instead of a skip).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +36,7 @@ from tests.support.arrays import assert_same as _same
 from tests.support.doc_recipes import DOCS, recipe
 from tests.support.peers import require_peer
 from tests.support.ports import free_ports
+from tests.support.processes import http_status, running
 
 mlserver = require_peer("mlserver")
 ml_codecs = require_peer("mlserver.codecs")
@@ -411,14 +410,6 @@ def _mlserver_command() -> list[str]:
     return [sys.executable, "-c", "from mlserver.cli.main import main; main()"]
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A real ``mlserver start`` with the models of tests/support/mlserver_models.py."""
@@ -467,36 +458,18 @@ def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[st
         }
 
 
-@contextlib.contextmanager
 def _running(
     command: list[str], cwd: Path, env: dict[str, str], http_port: int, models: list[str]
-) -> Iterator[subprocess.Popen[bytes]]:
-    """``command`` (an ``mlserver start``) run in ``cwd``, its output in ``cwd/mlserver.log``,
-    until every model of ``models`` is ready on ``http_port`` (at most STARTUP_SECONDS, else
-    the test fails with the end of the log); terminated on exit (killed after 20 s)."""
+) -> Any:
+    """``command`` (an ``mlserver start``) run in ``cwd`` (output in ``cwd/mlserver.log``)
+    until every model of ``models`` is ready on ``http_port``; stopped on exit."""
+    base = f"http://127.0.0.1:{http_port}"
+
+    def ready() -> bool:
+        return all(http_status(f"{base}/v2/models/{name}/ready") == 200 for name in models)
+
     log_path = cwd / "mlserver.log"
-    log = log_path.open("wb")
-    process = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        base = f"http://127.0.0.1:{http_port}"
-        while not all(_ready(f"{base}/v2/models/{name}/ready") for name in models):
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(
-                    f"mlserver did not start (exit code {process.poll()}):\n"
-                    + log_path.read_text(errors="replace")[-4000:]
-                )
-            time.sleep(0.2)
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+    return running(command, ready, log_path, startup_seconds=STARTUP_SECONDS, cwd=cwd, env=env)
 
 
 def _payloads() -> dict[str, np.ndarray]:

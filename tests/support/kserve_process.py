@@ -5,26 +5,14 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.support.ports import free_ports
+from tests.support.processes import http_status, running
 
 STARTUP_SECONDS = 60
-
-
-def _model_ready(http: str, model: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{http}/v2/models/{model}/ready", timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
 
 
 def _port_open(address: str) -> bool:
@@ -40,40 +28,24 @@ def run_kserve(
     script: Path, model: str, log_dir: Path, *, loopback: Path | None = None
 ) -> Iterator[dict[str, str]]:
     """Run ``script`` with KServe's ``--http_port`` / ``--grpc_port`` (one worker), through
-    the runner ``loopback`` (tests/support/kserve_loopback.py) when given, until
-    ``model`` is ready on REST and the gRPC port is open, then yield ``{"http": host:port,
-    "grpc": host:port, "log": path, "pid": pid}``; the process is terminated afterwards (killed
-    if it does not stop in 20 s). A server that exits or is not up in 60 s fails the test with
-    the end of its log."""
+    the runner ``loopback`` (tests/support/kserve_loopback.py) when given, until ``model`` is
+    ready on REST and the gRPC port is open (at most 60 s), then yield ``{"http": host:port,
+    "grpc": host:port, "log": path, "pid": pid}``; the process is stopped afterwards."""
     http_port, grpc_port = free_ports(2)
-    log_path = log_dir / "kserve.log"
-    log = log_path.open("wb")
     command = [
         sys.executable, *([str(loopback)] if loopback else []), str(script),
         "--http_port", str(http_port), "--grpc_port", str(grpc_port), "--workers", "1",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     addresses = {"http": f"127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}"}
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not (_model_ready(addresses["http"], model) and _port_open(addresses["grpc"])):
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(
-                    f"KServe did not start (exit code {process.poll()}):\n"
-                    + log_path.read_text(errors="replace")[-4000:]
-                )
-            time.sleep(0.2)
+
+    def ready() -> bool:
+        model_ready = http_status(f"http://{addresses['http']}/v2/models/{model}/ready") == 200
+        return model_ready and _port_open(addresses["grpc"])
+
+    log_path = log_dir / "kserve.log"
+    with running(command, ready, log_path, startup_seconds=STARTUP_SECONDS, env=env) as process:
         yield {**addresses, "log": str(log_path), "pid": str(process.pid)}
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 def _listening(port: int) -> set[str]:
