@@ -410,9 +410,14 @@ def _mlserver_command() -> list[str]:
     return [sys.executable, "-c", "from mlserver.cli.main import main; main()"]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A real ``mlserver start`` with the models of tests/support/mlserver_models.py."""
+@pytest.fixture(scope="module", params=[None, 0], ids=["workers-default", "workers-0"])
+def server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[dict[str, str]]:
+    """A real ``mlserver start`` with the models of tests/support/mlserver_models.py: with
+    MLServer's default parallel inference workers (the model in a worker process, requests
+    pickled to it), and with ``parallel_workers: 0`` (the model in the server process, handed
+    the transports' arrays themselves)."""
     models = {
         "oip": {
             "implementation": "mlserver_models.OIPIdentity",
@@ -420,7 +425,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         },
         "plain": {"implementation": "mlserver_models.PlainIdentity"},
     }
-    yield from _mlserver(tmp_path_factory.mktemp("mlserver"), models)
+    yield from _mlserver(tmp_path_factory.mktemp("mlserver"), models, request.param)
 
 
 @pytest.fixture(scope="module")
@@ -430,10 +435,12 @@ def stock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     yield from _mlserver(tmp_path_factory.mktemp("mlserver_stock"), models)
 
 
-def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[str, str]]:
-    """``mlserver start`` on free 127.0.0.1 ports (metrics off, everything else MLServer's
-    defaults: one parallel inference worker) with ``models`` (name -> model-settings), until
-    every model is ready; always terminated."""
+def _mlserver(
+    root: Path, models: dict[str, dict[str, Any]], parallel_workers: int | None = None
+) -> Iterator[dict[str, str]]:
+    """``mlserver start`` on free 127.0.0.1 ports (metrics off, ``parallel_workers`` when
+    given, everything else MLServer's defaults: one parallel inference worker) with ``models``
+    (name -> model-settings), until every model is ready; always terminated."""
     http_port, grpc_port = free_ports(2)
     settings_json = {
         "host": "127.0.0.1",
@@ -442,6 +449,8 @@ def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[st
         "metrics_endpoint": None,
         "load_models_at_startup": True,
     }
+    if parallel_workers is not None:
+        settings_json["parallel_workers"] = parallel_workers
     (root / "settings.json").write_text(json.dumps(settings_json))
     for name, model in models.items():
         (root / name).mkdir()
