@@ -70,9 +70,6 @@ MAX_LEVEL: int = _backend.max_level
 # Errors a malformed stream raises (ISA-L's is not a subclass of zlib.error).
 _ERRORS: tuple[type[BaseException], ...] = tuple({zlib.error, _lib.error})
 
-# Inflated bytes asked for per call: bounds the memory held beyond the cap.
-_CHUNK = 1 << 20
-
 
 def _wbits(encoding: str, error: type[Exception], stream: memoryview | None = None) -> int:
     """The window bits for ``encoding``: gzip, or zlib-wrapped deflate; when inflating (a
@@ -108,8 +105,10 @@ def decompress(
     pending: Any = view
     try:
         while not inflater.eof:
-            # At most one byte past the cap per call: enough to know the cap was passed.
-            chunk = inflater.decompress(pending, min(_CHUNK, max_size - size + 1))
+            # At most one byte past the cap: enough to know the cap was passed. The libraries
+            # grow their output as it fills, so a large cap costs nothing up front, and a
+            # well-formed body comes out in one call (no chunks to join).
+            chunk = inflater.decompress(pending, max_size - size + 1)
             pending = inflater.unconsumed_tail
             if not chunk and not pending:
                 break  # input used up and nothing more comes out: the stream is truncated
@@ -128,7 +127,7 @@ def decompress(
         raise DecodeError(
             f"{len(inflater.unused_data)} bytes follow the end of the {encoding} stream"
         )
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def compress(data: Any, encoding: str, level: int | None = None) -> bytes:
