@@ -21,6 +21,7 @@ requests the two cores carry. Rows, in one run:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import socket
 import subprocess
@@ -150,35 +151,23 @@ def main() -> None:
     rows: list[tuple[str, tuple[float, float, float]]] = []
 
     http_port, grpc_port = free_port(), free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "oipcodec",
-            "serve",
-            "--http-port",
-            str(http_port),
-            "--grpc-port",
-            str(grpc_port),
-            "--log-level",
-            "warning",
-        ]  # fmt: skip
+    command = (
+        f"-m oipcodec serve --http-port {http_port} --grpc-port {grpc_port} --log-level warning"
     )
+    server = subprocess.Popen([sys.executable, *command.split()])
     try:
         url = f"http://127.0.0.1:{http_port}"
         wait_ready(lambda: urllib.request.urlopen(f"{url}/v2/health/ready", timeout=1), server)
         with HttpClient(url, pool_size=args.threads) as http:
-            rows.append((
-                "oipcodec REST binary",
-                load(lambda: http.infer_request(request), server.pid, args.threads, args.requests),
-            ))  # fmt: skip
+            cost = load(
+                lambda: http.infer_request(request), server.pid, args.threads, args.requests
+            )
+            rows.append(("oipcodec REST binary", cost))
         with GrpcClient(f"127.0.0.1:{grpc_port}") as client:
             for raw in (True, False):
-                rows.append((
-                    f"oipcodec gRPC {'raw' if raw else 'typed'}",
-                    load(lambda raw=raw: client.infer_request(request, raw=raw), server.pid,
-                         args.threads, args.requests),
-                ))  # fmt: skip
+                call = functools.partial(client.infer_request, request, raw=raw)
+                cost = load(call, server.pid, args.threads, args.requests)
+                rows.append((f"oipcodec gRPC {'raw' if raw else 'typed'}", cost))
         try:
             import tritonclient.grpc as tg
         except ImportError:
@@ -187,11 +176,10 @@ def main() -> None:
             triton = tg.InferenceServerClient(f"127.0.0.1:{grpc_port}")
             item = tg.InferInput("INPUT0", [1, 16], "FP32")
             item.set_data_from_numpy(tensor.data)
-            rows.append((
-                "tritonclient gRPC",
-                load(lambda: triton.infer(MODEL, [item]), server.pid, args.threads,
-                     args.requests),
-            ))  # fmt: skip
+            cost = load(
+                lambda: triton.infer(MODEL, [item]), server.pid, args.threads, args.requests
+            )
+            rows.append(("tritonclient gRPC", cost))
             triton.close()
     finally:
         server.terminate()
@@ -208,11 +196,9 @@ def main() -> None:
             echo.stdout.readline()  # "ready"
             channel = grpc.insecure_channel(f"127.0.0.1:{port}")
             stub = channel.unary_unary(METHOD)
-            rows.append((
-                f"grpcio floor, {kind} server",
-                load(lambda stub=stub: stub(data, timeout=60), echo.pid, args.threads,
-                     args.requests),
-            ))  # fmt: skip
+            call = functools.partial(stub, data, timeout=60)
+            cost = load(call, echo.pid, args.threads, args.requests)
+            rows.append((f"grpcio floor, {kind} server", cost))
             channel.close()
         finally:
             echo.terminate()

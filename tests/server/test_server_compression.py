@@ -23,20 +23,14 @@ from oipcodec.testing import RunningServer, background
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 httpclient = pytest.importorskip("tritonclient.http")
 
-TIMEOUT = 30.0
+TIMEOUT = 30.0  # seconds of the plain HTTP request
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
+    """The demo models (``identity`` echoes its inputs); ``http`` (conftest) is tritonclient's."""
     with background(log_level="warning") as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def http(server: RunningServer) -> Iterator[Any]:
-    client = httpclient.InferenceServerClient(server.http_address, network_timeout=TIMEOUT)
-    yield client
-    client.close()
 
 
 def _tensors() -> dict[str, np.ndarray]:
