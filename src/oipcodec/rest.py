@@ -13,11 +13,12 @@ Encoding writes ``data`` with :func:`oipcodec.array_to_json` and joins the body 
 
 Compressed bodies (``Content-Encoding: gzip`` or ``deflate``) are inflated with a cap on the
 inflated size that is checked while inflating; the header length counts the inflated JSON.
+:func:`compress` and :func:`decompress` are :mod:`oipcodec.compression`'s (the fastest deflate
+library installed).
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ import orjson
 from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._shared.buffers import byte_view
+from oipcodec.compression import compress, decompress
 from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
@@ -644,71 +646,3 @@ def _checked_parameters(parameters: Parameters, where: str) -> dict[str, Any]:
 def error_body(error: BaseException | str) -> bytes:
     """The OIP error body ``{"error": "<message>"}`` for an exception or a message."""
     return orjson.dumps({"error": str(error)})
-
-
-# ----------------------------------------------------------------------------- compression
-
-_CHUNK = 1 << 20
-
-
-def decompress(
-    data: Any, encoding: str, max_size: int = DEFAULT_LIMITS.max_decompressed_bytes
-) -> bytes:
-    """Inflate a ``gzip`` or ``deflate`` body, refusing to grow past ``max_size`` bytes.
-
-    The cap is checked while inflating, so a small "zip bomb" costs at most ``max_size`` bytes
-    of memory before :class:`LimitError`. ``deflate`` accepts both the zlib wrapper (what the
-    HTTP spec says) and bare deflate (what some clients send). Truncated streams and bytes after
-    the end of the stream are :class:`DecodeError`.
-    """
-    view = byte_view(data, "body")
-    encoding = encoding.strip().lower()
-    if encoding == "gzip":
-        wbits = 16 + zlib.MAX_WBITS
-    elif encoding == "deflate":
-        zlib_header = (
-            len(view) >= 2 and (view[0] & 0x0F) == 8 and (view[0] * 256 + view[1]) % 31 == 0
-        )
-        wbits = zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS
-    else:
-        raise DecodeError(f"unsupported Content-Encoding {encoding!r}; expected gzip or deflate")
-    inflater = zlib.decompressobj(wbits)
-    chunks: list[bytes] = []
-    size = 0
-    pending: Any = view
-    try:
-        while not inflater.eof:
-            # At most one byte past the cap per call: enough to know the cap was passed.
-            chunk = inflater.decompress(pending, min(_CHUNK, max_size - size + 1))
-            pending = inflater.unconsumed_tail
-            if not chunk and not pending:
-                break  # input used up and nothing more comes out: the stream is truncated
-            size += len(chunk)
-            if size > max_size:
-                # The traceback keeps this frame: not the inflated bytes with it.
-                chunks.clear()
-                del chunk
-                raise LimitError(f"the {encoding} body inflates past the limit of {max_size} bytes")
-            chunks.append(chunk)
-    except zlib.error as exc:
-        raise DecodeError(f"invalid {encoding} body: {exc}") from None
-    if not inflater.eof:
-        raise DecodeError(f"the {encoding} body is truncated")
-    if inflater.unused_data:
-        raise DecodeError(
-            f"{len(inflater.unused_data)} bytes follow the end of the {encoding} stream"
-        )
-    return b"".join(chunks)
-
-
-def compress(data: Any, encoding: str, level: int = 6) -> bytes:
-    """Compress a body for ``Content-Encoding: gzip`` or ``deflate`` (zlib-wrapped, per HTTP)."""
-    encoding = encoding.strip().lower()
-    if encoding == "gzip":
-        wbits = 16 + zlib.MAX_WBITS
-    elif encoding == "deflate":
-        wbits = zlib.MAX_WBITS
-    else:
-        raise EncodeError(f"unsupported Content-Encoding {encoding!r}; expected gzip or deflate")
-    deflater = zlib.compressobj(level, zlib.DEFLATED, wbits)
-    return deflater.compress(byte_view(data, "body")) + deflater.flush()

@@ -297,8 +297,15 @@ Segment = bytes | tuple[int, Any]
 PayloadSize = Callable[[int, Any], int]
 
 
+# One-byte varints (0..127), looked up rather than built: tags, lengths and dims of small
+# messages are nearly all below 128.
+_SMALL_VARINTS = tuple(bytes((value,)) for value in range(0x80))
+
+
 def varint_bytes(value: int) -> bytes:
     """``value`` (0 <= value < 2**64) as a protobuf varint."""
+    if 0 <= value < 0x80:
+        return _SMALL_VARINTS[value]
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -316,7 +323,7 @@ def _tag(field: int, wire_type: int) -> bytes:
 
 
 def _len_field(field: int, payload: bytes) -> bytes:
-    return _tag(field, LEN) + varint_bytes(len(payload)) + payload
+    return b"".join((varint_bytes(field << 3 | LEN), varint_bytes(len(payload)), payload))
 
 
 def _utf8(value: object, what: str) -> bytes:
@@ -362,10 +369,9 @@ def encode_parameters(field: int, parameters: Mapping[str, object] | None) -> by
 
 
 def _shape(shape: Iterable[int]) -> bytes:
-    dims = [operator.index(d) for d in shape]
-    if not dims:
+    body = b"".join([varint_bytes(operator.index(d) & UINT64_MAX) for d in shape])
+    if not body:
         return b""
-    body = b"".join(varint_bytes(d & UINT64_MAX) for d in dims)
     return _len_field(3, body)
 
 

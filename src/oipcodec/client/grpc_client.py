@@ -87,10 +87,10 @@ def _channel_options(
 
 
 def _compression(name: str | None) -> Any:
+    if name is None:  # every uncompressed call: no import statement on that path
+        return None
     import grpc
 
-    if name is None:
-        return None
     table = {"gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}
     try:
         return table[name.strip().lower()]
