@@ -412,7 +412,7 @@ def test_bad_model_output_is_500(server: RunningServer) -> None:
     body = infer_body([{"name": "A", "shape": [1], "datatype": "INT8", "data": [1]}])
     answer = request(server, "POST", "/v2/models/bad_output/infer", body)
     assert answer.status == 500
-    assert "cannot carry datatype INT32" in answer.error
+    assert "does not fit datatype INT32 exactly: element 0 is 0.5" in answer.error
 
 
 def test_broken_load_is_unavailable(server: RunningServer) -> None:

@@ -37,7 +37,7 @@ from oipcodec.server.model import Model
 from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
-from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
+from oipcodec.types import InferRequest, InferResponse, RequestedOutput
 
 __all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
 
@@ -360,28 +360,20 @@ class ModelRegistry:
             error = from_exception(exc)
             if error.http_status >= 500:
                 log.exception("model %r failed", name)
-                error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}")
+                hint = ""
+                if "read-only" in str(exc) and not model.writable_inputs:
+                    hint = (
+                        " (its inputs are read-only views of the request: set "
+                        "writable_inputs = True on the model to get writable copies)"
+                    )
+                error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}{hint}")
             error.executed = True
             raise error from None
         if not hasattr(produced, "items"):
             raise from_exception(
                 TypeError(f"model '{name}' predict returned {type(produced).__name__}, not a dict")
             )
-        outputs: list[Tensor] = []
-        if requested is None:
-            for output, value in produced.items():
-                outputs.append(model.output_tensor(output, value))
-        else:
-            for output in requested:
-                if output not in produced:
-                    kind: type[RequestError] = (
-                        InvalidArgumentError if declared is None else InternalError
-                    )
-                    raise kind(
-                        f"unexpected inference output '{output}' for model '{name}'; "
-                        f"it produced {sorted(produced)}"
-                    )
-                outputs.append(model.output_tensor(output, produced[output]))
+        outputs = model.output_tensors(produced, requested, request.inputs)
         if classes:
             batched = model.max_batch_size > 0
             outputs = [
