@@ -415,8 +415,9 @@ def test_serve_command_demo_models_and_port_in_use() -> None:
         assert index["name"] == "simple"
         with _serve("--http-port", str(port), "--grpc-port", "-1") as second:
             output, _ = second.communicate(timeout=60)
-        assert second.returncode == 1
-        assert "cannot start the server" in output and "Traceback" not in output
+        assert second.returncode == 2
+        assert f"cannot listen for HTTP on 127.0.0.1:{port}" in output
+        assert "Traceback" not in output
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=60)
     assert process.returncode == 0, output

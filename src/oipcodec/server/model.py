@@ -35,7 +35,14 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import EncodeError, InternalError, InvalidArgumentError, OIPError, RequestError
+from oipcodec.errors import (
+    DatatypeError,
+    EncodeError,
+    InternalError,
+    InvalidArgumentError,
+    OIPError,
+    RequestError,
+)
 from oipcodec.types import Parameters, Tensor
 
 __all__ = ["Model", "TensorSpec"]
@@ -61,7 +68,10 @@ class TensorSpec:
     def __init__(
         self, name: str, datatype: str, shape: Sequence[int], optional: bool = False
     ) -> None:
-        datatypes.get(datatype)  # an unknown datatype is a programming error: fail at once
+        try:  # an unknown datatype is a programming error: fail at once
+            datatypes.get(datatype)
+        except DatatypeError as exc:
+            raise exc.for_tensor(name) from None
         dims = tuple(int(d) for d in shape)
         if any(d < -1 for d in dims):
             raise ValueError(f"tensor {name!r}: shape dimensions are >= 0, or -1 for any size")
