@@ -26,9 +26,10 @@ httpclient = pytest.importorskip("tritonclient.http")
 grpcclient = pytest.importorskip("tritonclient.grpc")
 
 #: The console script of this interpreter's environment (what `pip install` made).
-SCRIPT = shutil.which("oipcodec", path=str(Path(sys.executable).parent))
-if SCRIPT is None:  # pragma: no cover - a source checkout without the package installed
+_FOUND = shutil.which("oipcodec", path=str(Path(sys.executable).parent))
+if _FOUND is None:  # pragma: no cover - a source checkout without the package installed
     pytest.skip("the oipcodec console script is not installed", allow_module_level=True)
+SCRIPT: str = _FOUND or ""
 
 MODELS_PY = """\
 import numpy as np
@@ -176,8 +177,7 @@ BROKEN_MODULES = {
     "empty MODELS": ("MODELS = []\n", "oipcodec serve: my.models.MODELS holds no models"),
     "classes": (
         MODELS_PY.replace("MODELS = [AddOne()]", "MODELS = [AddOne]"),
-        "oipcodec serve: my.models.MODELS holds the class AddOne, not an instance: write "
-        "AddOne()",
+        "oipcodec serve: my.models.MODELS holds the class AddOne, not an instance: write AddOne()",
     ),
     "not models": (
         "MODELS = ['add_one']\n",

@@ -227,7 +227,7 @@ def test_fit_datatype_converts_what_fits(value: Any, datatype: str, expected: An
     ],
 )  # fmt: skip
 def test_fit_datatype_refuses_what_does_not_fit(value: Any, datatype: str, message: str) -> None:
-    with pytest.raises(EncodeError, match="^") as caught:
+    with pytest.raises(EncodeError) as caught:
         fit_datatype(value, datatype)
     assert message in str(caught.value)
 

@@ -156,8 +156,8 @@ def _where(exc: BaseException) -> str:
         if not f.filename.startswith("<")
         and not any(os.path.abspath(f.filename).startswith(root + os.sep) for root in installed)
     ]
-    frame = (theirs or frames or [None])[-1]
-    if frame is not None:
+    if theirs or frames:
+        frame = (theirs or frames)[-1]
         text += f" ({frame.filename}, line {frame.lineno})"
     return text
 
