@@ -315,7 +315,7 @@ def test_thread_mode_and_grpc_with_oipcodec_protos() -> None:
                 infer(b"\xff\xff\xff", timeout=30)
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             with pytest.raises(grpc.RpcError) as caught:
-                infer(pb.encode_request(InferRequest([x])), timeout=30)
+                infer(pb2.ModelInferRequest().SerializeToString(), timeout=30)  # no model
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             with pytest.raises(grpc.RpcError) as caught:
                 infer(pb.encode_request(InferRequest([x], model_name="broken_load")), timeout=30)

@@ -118,13 +118,28 @@ class ModelRegistry:
         """Every model, loaded or not."""
         return [e.model for versions in self._models.values() for e in versions.values()]
 
+    def names(self) -> list[str]:
+        """The name of every model, loaded or not, once, in the order they were added (KServe's
+        ``GET /v2/models``)."""
+        return list(self._models)
+
     # ------------------------------------------------------------------ lookups
 
     def _versions(self, name: str) -> dict[str, _Entry]:
         versions = self._models.get(name)
         if versions is None:
-            raise NotFoundError(f"Request for unknown model: '{name}' is not found")
+            raise NotFoundError(f"Request for unknown model: '{name}' is not found{self._served()}")
         return versions
+
+    def _served(self, shown: int = 5) -> str:
+        """The first ``shown`` model names (sorted), to tell a client what it may ask for."""
+        names = sorted(self._models)
+        if not names:
+            return "; this server serves no models"
+        listed = ", ".join(f"'{name}'" for name in names[:shown])
+        if len(names) <= shown:
+            return f"; this server serves {listed}"
+        return f"; this server serves {listed}, ... ({len(names)} models)"
 
     def _entry(self, name: str, version: str | None) -> _Entry:
         versions = self._versions(name)
