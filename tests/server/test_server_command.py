@@ -6,30 +6,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import oipcodec
+from tests.support.console import SCRIPT as FOUND
+from tests.support.console import script_env, wait_ready
 from tests.support.ports import free_ports
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 httpclient = pytest.importorskip("tritonclient.http")
 grpcclient = pytest.importorskip("tritonclient.grpc")
 
-#: The console script of this interpreter's environment (what `pip install` made).
-_FOUND = shutil.which("oipcodec", path=str(Path(sys.executable).parent))
-if _FOUND is None:  # pragma: no cover - a source checkout without the package installed
+if FOUND is None:  # pragma: no cover - a source checkout without the package installed
     pytest.skip("the oipcodec console script is not installed", allow_module_level=True)
-SCRIPT: str = _FOUND or ""
+SCRIPT: str = FOUND or ""
 
 MODELS_PY = """\
 import numpy as np
@@ -49,14 +45,6 @@ class AddOne(Model):
 
 MODELS = [AddOne()]
 """
-
-
-def script_env() -> dict[str, str]:
-    """The environment of the console script: this one, with PYTHONPATH naming only where the
-    oipcodec under test lives (its source tree in a checkout), never the model's folder."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(oipcodec.__file__).resolve().parents[1])
-    return env
 
 
 def make_package(folder: Path, models: str = MODELS_PY) -> None:
@@ -92,22 +80,6 @@ def serving(folder: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], i
             except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
                 process.kill()
                 process.wait(30)
-
-
-def wait_ready(process: subprocess.Popen[str], http_port: int, timeout: float = 60) -> None:
-    client = httpclient.InferenceServerClient(f"127.0.0.1:{http_port}")
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise AssertionError(process.communicate()[0])
-            with contextlib.suppress(Exception):
-                if client.is_server_ready():
-                    return
-            time.sleep(0.1)
-    finally:
-        client.close()
-    raise AssertionError("oipcodec serve did not become ready")
 
 
 def call_add_one(http_port: int, grpc_port: int) -> None:
