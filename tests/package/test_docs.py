@@ -245,8 +245,9 @@ RUN_BY = {
     "oipcodec bench": "test_bench_command",
     "oipcodec bench --quick": "test_bench_command",
     "oipcodec serve --model-module my.models --workers 2": (
-        "tests/server/test_server_model.py (--model-module, --workers 2)"
+        "tests/server/test_server_command.py::test_a_module_in_the_working_directory_is_served"
     ),
+    "oipcodec bench --model": "tests/server/test_server_walkthrough.py (with --url, --quick)",
     "mkdocs build --strict": "ci",
 }
 

@@ -14,6 +14,12 @@ appears only in metadata, a request's shapes are non-negative), so
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * float(parameters.get("factor", 2.0))}
 
+What ``predict`` returns is checked the same way against the declared outputs (names,
+datatypes, shapes, and with ``max_batch_size`` one row per request row), a value that is not
+an array of the declared datatype converted when every value fits exactly
+(:func:`fit_datatype`); a model that breaks its declaration is answered as an internal error
+(500, gRPC INTERNAL) naming the model and the output. ``outputs = None`` answers anything.
+
 A model whose inputs and outputs all start with a ``-1`` (batch) dimension may declare
 ``max_batch_size``: requests with more rows are refused, and its configuration (``GET
 /v2/models/<name>/config``, Triton's form) lists dims without that dimension, as Triton's do.
@@ -45,7 +51,7 @@ from oipcodec.errors import (
 )
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["Model", "TensorSpec"]
+__all__ = ["Model", "TensorSpec", "fit_datatype"]
 
 Arrays = dict[str, np.ndarray[Any, Any]]
 
@@ -57,7 +63,8 @@ _UNSET: Any = object()
 class TensorSpec:
     """The metadata of one input or output: name, OIP datatype, shape (``-1`` = any size).
 
-    An ``optional`` input may be left out of a request.
+    An ``optional`` input may be left out of a request; an ``optional`` output, out of the
+    model's answer.
     """
 
     name: str
@@ -102,6 +109,8 @@ class Model:
       returns, each output's datatype taken from its array.
     - ``max_batch_size`` and ``labels`` (class labels by output name), which the
       classification extension uses (see docs/classification.md).
+    - ``run_in_thread`` and ``writable_inputs``: how ``predict`` is called (in a worker
+      thread; with writable copies of the inputs that arrive as read-only views).
 
     Subclasses implement :meth:`predict`, and optionally :meth:`load` / :meth:`unload` (called
     when the server starts and stops, and by the repository load/unload endpoints; either may
@@ -240,11 +249,14 @@ class Model:
         self, inputs: Arrays, parameters: Parameters
     ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any]]:
         """Compute the outputs: a mapping from output name to a numpy array (or anything
-        ``numpy.asarray`` takes, or a :class:`~oipcodec.Tensor`).
+        ``numpy.asarray`` takes, or a :class:`~oipcodec.Tensor`), checked against the declared
+        outputs, and converted to an output's declared datatype when every value fits exactly
+        (:meth:`output_tensor`, :func:`fit_datatype`).
 
         ``inputs`` maps each input name to an array of the request's shape and datatype
         (BYTES: object array of ``bytes``; BF16: ``ml_dtypes.bfloat16``). Arrays decoded from
-        binary data are read-only views of the request body: copy one before writing to it.
+        binary data are read-only views of the request body: copy one before writing to it,
+        or set :attr:`writable_inputs` for writable copies.
         ``parameters`` are the request's parameters, without the transport ones
         (``binary_data_output``...).
         """
