@@ -179,7 +179,9 @@ def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
     return ModelRegistry(listed, shared_memory=regions)
 
 
-def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
+def _bound(host: str, port: int, reuse_port: bool) -> socket.socket:
+    """A non-blocking TCP socket bound to ``host:port``, not yet listening: the port is
+    taken, and a client connecting is refused at once."""
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
@@ -189,7 +191,6 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
         if reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
-        sock.listen(2048)
         sock.setblocking(False)
     except OSError:
         sock.close()
@@ -197,10 +198,14 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
     return sock
 
 
+#: The listen backlog of the REST and metrics sockets.
+_BACKLOG = 2048
+
+
 def _bind(host: str, port: int, reuse_port: bool, kind: str) -> socket.socket:
-    """:func:`_listen`, its error naming the port and what it was for."""
+    """:func:`_bound`, its error naming the port and what it was for."""
     try:
-        return _listen(host, port, reuse_port)
+        return _bound(host, port, reuse_port)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         address = _grpc_address(host, port)
@@ -329,7 +334,8 @@ class Server:
             raise
 
     async def _start(self) -> None:
-        # The ports first: a port in use is reported before any model loads.
+        # The ports are taken first, so a port in use is reported before any model loads;
+        # they listen once the models are loaded (until then a client is refused at once).
         if self.http_port is not None:
             self._socket = _bind(self.host, self.http_port, self.reuse_port, "HTTP")
             self.http_port = self._socket.getsockname()[1]
@@ -354,6 +360,9 @@ class Server:
                 raise OSError(f"cannot listen for gRPC on {address} (is the port in use?)")
             self.grpc_port = port
         await self.registry.load_all()
+        for sock in (self._socket, self._metrics_socket):
+            if sock is not None:
+                sock.listen(_BACKLOG)
         if self._socket is not None:
             self._http, self._http_task = await self._uvicorn(self.app, self._socket)
         if self._metrics_socket is not None and self.registry.statistics is not None:
