@@ -218,8 +218,9 @@ Options: `--payload NAME` (repeatable), your own payload with `--shape` and `--d
 `--path`, `--implementation` (native, pure, tritonclient, kserve, mlserver; default: all
 installed), `--no-peers`, `--concurrency`, `--duration S`, `--timeout`, `--output-dir` (default
 `./oipcodec-bench`), `--no-chart`. With `--url` / `--grpc-target` the harness measures that
-server instead of starting one (`--model` names a model that echoes its input); only the client
-side then changes between implementations.
+server instead of starting one; only the client side then changes between implementations.
+`--model` names the model to call (see below); `results.json` lists under `implementations`
+only the implementations that ran (`skipped` names the others).
 
 Output: a progress line on stderr, the table on stdout, and in the output directory
 `results.json` (every figure per concurrency level, the machine, the options, the peers'
@@ -227,10 +228,68 @@ versions; a peer's row carries `codec_only` or `unsupported` with the reason) an
 `throughput.png` (drawn with matplotlib, from the `bench` extra; without it the run writes the
 rest and says so).
 
+## Your own model: `--model`
+
+`--model NAME` against a model that declares its inputs measures that model, as Triton's
+perf_analyzer does. The harness reads the model's metadata (`GET /v2/models/NAME`, or gRPC
+ModelMetadata when only `--grpc-target` is given) and, over REST, its configuration
+(`GET /v2/models/NAME/config`, for `max_batch_size`), and sends one request generated from it:
+every declared input, with deterministic pseudo-random values of its datatype and shape
+(BYTES: strings of 8 to 64 letters). The payloads (`--payload`, `--datatype`, a `--shape`
+without a name) are not used then; they are for the identity model, or any model that declares
+no inputs and echoes what it is sent (the default, `identity`, is one).
+
+```bash
+oipcodec serve --model-module my_models &   # "score": IDS INT32 [-1, 4], WEIGHTS FP32 [4]
+oipcodec bench --url http://127.0.0.1:8000 --grpc-target 127.0.0.1:8001 \\
+    --model score --shape IDS:8,4
+oipcodec bench --model simple --quick       # a demo model of the embedded server
+oipcodec bench --model-module my_models --model score --shape IDS:8,4 --quick
+```
+
+The last form serves `my_models`'s `MODELS` in the embedded server (instead of the demo
+models; the module is found from the working directory, as `oipcodec serve --model-module`
+finds it), so `native` and `pure` measure oipcodec's server with your model too. With
+`--url` / `--grpc-target` the server given serves the models, and `--model-module` is refused.
+
+- A `-1` dimension needs `--shape NAME:d1,d2,...` (repeatable, one per input;
+  perf_analyzer's form). Without it the run stops at once with one line naming the input and
+  the option to give, e.g. `input 'IDS' has a variable dimension ([-1, 4]): give its size with
+  --shape IDS:16,4`; no size is guessed, as perf_analyzer does not guess one.
+- A batching model (`max_batch_size > 0` in its configuration) has the batch dimension first:
+  it is `--batch-size N` (default 1, perf_analyzer's `-b`), and `--shape` gives the dimensions
+  after it (the whole shape is taken too). Over gRPC alone the configuration is not read, so
+  give whole shapes there.
+- `--input-data FILE` sends real values instead: a JSON file in perf_analyzer's form,
+  `{{"data": [{{"IDS": [[1, 2, 3, 4]], "WEIGHTS": {{"content": [0.5, 1, 2, 4], "shape": [4]}}}}]}}`.
+  Each entry of `data` is one request, and the entries are sent round robin. An input's value
+  is a list (flat or nested; its shape from `--shape` or the declared shape, and a single `-1`
+  follows from the number of values), an object `{{"content": [...], "shape": [...]}}`, or
+  `{{"b64": "..."}}` (the raw little-endian bytes; not for BYTES). BYTES values are strings.
+  Every request gives every input; integers must fit the datatype exactly. Not supported:
+  perf_analyzer's sequences (a list of lists of requests), its directory of binary files,
+  `validation_data`, and `--input-data random` / `zero` (random is the default here).
+- Every answer is checked: an error status fails the request, and each declared output must
+  be there, with its declared datatype and a shape its declared one accepts (`-1` matches any
+  size). A row whose first request fails shows `error:` and the first error's message in the
+  table; a window where later requests fail shows, under the row, how many failed and the
+  first one's message. The identity model's rows also check, once per row, that the answer
+  holds the values sent.
+- Every path carries the generated request: REST JSON flat and nested, REST binary (and
+  gzip), gRPC raw and typed, shared memory (a region per input, and per output sized by the
+  answer to a first request; a server without the system shared-memory extension gets `not
+  supported` there), oipcodec's clients and tritonclient. The `kserve` and `mlserver` codec
+  rows time their servers' codecs on the identity model's payloads only, so with a model's
+  request they are skipped (`skipped` in `results.json` says why).
+- `results.json` holds the model's metadata (`model_metadata`) and the generated tensors
+  (`payloads`, with `inputs` and `outputs`); MB/s counts the request's tensors and the
+  answer's.
+
 How it measures: one subprocess per implementation (its environment selects the kernels), which
 starts its own server subprocess; load is closed-loop threads sharing one oipcodec client
-(tritonclient: one client per thread); each answer is checked once against the payload, so a
-server that answers wrong shows as an error, not as a fast path. Every window is bounded in
+(tritonclient: one client per thread); each answer is checked against the model's declared
+outputs, and once per row against the payload sent to an echo model, so a server that answers
+wrong shows as an error, not as a fast path. Every window is bounded in
 time and in count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C
 and on error.
 

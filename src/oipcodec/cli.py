@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oipcodec import __version__, kernels
 
@@ -43,6 +43,7 @@ def _serve(args: argparse.Namespace) -> int:
             grpc_port=port(args.grpc_port),
             workers=args.workers,
             model_module=args.model_module,
+            **_repository_settings(args),
             limits=Limits(max_body_bytes=size, max_decompressed_bytes=size),
             access_log=args.access_log,
             log_level=args.log_level,
@@ -89,6 +90,55 @@ def _serve_checked(config: ServerConfig) -> int:
     return serve(models, config=config)
 
 
+def _repository_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The model repository's settings of ``oipcodec serve`` (docs/model-repository.md)."""
+    if args.model_repository is None:
+        if args.model_control != "none" or args.load_model:
+            raise ValueError("--model-control and --load-model need --model-repository")
+        return {}
+    if args.model_module is not None:
+        raise ValueError(
+            "--model-module and --model-repository cannot be used together: put the "
+            "module's models into folders of the repository"
+        )
+    if args.load_model and args.model_control != "explicit":
+        raise ValueError(
+            "--load-model needs --model-control explicit (with none, every model of the "
+            "repository is loaded at start)"
+        )
+    return {
+        "model_repository": os.path.abspath(args.model_repository),
+        "model_control": args.model_control,
+        "load_models": tuple(args.load_model or ()),
+    }
+
+
+def _add_repository_flags(serve: argparse.ArgumentParser) -> None:
+    """``--model-repository``, ``--model-control`` and ``--load-model`` of ``oipcodec serve``."""
+    flag = serve.add_argument
+    flag(
+        "--model-repository",
+        metavar="DIR",
+        help="serve the models of a model repository: each folder of DIR is a model "
+        "(DIR/NAME/[VERSION/]model.py, optional DIR/NAME/config.json or config.pbtxt); "
+        "not with --model-module",
+    )
+    flag(
+        "--model-control",
+        choices=["none", "explicit"],  # server.repository.MODEL_CONTROL_MODES (tested)
+        default="none",
+        help="Triton's model control: none loads every model at start and refuses "
+        "load/unload requests; explicit loads the --load-model ones and takes load/unload "
+        "requests (default: %(default)s)",
+    )
+    flag(
+        "--load-model",
+        action="append",
+        metavar="NAME",
+        help="with --model-control explicit: a model to load at start (repeatable; '*': all)",
+    )
+
+
 def _add_serve(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser(
         "serve",
@@ -102,6 +152,7 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     add("--http-port", type=int, default=8000, help="REST port, -1: no REST (default: 8000)")
     add("--grpc-port", type=int, default=8001, help="gRPC port, -1: no gRPC (default: 8001)")
     add("--model-module", metavar="MODULE", help="import MODULE and serve its MODELS")
+    _add_repository_flags(serve)
     add("--workers", type=int, default=1, help="processes sharing the ports (SO_REUSEPORT)")
     add(
         "--max-body-bytes",
@@ -198,6 +249,8 @@ def _int_list(text: str) -> list[int]:
 def _bench(args: argparse.Namespace) -> int:
     try:
         from oipcodec.bench import PATHS, PAYLOADS, BenchOptions, custom_payload, run
+        from oipcodec.bench.runner import BenchError
+        from oipcodec.bench.workload import WorkloadError, parse_shape
     except ImportError as exc:
         print(f"oipcodec bench needs the client and server extras: "
               f"pip install 'oipcodec[server,client]' ({exc})", file=sys.stderr)  # fmt: skip
@@ -211,13 +264,27 @@ def _bench(args: argparse.Namespace) -> int:
             print(f"unknown payload {unknown}; choose from {', '.join(PAYLOADS)}", file=sys.stderr)
             return 2
         options.payloads = [PAYLOADS[p] for p in args.payload]
-    if args.shape is not None or args.datatype is not None:
-        try:
-            custom = custom_payload(args.shape or "1,16", args.datatype or "FP32")
-        except ValueError as exc:
-            print(f"oipcodec bench: {exc}", file=sys.stderr)
-            return 2
-        options.payloads = ([] if not args.payload else options.payloads) + [custom]
+    # --shape NAME:dims sizes a model's input (perf_analyzer's form); --shape dims (with
+    # --datatype) is a payload of your own for the identity model.
+    named = [s for s in args.shape or () if ":" in s]
+    plain = [s for s in args.shape or () if ":" not in s]
+    try:
+        options.shapes = {name: list(dims) for name, dims in map(parse_shape, named)}
+        if len(plain) > 1:
+            raise ValueError("--shape without a NAME: is your own payload's; give it once")
+        if plain or args.datatype is not None:
+            custom = custom_payload(plain[0] if plain else "1,16", args.datatype or "FP32")
+            options.payloads = ([] if not args.payload else options.payloads) + [custom]
+    except ValueError as exc:
+        print(f"oipcodec bench: {exc}", file=sys.stderr)
+        return 2
+    if args.model_module and (args.url or args.grpc_target):
+        print("oipcodec bench: --model-module is for the embedded server; the server at "
+              "--url/--grpc-target serves its own models", file=sys.stderr)  # fmt: skip
+        return 2
+    options.model_module = args.model_module
+    options.batch_size = args.batch_size
+    options.input_data = args.input_data
     if args.path:
         unknown = [p for p in args.path if p not in PATHS]
         if unknown:
@@ -245,6 +312,9 @@ def _bench(args: argparse.Namespace) -> int:
     options.chart = not args.no_chart
     try:
         run(options)
+    except (BenchError, WorkloadError) as exc:
+        print(f"oipcodec bench: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     return 0
@@ -271,7 +341,11 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="small payload set, short windows: under a minute on two cores")  # fmt: skip
     add("--payload", action="append", choices=list(PAYLOADS), metavar="NAME",
         help=f"a payload to measure (repeatable): {', '.join(PAYLOADS)}")  # fmt: skip
-    add("--shape", help="your own payload's shape, e.g. 4,128 (with --datatype)")
+    add("--shape", action="append", metavar="[NAME:]DIMS",
+        help="NAME:d1,d2,... sets the shape of the --model's input NAME, for its -1 "
+        "dimensions (repeatable; perf_analyzer's form; for a batching model without the "
+        "batch dimension); without NAME: your own payload's shape for the identity model, "
+        "e.g. 4,128 (with --datatype)")  # fmt: skip
     add("--datatype", help="your own payload's OIP datatype, e.g. FP16 (with --shape)")
     add("--path", action="append", choices=list(PATHS), metavar="PATH",
         help=f"an encoding path to measure (repeatable): {', '.join(PATHS)}")  # fmt: skip
@@ -286,7 +360,19 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add("--url", help="measure this OIP REST server instead of starting one")
     add("--grpc-target", help="measure this OIP gRPC server (host:port) instead")
     add("--model", default="identity",
-        help="model to call; it must echo its input (default: identity)")  # fmt: skip
+        help="model to call (default: identity). A model that declares its inputs gets "
+        "requests generated from its metadata (random values of its datatypes and shapes; "
+        "--payload is not used), and each answer must hold its declared outputs; a model "
+        "that declares none must echo the payloads")  # fmt: skip
+    add("--model-module", metavar="MODULE",
+        help="the embedded server serves MODULE's MODELS instead of the demo models (as "
+        "oipcodec serve --model-module), so that --model can name one of them")  # fmt: skip
+    add("--batch-size", "-b", type=int, default=1, metavar="N",
+        help="a batching --model's batch dimension (default 1)")  # fmt: skip
+    add("--input-data", metavar="FILE",
+        help="the --model's input values from a JSON file in perf_analyzer's form: "
+        '{"data": [{"INPUT0": [...], "INPUT1": {"content": [...], "shape": [...]}}, ...]} '
+        "(each entry a request, sent round robin)")  # fmt: skip
     add("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
     add("--output-dir", default="oipcodec-bench",
         help="where results.json and throughput.png go (default: ./oipcodec-bench)")  # fmt: skip

@@ -20,6 +20,7 @@ from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, same_values, supported
 from oipcodec.bench.payloads import make_tensor
 from oipcodec.bench.runner import _chart, best_paths, render_table
+from oipcodec.bench.workload import echo_workload
 from tests.support.peers import require_kserve, require_peer
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -284,10 +285,10 @@ def test_a_peer_codec_that_answers_wrong_is_an_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(peers, "server_codec", fake)
     for path in ("rest-json", "grpc-raw"):
         with pytest.raises(ValueError, match="kserve's answer does not hold the values sent"):
-            codec_ops("kserve", PATHS[path], "identity", tensor)
+            codec_ops("kserve", PATHS[path], echo_workload(PAYLOADS["small"], "identity"))
     monkeypatch.setattr(peers, "server_codec", lambda *a: (lambda: [wrong.data], None))
     with pytest.raises(ValueError, match="mlserver's decode does not give the values sent"):
-        codec_ops("mlserver", PATHS["rest-json"], "identity", tensor)
+        codec_ops("mlserver", PATHS["rest-json"], echo_workload(PAYLOADS["small"], "identity"))
 
 
 def test_cli_refuses_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
@@ -529,7 +530,7 @@ def test_shared_memory_codec_ops_round_trip() -> None:
 
     tensor = make_tensor(PAYLOADS["image"])
     try:
-        ops = codec_ops("native", PATHS["shm"], "identity", tensor)
+        ops = codec_ops("native", PATHS["shm"], echo_workload(PAYLOADS["image"], "identity"))
         assert ops.client_encode is not None and ops.client_decode is not None
         assert ops.server_decode is not None and ops.server_encode is not None
         ops.client_encode()

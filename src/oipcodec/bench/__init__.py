@@ -13,10 +13,13 @@ against a server of theirs given by ``--url`` / ``--grpc-target``.
 Each implementation runs in its own subprocess with ``OIPCODEC_PURE`` set for it, and that
 process starts its own embedded server (a subprocess of it, on 127.0.0.1, free ports), so
 ``pure`` means pure kernels in the client *and* the server. With ``--url`` / ``--grpc-target``
-any OIP server serving an identity model is measured instead (only the client side then
-changes between implementations). Load runs in threads of one process, each with a blocking
-client (oipcodec's HttpClient/GrpcClient shared by the threads; tritonclient's per thread),
-closed loop: a thread sends its next request when the previous answer is decoded.
+any OIP server is measured instead (only the client side then changes between
+implementations). ``--model`` names the model: one that declares its inputs gets requests
+generated from its metadata (:mod:`oipcodec.bench.workload`, as perf_analyzer builds them),
+answers checked against its declared outputs; one that declares none must echo the payloads.
+Load runs in threads of one process, each with a blocking client (oipcodec's
+HttpClient/GrpcClient shared by the threads; tritonclient's per thread), closed loop: a thread
+sends its next request when the previous answer is decoded.
 
 The harness sits on top: it may import every other layer (codecs, server, client, compat), and
 nothing but the CLI imports it.

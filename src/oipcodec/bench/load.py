@@ -27,15 +27,17 @@ class LoadResult:
     errors: int = 0
     first_error: str | None = None
 
-    def summary(self, payload_bytes: int) -> dict[str, Any]:
-        """Requests/s, tensor MB/s (the payload both ways) and latency percentiles (ms)."""
+    def summary(self, payload_bytes: int, answer_bytes: int | None = None) -> dict[str, Any]:
+        """Requests/s, tensor MB/s (the request's tensor bytes and the answer's, by default
+        the same again: the identity model's echo) and latency percentiles (ms)."""
         rps = self.requests / self.seconds if self.seconds > 0 else 0.0
+        answer_bytes = payload_bytes if answer_bytes is None else answer_bytes
         out: dict[str, Any] = {
             "concurrency": self.concurrency,
             "requests": self.requests,
             "seconds": round(self.seconds, 4),
             "rps": rps,
-            "mb_per_s": rps * 2 * payload_bytes / 1e6,
+            "mb_per_s": rps * (payload_bytes + answer_bytes) / 1e6,
             "errors": self.errors,
         }
         if self.latencies:

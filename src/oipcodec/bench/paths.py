@@ -18,7 +18,7 @@ import gzip
 import itertools
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from oipcodec import pb, rest
 from oipcodec.bench import peers
-from oipcodec.bench.payloads import INPUT
+from oipcodec.bench.workload import Output, Workload, check_answer
 from oipcodec.raw import array_to_raw
 from oipcodec.sharedmem import location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, Tensor
@@ -35,6 +35,7 @@ __all__ = [
     "DESCRIPTIONS",
     "IMPLEMENTATIONS",
     "PATHS",
+    "PEER_CODEC_ECHO_ONLY",
     "Caller",
     "EncodingPath",
     "codec_only",
@@ -89,10 +90,15 @@ DESCRIPTIONS = {
     "mlserver": "MLServer's server codec (decode the request, encode the identity answer), "
     "timed in-process; end to end only against an MLServer given by --url/--grpc-target",
 }
+#: Why a peer server's codec rows do not measure a model's generated request.
+PEER_CODEC_ECHO_ONLY = (
+    "a peer server's codec is timed with the identity model's payloads only, not a model's "
+    "generated request"
+)
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
 _TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw", "shm")
 
-#: One request, answered: returns the output array (checked against the input once).
+#: One request, answered: returns the answer's outputs (Tensors, or Outputs for tritonclient).
 Caller = Callable[[], Any]
 
 
@@ -109,8 +115,20 @@ def peer_available(implementation: str) -> bool:
     return True
 
 
-def supported(implementation: str, path: EncodingPath, datatype: str) -> str | None:
-    """None when ``implementation`` can send ``datatype`` on ``path``, else why not."""
+def supported(implementation: str, path: EncodingPath, datatypes: Sequence[str],
+              echo: bool = True) -> str | None:  # fmt: skip
+    """None when ``implementation`` can send and read ``datatypes`` on ``path``, else why not
+    (``echo``: the identity model's workload; a peer server's codec is timed on that only)."""
+    if implementation in peers.SERVER_PEERS and not echo:
+        return PEER_CODEC_ECHO_ONLY
+    for datatype in [datatypes] if isinstance(datatypes, str) else datatypes:
+        reason = _supported(implementation, path, datatype)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _supported(implementation: str, path: EncodingPath, datatype: str) -> str | None:
     if implementation == "tritonclient":
         if path.name not in _TRITON_PATHS:
             return "tritonclient has no such path"
@@ -186,23 +204,43 @@ def _our_region(role: str, size: int) -> Any:
 def make_caller(
     implementation: str,
     path: EncodingPath,
-    model: str,
-    tensor: Tensor,
+    workload: Workload,
     ours: OurClients | None,
     url: str | None,
     grpc_target: str | None,
     timeout: float,
 ) -> Caller:
     """A caller for one load thread (made in that thread: tritonclient's HTTP client is
-    gevent-based and must stay in the thread that made it)."""
+    gevent-based and must stay in the thread that made it). It sends the workload's requests
+    round robin and returns each answer's outputs, checked against the declared outputs
+    (ValueError when one is missing or of another datatype or shape)."""
+    callers = [
+        _one_caller(implementation, path, workload, inputs, ours, url, grpc_target, timeout)
+        for inputs in workload.requests
+    ]
+    turn = itertools.cycle(callers)
+
+    def call() -> Sequence[Any]:
+        outputs = next(turn)()
+        check_answer(workload, outputs)
+        return outputs
+
+    return call
+
+
+def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
+                inputs: list[Tensor], ours: OurClients | None, url: str | None,
+                grpc_target: str | None, timeout: float) -> Caller:  # fmt: skip
+    model = workload.model
     if implementation == "tritonclient":
         if path.shared_memory:
-            return _triton_shm_caller(model, tensor, url, timeout)
-        return _triton_caller(path, model, tensor, url, grpc_target, timeout)
+            return _triton_shm_caller(workload, inputs, url, timeout)
+        return _triton_caller(path, model, inputs, workload.output_names, url, grpc_target,
+                              timeout)  # fmt: skip
     assert ours is not None
     if path.shared_memory:
-        return _shm_caller(ours, model, tensor)
-    request = InferRequest([tensor], model_name=model)
+        return _shm_caller(ours, workload, inputs)
+    request = InferRequest(inputs, model_name=model)
     if path.protocol == "rest":
         http = ours.http
         if http is None:
@@ -212,7 +250,7 @@ def make_caller(
             response = http.infer_request(
                 request, path.binary, path.compression, nested=path.nested
             )
-            return response.outputs[0].data
+            return response.outputs
 
         return call_rest
     grpc = ours.grpc
@@ -220,77 +258,152 @@ def make_caller(
         raise ValueError("no gRPC target to send to")
 
     def call_grpc() -> Any:
-        return grpc.infer_request(request, raw=path.raw).outputs[0].data
+        return grpc.infer_request(request, raw=path.raw).outputs
 
     return call_grpc
 
 
-def _shm_caller(ours: OurClients, model: str, tensor: Tensor) -> Caller:
-    """oipcodec's client with the tensor in shared memory: each request writes the tensor into
-    the caller's input region (the copy a producer makes) and reads the answer as a view of
-    its output region."""
+def _raw_size(tensor: Any) -> int:
+    """Bytes of a tensor's values as they lie in shared memory (BYTES: length-prefixed)."""
+    return len(array_to_raw(tensor.data, tensor.datatype))
+
+
+def _out_size(workload: Workload, output: Any) -> int:
+    """The size of an output's region: the largest answer of that output the probes saw."""
+    return max(1, _raw_size(output), workload.region_sizes.get(output.name, 0))
+
+
+def _shm_caller(ours: OurClients, workload: Workload, inputs: list[Tensor]) -> Caller:
+    """oipcodec's client with the tensors in shared memory: each request writes the inputs
+    into the caller's input regions (the copy a producer makes) and reads the outputs as views
+    of its output regions (sized by the workload's first answer)."""
     client = ours.http
     if client is None:
         raise ValueError("no REST URL to send to")
-    size = len(array_to_raw(tensor.data, tensor.datatype))
-    inputs, outputs = _our_region("in", size), _our_region("out", size)
-    client.register_region(inputs)
-    client.register_region(outputs)
-    wanted = [outputs.output(INPUT)]
+    in_regions = [_our_region("in", _raw_size(t)) for t in inputs]
+    model, answer = workload.model, workload.answer
+    out_regions = [_our_region("out", _out_size(workload, t)) for t in answer]
+    for region in (*in_regions, *out_regions):
+        client.register_region(region)
+    wanted = [region.output(t.name) for region, t in zip(out_regions, answer, strict=True)]
 
     def call_shm() -> Any:
-        sent = inputs.input(INPUT, tensor.data, datatype=tensor.datatype)
-        request = InferRequest([sent], outputs=wanted, model_name=model)
-        return client.infer_request(request).outputs[0].data
+        sent = [
+            region.input(t.name, t.data, datatype=t.datatype)
+            for region, t in zip(in_regions, inputs, strict=True)
+        ]
+        request = InferRequest(sent, outputs=wanted, model_name=model)
+        return client.infer_request(request).outputs
 
     return call_shm
 
 
-def _triton_shm_caller(model: str, tensor: Tensor, url: str | None, timeout: float) -> Caller:
+def _triton_dtype(datatype: str) -> Any:
+    from tritonclient.utils import triton_to_np_dtype
+
+    return np.object_ if datatype == "BYTES" else triton_to_np_dtype(datatype)
+
+
+def _triton_data(tensor: Tensor) -> Any:
+    from tritonclient.utils import serialize_byte_tensor
+
+    return serialize_byte_tensor(tensor.data) if tensor.datatype == "BYTES" else tensor.data
+
+
+def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None,
+                       timeout: float) -> Caller:  # fmt: skip
     """tritonclient with its shared-memory utilities, as Triton's examples use them."""
     import tritonclient.http as th
     import tritonclient.utils.shared_memory as tshm
-    from tritonclient.utils import serialize_byte_tensor, triton_to_np_dtype
 
     if url is None:
         raise ValueError("no REST URL to send to")
     client = th.InferenceServerClient(
         url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
     )
-    shape, datatype = list(tensor.shape), tensor.datatype
-    data = serialize_byte_tensor(tensor.data) if datatype == "BYTES" else tensor.data
-    size = len(array_to_raw(tensor.data, datatype))
-    handles = []
-    for role in ("in", "out"):
+
+    def region(role: str, size: int) -> tuple[str, Any]:
         name, key = _region_key(role)
         handle = tshm.create_shared_memory_region(name, key, size)
         _RELEASE.append(functools.partial(tshm.destroy_shared_memory_region, handle))
         client.register_system_shared_memory(name, key, size)
-        handles.append((name, handle))
-    (in_name, in_handle), (out_name, out_handle) = handles
-    dtype = np.object_ if datatype == "BYTES" else triton_to_np_dtype(datatype)
+        return name, handle
+
+    sent = [(t, _triton_data(t), _raw_size(t), *region("in", _raw_size(t))) for t in inputs]
+    model = workload.model
+    wanted = [(t.name, t.datatype, _out_size(workload, t), *region("out", _out_size(workload, t)))
+              for t in workload.answer]  # fmt: skip
 
     def call_shm() -> Any:
-        tshm.set_shared_memory_region(in_handle, [data])
-        item = th.InferInput(INPUT, shape, datatype)
-        item.set_shared_memory(in_name, size)
-        out = th.InferRequestedOutput(INPUT)
-        out.set_shared_memory(out_name, size)
-        client.infer(model, [item], outputs=[out])
-        return tshm.get_contents_as_numpy(out_handle, dtype, shape)
+        items = []
+        for tensor, data, size, name, handle in sent:
+            tshm.set_shared_memory_region(handle, [data])
+            item = th.InferInput(tensor.name, list(tensor.shape), tensor.datatype)
+            item.set_shared_memory(name, size)
+            items.append(item)
+        outs = []
+        for output, _, size, name, _ in wanted:
+            out = th.InferRequestedOutput(output)
+            out.set_shared_memory(name, size)
+            outs.append(out)
+        result = client.infer(model, items, outputs=outs)
+        got = []
+        for output, datatype, _, _, handle in wanted:
+            shape = result.get_output(output)["shape"]
+            data = tshm.get_contents_as_numpy(handle, _triton_dtype(datatype), shape)
+            got.append(Output(output, datatype, tuple(shape), data))
+        return got
 
     return call_shm
+
+
+def _triton_rest_outputs(result: Any) -> list[Output]:
+    """tritonclient's HTTP result as the outputs it holds (read with ``as_numpy``)."""
+    return [
+        Output(o["name"], o["datatype"], tuple(o["shape"]), result.as_numpy(o["name"]))
+        for o in result.get_response().get("outputs", [])
+    ]
+
+
+def _triton_grpc_outputs(result: Any) -> list[Output]:
+    """tritonclient's gRPC result as the outputs it holds (read with ``as_numpy``)."""
+    return [
+        Output(o.name, o.datatype, tuple(o.shape), result.as_numpy(o.name))
+        for o in result.get_response().outputs
+    ]
+
+
+def _triton_rest_inputs(inputs: list[Tensor], binary: bool) -> list[Any]:
+    import tritonclient.http as th
+
+    items = []
+    for tensor in inputs:
+        item = th.InferInput(tensor.name, list(tensor.shape), tensor.datatype)
+        item.set_data_from_numpy(tensor.data, binary_data=binary)
+        items.append(item)
+    return items
+
+
+def _triton_grpc_inputs(inputs: list[Tensor]) -> list[Any]:
+    import tritonclient.grpc as tg
+
+    items = []
+    for tensor in inputs:
+        item = tg.InferInput(tensor.name, list(tensor.shape), tensor.datatype)
+        item.set_data_from_numpy(tensor.data)
+        items.append(item)
+    return items
 
 
 def _triton_caller(
     path: EncodingPath,
     model: str,
-    tensor: Tensor,
+    inputs: list[Tensor],
+    outputs: list[str],
     url: str | None,
     grpc_target: str | None,
     timeout: float,
 ) -> Caller:
-    data, shape, datatype = tensor.data, list(tensor.shape), tensor.datatype
     if path.protocol == "rest":
         import tritonclient.http as th
 
@@ -301,17 +414,15 @@ def _triton_caller(
         )
 
         def call_rest() -> Any:
-            item = th.InferInput(INPUT, shape, datatype)
-            item.set_data_from_numpy(data, binary_data=path.binary)
-            out = th.InferRequestedOutput(INPUT, binary_data=path.binary)
+            wanted = [th.InferRequestedOutput(n, binary_data=path.binary) for n in outputs]
             result = client.infer(
                 model,
-                [item],
-                outputs=[out],
+                _triton_rest_inputs(inputs, path.binary),
+                outputs=wanted or None,
                 request_compression_algorithm=path.compression,
                 response_compression_algorithm=path.compression,
             )
-            return result.as_numpy(INPUT)
+            return _triton_rest_outputs(result)
 
         return call_rest
     import tritonclient.grpc as tg
@@ -321,9 +432,11 @@ def _triton_caller(
     gclient = tg.InferenceServerClient(grpc_target)
 
     def call_grpc() -> Any:
-        item = tg.InferInput(INPUT, shape, datatype)
-        item.set_data_from_numpy(data)
-        return gclient.infer(model, [item], client_timeout=timeout).as_numpy(INPUT)
+        wanted = [tg.InferRequestedOutput(n) for n in outputs]
+        result = gclient.infer(
+            model, _triton_grpc_inputs(inputs), outputs=wanted or None, client_timeout=timeout
+        )
+        return _triton_grpc_outputs(result)
 
     return call_grpc
 
@@ -348,16 +461,18 @@ def _compressed(body: bytes, compression: str | None) -> bytes:
     return body if compression is None else rest.compress(body, compression)
 
 
-def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tensor) -> CodecOps:
+def codec_ops(implementation: str, path: EncodingPath, workload: Workload) -> CodecOps:
     """What the client and the server do to one request and its answer, as calls to time.
 
-    The answer is the identity model's: the input back as the output of the same name, in
-    binary when the request was (``binary_data_output``), compressed when it was.
+    The request is the workload's first; the answer is the one its first request got (the
+    identity model's: the input back under the same name), in binary when the request was
+    (``binary_data_output``), compressed when it was.
     """
+    model, inputs = workload.model, workload.inputs
     if path.shared_memory:
-        return _shm_ops(implementation, model, tensor)
-    request = InferRequest([tensor], model_name=model)
-    response = InferResponse(model, [tensor])
+        return _shm_ops(implementation, workload)
+    request = InferRequest(inputs, model_name=model)
+    response = InferResponse(model, list(workload.answer))
     if path.protocol == "rest":
         body, header_length = rest.encode_request(request, binary=path.binary, nested=path.nested)
         body = _compressed(body, path.compression)
@@ -368,10 +483,10 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
             rest.encode_response(response, binary=path.binary)[0], path.compression
         )
         if implementation == "tritonclient":
-            encode, decode = _triton_rest_ops(path, tensor, answer, answer_length)
+            encode, decode = _triton_rest_ops(path, workload, answer, answer_length)
             return CodecOps(encode, decode, None, None, len(body), len(answer))
         if implementation in peers.SERVER_PEERS:
-            return _peer_server_ops(implementation, path, model, tensor, body, header_length)
+            return _peer_server_ops(implementation, path, workload, body, header_length)
         return CodecOps(
             lambda: _compressed(
                 rest.encode_request(request, binary=path.binary, nested=path.nested)[0],
@@ -386,10 +501,10 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
     message = pb.encode_request(request, raw=path.raw)
     reply = pb.encode_response(response, raw=True)
     if implementation == "tritonclient":
-        encode, decode = _triton_grpc_ops(model, tensor, reply)
+        encode, decode = _triton_grpc_ops(workload, reply)
         return CodecOps(encode, decode, None, None, len(message), len(reply))
     if implementation in peers.SERVER_PEERS:
-        return _peer_server_ops(implementation, path, model, tensor, message, None)
+        return _peer_server_ops(implementation, path, workload, message, None)
     return CodecOps(
         lambda: pb.encode_request(request, raw=path.raw),
         lambda: pb.decode_response(reply),
@@ -400,44 +515,57 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
     )
 
 
-def _shm_ops(implementation: str, model: str, tensor: Tensor) -> CodecOps:
-    """The round trip with the tensor in shared memory: the client writes it into a region
-    and sends the JSON that names it; the server reads it as a view (its input) and writes the
-    identity answer into the output region; the client reads that as a view."""
+def _shm_ops(implementation: str, workload: Workload) -> CodecOps:
+    """The round trip with the tensors in shared memory: the client writes the inputs into
+    regions and sends the JSON that names them; the server reads them as views (the model's
+    inputs) and writes the answer into the output regions; the client reads those as views."""
     from oipcodec.client.shm import RegionTable
     from oipcodec.server.shm import SharedMemoryRegions
 
-    size = len(array_to_raw(tensor.data, tensor.datatype))
-    inputs, outputs = _our_region("codec-in", size), _our_region("codec-out", size)
+    model, inputs = workload.model, workload.inputs
     server = SharedMemoryRegions()
     _RELEASE.append(server.close)
-    for region in (inputs, outputs):
-        server.register(region.name, region.key, 0, size)
+    in_regions = [_our_region("codec-in", _raw_size(t)) for t in inputs]
+    out_regions = [_our_region("codec-out", _out_size(workload, t)) for t in workload.answer]
     known = RegionTable()
-    known.add(outputs.name, outputs)
-    sent = inputs.input(INPUT, tensor.data, datatype=tensor.datatype)
-    wanted = outputs.output(INPUT)
-    request = InferRequest([sent], outputs=[wanted], model_name=model)
+    for region in (*in_regions, *out_regions):
+        server.register(region.name, region.key, 0, region.byte_size)
+    for region in out_regions:
+        known.add(region.name, region)
+    wanted = [r.output(t.name) for r, t in zip(out_regions, workload.answer, strict=True)]
+
+    def written() -> list[Tensor]:
+        return [
+            region.input(t.name, t.data, datatype=t.datatype)
+            for region, t in zip(in_regions, inputs, strict=True)
+        ]
+
+    request = InferRequest(written(), outputs=wanted, model_name=model)
     body, header_length = rest.encode_request(request)
-    where = location(wanted.parameters)
-    assert where is not None
-    answer_tensor = Tensor(INPUT, tensor.datatype, tensor.shape, tensor.data)
-    answer_tensor.parameters = parameters_for(server.write(answer_tensor, where))
-    response = InferResponse(model, [answer_tensor])
+    places = []
+    answer_tensors = []
+    for tensor, requested in zip(workload.answer, wanted, strict=True):
+        where = location(requested.parameters)
+        assert where is not None
+        places.append(where)
+        out = Tensor(tensor.name, tensor.datatype, tensor.shape, tensor.data)
+        out.parameters = parameters_for(server.write(out, where))
+        answer_tensors.append(out)
+    response = InferResponse(model, answer_tensors)
     answer, answer_length = rest.encode_response(response)
     if implementation == "tritonclient":
-        encode, decode = _triton_shm_ops(tensor, inputs, outputs, answer, answer_length)
+        encode, decode = _triton_shm_ops(workload, in_regions, out_regions, answer, answer_length)
         return CodecOps(encode, decode, None, None, len(body), len(answer))
 
     def client_encode() -> Any:
-        again = inputs.input(INPUT, tensor.data, datatype=tensor.datatype)
-        return rest.encode_request(InferRequest([again], outputs=[wanted], model_name=model))
+        return rest.encode_request(InferRequest(written(), outputs=wanted, model_name=model))
 
     def server_decode() -> Any:
         return rest.decode_request(body, header_length, shared_memory=server.resolve)
 
     def server_encode() -> Any:
-        server.write(answer_tensor, where)
+        for tensor, where in zip(answer_tensors, places, strict=True):
+            server.write(tensor, where)
         return rest.encode_response(response)
 
     return CodecOps(
@@ -451,48 +579,62 @@ def _shm_ops(implementation: str, model: str, tensor: Tensor) -> CodecOps:
 
 
 def _triton_shm_ops(
-    tensor: Tensor, inputs: Any, outputs: Any, answer: bytes, answer_length: int | None
+    workload: Workload,
+    in_regions: list[Any],
+    out_regions: list[Any],
+    answer: bytes,
+    answer_length: int | None,
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    """tritonclient's side of the shared-memory round trip: write the tensor with its
+    """tritonclient's side of the shared-memory round trip: write the inputs with its
     shared-memory utilities and build the request; parse the answer and read the output
-    region (opened with tritonclient's own utility, as its examples do)."""
+    regions (opened with tritonclient's own utility, as its examples do)."""
     import tritonclient.http as th
     import tritonclient.utils.shared_memory as tshm
     from tritonclient.http._utils import _get_inference_request
-    from tritonclient.utils import serialize_byte_tensor, triton_to_np_dtype
 
-    shape, datatype = list(tensor.shape), tensor.datatype
-    data = serialize_byte_tensor(tensor.data) if datatype == "BYTES" else tensor.data
-    size = inputs.byte_size
-    handles = [
-        tshm.create_shared_memory_region(r.name + "-t", r.key, size, create_only=False)
-        for r in (inputs, outputs)
-    ]
-    # Attached, not created: destroying the handles closes them and leaves the objects (ours,
-    # removed by their own release).
-    _RELEASE.extend(functools.partial(tshm.destroy_shared_memory_region, h) for h in handles)
-    dtype = np.object_ if datatype == "BYTES" else triton_to_np_dtype(datatype)
+    def attach(region: Any) -> Any:
+        # Attached, not created: destroying the handle closes it and leaves the object (ours,
+        # removed by its own release).
+        handle = tshm.create_shared_memory_region(
+            region.name + "-t", region.key, region.byte_size, create_only=False
+        )
+        _RELEASE.append(functools.partial(tshm.destroy_shared_memory_region, handle))
+        return handle
+
+    sent = [(t, _triton_data(t), r, attach(r)) for t, r in zip(workload.inputs, in_regions,
+                                                             strict=True)]  # fmt: skip
+    got = [(t, r, attach(r)) for t, r in zip(workload.answer, out_regions, strict=True)]
 
     def encode() -> Any:
-        tshm.set_shared_memory_region(handles[0], [data])
-        item = th.InferInput(INPUT, shape, datatype)
-        item.set_shared_memory(inputs.name, size)
-        out = th.InferRequestedOutput(INPUT)
-        out.set_shared_memory(outputs.name, size)
-        return _get_inference_request([item], "", [out], 0, False, False, 0, None, None)[0]
+        items = []
+        for tensor, data, region, handle in sent:
+            tshm.set_shared_memory_region(handle, [data])
+            item = th.InferInput(tensor.name, list(tensor.shape), tensor.datatype)
+            item.set_shared_memory(region.name, region.byte_size)
+            items.append(item)
+        outs = []
+        for tensor, region, _ in got:
+            out = th.InferRequestedOutput(tensor.name)
+            out.set_shared_memory(region.name, region.byte_size)
+            outs.append(out)
+        return _get_inference_request(items, "", outs, 0, False, False, 0, None, None)[0]
 
     def decode() -> Any:
         th.InferResult.from_response_body(answer, False, answer_length, None)
-        return tshm.get_contents_as_numpy(handles[1], dtype, shape)
+        return [
+            tshm.get_contents_as_numpy(handle, _triton_dtype(t.datatype), list(t.shape))
+            for t, _, handle in got
+        ]
 
     return encode, decode
 
 
-def _peer_server_ops(peer: str, path: EncodingPath, model: str, tensor: Tensor, body: bytes,
+def _peer_server_ops(peer: str, path: EncodingPath, workload: Workload, body: bytes,
                      header_length: int | None) -> CodecOps:  # fmt: skip
     """A peer server's decode and encode of ``body``, checked once: the model gets the
     values sent, and the answer, read back by oipcodec, holds them (else ValueError)."""
-    decode, encode = peers.server_codec(peer, path.protocol, model, body, header_length)
+    (tensor,) = workload.inputs  # an echo workload: supported() keeps the others away
+    decode, encode = peers.server_codec(peer, path.protocol, workload.model, body, header_length)
     if not same_values(tensor, decode()[0]):
         raise ValueError(f"{peer}'s decode does not give the values sent")
     answer, answer_length = encode()
@@ -506,18 +648,15 @@ def _peer_server_ops(peer: str, path: EncodingPath, model: str, tensor: Tensor, 
 
 
 def _triton_rest_ops(
-    path: EncodingPath, tensor: Tensor, answer: bytes, answer_length: int | None
+    path: EncodingPath, workload: Workload, answer: bytes, answer_length: int | None
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
     import tritonclient.http as th
     from tritonclient.http._utils import _get_inference_request
 
-    shape, datatype = list(tensor.shape), tensor.datatype
-
     def encode() -> Any:
-        item = th.InferInput(INPUT, shape, datatype)
-        item.set_data_from_numpy(tensor.data, binary_data=path.binary)
-        out = th.InferRequestedOutput(INPUT, binary_data=path.binary)
-        body, _ = _get_inference_request([item], "", [out], 0, False, False, 0, None, None)
+        items = _triton_rest_inputs(workload.inputs, path.binary)
+        outs = [th.InferRequestedOutput(n, binary_data=path.binary) for n in workload.output_names]
+        body, _ = _get_inference_request(items, "", outs or None, 0, False, False, 0, None, None)
         if path.compression == "gzip":  # as tritonclient's infer() does it
             body = gzip.compress(body)
         elif path.compression == "deflate":
@@ -526,29 +665,28 @@ def _triton_rest_ops(
 
     def decode() -> Any:
         result = th.InferResult.from_response_body(answer, False, answer_length, path.compression)
-        return result.as_numpy(INPUT)
+        return _triton_rest_outputs(result)
 
     return encode, decode
 
 
 def _triton_grpc_ops(
-    model: str, tensor: Tensor, reply: bytes
+    workload: Workload, reply: bytes
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
     import tritonclient.grpc as tg
     from tritonclient.grpc import service_pb2
     from tritonclient.grpc._utils import _get_inference_request
 
-    shape, datatype = list(tensor.shape), tensor.datatype
-
     def encode() -> Any:
-        item = tg.InferInput(INPUT, shape, datatype)
-        item.set_data_from_numpy(tensor.data)
-        message = _get_inference_request(model, [item], "", "", None, 0, False, False, 0, None,
-                                         None)  # fmt: skip
+        items = _triton_grpc_inputs(workload.inputs)
+        outs = [tg.InferRequestedOutput(n) for n in workload.output_names]
+        message = _get_inference_request(workload.model, items, "", "", outs or None, 0, False,
+                                         False, 0, None, None)  # fmt: skip
         return message.SerializeToString()
 
     def decode() -> Any:
-        return tg.InferResult(service_pb2.ModelInferResponse.FromString(reply)).as_numpy(INPUT)
+        reply_message = service_pb2.ModelInferResponse.FromString(reply)
+        return _triton_grpc_outputs(tg.InferResult(reply_message))
 
     return encode, decode
 

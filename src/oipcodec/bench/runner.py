@@ -21,14 +21,16 @@ from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
     PATHS,
+    PEER_CODEC_ECHO_ONLY,
     codec_only,
     peer_available,
     supported,
 )
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.workload import read_input_data
 
-__all__ = ["BenchOptions", "run"]
+__all__ = ["BenchError", "BenchOptions", "run"]
 
 
 @dataclass
@@ -45,6 +47,14 @@ class BenchOptions:
     url: str | None = None
     grpc_target: str | None = None
     model: str = "identity"
+    #: ``--shape NAME:dims`` of a model's inputs: the sizes of their ``-1`` dimensions.
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    #: The batch dimension of a batching model's requests (perf_analyzer's ``-b``).
+    batch_size: int = 1
+    #: ``--input-data FILE``: the requests' values, in perf_analyzer's JSON form.
+    input_data: str | None = None
+    #: A module whose ``MODELS`` the embedded server serves too (``--model-module``).
+    model_module: str | None = None
     timeout: float = 60.0
     output_dir: str = "oipcodec-bench"
     chart: bool = True
@@ -137,6 +147,10 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "url": options.url,
         "grpc_target": options.grpc_target,
         "model": options.model,
+        "shapes": options.shapes,
+        "batch_size": options.batch_size,
+        "input_data": options.input_data,
+        "model_module": options.model_module,
         "timeout": options.timeout,
     }
 
@@ -147,11 +161,22 @@ def _environment(implementation: str) -> dict[str, str]:
     return env
 
 
+class BenchError(Exception):
+    """The run cannot go on (a model's request cannot be built): one line for the user."""
+
+
 def _run_worker(
-    options: BenchOptions, implementation: str, progress: Progress, records: list[dict[str, Any]]
+    options: BenchOptions,
+    implementation: str,
+    progress: Progress,
+    records: list[dict[str, Any]],
+    model: dict[str, Any],
 ) -> dict[str, Any]:
     """Run one implementation's worker to the end; its records are appended to ``records``
-    as they come. Returns what the worker said about itself."""
+    as they come. ``model`` holds what a worker read about a model that declares its inputs
+    (``metadata``, ``payload``): a worker reports it, the next ones are given it. Returns
+    what the worker said about itself; raises BenchError when the worker could not build
+    the model's request."""
     steps = _steps(options, implementation)
     # A hard bound on the whole worker, far above what its windows add up to.
     limit = 120.0 + steps * (options.duration + 5.0) + len(options.payloads) * options.timeout
@@ -162,7 +187,7 @@ def _run_worker(
                 sys.executable,
                 "-m",
                 "oipcodec.bench.worker",
-                json.dumps(_spec(options, implementation)),
+                json.dumps({**_spec(options, implementation), "metadata": model.get("metadata")}),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -195,6 +220,10 @@ def _run_worker(
                 elif kind == "server":
                     info["url"], info["grpc_target"] = event.get("url"), event.get("grpc_target")
                     info["startup_seconds"] = round(event.get("seconds", 0.0), 2)
+                elif kind == "workload":
+                    model["metadata"], model["payload"] = event["metadata"], event["payload"]
+                elif kind == "fatal":
+                    info["fatal"] = event["message"]
                 elif kind == "done":
                     info["seconds"] = round(event.get("seconds", 0.0), 2)
             process.wait(timeout=30)
@@ -206,6 +235,8 @@ def _run_worker(
             if process.stdin is not None:
                 process.stdin.close()
         progress.step(max(0, steps - counted))
+        if "fatal" in info:
+            raise BenchError(info["fatal"])
         if process.returncode != 0:
             errors.seek(0)
             tail = errors.read()[-2000:]
@@ -259,6 +290,12 @@ def _fmt(value: float | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
+def _one_line(message: str, limit: int = 300) -> str:
+    """An error message on one line of the table (cut at ``limit`` characters)."""
+    text = " ".join(message.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def render_table(results: dict[str, Any]) -> str:
     """The readable table: per payload, one row per path x implementation."""
     records = results["results"]
@@ -273,12 +310,19 @@ def render_table(results: dict[str, Any]) -> str:
         + f" {'wire kB':>8} {'client us':>10} {'server us':>10}"
     )
     for name, payload in results["payloads"].items():
-        shape = "x".join(map(str, payload["shape"]))
         rows = [r for r in records if r["payload"] == name]
         if not rows:
             continue
+        if "inputs" in payload:  # a model's generated request
+            tensors = ", ".join(
+                f"{t['name']} {'x'.join(map(str, t['shape']))} {t['datatype']}"
+                for t in payload["inputs"]
+            )
+            title = f"model {name} ({tensors})"
+        else:
+            title = f"{name} ({'x'.join(map(str, payload['shape']))} {payload['datatype']})"
         lines.append("")
-        lines.append(f"{name} ({shape} {payload['datatype']}); latency and MB/s at c={top}")
+        lines.append(f"{title}; latency and MB/s at c={top}")
         lines.append(header)
         for record in rows:
             mark = "*" if best.get(name) == f"{record['path']}/{record['implementation']}" else " "
@@ -288,7 +332,7 @@ def render_table(results: dict[str, Any]) -> str:
                 lines.append(f"{start} not supported: {record['unsupported']}")
                 continue
             if record.get("error"):
-                lines.append(f"{start} error: {record['error'][:80]}")
+                lines.append(f"{start} error: {_one_line(record['error'])}")
                 continue
             if record.get("codec_only"):
                 # The load columns' width, 13 a concurrency level and 9 each for the rest.
@@ -309,6 +353,13 @@ def render_table(results: dict[str, Any]) -> str:
                 + f" {_fmt(wire, 1):>8} {_fmt(codec.get('client')):>10}"
                 + f" {_fmt(codec.get('server')):>10}"
             )
+            failed = [e for e in record.get("load", []) if e.get("errors")]
+            if failed:  # some requests failed after the first answered: the first error
+                count = sum(e["errors"] for e in failed)
+                lines.append(
+                    f"    {_count(count, 'failed request')}, the first: "
+                    f"{_one_line(failed[0].get('first_error', ''))}"
+                )
     lines.append("")
     lines.append(
         "(*) most requests/s for the payload at the highest concurrency. MB/s counts the "
@@ -387,33 +438,60 @@ def _chart(results: dict[str, Any], path: Path, stream: TextIO | None = None) ->
     return chart.write_chart(results, path)
 
 
+def _count(number: int, noun: str) -> str:
+    """``1 payload``, ``2 payloads``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     """Measure, print the table to ``stream`` (default: stdout), write results.json (and the
-    chart) to ``options.output_dir``; returns the results document."""
+    chart) to ``options.output_dir``; returns the results document. Raises BenchError when
+    ``options.model`` declares inputs its request cannot be built for (a ``-1`` dimension
+    without ``--shape``, ``--input-data`` that does not fit)."""
     stream = stream if stream is not None else sys.stdout
+    if options.input_data is not None:
+        read_input_data(options.input_data)  # its form, checked before any worker starts
     implementations = [i for i in options.implementations if peer_available(i)]
-    skipped = [i for i in options.implementations if i not in implementations]
+    skipped = {i: "not installed" for i in options.implementations if i not in implementations}
     total = sum(_steps(options, i) for i in implementations)
     progress = Progress(total)
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
+    payloads = _count(len(options.payloads), "payload")
+    if options.model != "identity":
+        payloads = f"model {options.model} (its declared inputs, else {payloads})"
     progress.note(
-        f"oipcodec bench: {len(options.payloads)} payloads x {len(options.paths)} paths x "
+        f"oipcodec bench: {payloads} x {_count(len(options.paths), 'path')} x "
         f"{', '.join(implementations)}, concurrency {options.concurrency}, against {where}"
     )
     if skipped:
         progress.note(f"not installed, skipped: {', '.join(skipped)}")
     records: list[dict[str, Any]] = []
     workers: list[dict[str, Any]] = []
+    model: dict[str, Any] = {}
     interrupted = False
     started = time.perf_counter()
     try:
         for implementation in implementations:
+            if implementation in SERVER_PEERS and "payload" in model:
+                skipped[implementation] = PEER_CODEC_ECHO_ONLY
+                progress.note(f"{implementation} skipped: {PEER_CODEC_ECHO_ONLY}")
+                continue
             progress.note(f"measuring {implementation} ...")
-            workers.append(_run_worker(options, implementation, progress, records))
+            workers.append(_run_worker(options, implementation, progress, records, model))
+            if len(workers) == 1 and "payload" in model:
+                progress.note(
+                    f"model {options.model} declares its inputs: each request is generated "
+                    f"from its metadata ({model['payload']['description'].split(': ', 1)[1]})"
+                )
     except KeyboardInterrupt:
         interrupted = True
         progress.note("interrupted: writing what was measured so far")
     progress.finish()
+    ran = [w["implementation"] for w in workers]
+    payload_rows = {p.name: p.as_dict() for p in options.payloads}
+    if "payload" in model:
+        row = dict(model["payload"])
+        payload_rows = {row.pop("name"): row}
     results: dict[str, Any] = {
         "oipcodec_version": __version__,
         "created": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -425,14 +503,18 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             "python": platform.python_version(),
         },
         "options": {
-            k: v for k, v in asdict(options).items() if k not in ("payloads", "output_dir")
+            **{k: v for k, v in asdict(options).items() if k not in ("payloads", "output_dir")},
+            "implementations": ran,
         },
-        "payloads": {p.name: p.as_dict() for p in options.payloads},
+        "payloads": payload_rows,
         "paths": {name: PATHS[name].label for name in options.paths},
-        "implementations": {name: DESCRIPTIONS[name] for name in implementations},
+        "implementations": {name: DESCRIPTIONS[name] for name in ran},
+        "skipped": skipped,
         "workers": workers,
         "results": records,
     }
+    if model.get("metadata") is not None:
+        results["model_metadata"] = model["metadata"]
     results["best"] = best_paths(records)
     out = Path(options.output_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -35,9 +35,20 @@ from oipcodec.bench.paths import (
     same_values,
     supported,
 )
-from oipcodec.bench.payloads import Payload, make_tensor
+from oipcodec.bench.payloads import Payload
 from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.workload import (
+    Declared,
+    Workload,
+    WorkloadError,
+    echo_workload,
+    model_workload,
+    read_input_data,
+    read_metadata,
+)
 from oipcodec.raw import array_to_raw
+from oipcodec.server.metadata import SYSTEM_SHARED_MEMORY
+from oipcodec.types import InferRequest
 
 __all__ = ["main"]
 
@@ -71,23 +82,106 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
 
     # 127.0.0.1 only; free ports; stopped when the block exits (error and SIGTERM included).
     # The shared-memory extension is on, for the shm path (regions of this process only).
-    with background(host="127.0.0.1", timeout=120.0, shared_memory="system") as server:
+    # --model-module: its models are served too (its folder is on this process's path: the
+    # parent runs it with `python -m` from the working directory, and the server's processes
+    # inherit the path).
+    with background(host="127.0.0.1", timeout=120.0, shared_memory="system",
+                    model_module=spec.get("model_module")) as server:  # fmt: skip
         yield server.http_url, server.grpc_address
+
+
+def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
+               target: str | None) -> list[Workload]:  # fmt: skip
+    """The rows' workloads: the model's generated request when it declares its inputs (its
+    metadata given by an earlier worker, else read from the server), else one echo workload
+    per payload. Raises WorkloadError when the request cannot be built."""
+    model: str = spec["model"]
+    metadata = spec.get("metadata")
+    if metadata is None and ours is not None:
+        try:
+            metadata = read_metadata(model, url, target, spec["timeout"], ours)
+        except Exception:  # no such model, no metadata: the first request says why
+            metadata = None
+    workload = None
+    if metadata is not None:
+        workload = model_workload(
+            metadata,
+            {name: tuple(dims) for name, dims in spec.get("shapes", {}).items()},
+            spec.get("batch_size", 1),
+            read_input_data(spec["input_data"]) if spec.get("input_data") else None,
+        )
+    if workload is None:
+        return [
+            echo_workload(Payload(item["name"], item["datatype"], tuple(item["shape"]), ""), model)
+            for item in spec["payloads"]
+        ]
+    emit({"event": "workload", "metadata": metadata,
+          "payload": {"name": workload.payload.name, **workload.payload.as_dict(),
+                      "inputs": [Declared(t.name, t.datatype, t.shape).as_dict()
+                                 for t in workload.inputs],
+                      "outputs": [d.as_dict() for d in workload.outputs]}})  # fmt: skip
+    if ours is not None:
+        _probe(workload, ours)
+    return [workload]
+
+
+def _without_shared_memory(ours: OurClients | None) -> str | None:
+    """Why the server takes no shared-memory request (its metadata does not list the system
+    shared-memory extension), or None (it does, or it cannot be asked: the rows then say)."""
+    if ours is None or ours.http is None:
+        return None
+    try:
+        offered = ours.http.server_metadata().get("extensions", [])
+    except Exception:
+        return None
+    if SYSTEM_SHARED_MEMORY in offered:
+        return None
+    return (
+        "the server does not offer the system shared-memory extension "
+        "(oipcodec serve --shared-memory system)"
+    )
+
+
+def _probe(workload: Workload, ours: OurClients) -> None:
+    """Send each of the workload's requests once with oipcodec's client: the answers size the
+    shared-memory output regions, and the first is the response the codec timings use. A
+    failure leaves the answer empty (each row's own first request then reports the error)."""
+    answers = []
+    for inputs in workload.requests:
+        request = InferRequest(inputs, model_name=workload.model)
+        try:
+            if ours.http is not None:  # JSON: every OIP server takes it
+                response = ours.http.infer_request(request, False)
+            else:
+                assert ours.grpc is not None
+                response = ours.grpc.infer_request(request)
+        except Exception:
+            return
+        answers.append(response.outputs)
+    workload.answer = list(answers[0])
+    for outputs in answers:
+        for output in outputs:
+            size = len(array_to_raw(output.data, output.datatype))
+            workload.region_sizes[output.name] = max(
+                size, workload.region_sizes.get(output.name, 0)
+            )
 
 
 def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     implementation: str = spec["implementation"]
-    model: str = spec["model"]
     timeout: float = spec["timeout"]
     levels: list[int] = spec["concurrency"]
     ours = None
-    if implementation != "tritonclient" and (url or target):
+    if url or target:
         ours = OurClients(url, target, max(levels), timeout)
     try:
-        for item in spec["payloads"]:
-            payload = Payload(item["name"], item["datatype"], tuple(item["shape"]), "")
-            tensor = make_tensor(payload)
-            payload_bytes = len(array_to_raw(tensor.data, tensor.datatype))
+        workloads = _workloads(spec, ours, url, target)
+        no_shm = _without_shared_memory(ours) if any(PATHS[p].shared_memory
+                                                     for p in spec["paths"]) else None  # fmt: skip
+        for workload in workloads:
+            payload = workload.payload
+            payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
+            answer_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.answer)
             for path_name in spec["paths"]:
                 path = PATHS[path_name]
                 record: dict[str, Any] = {
@@ -98,7 +192,9 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     "load": [],
                     "error": None,
                 }
-                reason = supported(implementation, path, payload.datatype)
+                reason = supported(implementation, path, workload.datatypes(), workload.echo)
+                if reason is None and path.shared_memory:
+                    reason = no_shm
                 if reason is not None:  # a record all the same: the table says why not
                     emit({"event": "result", "record": {**record, "unsupported": reason}})
                     continue
@@ -113,7 +209,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     emit({"event": "result", "record": record})
                     continue
                 try:
-                    ops = codec_ops(implementation, path, model, tensor)
+                    ops = codec_ops(implementation, path, workload)
                     budget = spec["codec_budget"]
                     codec = {
                         name: time_call(call, budget) * 1e6
@@ -142,20 +238,20 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     emit({"event": "result", "record": record})
                     continue
                 if record["error"] is None:
-                    record["error"] = _check(implementation, path, model, tensor, ours, url,
-                                             target, timeout)  # fmt: skip
+                    record["error"] = _check(implementation, path, workload, ours, url, target,
+                                             timeout)  # fmt: skip
                 for level in levels:
                     if record["error"] is None:
 
-                        def factory(path: Any = path, tensor: Any = tensor) -> Any:
+                        def factory(path: Any = path, workload: Any = workload) -> Any:
                             return make_caller(
-                                implementation, path, model, tensor, ours, url, target, timeout
+                                implementation, path, workload, ours, url, target, timeout
                             )
 
                         result = run_load(
                             factory, level, spec["duration"], spec["max_requests"], timeout
                         )
-                        summary = result.summary(payload_bytes)
+                        summary = result.summary(payload_bytes, answer_bytes)
                         record["load"].append(summary)
                         if result.first_error and not result.requests:
                             record["error"] = result.first_error
@@ -174,17 +270,21 @@ def _memcpy_us(size: int, budget: float) -> float:
     return time_call(lambda: np.copyto(target, source), budget) * 1e6
 
 
-def _check(implementation: str, path: Any, model: str, tensor: Any, ours: Any,
-           url: str | None, target: str | None, timeout: float) -> str | None:  # fmt: skip
-    """Send the payload once: None when the answer holds the same values, else why not (an
-    error or a wrong answer is reported, not measured as a fast path)."""
+def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: str | None,
+           target: str | None, timeout: float) -> str | None:  # fmt: skip
+    """Send the first request once: None when the answer holds the declared outputs (and,
+    for the identity model, the values sent), else why not (an error or a wrong answer is
+    reported, not measured as a fast path)."""
     try:
-        caller = make_caller(implementation, path, model, tensor, ours, url, target, timeout)
+        caller = make_caller(implementation, path, workload, ours, url, target, timeout)
         answer = caller()
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"[:500]
-    if not same_values(tensor, answer):
-        return "the answer does not hold the values sent"
+    if workload.echo:
+        (sent,) = workload.inputs
+        echoed = [o for o in answer if o.name == sent.name]
+        if not echoed or not same_values(sent, echoed[0].data):
+            return "the answer does not hold the values sent"
     return None
 
 
@@ -212,10 +312,18 @@ def main(argv: list[str] | None = None) -> int:
           "peer_version": _peer_version(spec["implementation"])})  # fmt: skip
     started = time.perf_counter()
     try:
-        with _server(spec) as (url, target):
+        with contextlib.ExitStack() as stack:
+            try:
+                url, target = stack.enter_context(_server(spec))
+            except Exception as exc:  # e.g. a --model-module that cannot be imported
+                emit({"event": "fatal", "message": f"the embedded server did not start: {exc}"})
+                return 2
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
             _measure(spec, url, target)
+    except WorkloadError as exc:  # the run cannot go on: one clear line, status 2
+        emit({"event": "fatal", "message": str(exc)})
+        return 2
     except KeyboardInterrupt:
         emit({"event": "interrupted"})
         return 130

@@ -10,12 +10,14 @@ so a wrong value is refused with a message naming the field before any process s
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, check_malloc_top_pad
 from oipcodec.server.metadata import SERVER_NAME
+from oipcodec.server.repository import MODEL_CONTROL_MODES
 
 __all__ = ["HTTP_PROTOCOLS", "SHARED_MEMORY_KINDS", "ServerConfig", "ServerSettings"]
 
@@ -51,6 +53,15 @@ class ServerConfig:
     #: A module whose ``MODELS`` (a list, or a function returning one) is served, in addition
     #: to the models given beside the config.
     model_module: str | None = None
+    #: A model repository on disk: each folder of it is a model (docs/model-repository.md).
+    #: Not with ``model_module``, nor with models given beside the config.
+    model_repository: str | None = None
+    #: Triton's model control mode for ``model_repository``: ``"none"`` (every model loaded
+    #: at start; repository load and unload requests refused) or ``"explicit"`` (the models
+    #: of ``load_models`` loaded at start; load and unload requests taken).
+    model_control: str = "none"
+    #: The models an ``"explicit"`` ``model_control`` loads at start; ``"*"``: all of them.
+    load_models: tuple[str, ...] = ()
     #: What a request may hold: ``limits.max_body_bytes`` is the largest request body (413) and
     #: gRPC message; ``limits.body_timeout_seconds`` bounds a stalled body (408).
     limits: Limits = DEFAULT_LIMITS
@@ -107,6 +118,7 @@ class ServerConfig:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         if self.model_module is not None:
             _check_type("model_module", self.model_module, str)
+        self._check_repository()
         _check_type("limits", self.limits, Limits)
         _check_type("access_log", self.access_log, bool)
         if self.log_level is not None:
@@ -148,6 +160,37 @@ class ServerConfig:
         if self.metrics_port is not None and not self.metrics:
             raise ValueError("metrics_port needs metrics=True (the metrics are off)")
 
+    def _check_repository(self) -> None:
+        """The model repository's fields: a directory, a known mode, names only in
+        ``explicit`` mode, not with ``model_module``."""
+        if self.model_repository is not None:
+            _check_type("model_repository", self.model_repository, str)
+            if not os.path.isdir(self.model_repository):
+                raise ValueError(f"model_repository {self.model_repository!r} is not a directory")
+            if self.model_module is not None:
+                raise ValueError(
+                    "model_module and model_repository cannot be used together: put the "
+                    "module's models into folders of the repository (docs/model-repository.md)"
+                )
+        if self.model_control not in MODEL_CONTROL_MODES:
+            raise ValueError(
+                f"model_control must be one of {', '.join(MODEL_CONTROL_MODES)}, "
+                f"got {self.model_control!r}"
+            )
+        if self.model_control != "none" and self.model_repository is None:
+            raise ValueError(f"model_control {self.model_control!r} needs a model_repository")
+        if not isinstance(self.load_models, (str, tuple)):
+            object.__setattr__(self, "load_models", tuple(self.load_models))
+        if isinstance(self.load_models, str) or not all(
+            isinstance(name, str) and name for name in self.load_models
+        ):
+            raise TypeError(f"load_models must be a tuple of model names, got {self.load_models!r}")
+        if self.load_models and self.model_control != "explicit":
+            raise ValueError(
+                "load_models needs model_control 'explicit' (with 'none' every model of the "
+                "repository is loaded at start)"
+            )
+
     def body_budget_bytes(self) -> int:
         """``body_budget``, or its default: 4 times ``limits.max_body_bytes``."""
         if self.body_budget is not None:
@@ -188,6 +231,9 @@ class ServerSettings(TypedDict, total=False):
     grpc_port: int | None
     workers: int
     model_module: str | None
+    model_repository: str | None
+    model_control: str
+    load_models: tuple[str, ...]
     limits: Limits
     access_log: bool
     log_level: str | None

@@ -209,6 +209,54 @@ class Model:
             self.max_batch_size, self.config_parameters = before
             raise
 
+    def configure(
+        self,
+        *,
+        inputs: Sequence[TensorSpec] | None = _UNSET,
+        outputs: Sequence[TensorSpec] | None = _UNSET,
+        max_batch_size: int | None = None,
+        config_parameters: Mapping[str, str] | None = None,
+        labels: Mapping[str, Sequence[str] | str | os.PathLike[str]] | None = None,
+    ) -> None:
+        """Change what the model declares after it was made (what a model repository's
+        configuration file does, docs/model-repository.md): the arguments given replace the
+        declared tensors, ``max_batch_size``, ``config_parameters`` and ``labels``, checked
+        as the constructor checks them. Raises ``ValueError`` or ``TypeError`` naming what is
+        wrong, and then changes nothing."""
+        before = (
+            self.inputs,
+            self.outputs,
+            self.max_batch_size,
+            self.config_parameters,
+            self.labels,
+            getattr(self, "_class_labels", None),
+        )
+        try:
+            if inputs is not _UNSET:
+                self.inputs = None if inputs is None else tuple(inputs)
+            if outputs is not _UNSET:
+                self.outputs = None if outputs is None else tuple(outputs)
+            if max_batch_size is not None:
+                self.max_batch_size = max_batch_size
+            if config_parameters is not None:
+                self.config_parameters = config_parameters
+            if labels is not None:
+                self.labels = labels
+            self._check_config()
+            self._class_labels = _read_labels(self)
+        except (ValueError, TypeError):
+            (
+                self.inputs,
+                self.outputs,
+                self.max_batch_size,
+                self.config_parameters,
+                self.labels,
+                table,
+            ) = before
+            if table is not None:
+                self._class_labels = table
+            raise
+
     def _check_config(self) -> None:
         """Refuse a ``max_batch_size`` the declared tensors cannot have, and parameters that
         are not strings, naming what is wrong."""
@@ -505,6 +553,16 @@ def config_datatype(datatype: str) -> str:
     """An OIP datatype as a model configuration's ``data_type`` (Triton's ``DataType``
     names): ``TYPE_`` + the datatype, except BYTES, which Triton calls ``TYPE_STRING``."""
     return "TYPE_STRING" if datatype == "BYTES" else f"TYPE_{datatype}"
+
+
+def datatype_of_config(data_type: str) -> str:
+    """The OIP datatype of a model configuration's ``data_type`` (:func:`config_datatype`
+    reversed): ``TYPE_STRING`` is BYTES; ``ValueError`` for a name that is no datatype."""
+    name = data_type.removeprefix("TYPE_")
+    datatype = "BYTES" if name == "STRING" else name
+    if not data_type.startswith("TYPE_") or datatype not in datatypes.DATATYPES:
+        raise ValueError(f"unknown data_type {data_type!r} (TYPE_FP32, TYPE_STRING...)")
+    return datatype
 
 
 def _names(specs: Sequence[TensorSpec]) -> list[str]:

@@ -10,6 +10,11 @@ check the inputs, run ``predict``, keep the requested outputs (classified when a
 :mod:`oipcodec.server.classification`; written into shared memory when asked) and echo the id;
 :meth:`ModelRegistry.execute` does the same and also says when ``predict`` ran, for the
 statistics the front ends record (server/stats.py) in :attr:`ModelRegistry.statistics`.
+
+With a :class:`~oipcodec.server.repository.ModelRepository` (``oipcodec serve
+--model-repository``), the models are its folders: a load imports the folder's code afresh and
+replaces the versions in use, an unload drops them, the index also lists the folders that are
+not loaded, and the model control mode decides whether load and unload requests are taken.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from oipcodec.errors import (
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
+from oipcodec.server.repository import ModelRepository, RepositoryError
 from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
@@ -60,6 +66,9 @@ class _Entry:
     reason: str = "not loaded"
 
 
+#: Triton's refusal of a load or unload request in model control mode NONE.
+CONTROL_REFUSED = "explicit model load / unload is not allowed if polling is enabled"
+
 # "not given" for ``statistics``, whose meaningful values include None
 _DEFAULT: Any = object()
 
@@ -75,8 +84,10 @@ class ModelRegistry:
     ``shared_memory``: the system shared-memory regions of the server, when that extension is
     enabled (``None``: a tensor naming a region is refused). ``statistics``: where the front
     ends count the inference requests (default: this process's own counters; ``None``: not
-    counted, and the statistics answer UNAVAILABLE). The registry is used from one event
-    loop; it is not thread-safe.
+    counted, and the statistics answer UNAVAILABLE). ``repository``: the model folders
+    these models come from (then no ``models`` are given: :meth:`load_all` loads the folders
+    its model control mode names). The registry is used from one event loop; it is not
+    thread-safe.
     """
 
     def __init__(
@@ -85,8 +96,13 @@ class ModelRegistry:
         *,
         shared_memory: SharedMemoryRegions | None = None,
         statistics: Statistics | None = _DEFAULT,
+        repository: ModelRepository | None = None,
     ) -> None:
         self._models: dict[str, dict[str, _Entry]] = {}
+        self.repository = repository
+        # Repository models with no version here: why (not loaded, unloaded, a failed import).
+        self._reasons: dict[str, str] = {}
+        self._repository_lock: asyncio.Lock | None = None
         self.shared_memory = shared_memory
         self.statistics: Statistics | None = Statistics() if statistics is _DEFAULT else statistics
         for model in models:
@@ -119,21 +135,37 @@ class ModelRegistry:
         return [e.model for versions in self._models.values() for e in versions.values()]
 
     def names(self) -> list[str]:
-        """The name of every model, loaded or not, once, in the order they were added (KServe's
-        ``GET /v2/models``)."""
-        return list(self._models)
+        """The name of every model, loaded or not, once: those added in the order they were
+        added, then the repository's others by name (KServe's ``GET /v2/models``)."""
+        names = list(self._models)
+        if self.repository is not None:
+            names += [name for name in self.repository.names() if name not in self._models]
+        return names
 
     # ------------------------------------------------------------------ lookups
+
+    def _not_loaded(self, name: str) -> str | None:
+        """Why a model of the repository has no version here, or None when it is no
+        repository model without versions."""
+        if name in self._models or self.repository is None or name not in self.repository:
+            return None
+        return self._reasons.get(name, "not loaded")
 
     def _versions(self, name: str) -> dict[str, _Entry]:
         versions = self._models.get(name)
         if versions is None:
+            reason = self._not_loaded(name)
+            if reason is not None:
+                raise UnavailableError(
+                    f"Request for unknown model: '{name}' has no available versions "
+                    f"(unavailable: {reason})"
+                )
             raise NotFoundError(f"Request for unknown model: '{name}' is not found{self._served()}")
         return versions
 
     def _served(self, shown: int = 5) -> str:
         """The first ``shown`` model names (sorted), to tell a client what it may ask for."""
-        names = sorted(self._models)
+        names = sorted(self.names())
         if not names:
             return "; this server serves no models"
         listed = ", ".join(f"'{name}'" for name in names[:shown])
@@ -178,6 +210,8 @@ class ModelRegistry:
 
     def is_ready(self, name: str, version: str | None = None) -> bool:
         """Whether the model is ready; :class:`NotFoundError` when it does not exist."""
+        if self._not_loaded(name) is not None:
+            return False
         return self._entry(name, version).state == READY
 
     def metadata(self, name: str, version: str | None = None) -> dict[str, Any]:
@@ -212,7 +246,16 @@ class ModelRegistry:
     def index(self, ready_only: bool = False) -> list[dict[str, str]]:
         """The repository index: ``{name, version, state, reason}`` per model version."""
         rows = []
-        for name in sorted(self._models):
+        names = set(self._models)
+        if self.repository is not None:
+            names.update(self.repository.names())
+        for name in sorted(names):
+            reason = self._not_loaded(name)
+            if reason is not None:
+                if not ready_only:  # a folder with no model loaded: no version
+                    row = {"name": name, "version": "", "state": UNAVAILABLE, "reason": reason}
+                    rows.append(row)
+                continue
             for version in sorted(self._models[name], key=_version_key):
                 entry = self._models[name][version]
                 if ready_only and entry.state != READY:
@@ -229,11 +272,19 @@ class ModelRegistry:
 
         ``parameters`` are the load request's (Triton's): ``config``, a configuration override
         in Triton's JSON form (:meth:`Model.reconfigure`), reloads every version with it;
-        ``file:<path>`` entries (model files) are refused, as there is no model repository on
-        disk to put them in; others are ignored. A failing :meth:`Model.load` leaves that
+        ``file:<path>`` entries (model files) are refused (model files belong in a model
+        repository's folder); others are ignored. A failing :meth:`Model.load` leaves that
         version UNAVAILABLE with the error as its reason, and raises
         :class:`UnavailableError`.
+
+        With a model repository, the model's folder is read afresh instead
+        (:meth:`_load_from_disk`), and in model control mode ``none`` the request is refused
+        as Triton refuses it.
         """
+        if self.repository is not None:
+            self._check_control()
+            await self._load_from_disk(name, parameters or {})
+            return
         versions = self._models.get(name)
         if versions is None:
             known = sorted(self._models)
@@ -256,6 +307,10 @@ class ModelRegistry:
                     model.max_batch_size, model.config_parameters = size, entries
                 raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
             await self.unload(name)  # a new configuration reloads the model, as in Triton
+        await self._load_versions(name, versions)
+
+    async def _load_versions(self, name: str, versions: dict[str, _Entry]) -> None:
+        """Run the ``load`` hook of every version not ready; see :meth:`load`."""
         failures = []
         for entry in versions.values():
             if entry.state == READY:
@@ -274,7 +329,20 @@ class ModelRegistry:
             raise UnavailableError(f"failed to load '{name}': {'; '.join(failures)}")
 
     async def unload(self, name: str) -> None:
-        """Unload every version of ``name``; it stays known, UNAVAILABLE, until loaded again."""
+        """Unload every version of ``name``; it stays known, UNAVAILABLE, until loaded again.
+
+        With a model repository its versions are dropped (the index then lists the folder
+        as unloaded), and in model control mode ``none`` the request is refused."""
+        if self.repository is not None:
+            self._check_control()
+            async with self._lock():
+                if name not in self._models and name not in self.repository:
+                    self._versions(name)  # NotFoundError
+                await self._drop(name, "unloaded")
+            return
+        await self._unload_versions(name)
+
+    async def _unload_versions(self, name: str) -> None:
         for entry in self._versions(name).values():
             if entry.state != READY:
                 continue
@@ -287,7 +355,15 @@ class ModelRegistry:
             log.info("model %r version %s is unloaded", name, entry.model.version)
 
     async def load_all(self) -> None:
-        """Load every model; failures are logged and leave that model UNAVAILABLE."""
+        """Load every model (with a repository: the folders its model control mode names);
+        failures are logged and leave that model UNAVAILABLE."""
+        if self.repository is not None:
+            for name in self.repository.startup_names():
+                try:
+                    await self._load_from_disk(name, {})
+                except RequestError as exc:
+                    log.error("%s", exc.message)
+            return
         for name in list(self._models):
             try:
                 await self.load(name)
@@ -296,7 +372,73 @@ class ModelRegistry:
 
     async def unload_all(self) -> None:
         for name in list(self._models):
-            await self.unload(name)
+            if self.repository is not None:
+                await self._drop(name, "unloaded")
+            else:
+                await self.unload(name)
+
+    # ------------------------------------------------------------------ model repository
+
+    def _lock(self) -> asyncio.Lock:
+        """One repository load or unload at a time (each awaits hooks and imports)."""
+        if self._repository_lock is None:
+            self._repository_lock = asyncio.Lock()
+        return self._repository_lock
+
+    def _check_control(self) -> None:
+        assert self.repository is not None
+        if self.repository.control == "none":
+            raise UnavailableError(
+                f"{CONTROL_REFUSED} (this server runs with model control none: start it with "
+                "--model-control explicit to load and unload models)"
+            )
+
+    async def _load_from_disk(self, name: str, parameters: Mapping[str, Any]) -> None:
+        """Read model ``name``'s folder afresh, then replace the versions in use with its
+        model and load it. When the folder cannot be read, the versions in use (if any) keep
+        serving, a model without any is UNAVAILABLE with the reason, and
+        :class:`UnavailableError` says why."""
+        repository = self.repository
+        assert repository is not None
+        if name not in repository:
+            known = repository.names()
+            listed = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
+            raise NotFoundError(
+                f"failed to load '{name}': unknown model; the model repository "
+                f"{repository.root} holds {listed or 'no model folder'}"
+            )
+        config = _load_config(name, parameters)
+        async with self._lock():
+            loop = asyncio.get_running_loop()
+            try:
+                loaded = await loop.run_in_executor(None, repository.read, name)
+            except RepositoryError as exc:
+                if name not in self._models:
+                    self._reasons[name] = str(exc)
+                raise UnavailableError(f"failed to load '{name}': {exc}") from None
+            if config is not None:
+                try:
+                    for model in loaded.models:
+                        model.reconfigure(config)
+                except ValueError as exc:
+                    repository.discard(loaded)
+                    raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
+            if name in self._models:
+                await self._drop(name, "unloaded")
+            repository.replace(name, loaded)
+            self._reasons.pop(name, None)
+            for model in loaded.models:
+                self.add(model)
+            await self._load_versions(name, self._models[name])
+
+    async def _drop(self, name: str, reason: str) -> None:
+        """Unload a repository model's versions and forget them and their code."""
+        if name in self._models:
+            await self._unload_versions(name)
+            del self._models[name]
+        assert self.repository is not None
+        self.repository.replace(name, None)
+        self._reasons[name] = reason
 
     # ------------------------------------------------------------------ inference
 
@@ -421,8 +563,9 @@ def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | N
     files = sorted(key for key in parameters if key.startswith("file:"))
     if files:
         raise InternalError(
-            f"failed to load '{name}': failed to poll from model repository: this server has "
-            f"no model repository on disk to write model files into ({files[0][:80]!r})"
+            f"failed to load '{name}': failed to poll from model repository: model files "
+            f"in a load request are not supported; put them into the model's folder of a "
+            f"model repository on disk ({files[0][:80]!r})"
         )
     text = parameters.get("config")
     if text is None:

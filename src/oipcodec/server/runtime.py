@@ -23,9 +23,7 @@ import os
 import signal
 import socket
 import sys
-import sysconfig
 import threading
-import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -36,6 +34,7 @@ from oipcodec.server.http import RestApp, available_cpus
 from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.repository import ModelRepository, models_offered, where_raised
 from oipcodec.server.shm import SharedMemoryRegions
 from oipcodec.server.stats import Statistics, metrics_directory, remove_directory
 
@@ -93,32 +92,10 @@ def load_model_module(module: str) -> list[Model]:
                 f"import path (run from the folder that holds it, or give the file path, e.g. "
                 f"{name.replace('.', os.sep)}.py)"
             ) from None
-        raise ValueError(f"cannot import model module {module!r}: {_where(exc)}") from None
+        raise ValueError(f"cannot import model module {module!r}: {where_raised(exc)}") from None
     except Exception as exc:
-        raise ValueError(f"cannot import model module {module!r}: {_where(exc)}") from None
-    offered = getattr(imported, "MODELS", None)
-    if offered is None:
-        raise ValueError(
-            f"module {module!r} has no MODELS: define MODELS = [MyModel(), ...] "
-            "(or a function MODELS() returning them)"
-        )
-    try:
-        if callable(offered):
-            offered = offered()
-        models = list(offered)
-    except Exception as exc:
-        raise ValueError(f"{name}.MODELS failed: {_where(exc)}") from None
-    if not models:
-        raise ValueError(f"{name}.MODELS holds no models")
-    for model in models:
-        if isinstance(model, type) and issubclass(model, Model):
-            raise ValueError(
-                f"{name}.MODELS holds the class {model.__name__}, not an instance: write "
-                f"{model.__name__}()"
-            )
-        if not isinstance(model, Model):
-            raise ValueError(f"{name}.MODELS holds {model!r}, not an oipcodec.server.Model")
-    return models
+        raise ValueError(f"cannot import model module {module!r}: {where_raised(exc)}") from None
+    return models_offered(imported, name)
 
 
 def _module_name(module: str) -> str:
@@ -139,29 +116,6 @@ def _module_name(module: str) -> str:
     return ".".join(parts)
 
 
-def _where(exc: BaseException) -> str:
-    """``exc`` in one line: its type, its message, and the deepest place of the user's code
-    it came from."""
-    text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, SyntaxError):  # the message already names the file and line
-        return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    frames = traceback.extract_tb(exc.__traceback__)
-    # The deepest frame of the user's code: not Python's import machinery, not oipcodec's
-    # (an unknown datatype is raised in oipcodec.datatypes), not an installed package's.
-    installed = {sysconfig.get_path(key) for key in ("stdlib", "purelib", "platlib")}
-    installed.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    theirs = [
-        f
-        for f in frames
-        if not f.filename.startswith("<")
-        and not any(os.path.abspath(f.filename).startswith(root + os.sep) for root in installed)
-    ]
-    if theirs or frames:
-        frame = (theirs or frames)[-1]
-        text += f" ({frame.filename}, line {frame.lineno})"
-    return text
-
-
 def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
     from oipcodec.server.demo import demo_models
 
@@ -170,6 +124,16 @@ def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
         if regions is not None and models.shared_memory is None:
             models.shared_memory = regions
         return models
+    if config.model_repository is not None:
+        if models is not None:
+            raise ValueError(
+                "models given beside a model_repository: put each into a folder of the "
+                "repository (docs/model-repository.md)"
+            )
+        repository = ModelRepository(
+            config.model_repository, config.model_control, config.load_models
+        )
+        return ModelRegistry(shared_memory=regions, repository=repository)
     model_module = config.model_module
     listed = list(models) if models is not None else []
     if model_module is not None:

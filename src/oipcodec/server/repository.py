@@ -1,0 +1,459 @@
+"""A model repository on disk: one folder per model, laid out as Triton and MLServer users know.
+
+::
+
+    models/                 the repository: oipcodec serve --model-repository models
+      add_one/              a model; the folder's name is the model's name
+        config.json         optional: its configuration (or config.pbtxt), Triton's fields
+        labels.txt          files the configuration names (label_filename), beside it
+        1/                  optional numbered version folders: the highest one is served
+          model.py
+        2/
+          model.py
+          helpers.py        imported by model.py as ``from . import helpers``
+      echo/
+        model.py            no version folder: the version the model declares (default "1")
+
+``model.py`` offers one model, looked up in this order: ``MODEL`` (a :class:`Model` instance),
+``MODELS`` (what ``--model-module`` reads: a list, or a function returning one, holding one
+model), else the one :class:`Model` subclass defined in the file, made as
+``Cls(name=<folder>, version=<version folder>)``. The folder names the model and the version
+folder its version, whatever the code declares.
+
+Every read imports the code afresh, under a package name of its own
+(``oipcodec_repository_<n>_<model>``) compiled from the source (never from ``__pycache__``,
+whose timestamps cannot tell two edits in one second apart), so a repository load picks up an
+edited ``model.py`` and the files it imports beside it. :meth:`ModelRepository.replace`
+removes the previous import's modules from ``sys.modules``.
+
+The configuration file is Triton's model configuration: ``config.json`` in its JSON form (the
+document ``GET /v2/models/<name>/config`` answers) or ``config.pbtxt`` in protobuf's text
+form, both read into the same message (:mod:`oipcodec.proto`'s ``ModelConfig``). Read:
+``name`` (must be the folder's), ``max_batch_size``, ``input`` and ``output`` (``name``,
+``data_type``, ``dims``, ``optional``, ``label_filename``), ``parameters``. Other fields
+(``instance_group``, ``dynamic_batching``, ``version_policy``...) are ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import inspect
+import itertools
+import json
+import logging
+import os
+import re
+import sys
+import sysconfig
+import threading
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from oipcodec.server.model import Model, TensorSpec, datatype_of_config
+
+__all__ = [
+    "CONFIG_FILES",
+    "MODEL_CONTROL_MODES",
+    "MODEL_FILE",
+    "ModelRepository",
+    "RepositoryError",
+    "models_offered",
+    "where_raised",
+]
+
+log = logging.getLogger("oipcodec.server")
+
+#: The file of a model folder (or of its version folder) that holds the model's code.
+MODEL_FILE = "model.py"
+#: The configuration files a model folder may hold (one of them).
+CONFIG_FILES = ("config.json", "config.pbtxt")
+#: Triton's model control modes that oipcodec has: ``none`` (every model loaded at start,
+#: load and unload refused) and ``explicit`` (the models named at start, then load/unload).
+MODEL_CONTROL_MODES = ("none", "explicit")
+
+_PREFIX = "oipcodec_repository_"
+_imports = itertools.count(1)
+
+
+class RepositoryError(ValueError):
+    """A model folder that cannot be served; the message is one line saying why."""
+
+
+def models_offered(module: ModuleType, where: str) -> list[Model]:
+    """The models a module offers in its ``MODELS``: an iterable of :class:`Model` instances
+    or a callable returning one (``--model-module`` and a repository's ``model.py``).
+
+    Raises ``ValueError`` with a one-line message naming ``where`` for a module without
+    ``MODELS``, a ``MODELS()`` that raises, an empty one, and one holding anything but Model
+    instances (a class instead of an instance says so)."""
+    offered = getattr(module, "MODELS", None)
+    if offered is None:
+        raise ValueError(
+            f"module {where!r} has no MODELS: define MODELS = [MyModel(), ...] "
+            "(or a function MODELS() returning them)"
+        )
+    try:
+        if callable(offered):
+            offered = offered()
+        models = list(offered)
+    except Exception as exc:
+        raise ValueError(f"{where}.MODELS failed: {where_raised(exc)}") from None
+    if not models:
+        raise ValueError(f"{where}.MODELS holds no models")
+    for model in models:
+        if isinstance(model, type) and issubclass(model, Model):
+            raise ValueError(
+                f"{where}.MODELS holds the class {model.__name__}, not an instance: write "
+                f"{model.__name__}()"
+            )
+        if not isinstance(model, Model):
+            raise ValueError(f"{where}.MODELS holds {model!r}, not an oipcodec.server.Model")
+    return models
+
+
+def where_raised(exc: BaseException) -> str:
+    """``exc`` in one line: its type, its message, and the deepest place of the user's code
+    it came from (a model module's line, not oipcodec's, Python's or an installed package's:
+    an unknown datatype is raised in oipcodec.datatypes)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError):  # the message already names the file and line
+        return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    installed = {sysconfig.get_path(key) for key in ("stdlib", "purelib", "platlib")}
+    installed.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    theirs = [
+        f
+        for f in frames
+        if not f.filename.startswith("<")
+        and not any(os.path.abspath(f.filename).startswith(root + os.sep) for root in installed)
+    ]
+    if theirs or frames:
+        frame = (theirs or frames)[-1]
+        text += f" ({frame.filename}, line {frame.lineno})"
+    return text
+
+
+@dataclass
+class Loaded:
+    """What one read of a model folder produced: its models and the package its code was
+    imported under (to be released with :meth:`ModelRepository.replace`)."""
+
+    name: str
+    models: list[Model]
+    package: str = field(repr=False)
+
+
+class ModelRepository:
+    """The model folders under ``root`` and the model control mode.
+
+    ``control``: one of :data:`MODEL_CONTROL_MODES`; ``load``: in ``explicit`` mode, the
+    models loaded at start (``"*"``: all of them). :meth:`read` imports a model's code afresh;
+    the registry (server/registry.py) decides when, and keeps what it loaded.
+    """
+
+    def __init__(
+        self, root: str | os.PathLike[str], control: str = "none", load: Iterable[str] = ()
+    ) -> None:
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise ValueError(f"model repository {str(root)!r} is not a directory")
+        if control not in MODEL_CONTROL_MODES:
+            raise ValueError(
+                f"model control must be one of {', '.join(MODEL_CONTROL_MODES)}, got {control!r}"
+            )
+        self.control = control
+        self.load = tuple(load)
+        self._current: dict[str, str] = {}  # model name -> package of the import in use
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<ModelRepository {str(self.root)!r} model control {self.control}>"
+
+    def names(self) -> list[str]:
+        """The model folders, sorted (hidden folders and ``__pycache__``-like ones left out)."""
+        return sorted(
+            entry.name
+            for entry in self.root.iterdir()
+            if entry.is_dir() and not entry.name.startswith((".", "_"))
+        )
+
+    def __contains__(self, name: object) -> bool:
+        return (
+            isinstance(name, str)
+            and bool(name)
+            and "/" not in name
+            and not name.startswith((".", "_"))
+            and (self.root / name).is_dir()
+        )
+
+    def startup_names(self) -> list[str]:
+        """The models to load at start: all in ``none`` mode (or with ``"*"``), else those of
+        ``load`` in their order."""
+        if self.control == "none" or "*" in self.load:
+            return self.names()
+        return list(dict.fromkeys(self.load))
+
+    def read(self, name: str) -> Loaded:
+        """Import the code of model ``name`` afresh and make its model, configured by its
+        configuration file. Raises :class:`RepositoryError` with a one-line reason (and
+        leaves nothing of that import in ``sys.modules``)."""
+        folder = self.root / name
+        if name not in self:
+            raise RepositoryError(f"no model folder {name!r} in {self.root}")
+        directory, version = _version_folder(folder)
+        code = directory / MODEL_FILE
+        if not code.is_file():
+            raise RepositoryError(f"no {_relative(code, self.root)} (the model's code)")
+        package = f"{_PREFIX}{next(_imports)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
+        try:
+            config = read_config(folder, name)
+            module = _import_fresh(package, directory, code)
+            model = _the_model(module, _relative(code, self.root), name, version)
+            model.name = name
+            if version is not None:
+                model.version = version
+            if config is not None:
+                try:
+                    _apply_config(model, config[0], folder)
+                except (ValueError, TypeError) as exc:
+                    raise RepositoryError(f"{config[1]}: {exc}") from None
+        except RepositoryError:
+            _release(package)
+            raise
+        except Exception as exc:
+            _release(package)
+            message = " ".join(str(exc).split()) or "(no message)"
+            raise RepositoryError(
+                f"{_relative(code, self.root)}: {type(exc).__name__}: {message}"
+            ) from exc
+        return Loaded(name, [model], package)
+
+    def replace(self, name: str, loaded: Loaded | None) -> None:
+        """Make ``loaded`` the import in use for ``name`` (``None``: none), releasing the
+        previous one's modules from ``sys.modules``."""
+        with self._lock:
+            previous = self._current.pop(name, None)
+            if loaded is not None:
+                self._current[name] = loaded.package
+        if previous is not None and (loaded is None or previous != loaded.package):
+            _release(previous)
+
+    def discard(self, loaded: Loaded) -> None:
+        """Release an import that will not be used (a read whose models were refused)."""
+        if self._current.get(loaded.name) != loaded.package:
+            _release(loaded.package)
+
+
+def _relative(path: Path, root: Path) -> str:
+    return str(path.relative_to(root))
+
+
+def _version_folder(folder: Path) -> tuple[Path, str | None]:
+    """The folder of the highest numbered version (Triton's default version policy), or the
+    model folder itself when it has no numbered folder (``None``: no version folder)."""
+    versions = [e for e in folder.iterdir() if e.is_dir() and e.name.isdigit()]
+    if not versions:
+        return folder, None
+    chosen = max(versions, key=lambda e: int(e.name))
+    return chosen, str(int(chosen.name))
+
+
+# ---------------------------------------------------------------------------- importing code
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the source at every import and never reads nor writes ``__pycache__``: a
+    bytecode cache is checked by the file's size and mtime in whole seconds, so an edit within
+    the same second that keeps the size would otherwise run the old code."""
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        return compile(self.get_data(path), path, "exec", dont_inherit=True)
+
+
+class _RepositoryFinder(importlib.abc.MetaPathFinder):
+    """Finds the modules beside a model's code (``from . import helpers``) the usual way, and
+    has them compiled afresh too."""
+
+    @classmethod
+    def find_spec(
+        cls, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(_PREFIX) or path is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            spec.loader = _FreshSourceLoader(fullname, str(spec.origin))
+        return spec
+
+
+def _install_finder() -> None:
+    if not any(finder is _RepositoryFinder for finder in sys.meta_path):
+        sys.meta_path.insert(0, _RepositoryFinder)
+
+
+def _import_fresh(package: str, directory: Path, code: Path) -> ModuleType:
+    """``code`` imported as ``<package>.model``, ``package`` being a new package whose folder
+    is ``directory`` (so the model's relative imports find the files beside it)."""
+    _install_finder()
+    spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+    spec.submodule_search_locations = [str(directory)]
+    sys.modules[package] = importlib.util.module_from_spec(spec)
+    name = f"{package}.model"
+    loader = _FreshSourceLoader(name, str(code))
+    module_spec = importlib.util.spec_from_file_location(name, code, loader=loader)
+    assert module_spec is not None
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+def _release(package: str) -> None:
+    """Remove a package imported by :func:`_import_fresh`, and its modules, from sys.modules."""
+    for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
+        sys.modules.pop(key, None)
+
+
+def _the_model(module: ModuleType, where: str, name: str, version: str | None) -> Model:
+    """The one model ``module`` offers: ``MODEL``, ``MODELS`` or its one Model subclass."""
+    if hasattr(module, "MODEL"):
+        model = module.MODEL
+        if not isinstance(model, Model):
+            kind = "class" if isinstance(model, type) else type(model).__name__
+            raise RepositoryError(
+                f"{where}: MODEL is a {kind} ({model!r}), not an instance of an "
+                "oipcodec.server.Model subclass"
+            )
+        return model
+    if hasattr(module, "MODELS"):
+        try:
+            models = models_offered(module, where)
+        except (TypeError, ValueError) as exc:
+            raise RepositoryError(str(exc)) from None
+        if len(models) != 1:
+            raise RepositoryError(
+                f"{where}: MODELS holds {len(models)} models; a model folder serves one "
+                "(give each model a folder of its own)"
+            )
+        return models[0]
+    classes = [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, Model)
+        and value.__module__ == module.__name__
+    ]
+    if len(classes) != 1:
+        found = ", ".join(c.__name__ for c in classes)
+        raise RepositoryError(
+            f"{where} holds no model: define MODEL = MyModel(), MODELS = [MyModel()] or one "
+            f"oipcodec.server.Model subclass"
+            + (f" (it defines {len(classes)}: {found})" if classes else "")
+        )
+    made: Model = classes[0](name=name, version=version)
+    return made
+
+
+# ---------------------------------------------------------------------------- configuration
+
+
+def read_config(folder: Path, name: str) -> tuple[Any, str] | None:
+    """The model configuration of a model folder (an :mod:`oipcodec.proto` ``ModelConfig``)
+    and its file (``<name>/config.json``), or None when it has no configuration file;
+    :class:`RepositoryError` when it cannot be read, names another model, or both files are
+    there."""
+    from google.protobuf import json_format, text_format
+
+    from oipcodec.proto import open_inference_grpc_pb2 as pb2
+
+    found = [folder / f for f in CONFIG_FILES if (folder / f).is_file()]
+    if not found:
+        return None
+    where = f"{name}/{found[0].name}"
+    if len(found) > 1:
+        raise RepositoryError(f"{name}: both {' and '.join(CONFIG_FILES)}; keep one")
+    path = found[0]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RepositoryError(f"{where}: cannot read it: {exc}") from None
+    config = pb2.ModelConfig()
+    ignored: list[str] = []
+    try:
+        if path.suffix == ".json":
+            document = json.loads(text)
+            if not isinstance(document, dict):
+                raise RepositoryError(f"{where}: not a JSON object")
+            known = config.DESCRIPTOR.fields_by_name
+            ignored = sorted(key for key in document if key not in known)
+            # Unknown fields of the message itself are left out, with a warning; within the
+            # fields read, an unknown name or value (a data_type) is an error.
+            read = {key: value for key, value in document.items() if key in known}
+            json_format.ParseDict(read, config)
+        else:
+            try:
+                text_format.Parse(text, config)
+            except text_format.ParseError as exc:
+                if "no field named" not in str(exc):
+                    raise
+                config = pb2.ModelConfig()
+                text_format.Parse(text, config, allow_unknown_field=True)
+                ignored = [str(exc).rsplit(":", 1)[-1].strip() + " and maybe others"]
+    except (ValueError, json_format.ParseError, text_format.ParseError) as exc:
+        if isinstance(exc, RepositoryError):
+            raise
+        raise RepositoryError(f"{where}: {' '.join(str(exc).split())}") from None
+    if ignored:
+        log.warning("%s: ignored what oipcodec does not read: %s", where, ", ".join(ignored))
+    if config.name and config.name != name:
+        raise RepositoryError(
+            f"{where} names model {config.name!r}; it must be the folder's name {name!r}"
+        )
+    return config, where
+
+
+def _apply_config(model: Model, config: Any, folder: Path) -> None:
+    """Give ``model`` what its configuration declares (see the module's docstring).
+
+    Tensors declared there replace the code's (their dims take a leading -1 when
+    ``max_batch_size`` > 0, as Triton's do), and then its ``max_batch_size`` applies even when
+    0; without tensors, a ``max_batch_size`` above 0 applies."""
+    batch = int(config.max_batch_size)
+    changes: dict[str, Any] = {}
+    if config.input or config.output:
+        lead = [-1] if batch > 0 else []
+        for kind, entries in (("inputs", config.input), ("outputs", config.output)):
+            specs = []
+            for entry in entries:
+                try:
+                    datatype = datatype_of_config(_data_type_name(entry.data_type))
+                except ValueError as exc:
+                    raise RepositoryError(f"{kind[:-1]} {entry.name!r}: {exc}") from None
+                optional = bool(getattr(entry, "optional", False))
+                specs.append(TensorSpec(entry.name, datatype, lead + list(entry.dims), optional))
+            changes[kind] = specs
+        changes["max_batch_size"] = batch
+    elif batch > 0:
+        changes["max_batch_size"] = batch
+    if config.parameters:
+        changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
+    labels = {o.name: str(folder / o.label_filename) for o in config.output if o.label_filename}
+    if labels:
+        changes["labels"] = labels
+    model.configure(**changes)
+
+
+def _data_type_name(value: int) -> str:
+    from oipcodec.proto import open_inference_grpc_pb2 as pb2
+
+    name: str = pb2.DataType.Name(value)
+    if name == "TYPE_INVALID":
+        raise ValueError("no data_type given")
+    return name

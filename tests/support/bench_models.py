@@ -1,0 +1,57 @@
+"""Models for the ``oipcodec bench --model`` tests (a helper module, not a test module; it
+imports nothing from ``tests``): the harness must build their requests from their metadata."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oipcodec.server import Model, TensorSpec
+
+
+class Score(Model):
+    """Two inputs of different datatypes and a variable dimension: token ids (INT32, any
+    number of rows of 4) weighted by FP32 weights; a BYTES label per row."""
+
+    name = "score"
+    inputs = (TensorSpec("IDS", "INT32", [-1, 4]), TensorSpec("WEIGHTS", "FP32", [4]))
+    outputs = (TensorSpec("SCORE", "FP32", [-1]), TensorSpec("LABEL", "BYTES", [-1]))
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        ids, weights = inputs["IDS"], inputs["WEIGHTS"]
+        score = (ids.astype(np.float32) * weights).sum(axis=1).astype(np.float32)
+        labels = np.array([b"high" if s > 0 else b"low" for s in score], dtype=object)
+        return {"SCORE": score, "LABEL": labels}
+
+
+class Batched(Model):
+    """A batching model (max_batch_size 4): its metadata shows the batch dimension as -1."""
+
+    name = "batched"
+    max_batch_size = 4
+    inputs = (TensorSpec("X", "FP16", [-1, 3]), TensorSpec("TEXT", "BYTES", [-1, 1]))
+    outputs = (TensorSpec("Y", "FP16", [-1, 3]),)
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        return {"Y": inputs["X"] * np.float16(2)}
+
+
+class Broken(Model):
+    """Fails every request with a message the benchmark table must show."""
+
+    name = "broken"
+    inputs = (TensorSpec("X", "FP32", [2]),)
+    outputs = (TensorSpec("Y", "FP32", [2]),)
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("the weights file is missing (bench test)")
+
+
+def bench_models() -> list[Model]:
+    """The models of the ``oipcodec bench --model`` tests."""
+    return [Score(), Batched(), Broken()]
+
+
+#: What ``oipcodec serve --model-module`` serves from this module.
+MODELS = bench_models
