@@ -11,6 +11,7 @@ ports wherever the page names 8000 or 8001 (the files, the commands) and gives t
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -77,16 +78,6 @@ def test_the_walkthrough_has_its_steps() -> None:
     ]
 
 
-def _bench_measures_any_model() -> bool:
-    """Whether this oipcodec's harness measures a model that is not the identity (it then
-    generates inputs from the model's metadata, and takes ``--input-data``)."""
-    assert SCRIPT is not None
-    result = subprocess.run(
-        [SCRIPT, "bench", "--help"], capture_output=True, text=True, env=script_env(), timeout=60
-    )
-    return "--input-data" in result.stdout
-
-
 def test_the_walkthrough_runs(tmp_path: Path) -> None:
     http_port, grpc_port = free_ports(2)
 
@@ -95,7 +86,6 @@ def test_the_walkthrough_runs(tmp_path: Path) -> None:
 
     env = script_env()
     server: subprocess.Popen[str] | None = None
-    bench = _bench_measures_any_model()
     try:
         for step in walkthrough():
             if step.path is not None:
@@ -114,8 +104,6 @@ def test_the_walkthrough_runs(tmp_path: Path) -> None:
                 )
                 wait_ready(server, http_port)
                 continue
-            if command.startswith("oipcodec bench") and not bench:
-                continue  # checked below, once the harness measures any model
             result = subprocess.run(
                 ["bash", "-c", command],
                 cwd=tmp_path,
@@ -130,7 +118,12 @@ def test_the_walkthrough_runs(tmp_path: Path) -> None:
                 expected = _PRINTS.findall(program)
                 assert expected and result.stdout.splitlines() == expected, result.stdout
             if command.startswith("oipcodec bench"):
-                assert (tmp_path / "oipcodec-bench" / "results.json").is_file()
+                results = json.loads((tmp_path / "oipcodec-bench" / "results.json").read_text())
+                assert results["model_metadata"]["name"] == "add_one"
+                records = results["results"]
+                assert records and not [r["error"] for r in records if r.get("error")]
+                measured = [r for r in records if not r.get("unsupported")]
+                assert measured and all(r["load"] for r in measured), records
         assert server is not None
         server.send_signal(signal.SIGINT)  # Ctrl+C
         output, _ = server.communicate(timeout=60)
@@ -140,8 +133,3 @@ def test_the_walkthrough_runs(tmp_path: Path) -> None:
         if server is not None and server.poll() is None:
             server.kill()
             server.wait(30)
-    if not bench:
-        pytest.skip(
-            "ran every step but `oipcodec bench --model add_one`: this harness measures only "
-            "identity models (no --input-data)"
-        )
