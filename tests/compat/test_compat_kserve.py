@@ -5,6 +5,7 @@ KServe custom model served by KServe's own FastAPI endpoints and data plane."""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import numpy as np
@@ -254,6 +255,77 @@ def test_bf16_passes_through_kserve_grpc() -> None:
     assert decoded.dtype == array.dtype and decoded.tobytes() == array.tobytes()
     body, header_length = compat.response_to_rest(response, binary=True)
     assert rest.decode_response(body, header_length).outputs[0].data.tobytes() == array.tobytes()
+
+
+# ----------------------------------------------------------------------------- answering KServe
+
+
+def _answer(kserve_request: Any, datatype: str = "FP32") -> Any:
+    """What a model on the adapter returns: every input doubled (BYTES and BOOL echoed), by
+    ``from_oip_response``."""
+    request = compat.to_oip_request(kserve_request)
+    outputs = [
+        Tensor(f"out_{t.name}", t.datatype, t.shape, t.data if t.datatype in ("BYTES", "BOOL")
+               else t.data * 2)
+        for t in request.inputs
+    ]  # fmt: skip
+    return compat.from_oip_response(
+        InferResponse("m", outputs, id=request.id), request=kserve_request
+    )
+
+
+@pytest.mark.parametrize("raw", [True, False], ids=["raw", "typed"])
+@pytest.mark.parametrize("datatype", ALL)
+def test_grpc_answer_goes_through_kserve_to_grpc(raw: bool, datatype: str) -> None:
+    """An answer to a request KServe decoded from gRPC (``InferRequest.from_grpc``, what its
+    servicer does) passes KServe's own ``to_grpc``: the outputs hold raw bytes. Before, they held
+    arrays and ``to_grpc`` failed on a raw request ("The truth value of an array ... is
+    ambiguous"). Shapes of 0, 1 and several elements; no id in the request: a UUID4."""
+    for shape in [(0,), (1,), (2, 3)]:
+        count = int(np.prod(shape))
+        if datatype == "BYTES":
+            array = np.array([b"ab", b"", b"c", b"d", b"e", b"f"][:count], dtype=object)
+        else:
+            array = np.arange(1, count + 1).astype(DTYPES[datatype])
+        array = array.reshape(shape)
+        request = InferRequest([Tensor("X", datatype, shape, array)], model_name="m")
+        message = kpb.ModelInferRequest.FromString(oipcodec.pb.encode_request(request, raw=raw))
+        answer = _answer(it.InferRequest.from_grpc(message)).to_grpc()
+        assert uuid.UUID(answer.id).version == 4
+        decoded = compat.to_oip_response(compat.response_from_grpc(answer)).output("out_X").data
+        expected = array if datatype in ("BYTES", "BOOL") else array * 2
+        _same(decoded, expected.astype(array.dtype), datatype)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "json"])
+def test_rest_answer_without_id_passes_kserve_validation(binary: bool) -> None:
+    """A REST request without ``id``: the answer's is a UUID4 string, which KServe's REST
+    answer model (``InferenceResponse``, pydantic) requires; the outputs stay arrays, which
+    KServe's ``to_rest`` writes in the form asked."""
+    from kserve.protocol.rest.v2_datamodels import InferenceResponse
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    body, header_length = rest.encode_request(
+        InferRequest([Tensor.from_array("X", x)]), binary=binary
+    )
+    kserve_request = compat.request_from_rest(body, header_length, model_name="m")
+    response = _answer(kserve_request)
+    assert isinstance(response.outputs[0].data, np.ndarray)
+    written, json_length = response.to_rest()
+    if json_length is None:
+        InferenceResponse.model_validate(written)  # what KServe's endpoint does with a dict
+        header = written
+    else:
+        header = orjson.loads(written[:json_length])
+    assert uuid.UUID(header["id"]).version == 4
+
+
+def test_decoded_response_keeps_a_missing_id() -> None:
+    """Client side, a response without id stays without one (as KServe's ``from_rest``)."""
+    body = b'{"model_name":"m","outputs":[{"name":"Y","shape":[1],"datatype":"INT8","data":[1]}]}'
+    assert compat.response_from_rest(body).id is None
+    message = oipcodec.pb.encode_response(InferResponse("m", [Tensor.from_array("Y", np.ones(1))]))
+    assert compat.response_from_grpc(message).id is None
 
 
 # ----------------------------------------------------------------------------- errors

@@ -34,10 +34,6 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,8 +46,8 @@ import pytest
 from oipcodec import InferRequest, Tensor, rest
 from oipcodec.datatypes import DATATYPES
 from tests.support.arrays import assert_same as _same
+from tests.support.kserve_process import assert_loopback_only, run_kserve
 from tests.support.peers import require_kserve, require_peer
-from tests.support.ports import free_ports
 
 kserve = require_kserve()
 ml_dtypes = require_peer("ml_dtypes")
@@ -70,7 +66,6 @@ from oipcodec.client import (  # noqa: E402
 
 HELPER = Path(__file__).resolve().parents[1] / "support" / "kserve_models_stock.py"
 MODEL = "identity"
-STARTUP_SECONDS = 60
 
 PATHS = ["http-json", "http-binary", "grpc-raw", "grpc-typed"]
 
@@ -93,56 +88,11 @@ def test_kserve_supports_the_datatypes_tested() -> None:
 # ----------------------------------------------------------------------------- the server
 
 
-def _model_ready(http: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://{http}/v2/models/{MODEL}/ready", timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
-def _port_open(address: str) -> bool:
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=2):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """A stock KServe ModelServer (tests/support/kserve_models_stock.py) until its model is ready on
     REST and its gRPC port is open; always terminated."""
-    http_port, grpc_port = free_ports(2)
-    log_path = tmp_path_factory.mktemp("kserve") / "kserve.log"
-    log = log_path.open("wb")
-    command = [
-        sys.executable, str(HELPER),
-        "--http_port", str(http_port), "--grpc_port", str(grpc_port), "--workers", "1",
-    ]  # fmt: skip
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
-    addresses = {"http": f"127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}"}
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not (_model_ready(addresses["http"]) and _port_open(addresses["grpc"])):
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(
-                    f"KServe did not start (exit code {process.poll()}):\n"
-                    + log_path.read_text(errors="replace")[-4000:]
-                )
-            time.sleep(0.2)
-        yield {**addresses, "log": str(log_path), "pid": str(process.pid)}
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+    yield from run_kserve(HELPER, MODEL, tmp_path_factory.mktemp("kserve"))
 
 
 @pytest.fixture(scope="module")
@@ -159,28 +109,10 @@ def grpc_client(server: dict[str, str]) -> Iterator[Any]:
     client.close()
 
 
-def _listening(port: int) -> set[str]:
-    """The local addresses of the listening TCP sockets on ``port`` (Linux /proc/net)."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as file:
-            next(file)
-            for line in file:
-                local, state = line.split()[1], line.split()[3]
-                address, _, hex_port = local.partition(":")
-                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
-                    found.add(address)
-    return found
-
-
 @pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="needs Linux /proc/net")
 def test_server_listens_on_loopback_only(server: dict[str, str]) -> None:
-    """KServe hardcodes 0.0.0.0 / [::]; the helper narrows both to 127.0.0.1 (IPv4 or the
-    IPv4-mapped IPv6 form gRPC uses)."""
-    loopback = {"0100007F", "0000000000000000FFFF00000100007F"}
-    for key in ("http", "grpc"):
-        addresses = _listening(int(server[key].rpartition(":")[2]))
-        assert addresses and addresses <= loopback, (key, addresses)
+    """KServe hardcodes 0.0.0.0 / [::]; the helper narrows both to 127.0.0.1."""
+    assert_loopback_only(server)
 
 
 # ----------------------------------------------------------------------------- payloads

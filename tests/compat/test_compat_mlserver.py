@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,8 +33,10 @@ from hypothesis.extra import numpy as hnp
 import oipcodec
 from oipcodec.compat import mlserver as compat
 from tests.support.arrays import assert_same as _same
+from tests.support.doc_recipes import DOCS, recipe
 from tests.support.peers import require_peer
 from tests.support.ports import free_ports
+from tests.support.processes import http_status, running
 
 mlserver = require_peer("mlserver")
 ml_codecs = require_peer("mlserver.codecs")
@@ -409,17 +410,14 @@ def _mlserver_command() -> list[str]:
     return [sys.executable, "-c", "from mlserver.cli.main import main; main()"]
 
 
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as answer:
-            return bool(answer.status == 200)
-    except OSError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A real ``mlserver start`` with the models of tests/support/mlserver_models.py."""
+@pytest.fixture(scope="module", params=[None, 0], ids=["workers-default", "workers-0"])
+def server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[dict[str, str]]:
+    """A real ``mlserver start`` with the models of tests/support/mlserver_models.py: with
+    MLServer's default parallel inference workers (the model in a worker process, requests
+    pickled to it), and with ``parallel_workers: 0`` (the model in the server process, handed
+    the transports' arrays themselves)."""
     models = {
         "oip": {
             "implementation": "mlserver_models.OIPIdentity",
@@ -427,7 +425,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         },
         "plain": {"implementation": "mlserver_models.PlainIdentity"},
     }
-    yield from _mlserver(tmp_path_factory.mktemp("mlserver"), models)
+    yield from _mlserver(tmp_path_factory.mktemp("mlserver"), models, request.param)
 
 
 @pytest.fixture(scope="module")
@@ -437,52 +435,50 @@ def stock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     yield from _mlserver(tmp_path_factory.mktemp("mlserver_stock"), models)
 
 
-def _mlserver(root: Path, models: dict[str, dict[str, Any]]) -> Iterator[dict[str, str]]:
-    """``mlserver start`` on free 127.0.0.1 ports (metrics off) with ``models`` (name ->
-    model-settings), until every model is ready; always terminated."""
+def _mlserver(
+    root: Path, models: dict[str, dict[str, Any]], parallel_workers: int | None = None
+) -> Iterator[dict[str, str]]:
+    """``mlserver start`` on free 127.0.0.1 ports (metrics off, ``parallel_workers`` when
+    given, everything else MLServer's defaults: one parallel inference worker) with ``models``
+    (name -> model-settings), until every model is ready; always terminated."""
     http_port, grpc_port = free_ports(2)
     settings_json = {
         "host": "127.0.0.1",
         "http_port": http_port,
         "grpc_port": grpc_port,
         "metrics_endpoint": None,
-        "parallel_workers": 0,
         "load_models_at_startup": True,
     }
+    if parallel_workers is not None:
+        settings_json["parallel_workers"] = parallel_workers
     (root / "settings.json").write_text(json.dumps(settings_json))
     for name, model in models.items():
         (root / name).mkdir()
         (root / name / "model-settings.json").write_text(json.dumps({"name": name, **model}))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(MODELS_DIR), env.get("PYTHONPATH")]))
-    log = (root / "mlserver.log").open("wb")
-    process = subprocess.Popen(
-        [*_mlserver_command(), "start", str(root)], stdout=log, stderr=subprocess.STDOUT, env=env
-    )
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        base = f"http://127.0.0.1:{http_port}"
-        while not all(_ready(f"{base}/v2/models/{name}/ready") for name in models):
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(
-                    f"mlserver did not start (exit code {process.poll()}):\n"
-                    + (root / "mlserver.log").read_text(errors="replace")[-4000:]
-                )
-            time.sleep(0.2)
+    command = [*_mlserver_command(), "start", str(root)]
+    with _running(command, root, env, http_port, list(models)) as process:
         yield {
             "http": f"127.0.0.1:{http_port}",
             "grpc": f"127.0.0.1:{grpc_port}",
             "log": str(root / "mlserver.log"),
+            "pid": str(process.pid),
         }
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+
+
+def _running(
+    command: list[str], cwd: Path, env: dict[str, str], http_port: int, models: list[str]
+) -> Any:
+    """``command`` (an ``mlserver start``) run in ``cwd`` (output in ``cwd/mlserver.log``)
+    until every model of ``models`` is ready on ``http_port``; stopped on exit."""
+    base = f"http://127.0.0.1:{http_port}"
+
+    def ready() -> bool:
+        return all(http_status(f"{base}/v2/models/{name}/ready") == 200 for name in models)
+
+    log_path = cwd / "mlserver.log"
+    return running(command, ready, log_path, startup_seconds=STARTUP_SECONDS, cwd=cwd, env=env)
 
 
 def _payloads() -> dict[str, np.ndarray]:
@@ -507,10 +503,15 @@ PAYLOADS = _payloads()
 
 
 def _grpc_infer(
-    server: dict[str, str], model: str, arrays: dict[str, np.ndarray], tmp_path: Path
+    server: dict[str, str],
+    model: str,
+    arrays: dict[str, np.ndarray],
+    tmp_path: Path,
+    outputs_named: list[str] | None = None,
 ) -> dict[str, np.ndarray] | str:
     """tritonclient.grpc in a process of its own (tests/support/mlserver_grpc_client.py says why):
-    the outputs, or the error message of a refused request."""
+    the outputs (named as the inputs unless ``outputs_named``), or the error message of a
+    refused request."""
     from tests.support import mlserver_grpc_client
 
     inputs, outputs = tmp_path / "inputs.npz", tmp_path / "outputs.npz"
@@ -523,6 +524,7 @@ def _grpc_infer(
             model,
             str(inputs),
             str(outputs),
+            ",".join(outputs_named or []),
         ],
         check=True,
         timeout=60,
@@ -646,6 +648,95 @@ def test_end_to_end_unknown_model_keeps_mlserver_errors(
     utils = require_peer("tritonclient.utils")
     with pytest.raises(utils.InferenceServerException, match="not found"):
         _infer(server, "nope", path, {"x": np.zeros((1, 2), np.float32)}, tmp_path)
+
+
+# ----------------------------------------------------------------------------- the recipe
+
+
+@pytest.mark.skipif(not (DOCS / "compat.md").is_file(), reason="docs/ is not next to tests/")
+def test_the_documented_recipe_with_mlserver_defaults(tmp_path: Path) -> None:
+    """The recipe of docs/compat.md as written: its three files in a fresh folder and
+    ``mlserver start .`` run there, so MLServer's defaults apply (one parallel inference
+    worker; before the uvloop pin every worker died at start and no model loaded). Only the
+    ports move, to free ones, through MLServer's environment variables (the recipe's
+    settings.json sets none). Called by the real tritonclient: REST JSON, REST binary, gRPC."""
+    files, shell = recipe("compat.md", "MLServer")
+    assert sorted(files) == ["model-settings.json", "runtime.py", "settings.json"]
+    assert json.loads(files["settings.json"]) == {"host": "127.0.0.1"}
+    assert shell[-1] == "mlserver start ."
+    assert shell[0] == 'pip install "oipcodec[integration-mlserver]"'  # what this venv holds
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    http_port, grpc_port, metrics_port = free_ports(3)
+    env = {
+        **os.environ,
+        "MLSERVER_HTTP_PORT": str(http_port),
+        "MLSERVER_GRPC_PORT": str(grpc_port),
+        "MLSERVER_METRICS_PORT": str(metrics_port),
+    }
+    command = [*_mlserver_command(), *shell[-1].split()[1:]]
+    with _running(command, tmp_path, env, http_port, ["doubler"]) as process:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        if children.exists():  # Linux: the inference worker is a child process
+            assert children.read_text().split(), "no parallel inference worker"
+        server = {"http": f"127.0.0.1:{http_port}", "grpc": f"127.0.0.1:{grpc_port}"}
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)
+        for binary in (False, True):
+            http = require_peer("tritonclient.http")
+            tensor = http.InferInput("INPUT0", [3, 4], "FP32")
+            tensor.set_data_from_numpy(x, binary_data=binary)
+            wanted = [http.InferRequestedOutput("OUTPUT0", binary_data=binary)]
+            client = http.InferenceServerClient(server["http"], network_timeout=30.0)
+            try:
+                result = client.infer("doubler", [tensor], outputs=wanted, timeout=30)
+            finally:
+                client.close()
+            _same(result.as_numpy("OUTPUT0"), x * 2)
+        answer = _grpc_infer(server, "doubler", {"INPUT0": x}, tmp_path, ["OUTPUT0"])
+        assert not isinstance(answer, str), answer
+        _same(answer["OUTPUT0"], x * 2)
+    log = (tmp_path / "mlserver.log").read_text(errors="replace")
+    assert "Traceback" not in log, log[-4000:]
+
+
+# ----------------------------------------------------------------------------- MLServer's client
+
+
+@pytest.fixture(scope="module")
+def oipcodec_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """``oipcodec serve`` (its demo models), the command, on free 127.0.0.1 ports."""
+    from tests.support.serve_process import run_serve
+
+    yield from run_serve(tmp_path_factory.mktemp("serve"))
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json", "binary"])
+def test_mlserver_infer_against_oipcodec_serve(
+    oipcodec_server: dict[str, str], tmp_path: Path, binary: bool
+) -> None:
+    """MLServer's only client, ``mlserver infer`` (batch inference from a file of V2 requests,
+    sent with tritonclient.http.aio; it makes no health or metadata call), against
+    ``oipcodec serve``: every request answered, ids kept, outputs right."""
+    a, b = list(range(16)), [3] * 16
+    inputs = [
+        {"name": "INPUT0", "shape": [1, 16], "datatype": "INT32", "data": a},
+        {"name": "INPUT1", "shape": [1, 16], "datatype": "INT32", "data": b},
+    ]
+    lines = [orjson.dumps({"id": f"r{i}", "inputs": inputs}) for i in range(4)]
+    (tmp_path / "in.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    command = [
+        *_mlserver_command(), "infer", "--url", oipcodec_server["http"], "--model-name", "simple",
+        "--input-data-path", str(tmp_path / "in.jsonl"),
+        "--output-data-path", str(tmp_path / "out.jsonl"), "--workers", "2", "--retries", "1",
+        *(["--binary-data"] if binary else []),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    answers = [orjson.loads(line) for line in (tmp_path / "out.jsonl").read_bytes().splitlines()]
+    assert sorted(answer["id"] for answer in answers) == [f"r{i}" for i in range(4)]
+    for answer in answers:
+        outputs = {output["name"]: output["data"] for output in answer["outputs"]}
+        assert outputs == {"OUTPUT0": [x + 3 for x in a], "OUTPUT1": [x - 3 for x in a]}
 
 
 # ----------------------------------------------------------------------------- our clients

@@ -4,12 +4,12 @@ It runs in a process of its own: tritonclient.grpc and MLServer both register th
 ``inference.*`` protobuf messages in the default descriptor pool, so they cannot be imported
 into one process (the test process imports MLServer).
 
-    python mlserver_grpc_client.py TARGET MODEL INPUTS.npz OUTPUTS.npz
+    python mlserver_grpc_client.py TARGET MODEL INPUTS.npz OUTPUTS.npz [NAME,NAME...]
 
 Sends every array of INPUTS.npz as an input of that name (raw contents, as tritonclient
 does; an array named ``<name>.truncate`` cuts that many bytes off input ``<name>``), asks for
-outputs of the same names, and writes them to OUTPUTS.npz; a refused request writes its error
-message to OUTPUTS.npz.error instead.
+the outputs named (comma-separated; by default the inputs' names), and writes them to
+OUTPUTS.npz; a refused request writes its error message to OUTPUTS.npz.error instead.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def load(path: str) -> dict[str, np.ndarray[Any, Any]]:
     }
 
 
-def main(target: str, model: str, inputs_path: str, outputs_path: str) -> None:
+def main(target: str, model: str, inputs_path: str, outputs_path: str, names: str = "") -> None:
     import tritonclient.grpc as grpcclient
     from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
@@ -65,7 +65,8 @@ def main(target: str, model: str, inputs_path: str, outputs_path: str) -> None:
         if name in cuts:
             tensor._raw_content = tensor._raw_content[: -cuts[name]]
         inputs.append(tensor)
-    outputs = [grpcclient.InferRequestedOutput(name) for name in arrays]
+    wanted = names.split(",") if names else list(arrays)
+    outputs = [grpcclient.InferRequestedOutput(name) for name in wanted]
     client = grpcclient.InferenceServerClient(target)
     try:
         result = client.infer(model, inputs, outputs=outputs, client_timeout=30.0)
@@ -74,8 +75,8 @@ def main(target: str, model: str, inputs_path: str, outputs_path: str) -> None:
         return
     finally:
         client.close()
-    save(outputs_path, {name: result.as_numpy(name) for name in arrays})
+    save(outputs_path, {name: result.as_numpy(name) for name in wanted})
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

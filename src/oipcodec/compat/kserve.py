@@ -16,8 +16,9 @@ Objects (no wire involved):
   Raw bytes become zero-copy views (:func:`oipcodec.raw.raw_to_array`), lists go through
   :func:`oipcodec.flatten` (C, type- and range-checked), numpy arrays are taken as they are.
 - :func:`from_oip_request` / :func:`from_oip_response`: the other way; tensors carry the numpy
-  arrays themselves, so KServe's own ``to_rest`` / ``to_grpc`` and ``get_predict_input`` work
-  on them unchanged.
+  arrays themselves (``get_predict_input`` and KServe's ``to_rest`` take them as they are), or,
+  for an answer to a gRPC request, their raw bytes (what KServe's ``to_grpc`` sends); an
+  answer without an id gets the request's, else a UUID4, as KServe's own models do.
 
 REST (``body`` and ``header_length`` as :func:`oipcodec.rest.decode_request`: JSON, or JSON plus
 the binary tensor data extension, optionally gzip/deflate):
@@ -52,9 +53,13 @@ binary-extension REST bodies with :func:`request_from_rest`. Recipe (a custom mo
             return oip_kserve.from_oip_response(response, request=payload)
 
     if __name__ == "__main__":
-        server = kserve.ModelServer()
+        server = kserve.ModelServer()  # REST 0.0.0.0:8080, gRPC [::]:8081: every interface
         oip_kserve.patch_dataplane(server.dataplane)  # binary REST bodies straight to arrays
         server.start([Doubler("doubler")])
+
+KServe (0.21) has no setting for the listen address: its ``ModelServer`` listens on every
+interface (REST ``0.0.0.0``, gRPC ``[::]``); keep the ports behind a firewall, or on a host
+with no other network, when that is not wanted.
 
 Datatypes: every OIP datatype converts. KServe itself has no BF16 (its ``as_numpy`` and
 ``set_data_from_numpy`` refuse it): a BF16 output of :func:`from_oip_response` is given to KServe
@@ -75,6 +80,7 @@ or ``struct.error``.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -255,30 +261,43 @@ def from_oip_request(request: InferRequest, *, from_grpc: bool = False) -> Any:
 
 
 def from_oip_response(response: InferResponse, *, request: Any = None) -> Any:
-    """An :class:`oipcodec.InferResponse` as a ``kserve.protocol.infer_type.InferResponse``
-    whose outputs hold the numpy arrays.
+    """An :class:`oipcodec.InferResponse` as a ``kserve.protocol.infer_type.InferResponse``,
+    in the form KServe's server sends without error on the transport the request came by.
 
     ``request`` (the KServe request being answered) carries KServe's output choices into the
     response, as ``kserve.utils.utils.get_predict_response`` does: its requested outputs and
-    ``use_binary_outputs``. A BF16 output, which KServe has no numpy type for, is given as raw
-    bytes instead (KServe's ``to_grpc`` sends them; its ``to_rest`` cannot).
+    ``use_binary_outputs``. It also decides the form of the outputs:
+
+    - a REST request (or none): each output holds its numpy array (``InferOutput.data``), which
+      KServe's ``to_rest`` writes as JSON or binary;
+    - a gRPC request (``request.from_grpc``): each output holds its raw bytes, what
+      ``InferOutput.set_data_from_numpy(binary_data=True)`` gives and what KServe's ``to_grpc``
+      sends as ``raw_output_contents`` (for a request with raw contents, ``to_grpc`` cannot take
+      an array: it tests the array's truth value).
+
+    A BF16 output, which KServe has no numpy type for, is given as raw bytes in both cases
+    (KServe's ``to_grpc`` sends them; its ``to_rest`` cannot). A response without an ``id``
+    takes the request's, else a new UUID4, as KServe's ``get_predict_response`` does: KServe's
+    REST answer requires a string id (a JSON request without one would otherwise be a 500).
     """
     infer_type = _infer_type()
+    grpc = bool(getattr(request, "from_grpc", False))
     outputs = []
     for tensor in response.outputs:
         parameters = dict(tensor.parameters) or None
-        if tensor.datatype == "BF16":
+        if grpc or tensor.datatype == "BF16":
             output = infer_type.InferOutput(
-                tensor.name, list(tensor.shape), "BF16", parameters=parameters
+                tensor.name, list(tensor.shape), tensor.datatype, parameters=parameters
             )
-            output._raw_data = bytes(array_to_raw(tensor.data, "BF16"))
+            output._raw_data = bytes(array_to_raw(_shaped(tensor), tensor.datatype))
         else:
             output = infer_type.InferOutput(
                 tensor.name, list(tensor.shape), tensor.datatype, _shaped(tensor), parameters
             )
         outputs.append(output)
+    response_id = response.id or getattr(request, "id", None) or str(uuid.uuid4())
     return infer_type.InferResponse(
-        response.id,
+        response_id,
         response.model_name,
         outputs,
         model_version=response.model_version,
@@ -286,6 +305,14 @@ def from_oip_response(response: InferResponse, *, request: Any = None) -> Any:
         use_binary_outputs=bool(request.use_binary_outputs) if request is not None else False,
         requested_outputs=request.request_outputs if request is not None else None,
     )
+
+
+def _decoded_response(response: InferResponse) -> Any:
+    """A response a client decoded, as a KServe ``InferResponse`` holding arrays: its id as
+    sent (none stays ``None``, as KServe's ``from_rest`` / ``from_grpc`` leave it)."""
+    result = from_oip_response(response)
+    result.id = response.id
+    return result
 
 
 def _shaped(tensor: Tensor) -> np.ndarray[Any, Any]:
@@ -343,7 +370,7 @@ def response_from_rest(
 ) -> Any:
     """A REST inference response body as a KServe ``InferResponse`` holding numpy arrays
     (KServe: ``InferResponse.from_bytes`` / ``from_rest``)."""
-    return from_oip_response(
+    return _decoded_response(
         rest.decode_response(body, header_length, content_encoding, limits=limits)
     )
 
@@ -407,7 +434,7 @@ def request_to_grpc(request: Any, *, raw: bool = True) -> Any:
 def response_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
     """A KServe ``ModelInferResponse`` (or its serialized bytes) as a KServe ``InferResponse``
     holding numpy arrays."""
-    return from_oip_response(pb.decode_response(_serialized(message), limits=limits))
+    return _decoded_response(pb.decode_response(_serialized(message), limits=limits))
 
 
 def response_to_grpc(response: Any, *, raw: bool = True) -> Any:

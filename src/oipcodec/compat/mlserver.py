@@ -70,6 +70,13 @@ handlers); it is idempotent, and a no-op for the parts whose MLServer objects ar
 :func:`install_rest` puts the routes into any MLServer FastAPI app directly (for code that
 builds ``MLServer`` itself).
 
+With MLServer's parallel inference workers (its default: one), every process imports the
+runtime module, so :func:`install` runs in the server process (the transports) and in each
+worker (the codec); MLServer pickles each request to a worker and its answer back, a copy of
+every array each way (with ``parallel_workers: 0`` the model gets the transports' zero-copy
+views). MLServer 1.7.1's workers need uvloop < 0.22 (the ``integration-mlserver`` extra pins
+it; docs/compat.md says why).
+
 MLServer is imported only inside the functions that need it: importing this module works
 without it.
 """

@@ -5,8 +5,11 @@ endpoint of the OIP REST protocol (health, server and model metadata, inference,
 repository) and Triton's model configuration, statistics and ``/metrics`` (Prometheus) the way
 Triton does:
 
-- health: 200 with an empty body, or 400 with an empty body when not ready ("Triton answers
-  400 with an empty body for not live/ready");
+- health: Triton's statuses (200, or 400 when not ready) with a small JSON body,
+  ``{"live": true}`` / ``{"ready": true}`` / ``{"ready": false}``, as KServe's server sends:
+  KServe's REST client reads that body (``is_server_live`` parses it), Triton's sends none and
+  its clients, like oipcodec's, look at the status only; a ready model answers
+  ``{"name": ..., "ready": true}``;
 - errors: ``{"error": "<message>"}`` with Triton's status map (404 not found, 503 unavailable,
   501 unsupported, 500 internal, 400 anything else), 405 for a wrong method (with ``Allow``),
   413 for a body over the limit (decided from ``Content-Length`` before the body is read, or
@@ -104,6 +107,20 @@ def _json_answer(status: int, document: Any) -> _Answer:
 
 def _empty(status: int = 200) -> _Answer:
     return status, b"", []
+
+
+#: The health answers: (status, body) by (endpoint, state); the bodies are KServe's.
+_HEALTH = {
+    (which, state): (200 if state else 400, orjson.dumps({which: state}))
+    for which in ("live", "ready")
+    for state in (True, False)
+}
+
+
+def _health(which: str, state: bool) -> _Answer:
+    """``v2/health/live`` or ``v2/health/ready``: Triton's status, KServe's JSON body."""
+    status, body = _HEALTH[which, state]
+    return status, body, [(b"content-type", _JSON)]
 
 
 class RestApp:
@@ -229,7 +246,7 @@ class RestApp:
             if action == "ready":
                 _allow(method, "GET")
                 if self.registry.is_ready(name, version):
-                    return _empty()
+                    return _json_answer(200, {"name": name, "ready": True})
                 which = f"version {version} of " if version else ""
                 return _json_answer(400, {"error": f"{which}model '{name}' is not ready"})
         elif n == 1:
@@ -237,7 +254,7 @@ class RestApp:
             return 200, self._metadata, [(b"content-type", _JSON)]
         elif n == 3 and parts[1] == "health" and parts[2] in ("live", "ready"):
             _allow(method, "GET")
-            return _empty(200 if parts[2] == "live" or self.ready else 400)
+            return _health(parts[2], parts[2] == "live" or self.ready)
         elif n >= 3 and parts[1] == "repository":
             if n == 3 and parts[2] == "index":
                 _allow(method, "POST")
