@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oipcodec import __version__, kernels
+
+if TYPE_CHECKING:
+    from oipcodec.server import ServerConfig
 
 
 def _info(_: argparse.Namespace) -> int:
@@ -22,7 +26,7 @@ def _info(_: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from oipcodec.server import ServerConfig, serve
+        from oipcodec.server import ServerConfig
     except ImportError as exc:
         print(f"oipcodec serve needs the server extra: pip install 'oipcodec[server]' ({exc})")
         return 2
@@ -55,13 +59,39 @@ def _serve(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         print(f"oipcodec serve: {exc}", file=sys.stderr)
         return 2
-    return serve(config=config)
+    return _serve_checked(config)
+
+
+def _serve_checked(config: ServerConfig) -> int:
+    """Serve ``config`` after the checks that can fail fast, each answered with one line on
+    stderr and exit status 2: the ports free, then the model module imported and its models
+    made (the serving processes import it again, workers > 1)."""
+    from oipcodec.server import check_ports, load_model_module, serve
+
+    try:
+        check_ports(config)
+    except OSError as exc:
+        print(f"oipcodec serve: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    models = None
+    if config.model_module is not None:
+        # Modules in the working directory are found, as `python -m` and uvicorn find them.
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            models = load_model_module(config.model_module)
+        except ValueError as exc:
+            print(f"oipcodec serve: {exc}", file=sys.stderr)
+            return 2
+        if config.workers == 1:  # served as they are, not imported twice
+            config = config.replace(model_module=None)
+        else:
+            models = None
+    return serve(models, config=config)
 
 
 def _repository_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The model repository's settings of ``oipcodec serve`` (docs/model-repository.md)."""
-    import os
-
     if args.model_repository is None:
         if args.model_control != "none" or args.load_model:
             raise ValueError("--model-control and --load-model need --model-repository")

@@ -216,6 +216,8 @@ class ServerError(ClientError):
     NOT_FOUND; ``None`` for an error message inside a ModelStreamInfer stream), ``code`` the
     gRPC status code name (over HTTP: the name for the status, e.g. ``"NOT_FOUND"``), and
     ``message`` the server's own message (the ``error`` of its JSON body, or the gRPC details).
+    ``protocol`` is ``"http"`` or ``"grpc"``: the message reads ``HTTP 404 NOT_FOUND from
+    URL: ...`` or ``gRPC NOT_FOUND from TARGET: ...``, as each protocol names its statuses.
     """
 
     def __init__(
@@ -225,25 +227,35 @@ class ServerError(ClientError):
         status: int | None = None,
         code: str = "UNKNOWN",
         url: str | None = None,
+        protocol: str = "http",
     ) -> None:
         self.message = message
         self.status = status
         self.code = code
+        self.protocol = protocol
         where = f" from {url}" if url else ""
-        label = f"HTTP {status} {code}" if status is not None else code
+        if protocol == "grpc":
+            label = f"gRPC {code}"
+        else:
+            label = f"HTTP {status} {code}" if status is not None else code
         ClientError.__init__(self, f"{label}{where}: {message}", url=url)
 
     def __reduce__(self) -> tuple[object, ...]:
         return (
             _rebuild_server_error,
-            (type(self), self.message, self.status, self.code, self.url),
+            (type(self), self.message, self.status, self.code, self.url, self.protocol),
         )
 
 
 def _rebuild_server_error(
-    cls: type[ServerError], message: str, status: int | None, code: str, url: str | None
+    cls: type[ServerError],
+    message: str,
+    status: int | None,
+    code: str,
+    url: str | None,
+    protocol: str = "http",
 ) -> ServerError:
-    return cls(message, status=status, code=code, url=url)
+    return cls(message, status=status, code=code, url=url, protocol=protocol)
 
 
 class RequestTimeoutError(ClientError):

@@ -78,7 +78,15 @@ def encode_request(
     ``raw=True`` sends the inputs in raw_input_contents; ``raw=False`` in each datatype's typed
     contents field (see the module docstring for FP16/BF16). ``kernels`` picks an
     implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the facade's.
+
+    A request must name its model (``ModelInferRequest.model_name`` is required): one without
+    raises :class:`~oipcodec.EncodeError`.
     """
+    if not request.model_name:
+        raise EncodeError(
+            "the request names no model: ModelInferRequest.model_name is required "
+            f"(model_name={request.model_name!r})"
+        )
     k = kernels or _facade
     tensors = _encode_tensors(request.inputs, raw, "input", k)
     requested = None

@@ -5,6 +5,7 @@ repository calls; errors, timeouts and connection failures."""
 from __future__ import annotations
 
 import asyncio
+import pickle
 from collections.abc import AsyncIterator, Iterator
 
 import numpy as np
@@ -153,6 +154,11 @@ def test_unknown_model_is_a_server_error(client: GrpcClient) -> None:
     assert info.value.code == "NOT_FOUND" and info.value.status == 404
     assert "no_such_model" in info.value.message
     assert info.value.url == client.target
+    # A gRPC error reads as one: its status name, not the HTTP status it maps to.
+    assert str(info.value).startswith(f"gRPC NOT_FOUND from {client.target}: ")
+    assert "HTTP" not in str(info.value)
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (copy.protocol, str(copy)) == ("grpc", str(info.value))
     with pytest.raises(ServerError, match="no_such_model"):
         client.model_metadata("no_such_model")
 

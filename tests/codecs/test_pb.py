@@ -123,7 +123,8 @@ def test_round_trip_response_all_types(impl, raw: bool) -> None:
 def test_many_inputs_keep_their_order(impl, raw: bool) -> None:
     names = [f"t{i:03d}" for i in range(300)][::-1]
     request = InferRequest(
-        [Tensor(n, "INT32", (1,), np.array([i], np.int32)) for i, n in enumerate(names)]
+        [Tensor(n, "INT32", (1,), np.array([i], np.int32)) for i, n in enumerate(names)],
+        model_name="m",
     )
     back = pb.decode_request(pb.encode_request(request, raw=raw, kernels=impl), kernels=impl)
     assert [t.name for t in back.inputs] == names
@@ -133,13 +134,15 @@ def test_many_inputs_keep_their_order(impl, raw: bool) -> None:
 @pytest.mark.parametrize("raw", [True, False])
 @pytest.mark.parametrize("datatype", ALL)
 def test_empty_tensors(impl, datatype: str, raw: bool) -> None:
-    request = InferRequest([Tensor("e", datatype, (0, 4), sample(datatype, (0, 4)))])
+    request = InferRequest(
+        [Tensor("e", datatype, (0, 4), sample(datatype, (0, 4)))], model_name="m"
+    )
     back = pb.decode_request(pb.encode_request(request, raw=raw, kernels=impl), kernels=impl)
     assert back.inputs[0].shape == (0, 4) and back.inputs[0].data.shape == (0, 4)
 
 
 def test_scalar_shape(impl) -> None:
-    request = InferRequest([Tensor("s", "FP64", (), np.array(2.5))])
+    request = InferRequest([Tensor("s", "FP64", (), np.array(2.5))], model_name="m")
     for raw in (True, False):
         back = pb.decode_request(pb.encode_request(request, raw=raw, kernels=impl), kernels=impl)
         assert back.inputs[0].shape == () and float(back.inputs[0].data) == 2.5
@@ -156,7 +159,7 @@ def test_parameters_keep_their_types(impl) -> None:
         "s": "",
         "f": 1e308,
     }
-    data = pb.encode_request(InferRequest([], parameters=params), kernels=impl)
+    data = pb.encode_request(InferRequest([], parameters=params, model_name="m"), kernels=impl)
     message = pb2.ModelInferRequest.FromString(data)
     kinds = {k: v.WhichOneof("parameter_choice") for k, v in message.parameters.items()}
     assert kinds == {"b": "bool_param", "i": "int64_param", "j": "int64_param", "u": "uint64_param",
@@ -166,19 +169,22 @@ def test_parameters_keep_their_types(impl) -> None:
         k: type(v) for k, v in params.items()
     }
     with pytest.raises(EncodeError, match="fits neither"):
-        pb.encode_request(InferRequest([], parameters={"x": 2**64}), kernels=impl)
+        pb.encode_request(InferRequest([], parameters={"x": 2**64}, model_name="m"), kernels=impl)
 
 
 def test_tensor_and_output_parameters(impl) -> None:
     request = InferRequest(
         [Tensor("a", "FP32", (1,), np.ones(1, np.float32), {"x": "y", "n": 3})],
         outputs=[RequestedOutput("o", {"binary_data": True, "classification": 2})],
+        model_name="m",
     )
     back = pb.decode_request(pb.encode_request(request, kernels=impl), kernels=impl)
     assert back.inputs[0].parameters == {"x": "y", "n": 3}
     assert back.outputs == request.outputs
     assert (
-        pb.decode_request(pb.encode_request(InferRequest([]), kernels=impl), kernels=impl).outputs
+        pb.decode_request(
+            pb.encode_request(InferRequest([], model_name="m"), kernels=impl), kernels=impl
+        ).outputs
         is None
     )
 
@@ -194,7 +200,7 @@ def test_tensor_and_output_parameters(impl) -> None:
 )
 @settings(max_examples=200, deadline=None)
 def test_round_trip_random_arrays(impl, array: np.ndarray, raw: bool) -> None:
-    request = InferRequest([Tensor.from_array("x", array)])
+    request = InferRequest([Tensor.from_array("x", array)], model_name="m")
     back = pb.decode_request(pb.encode_request(request, raw=raw, kernels=impl), kernels=impl)
     assert same(back.inputs[0].data, array.astype(array.dtype.newbyteorder("=")))
 
@@ -204,14 +210,16 @@ def test_any_layout_and_byte_order_is_written_little_endian_row_major(impl) -> N
     for array in (base, base.T, base[::-1, ::2], np.asfortranarray(base)):
         for raw in (True, False):
             data = pb.encode_request(
-                InferRequest([Tensor.from_array("x", array)]), raw=raw, kernels=impl
+                InferRequest([Tensor.from_array("x", array)], model_name="m"), raw=raw, kernels=impl
             )
             assert pb.decode_request(data, kernels=impl).inputs[0].data.tolist() == array.tolist()
 
 
 def test_bf16_from_float32_is_rounded(impl) -> None:
     values = np.array([1.0, 1.00390625, np.nan, -np.inf], np.float32)
-    data = pb.encode_request(InferRequest([Tensor("b", "BF16", (4,), values)]), kernels=impl)
+    data = pb.encode_request(
+        InferRequest([Tensor("b", "BF16", (4,), values)], model_name="m"), kernels=impl
+    )
     out = pb.decode_request(data, kernels=impl).inputs[0].data
     assert out.dtype == ml_dtypes.bfloat16
     assert same(out, values.astype(ml_dtypes.bfloat16))
@@ -222,7 +230,9 @@ def test_bf16_from_float32_is_rounded(impl) -> None:
 
 
 def test_decoded_arrays_are_read_only_views(impl) -> None:
-    request = InferRequest([Tensor("a", "FP32", (1000,), np.arange(1000, dtype=np.float32))])
+    request = InferRequest(
+        [Tensor("a", "FP32", (1000,), np.arange(1000, dtype=np.float32))], model_name="m"
+    )
     for raw in (True, False):
         data = bytearray(pb.encode_request(request, raw=raw, kernels=impl))
         array = pb.decode_request(data, kernels=impl).inputs[0].data
@@ -382,7 +392,7 @@ def test_duplicate_names(impl) -> None:
         pb.decode_request(m.SerializeToString(), kernels=impl)
     tensors = [Tensor("x", "FP32", (0,), np.zeros(0, np.float32))] * 2
     with pytest.raises(EncodeError, match="input 'x': duplicate name"):
-        pb.encode_request(InferRequest(tensors), kernels=impl)
+        pb.encode_request(InferRequest(tensors, model_name="m"), kernels=impl)
     with pytest.raises(EncodeError, match="output 'x': duplicate name"):
         pb.encode_response(InferResponse("m", tensors), kernels=impl)
 
@@ -403,9 +413,13 @@ def test_encode_errors(impl) -> None:
     with pytest.raises(
         EncodeError, match="input 'x': element 1: BYTES elements must be bytes or str"
     ):
-        pb.encode_request(InferRequest([Tensor("x", "BYTES", (2,), bad)]), raw=False, kernels=impl)
+        pb.encode_request(
+            InferRequest([Tensor("x", "BYTES", (2,), bad)], model_name="m"), raw=False, kernels=impl
+        )
     with pytest.raises(EncodeError, match="input 'x': element 1"):
-        pb.encode_request(InferRequest([Tensor("x", "BYTES", (2,), bad)]), raw=True, kernels=impl)
+        pb.encode_request(
+            InferRequest([Tensor("x", "BYTES", (2,), bad)], model_name="m"), raw=True, kernels=impl
+        )
 
 
 @given(data=st.data())
@@ -419,3 +433,16 @@ def test_fuzzed_messages_raise_only_decode_error(impl, data: Any) -> None:
     message = message[: data.draw(st.integers(0, len(message)))]
     with contextlib.suppress(DecodeError):
         pb.decode_request(bytes(message), kernels=impl)
+
+
+@pytest.mark.parametrize("name", [None, ""])
+def test_a_request_must_name_its_model(impl, name: str | None) -> None:
+    """ModelInferRequest.model_name is required: a request without one is refused, not sent
+    as a message the server can only answer with an error."""
+    request = InferRequest([Tensor("x", "INT8", (1,), np.ones(1, np.int8))], model_name=name)
+    with pytest.raises(EncodeError) as caught:
+        pb.encode_request(request, kernels=impl)
+    assert str(caught.value) == (
+        f"the request names no model: ModelInferRequest.model_name is required "
+        f"(model_name={name!r})"
+    )

@@ -186,12 +186,16 @@ def test_tensor_element_limit_is_configurable_per_call() -> None:
     with pytest.raises(LimitError):
         oipcodec.flatten(list(range(11)), "INT8", limits=limits)
     message = pb.encode_request(
-        oipcodec.InferRequest([oipcodec.Tensor("x", "INT8", (11,), np.zeros(11, np.int8))])
+        oipcodec.InferRequest(
+            [oipcodec.Tensor("x", "INT8", (11,), np.zeros(11, np.int8))], model_name="m"
+        )
     )
     with pytest.raises(LimitError, match="limit of 10"):
         pb.decode_request(message, limits=limits)
     typed = pb.encode_request(
-        oipcodec.InferRequest([oipcodec.Tensor("x", "INT32", (11,), np.zeros(11, np.int32))]),
+        oipcodec.InferRequest(
+            [oipcodec.Tensor("x", "INT32", (11,), np.zeros(11, np.int32))], model_name="m"
+        ),
         raw=False,
     )
     with pytest.raises(LimitError):
@@ -318,7 +322,7 @@ def test_bytes_prefix_claiming_4_gb_in_rest_and_pb() -> None:
 
 def bytes_request(length: int) -> oipcodec.InferRequest:
     element = np.array([b"ok", b"x" * length], dtype=object)
-    return oipcodec.InferRequest([oipcodec.Tensor("s", "BYTES", (2,), element)])
+    return oipcodec.InferRequest([oipcodec.Tensor("s", "BYTES", (2,), element)], model_name="m")
 
 
 @pytest.mark.parametrize("path", ["rest-binary", "pb-raw", "pb-typed"])

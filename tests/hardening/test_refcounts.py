@@ -38,6 +38,7 @@ REQUEST = oipcodec.InferRequest(
         oipcodec.Tensor("c", "INT32", (4,), np.arange(4, dtype=np.int32)),
     ],
     parameters={"p": 1, "q": "text"},
+    model_name="m",
 )
 BODY = rest.encode_request(REQUEST, binary=False)[0]
 MESSAGE = pb.encode_request(REQUEST)

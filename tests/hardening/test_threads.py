@@ -48,7 +48,8 @@ REQUEST = oipcodec.InferRequest(
         oipcodec.Tensor("f", "FP32", (50_000,), FLOATS[:50_000]),
         oipcodec.Tensor("i", "INT64", (100_000,), INTS),
         oipcodec.Tensor("s", "BYTES", (2_000,), np.array(SHORT[:2_000], dtype=object)),
-    ]
+    ],
+    model_name="m",
 )
 RAW_MESSAGE = pb.encode_request(REQUEST)
 TYPED_MESSAGE = pb.encode_request(REQUEST, raw=False)

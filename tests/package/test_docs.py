@@ -8,7 +8,9 @@ one program. A block preceded by ``<!-- requires: NAME[, NAME] -->`` needs those
 skipped without them (``OIPCODEC_REQUIRE_PEERS`` makes a missing one an error, as in
 tests/compat). Every ``# prints: TEXT`` comment in a program is one line of what it must print,
 in order: when a program has any, its standard output must be exactly those lines (trailing
-white space aside).
+white space aside). A block preceded by ``<!-- file: PATH -->`` is a file of a walk-through
+(docs/serving.md's): not run here, the walk-through's test writes it to PATH and runs it with
+the page's commands (tests/server/test_server_walkthrough.py).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ if not README.is_file() or not DOCS.is_dir():  # the wheel tests run from copies
     pytest.skip("README.md and docs/ are not next to tests/", allow_module_level=True)
 
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
-_MARKER = re.compile(r"<!--\s*(continue|requires:[^>]*?)\s*-->\s*$")
+_MARKER = re.compile(r"<!--\s*(continue|requires:[^>]*?|file:[^>]*?)\s*-->\s*$")
 _PRINTS = re.compile(r"#\s*prints:\s?(.*)$", re.MULTILINE)
 #: Seconds one example program may take (a few start a server or run the harness briefly).
 EXAMPLE_TIMEOUT = 120
@@ -64,6 +66,8 @@ def _examples(page: Path, root: Path = ROOT) -> list[Example]:
         marker = _MARKER.search(before)
         line = text.count("\n", 0, match.start()) + 1
         code = match.group(2)
+        if marker and marker.group(1).startswith("file:"):
+            continue  # a file of a walk-through: its own test writes it and runs it there
         if marker and marker.group(1) == "continue":
             assert examples, f"{page.name}:{line}: <!-- continue --> before the first block"
             examples[-1].code += "\n" + code
@@ -241,8 +245,9 @@ RUN_BY = {
     "oipcodec bench": "test_bench_command",
     "oipcodec bench --quick": "test_bench_command",
     "oipcodec serve --model-module my.models --workers 2": (
-        "tests/server/test_server_model.py (--model-module, --workers 2)"
+        "tests/server/test_server_command.py::test_a_module_in_the_working_directory_is_served"
     ),
+    "oipcodec bench --model": "tests/server/test_server_walkthrough.py (with --url, --quick)",
     "mkdocs build --strict": "ci",
 }
 

@@ -151,9 +151,27 @@ def test_not_found(server: RunningServer) -> None:
 
 
 def test_unknown_model_message(server: RunningServer) -> None:
+    """Triton's words, then the first few models served (the module serves more than five)."""
+    names = sorted({model.name for model in all_models()})
+    assert len(names) > 5
+    served = ", ".join(f"'{name}'" for name in names[:5])
+    expected = (
+        f"Request for unknown model: 'nope' is not found; this server serves {served}, ... "
+        f"({len(names)} models)"
+    )
     answer = request(server, "POST", "/v2/models/nope/infer", SIMPLE_JSON)
     assert answer.status == 404
-    assert answer.error == "Request for unknown model: 'nope' is not found"
+    assert answer.error == expected
+    assert request(server, "GET", "/v2/models/nope").error == expected
+
+
+def test_models_list(server: RunningServer) -> None:
+    """KServe's list of models: every model name, once, in the order they were added."""
+    answer = request(server, "GET", "/v2/models")
+    assert answer.status == 200 and answer.headers["content-type"] == "application/json"
+    assert answer.json() == {"models": list(dict.fromkeys(m.name for m in all_models()))}
+    refused = request(server, "POST", "/v2/models", b"{}")
+    assert refused.status == 405 and refused.headers["allow"] == "GET"
 
 
 @pytest.mark.parametrize(
@@ -333,7 +351,10 @@ def test_too_large_by_content_length(server: RunningServer) -> None:
     try:
         answer = request(server, "POST", "/v2/models/identity/infer", bytes(LIMIT + 1), conn=conn)
         assert answer.status == 413
-        assert f"larger than the limit of {LIMIT}" in answer.error
+        assert answer.error == (
+            f"request body of {LIMIT + 1} bytes is larger than the limit of {LIMIT} bytes "
+            "(oipcodec serve --max-body-bytes, Limits.max_body_bytes)"
+        )
         # The same connection goes on serving: the rest of the body was skipped correctly.
         again = request(server, "POST", "/v2/models/simple/infer", SIMPLE_JSON, conn=conn)
         assert again.status == 200
@@ -353,6 +374,7 @@ def test_too_large_chunked(server: RunningServer) -> None:
     chunks = [bytes(64 * 1024)] * (LIMIT // (64 * 1024) + 2)
     answer = request(server, "POST", "/v2/models/identity/infer", iter(chunks))
     assert answer.status == 413
+    assert answer.error.endswith("(oipcodec serve --max-body-bytes, Limits.max_body_bytes)")
 
 
 def test_chunked_body_accepted(server: RunningServer) -> None:
@@ -370,6 +392,7 @@ def test_too_large_after_inflating(server: RunningServer) -> None:
     )
     assert answer.status == 413
     assert "inflates past the limit" in answer.error
+    assert answer.error.endswith("(oipcodec serve --max-body-bytes, Limits.max_body_bytes)")
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br"])
@@ -419,7 +442,7 @@ def test_bad_model_output_is_500(server: RunningServer) -> None:
     body = infer_body([{"name": "A", "shape": [1], "datatype": "INT8", "data": [1]}])
     answer = request(server, "POST", "/v2/models/bad_output/infer", body)
     assert answer.status == 500
-    assert "cannot carry datatype INT32" in answer.error
+    assert "does not fit datatype INT32 exactly: element 0 is 0.5" in answer.error
 
 
 def test_broken_load_is_unavailable(server: RunningServer) -> None:

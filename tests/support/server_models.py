@@ -38,14 +38,15 @@ class Failing(Model):
 
 
 class BadOutput(Model):
-    """Declares INT32 and returns float64: a model bug, answered 500."""
+    """Declares INT32 and returns float64 halves, which INT32 cannot hold: a model bug,
+    answered 500."""
 
     name = "bad_output"
     inputs = None
     outputs = (TensorSpec("OUT", "INT32", [-1]),)
 
     def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
-        return {"OUT": np.zeros(3)}
+        return {"OUT": np.full(3, 0.5)}
 
 
 class AsyncEcho(Model):

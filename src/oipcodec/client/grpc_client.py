@@ -118,7 +118,9 @@ def _error(
         return RequestTimeoutError(f"{what} on {target}: deadline exceeded", url=target)
     if name == "UNAVAILABLE" and any(s in details.lower() for s in _CONNECT_FAILURES):
         return ServerConnectionError(f"cannot reach {target} ({what}): {details}", url=target)
-    return ServerError(details, status=http_status_for(name), code=name, url=target)
+    return ServerError(
+        details, status=http_status_for(name), code=name, url=target, protocol="grpc"
+    )
 
 
 def _read_varint(data: memoryview, pos: int) -> tuple[int, int]:
@@ -166,7 +168,7 @@ def parse_stream_response(
             response = view[pos : pos + length]
         pos += length
     if error:
-        return ServerError(error, code="STREAM_ERROR", url=target)
+        return ServerError(error, code="STREAM_ERROR", url=target, protocol="grpc")
     return pb.decode_response(
         response if response is not None else b"", limits=limits, shared_memory=shared_memory
     )

@@ -67,6 +67,7 @@ from oipcodec.server.runtime import (
     Server,
     ServerProcesses,
     ServerThread,
+    check_ports,
     load_model_module,
     serve,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "UnsupportedError",
     "available_cpus",
     "background",
+    "check_ports",
     "create_app",
     "demo_models",
     "load_model_module",

@@ -217,6 +217,9 @@ class RestApp:
         if not parts or parts[0] != "v2":
             raise NotFoundError(f"no endpoint {path}")
         n = len(parts)
+        if n == 2 and parts[1] == "models":  # KServe's list of models
+            _allow(method, "GET")
+            return _json_answer(200, {"models": self.registry.names()})
         if n == 3 and parts[1] == "models" and parts[2] == "stats":
             _allow(method, "GET")
             return _json_answer(200, self.registry.statistics_document())
@@ -478,7 +481,7 @@ class RestApp:
                     inflate_limit,
                 )
             except LimitError as exc:
-                raise PayloadTooLargeError(str(exc)) from None
+                raise PayloadTooLargeError(f"{exc} {LIMIT_SETTING}") from None
         header_length = headers.get(_HEADER_LENGTH)
         if header_length is not None and header_length.strip() == b"0":
             request = self._raw_request(model, body, name, version)
@@ -648,8 +651,15 @@ def _allow(method: str, allowed: str) -> None:
         raise _MethodNotAllowed(allowed)
 
 
+#: What sets the body limit, named in every 413 answer.
+LIMIT_SETTING = "(oipcodec serve --max-body-bytes, Limits.max_body_bytes)"
+
+
 def _too_large(size: int, limit: int, qualifier: str = "") -> str:
-    return f"request body of {qualifier}{size} bytes is larger than the limit of {limit} bytes"
+    return (
+        f"request body of {qualifier}{size} bytes is larger than the limit of {limit} bytes "
+        f"{LIMIT_SETTING}"
+    )
 
 
 def available_cpus() -> int:

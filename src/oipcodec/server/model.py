@@ -14,6 +14,12 @@ appears only in metadata, a request's shapes are non-negative), so
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * float(parameters.get("factor", 2.0))}
 
+What ``predict`` returns is checked the same way against the declared outputs (names,
+datatypes, shapes, and with ``max_batch_size`` one row per request row), a value that is not
+an array of the declared datatype converted when every value fits exactly
+(:func:`fit_datatype`); a model that breaks its declaration is answered as an internal error
+(500, gRPC INTERNAL) naming the model and the output. ``outputs = None`` answers anything.
+
 A model whose inputs and outputs all start with a ``-1`` (batch) dimension may declare
 ``max_batch_size``: requests with more rows are refused, and its configuration (``GET
 /v2/models/<name>/config``, Triton's form) lists dims without that dimension, as Triton's do.
@@ -35,10 +41,17 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import InternalError, InvalidArgumentError, OIPError
+from oipcodec.errors import (
+    DatatypeError,
+    EncodeError,
+    InternalError,
+    InvalidArgumentError,
+    OIPError,
+    RequestError,
+)
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["Model", "TensorSpec"]
+__all__ = ["Model", "TensorSpec", "fit_datatype"]
 
 Arrays = dict[str, np.ndarray[Any, Any]]
 
@@ -50,7 +63,8 @@ _UNSET: Any = object()
 class TensorSpec:
     """The metadata of one input or output: name, OIP datatype, shape (``-1`` = any size).
 
-    An ``optional`` input may be left out of a request.
+    An ``optional`` input may be left out of a request; an ``optional`` output, out of the
+    model's answer.
     """
 
     name: str
@@ -61,7 +75,10 @@ class TensorSpec:
     def __init__(
         self, name: str, datatype: str, shape: Sequence[int], optional: bool = False
     ) -> None:
-        datatypes.get(datatype)  # an unknown datatype is a programming error: fail at once
+        try:  # an unknown datatype is a programming error: fail at once
+            datatypes.get(datatype)
+        except DatatypeError as exc:
+            raise exc.for_tensor(name) from None
         dims = tuple(int(d) for d in shape)
         if any(d < -1 for d in dims):
             raise ValueError(f"tensor {name!r}: shape dimensions are >= 0, or -1 for any size")
@@ -92,6 +109,8 @@ class Model:
       returns, each output's datatype taken from its array.
     - ``max_batch_size`` and ``labels`` (class labels by output name), which the
       classification extension uses (see docs/classification.md).
+    - ``run_in_thread`` and ``writable_inputs``: how ``predict`` is called (in a worker
+      thread; with writable copies of the inputs that arrive as read-only views).
 
     Subclasses implement :meth:`predict`, and optionally :meth:`load` / :meth:`unload` (called
     when the server starts and stops, and by the repository load/unload endpoints; either may
@@ -106,6 +125,10 @@ class Model:
     #: Run a plain ``def predict`` in a worker thread instead of on the event loop (it may
     #: then run in several threads at once, one per request in flight).
     run_in_thread: bool = False
+    #: Give ``predict`` writable copies of the inputs that arrive read-only (binary and gRPC
+    #: tensors are views of the request body). Off by default: no copy, and a model that
+    #: writes into an input (``x += 1``) fails with a message naming this switch.
+    writable_inputs: bool = False
     #: The most rows (first dimension) a request may hold; 0: the model does not batch. Above
     #: 0, every declared input and output must start with a ``-1`` dimension, and
     #: classification ranks each batch row apart.
@@ -274,11 +297,14 @@ class Model:
         self, inputs: Arrays, parameters: Parameters
     ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any]]:
         """Compute the outputs: a mapping from output name to a numpy array (or anything
-        ``numpy.asarray`` takes, or a :class:`~oipcodec.Tensor`).
+        ``numpy.asarray`` takes, or a :class:`~oipcodec.Tensor`), checked against the declared
+        outputs, and converted to an output's declared datatype when every value fits exactly
+        (:meth:`output_tensor`, :func:`fit_datatype`).
 
         ``inputs`` maps each input name to an array of the request's shape and datatype
         (BYTES: object array of ``bytes``; BF16: ``ml_dtypes.bfloat16``). Arrays decoded from
-        binary data are read-only views of the request body: copy one before writing to it.
+        binary data are read-only views of the request body: copy one before writing to it,
+        or set :attr:`writable_inputs` for writable copies.
         ``parameters`` are the request's parameters, without the transport ones
         (``binary_data_output``...).
         """
@@ -350,7 +376,7 @@ class Model:
             data = tensor.data
             arrays[tensor.name] = data if data.shape == tensor.shape else data.reshape(tensor.shape)
         if self.inputs is None:
-            return arrays
+            return self._writable(arrays)
         specs = {spec.name: spec for spec in self.inputs}
         for tensor in tensors:
             spec = specs.get(tensor.name)
@@ -377,6 +403,15 @@ class Model:
             )
         if self.max_batch_size > 0:
             self._check_batch(tensors)
+        return self._writable(arrays)
+
+    def _writable(self, arrays: Arrays) -> Arrays:
+        """``arrays``, with writable copies of the read-only ones when the model asks for
+        them (``writable_inputs``)."""
+        if self.writable_inputs:
+            for name, array in arrays.items():
+                if not array.flags.writeable:
+                    arrays[name] = array.copy()
         return arrays
 
     def _check_batch(self, tensors: Sequence[Tensor]) -> None:
@@ -393,8 +428,66 @@ class Model:
                 f"'{self.name}', got {size}"
             )
 
-    def output_tensor(self, name: str, value: Any) -> Tensor:
-        """An output of :meth:`predict` as a :class:`Tensor` of its declared datatype."""
+    def output_tensors(
+        self,
+        produced: Mapping[str, Any],
+        requested: Sequence[str] | None,
+        inputs: Sequence[Tensor] = (),
+    ) -> list[Tensor]:
+        """What :meth:`predict` returned (``produced``) as the answer's tensors: the
+        ``requested`` outputs, or every output when ``requested`` is None, each checked
+        against the declared outputs (:meth:`output_tensor`). ``inputs``: the request's, whose
+        first dimension is the batch size every output of a batching model must have.
+
+        With declared outputs, an answer of every output must hold each one that is not
+        ``optional`` and nothing else. Raises :class:`~oipcodec.server.InternalError` (500,
+        INTERNAL: the model is at fault) naming the model, the output and what was expected;
+        a requested output that an undeclared model did not return is the request's fault
+        (400).
+        """
+        specs = None if self.outputs is None else {s.name: s for s in self.outputs}
+        batch = None
+        if self.max_batch_size > 0 and inputs and inputs[0].shape:
+            batch = inputs[0].shape[0]
+        if requested is None:
+            if specs is not None:
+                extra = [name for name in produced if name not in specs]
+                if extra:
+                    raise InternalError(
+                        f"model '{self.name}' returned output '{extra[0]}', which it does not "
+                        f"declare; its outputs are {list(specs)}"
+                    )
+                missing = [s.name for s in specs.values() if not s.optional]
+                missing = [name for name in missing if name not in produced]
+                if missing:
+                    raise InternalError(
+                        f"model '{self.name}' did not return its output '{missing[0]}'; "
+                        f"it returned {sorted(produced)}"
+                    )
+            return [self.output_tensor(name, value, batch) for name, value in produced.items()]
+        tensors = []
+        for name in requested:
+            if name not in produced:
+                kind: type[RequestError] = InvalidArgumentError if specs is None else InternalError
+                raise kind(
+                    f"unexpected inference output '{name}' for model '{self.name}'; "
+                    f"it produced {sorted(produced)}"
+                )
+            tensors.append(self.output_tensor(name, produced[name], batch))
+        return tensors
+
+    def output_tensor(self, name: str, value: Any, batch: int | None = None) -> Tensor:
+        """An output of :meth:`predict` as a :class:`Tensor`, checked against its declaration.
+
+        Without a declaration (``outputs = None``, or an output not declared) the datatype is
+        the array's. A declared output must have the declared shape (``-1``: any size; with
+        ``max_batch_size``, a first dimension of ``batch``, the request's batch size) and
+        datatype. A value that is not an array of that datatype (a list, a Python scalar, an
+        array of another dtype) is converted when every value fits exactly
+        (:func:`fit_datatype`); a :class:`Tensor` must already have it. Raises
+        :class:`~oipcodec.server.InternalError` naming the model, the output and what was
+        expected.
+        """
         spec = None
         if self.outputs is not None:
             spec = next((s for s in self.outputs if s.name == name), None)
@@ -408,17 +501,32 @@ class Model:
                     )
                 )
             else:
-                array = value if isinstance(value, np.ndarray) else np.asarray(value)
-                datatype = spec.datatype if spec is not None else datatypes.datatype_of(array)
+                if spec is None:
+                    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+                    datatype = datatypes.datatype_of(array)
+                else:
+                    array, datatype = fit_datatype(value, spec.datatype), spec.datatype
                 tensor = Tensor(name, datatype, array.shape, array)
         except OIPError as exc:
             raise InternalError(
                 f"model '{self.name}' returned an invalid output '{name}': {exc.reason}"
             ) from None
-        if spec is not None and tensor.datatype != spec.datatype:
+        if spec is None:
+            return tensor
+        if tensor.datatype != spec.datatype:
             raise InternalError(
                 f"model '{self.name}' returned output '{name}' as {tensor.datatype}, "
                 f"its metadata says {spec.datatype}"
+            )
+        if not spec.accepts(tensor.shape):
+            raise InternalError(
+                f"model '{self.name}' returned output '{name}' of shape {list(tensor.shape)}, "
+                f"its metadata says {list(spec.shape)} (-1: any size)"
+            )
+        if batch is not None and tensor.shape[0] != batch:
+            raise InternalError(
+                f"model '{self.name}' returned output '{name}' with {tensor.shape[0]} rows "
+                f"(first dimension) for a request of batch size {batch}"
             )
         return tensor
 
@@ -493,3 +601,57 @@ def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
             raise TypeError(f"{where}: every label must be a str")
         table[output] = tuple(label.encode("utf-8", "surrogatepass") for label in labels)
     return table
+
+
+def fit_datatype(value: Any, datatype: str) -> np.ndarray[Any, Any]:
+    """``value`` (an array, a list, a Python scalar: anything ``numpy.asarray`` takes) as an
+    array holding OIP ``datatype``: as it is when its dtype already carries the datatype,
+    else converted when every value fits exactly:
+
+    - integer datatypes and BOOL: every value is integral and in the datatype's range (a
+      float ``2.0`` fits INT32; ``2.5``, ``nan`` and ``300`` for INT8 do not; BOOL holds
+      ``False``/``True``, ``0``/``1``);
+    - floating-point datatypes (FP16, BF16, FP32, FP64): an integer must be exactly
+      representable (``2**24 + 1`` is not in FP32); a float is rounded to the nearest value of
+      the datatype, as ``numpy.astype`` does (``0.1`` answers as FP32's nearest to 0.1), but
+      a finite value must stay finite (``70000.0`` overflows FP16);
+    - BYTES: ``bytes`` or ``str`` values (a list of them, or a ``numpy`` ``S``/``U``/object
+      array), as any BYTES output.
+
+    Anything else raises :class:`~oipcodec.EncodeError` naming the value's type, the
+    datatype and the first element that does not fit.
+    """
+    row = datatypes.get(datatype)
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if row.carries(array.dtype):
+        return array
+    if isinstance(value, np.ndarray):
+        what = f"a {array.dtype} array"
+    else:
+        what = f"a {type(value).__name__}" + (
+            f" (numpy makes it {array.dtype})" if not np.isscalar(value) else ""
+        )
+    if row.is_bytes or array.dtype.kind not in "biuf" or row.numpy_dtype is None:
+        raise EncodeError(f"{what} cannot hold datatype {datatype}")
+    source = array.dtype
+    with np.errstate(all="ignore"):
+        converted = array.astype(row.numpy_dtype)
+        if row.is_float and source.kind == "f":
+            # rounded to the datatype's precision: only a finite value turned infinite is lost
+            wrong = np.isfinite(array) & ~np.isfinite(converted.astype(np.float64))
+            rule = "a finite value must stay finite"
+        else:
+            wrong = converted.astype(source) != array
+            rule = (
+                "integers must be exactly representable"
+                if row.is_float
+                else "values must be integral and in its range"
+            )
+    if wrong.any():
+        index = int(np.flatnonzero(wrong)[0])
+        element = array.reshape(-1)[index].item()
+        raise EncodeError(
+            f"{what} does not fit datatype {datatype} exactly: element {index} is {element!r} "
+            f"({rule})"
+        )
+    return converted

@@ -43,7 +43,7 @@ from oipcodec.server.repository import ModelRepository, RepositoryError
 from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
-from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
+from oipcodec.types import InferRequest, InferResponse, RequestedOutput
 
 __all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
 
@@ -134,6 +134,14 @@ class ModelRegistry:
         """Every model, loaded or not."""
         return [e.model for versions in self._models.values() for e in versions.values()]
 
+    def names(self) -> list[str]:
+        """The name of every model, loaded or not, once: those added in the order they were
+        added, then the repository's others by name (KServe's ``GET /v2/models``)."""
+        names = list(self._models)
+        if self.repository is not None:
+            names += [name for name in self.repository.names() if name not in self._models]
+        return names
+
     # ------------------------------------------------------------------ lookups
 
     def _not_loaded(self, name: str) -> str | None:
@@ -152,8 +160,18 @@ class ModelRegistry:
                     f"Request for unknown model: '{name}' has no available versions "
                     f"(unavailable: {reason})"
                 )
-            raise NotFoundError(f"Request for unknown model: '{name}' is not found")
+            raise NotFoundError(f"Request for unknown model: '{name}' is not found{self._served()}")
         return versions
+
+    def _served(self, shown: int = 5) -> str:
+        """The first ``shown`` model names (sorted), to tell a client what it may ask for."""
+        names = sorted(self.names())
+        if not names:
+            return "; this server serves no models"
+        listed = ", ".join(f"'{name}'" for name in names[:shown])
+        if len(names) <= shown:
+            return f"; this server serves {listed}"
+        return f"; this server serves {listed}, ... ({len(names)} models)"
 
     def _entry(self, name: str, version: str | None) -> _Entry:
         versions = self._versions(name)
@@ -499,28 +517,20 @@ class ModelRegistry:
             error = from_exception(exc)
             if error.http_status >= 500:
                 log.exception("model %r failed", name)
-                error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}")
+                hint = ""
+                if "read-only" in str(exc) and not model.writable_inputs:
+                    hint = (
+                        " (its inputs are read-only views of the request: set "
+                        "writable_inputs = True on the model to get writable copies)"
+                    )
+                error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}{hint}")
             error.executed = True
             raise error from None
         if not hasattr(produced, "items"):
             raise from_exception(
                 TypeError(f"model '{name}' predict returned {type(produced).__name__}, not a dict")
             )
-        outputs: list[Tensor] = []
-        if requested is None:
-            for output, value in produced.items():
-                outputs.append(model.output_tensor(output, value))
-        else:
-            for output in requested:
-                if output not in produced:
-                    kind: type[RequestError] = (
-                        InvalidArgumentError if declared is None else InternalError
-                    )
-                    raise kind(
-                        f"unexpected inference output '{output}' for model '{name}'; "
-                        f"it produced {sorted(produced)}"
-                    )
-                outputs.append(model.output_tensor(output, produced[output]))
+        outputs = model.output_tensors(produced, requested, request.inputs)
         if classes:
             batched = model.max_batch_size > 0
             outputs = [

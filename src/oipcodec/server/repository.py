@@ -46,7 +46,9 @@ import logging
 import os
 import re
 import sys
+import sysconfig
 import threading
+import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +64,7 @@ __all__ = [
     "ModelRepository",
     "RepositoryError",
     "models_offered",
+    "where_raised",
 ]
 
 log = logging.getLogger("oipcodec.server")
@@ -84,20 +87,56 @@ class RepositoryError(ValueError):
 
 def models_offered(module: ModuleType, where: str) -> list[Model]:
     """The models a module offers in its ``MODELS``: an iterable of :class:`Model` instances
-    or a callable returning one (``--model-module`` and a repository's ``model.py``)."""
+    or a callable returning one (``--model-module`` and a repository's ``model.py``).
+
+    Raises ``ValueError`` with a one-line message naming ``where`` for a module without
+    ``MODELS``, a ``MODELS()`` that raises, an empty one, and one holding anything but Model
+    instances (a class instead of an instance says so)."""
     offered = getattr(module, "MODELS", None)
     if offered is None:
         raise ValueError(
             f"module {where!r} has no MODELS: define MODELS = [MyModel(), ...] "
             "(or a function MODELS() returning them)"
         )
-    if callable(offered):
-        offered = offered()
-    models = list(offered)
+    try:
+        if callable(offered):
+            offered = offered()
+        models = list(offered)
+    except Exception as exc:
+        raise ValueError(f"{where}.MODELS failed: {where_raised(exc)}") from None
+    if not models:
+        raise ValueError(f"{where}.MODELS holds no models")
     for model in models:
+        if isinstance(model, type) and issubclass(model, Model):
+            raise ValueError(
+                f"{where}.MODELS holds the class {model.__name__}, not an instance: write "
+                f"{model.__name__}()"
+            )
         if not isinstance(model, Model):
-            raise TypeError(f"{where}.MODELS holds {model!r}, not an oipcodec.server.Model")
+            raise ValueError(f"{where}.MODELS holds {model!r}, not an oipcodec.server.Model")
     return models
+
+
+def where_raised(exc: BaseException) -> str:
+    """``exc`` in one line: its type, its message, and the deepest place of the user's code
+    it came from (a model module's line, not oipcodec's, Python's or an installed package's:
+    an unknown datatype is raised in oipcodec.datatypes)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError):  # the message already names the file and line
+        return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
+    frames = traceback.extract_tb(exc.__traceback__)
+    installed = {sysconfig.get_path(key) for key in ("stdlib", "purelib", "platlib")}
+    installed.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    theirs = [
+        f
+        for f in frames
+        if not f.filename.startswith("<")
+        and not any(os.path.abspath(f.filename).startswith(root + os.sep) for root in installed)
+    ]
+    if theirs or frames:
+        frame = (theirs or frames)[-1]
+        text += f" ({frame.filename}, line {frame.lineno})"
+    return text
 
 
 @dataclass

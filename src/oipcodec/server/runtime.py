@@ -34,7 +34,7 @@ from oipcodec.server.http import RestApp, available_cpus
 from oipcodec.server.malloc import set_malloc_top_pad
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.repository import ModelRepository, models_offered
+from oipcodec.server.repository import ModelRepository, models_offered, where_raised
 from oipcodec.server.shm import SharedMemoryRegions
 from oipcodec.server.stats import Statistics, metrics_directory, remove_directory
 
@@ -47,6 +47,7 @@ __all__ = [
     "Server",
     "ServerProcesses",
     "ServerThread",
+    "check_ports",
     "load_model_module",
     "serve",
 ]
@@ -64,8 +65,55 @@ def _config(config: ServerConfig | None, settings: ServerSettings) -> ServerConf
 
 def load_model_module(module: str) -> list[Model]:
     """The models a module offers: its ``MODELS`` attribute, an iterable of :class:`Model`
-    instances or a callable returning one."""
-    return models_offered(importlib.import_module(module), module)
+    instances or a callable returning one.
+
+    ``module`` is a dotted name (``my.models``), found on ``sys.path`` (``oipcodec serve``
+    puts its working directory first there, as uvicorn does), or the path of a Python file
+    (``my/models.py``): then the folders above it that are packages (hold an
+    ``__init__.py``) make its dotted name, and the folder above them goes first on
+    ``sys.path``, so the module imports as that name (relative imports work).
+
+    Raises ``ValueError`` with a one-line message for a module that cannot be imported
+    (naming the exception, and the file and line where the module's own code raised it), a
+    module without ``MODELS``, and ``MODELS`` holding anything but Model instances (a class
+    instead of an instance says so).
+    """
+    name = _module_name(module)
+    try:
+        imported = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if (
+            exc.name is not None
+            and name.startswith(exc.name)
+            and name[len(exc.name) :][:1] in ("", ".")
+        ):
+            raise ValueError(
+                f"cannot import model module {module!r}: no module named {exc.name!r} on the "
+                f"import path (run from the folder that holds it, or give the file path, e.g. "
+                f"{name.replace('.', os.sep)}.py)"
+            ) from None
+        raise ValueError(f"cannot import model module {module!r}: {where_raised(exc)}") from None
+    except Exception as exc:
+        raise ValueError(f"cannot import model module {module!r}: {where_raised(exc)}") from None
+    return models_offered(imported, name)
+
+
+def _module_name(module: str) -> str:
+    """The dotted name of ``module``, a dotted name or a ``.py`` file's path (whose package
+    root then goes first on ``sys.path``)."""
+    if not module.endswith(".py"):
+        return module
+    path = os.path.abspath(module)
+    if not os.path.isfile(path):
+        raise ValueError(f"cannot import model module {module!r}: no such file")
+    folder, filename = os.path.split(path)
+    parts = [filename[: -len(".py")]]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return ".".join(parts)
 
 
 def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
@@ -95,7 +143,9 @@ def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
     return ModelRegistry(listed, shared_memory=regions)
 
 
-def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
+def _bound(host: str, port: int, reuse_port: bool) -> socket.socket:
+    """A non-blocking TCP socket bound to ``host:port``, not yet listening: the port is
+    taken, and a client connecting is refused at once."""
     family, kind, proto, _, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
@@ -105,12 +155,44 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
         if reuse_port:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
-        sock.listen(2048)
         sock.setblocking(False)
     except OSError:
         sock.close()
         raise
     return sock
+
+
+#: The listen backlog of the REST and metrics sockets.
+_BACKLOG = 2048
+
+
+def _bind(host: str, port: int, reuse_port: bool, kind: str) -> socket.socket:
+    """:func:`_bound`, its error naming the port and what it was for."""
+    try:
+        return _bound(host, port, reuse_port)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        address = _grpc_address(host, port)
+        raise OSError(exc.errno, f"cannot listen for {kind} on {address}: {reason}") from None
+
+
+#: The ports of a configuration: what each is for and the ``oipcodec serve`` option setting it.
+_PORTS = (("HTTP", "http_port", "--http-port"), ("gRPC", "grpc_port", "--grpc-port"))
+
+
+def check_ports(config: ServerConfig) -> None:
+    """Raise ``OSError`` naming the first port of ``config`` (HTTP, gRPC, metrics) that
+    another socket listens on, and the ``oipcodec serve`` option that sets it: what ``oipcodec
+    serve`` checks before it loads any model. A port of 0 or ``None`` is not checked."""
+    ports = [(kind, getattr(config, field), option) for kind, field, option in _PORTS]
+    if config.metrics:
+        ports.append(("metrics", config.metrics_port, "--metrics-port"))
+    for kind, port, option in ports:
+        if port:
+            try:
+                _bind(config.host, port, False, kind).close()
+            except OSError as exc:
+                raise OSError(exc.errno, f"{exc.strerror} (set by {option})") from None
 
 
 def _uvicorn_server(app: Any, config: ServerConfig) -> Any:
@@ -216,19 +298,14 @@ class Server:
             raise
 
     async def _start(self) -> None:
-        await self.registry.load_all()
+        # The ports are taken first, so a port in use is reported before any model loads;
+        # they listen once the models are loaded (until then a client is refused at once).
         if self.http_port is not None:
-            self._socket = _listen(self.host, self.http_port, self.reuse_port)
+            self._socket = _bind(self.host, self.http_port, self.reuse_port, "HTTP")
             self.http_port = self._socket.getsockname()[1]
-            self._http, self._http_task = await self._uvicorn(self.app, self._socket)
         if self.metrics_port is not None and self.registry.statistics is not None:
-            from oipcodec.server.metrics import MetricsApp
-
-            self._metrics_socket = _listen(self.host, self.metrics_port, self.reuse_port)
+            self._metrics_socket = _bind(self.host, self.metrics_port, self.reuse_port, "metrics")
             self.metrics_port = self._metrics_socket.getsockname()[1]
-            self._metrics, self._metrics_task = await self._uvicorn(
-                MetricsApp(self.registry.statistics), self._metrics_socket
-            )
         if self.grpc_port is not None:
             from oipcodec.server.grpc_service import create_grpc_server
 
@@ -244,8 +321,21 @@ class Server:
             except RuntimeError as exc:
                 raise OSError(f"cannot listen for gRPC on {address}: {exc}") from None
             if port == 0:
-                raise OSError(f"cannot listen for gRPC on {address}")
+                raise OSError(f"cannot listen for gRPC on {address} (is the port in use?)")
             self.grpc_port = port
+        await self.registry.load_all()
+        for sock in (self._socket, self._metrics_socket):
+            if sock is not None:
+                sock.listen(_BACKLOG)
+        if self._socket is not None:
+            self._http, self._http_task = await self._uvicorn(self.app, self._socket)
+        if self._metrics_socket is not None and self.registry.statistics is not None:
+            from oipcodec.server.metrics import MetricsApp
+
+            self._metrics, self._metrics_task = await self._uvicorn(
+                MetricsApp(self.registry.statistics), self._metrics_socket
+            )
+        if self._grpc is not None:
             await self._grpc.start()
         self.app.ready = True
         log.info(
@@ -498,7 +588,9 @@ class ServerProcesses:
 def serve(
     models: Models = None, *, config: ServerConfig | None = None, **settings: Unpack[ServerSettings]
 ) -> int:
-    """Serve until SIGINT or SIGTERM; returns an exit status.
+    """Serve until SIGINT or SIGTERM; returns an exit status: 0 after a clean stop, 2 when the
+    server cannot start (a port in use, logged in one line naming it), 1 when a worker
+    process failed.
 
     ``config`` (or keyword arguments naming its fields, e.g. ``serve(models,
     http_port=9000)``, which override those of ``config``): see
@@ -521,7 +613,7 @@ def serve(
             _run_blocking(server, config.malloc_top_pad)
         except OSError as exc:  # a port in use, an address that is not ours
             log.error("cannot start the server: %s", exc)
-            return 1
+            return 2
         return 0
     pool = ServerProcesses(models, config, timeout=60.0)
     # Signals are taken before the workers start: they serve requests before this process has
@@ -536,7 +628,7 @@ def serve(
             pool.start()
         except RuntimeError as exc:
             log.error("cannot start the server: %s", exc)
-            return 1
+            return 2
         log.info(
             "%d server processes on HTTP %s, gRPC %s",
             config.workers,
