@@ -99,8 +99,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     env.pop("LD_LIBRARY_PATH", None)  # OpenSSL 1.1 is the reference client's, not the server's
     with open(log, "wb") as sink:
         process = subprocess.Popen(
-            [python, "-m", "oipcodec", "serve", "--http-port", str(http_port)]
-            + ["--grpc-port", str(grpc_port), "--log-level", "warning"],
+            [
+                *(python, "-m", "oipcodec", "serve", "--log-level", "warning"),
+                *("--http-port", str(http_port), "--grpc-port", str(grpc_port)),
+            ],
             stdout=sink,
             stderr=subprocess.STDOUT,
             env=env,
