@@ -138,120 +138,130 @@ def config_dims(shape: Sequence[int], batched: bool) -> list[int]:
 # One token of the plain text form: a field name, a decimal integer (no leading zeros, which
 # text_format reads as octal, and nothing glued on, such as ".5" or "x10"), a double-quoted
 # string without escapes, or a brace or colon. Anything else (separators, comments, escapes...)
-# ends the fast path.
-_TOKEN = re.compile(r'\s*(?:([A-Za-z_]\w*)|(-?(?:0|[1-9]\d*))(?![\w.])|"([^"\\\n]*)"|([:{}]))')
-_SPACE = re.compile(r"\s*")
+# ends the fast path. The text is checked whole (one regex call) and then split into tokens
+# (another), so the Python loop below only walks a list.
+_TOKEN = r'\s*(?:([A-Za-z_]\w*)|(-?(?:0|[1-9]\d*))(?![\w.])|"([^"\\\n]*)"|([:{}]))'
+_PLAIN = re.compile(f"(?:{_TOKEN})*\\s*")
+_TOKENS = re.compile(_TOKEN)
 
 
 class _Fallback(Exception):
     """The header is not in the plain form: let text_format read it."""
 
 
-class _Tokens:
-    __slots__ = ("pos", "text")
+# Singular scalar fields of the request header, its Input and its Output.Class, with their
+# bounds (uint32, uint64): a value out of bounds is text_format's error to report.
+_HEADER_FIELDS = {
+    "batch_size": 2**32 - 1,
+    "flags": 2**32 - 1,
+    "id": 2**64 - 1,
+    "correlation_id": 2**64 - 1,
+}
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
 
-    def next(self) -> tuple[str | None, int | None, str | None, str | None]:
-        match = _TOKEN.match(self.text, self.pos)
-        if match is None:
+class _Reader:
+    """Walks the tokens of a header in the plain form; any surprise raises _Fallback."""
+
+    __slots__ = ("at", "tokens")
+
+    def __init__(self, tokens: list[tuple[str, str, str, str]]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def take(self) -> tuple[str, str, str, str]:
+        if self.at >= len(self.tokens):
             raise _Fallback
-        self.pos = match.end()
-        name, number, string, mark = match.groups()
-        return name, None if number is None else int(number), string, mark
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
 
-    def value(self, low: int, high: int) -> int:
+    def number(self, low: int, high: int) -> int:
         """``: <integer>`` within [low, high]."""
-        if self.next()[3] != ":":
+        if self.take()[3] != ":":
             raise _Fallback
-        number = self.next()[1]
-        if number is None or not low <= number <= high:
+        text = self.take()[1]
+        if not text:
             raise _Fallback
-        return number
+        value = int(text)
+        if not low <= value <= high:
+            raise _Fallback
+        return value
 
     def string(self) -> str:
-        if self.next()[3] != ":":
+        if self.take()[3] != ":":
             raise _Fallback
-        text = self.next()[2]
-        if text is None:
+        name, number, text, mark = self.take()
+        if name or number or mark:  # not a string token
             raise _Fallback
         return text
 
     def open(self) -> None:
         """An optional ``:`` and ``{``."""
-        mark = self.next()[3]
+        mark = self.take()[3]
         if mark == ":":
-            mark = self.next()[3]
+            mark = self.take()[3]
         if mark != "{":
             raise _Fallback
 
-    def at_end(self) -> bool:
-        return _SPACE.match(self.text, self.pos).end() == len(self.text)  # type: ignore[union-attr]
 
-
-def _fast_header(text: str) -> pb.InferRequestHeader:
+def _fast_header(text: str) -> Any:
     """The plain form, or :class:`_Fallback`."""
-    tokens = _Tokens(text)
+    if _PLAIN.fullmatch(text) is None:
+        raise _Fallback
+    reader = _Reader(_TOKENS.findall(text))
     fields: dict[str, Any] = {}
-    inputs: list[pb.InferRequestHeader.Input] = []
-    outputs: list[pb.InferRequestHeader.Output] = []
-    while not tokens.at_end():
-        name = tokens.next()[0]
-        if name in fields:  # a repeated singular field: text_format's error
-            raise _Fallback
-        if name == "batch_size" or name == "flags":
-            fields[name] = tokens.value(0, _UINT32)
-        elif name == "id" or name == "correlation_id":
-            fields[name] = tokens.value(0, _UINT64)
-        elif name == "input":
-            tokens.open()
-            inputs.append(_fast_input(tokens))
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    while reader.at < len(reader.tokens):
+        name = reader.take()[0]
+        if name == "input":
+            reader.open()
+            inputs.append(_fast_input(reader))
         elif name == "output":
-            tokens.open()
-            outputs.append(_fast_output(tokens))
+            reader.open()
+            outputs.append(_fast_output(reader))
+        elif name in _HEADER_FIELDS and name not in fields:  # twice: text_format's error
+            fields[name] = reader.number(0, _HEADER_FIELDS[name])
         else:
             raise _Fallback
     return pb.InferRequestHeader(input=inputs, output=outputs, **fields)
 
 
-def _fast_input(tokens: _Tokens) -> pb.InferRequestHeader.Input:
+def _fast_input(reader: _Reader) -> Any:
     fields: dict[str, Any] = {}
     dims: list[int] = []
     while True:
-        name, _, _, mark = tokens.next()
+        name, _, _, mark = reader.take()
         if mark == "}":
             return pb.InferRequestHeader.Input(dims=dims, **fields)
         if name == "dims":
-            dims.append(tokens.value(-_INT64 - 1, _INT64))
-            continue
-        if name in fields:
+            dims.append(reader.number(-_INT64 - 1, _INT64))
+        elif name in fields:
             raise _Fallback
-        if name == "name":
-            fields[name] = tokens.string()
+        elif name == "name":
+            fields[name] = reader.string()
         elif name == "batch_byte_size":
-            fields[name] = tokens.value(0, _UINT64)
+            fields[name] = reader.number(0, _UINT64)
         else:
             raise _Fallback
 
 
-def _fast_output(tokens: _Tokens) -> pb.InferRequestHeader.Output:
+def _fast_output(reader: _Reader) -> Any:
     fields: dict[str, Any] = {}
     while True:
-        name, _, _, mark = tokens.next()
+        name, _, _, mark = reader.take()
         if mark == "}":
             return pb.InferRequestHeader.Output(**fields)
         if name in fields:
             raise _Fallback
         if name == "name":
-            fields[name] = tokens.string()
+            fields[name] = reader.string()
         elif name == "cls":
-            tokens.open()
-            if tokens.next()[0] != "count":
+            reader.open()
+            if reader.take()[0] != "count":
                 raise _Fallback
-            count = tokens.value(0, _UINT32)
-            if tokens.next()[3] != "}":
+            count = reader.number(0, _UINT32)
+            if reader.take()[3] != "}":
                 raise _Fallback
             fields[name] = pb.InferRequestHeader.Output.Class(count=count)
         else:
