@@ -358,3 +358,21 @@ def test_grpc_model_control(stub: Any) -> None:
     assert stub.ModelControl(load, timeout=TIMEOUT).request_status.code == pb.SUCCESS
     missing = pb.ModelControlRequest(model_name="nope", type=pb.ModelControlRequest.LOAD)
     assert stub.ModelControl(missing, timeout=TIMEOUT).request_status.code == pb.NOT_FOUND
+
+
+def test_serve_help_lists_the_v1_endpoints(capsys: pytest.CaptureFixture[str]) -> None:
+    from oipcodec import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for endpoint in (
+        "/api/health/live",
+        "/api/health/ready",
+        "/api/status[/<model>]",
+        "/api/infer/<model>[/<version>]",
+        "/api/modelcontrol/load/<model>",
+        "/api/modelcontrol/unload/<model>",
+        "nvidia.inferenceserver.GRPCService",
+    ):
+        assert endpoint in text
