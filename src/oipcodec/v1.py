@@ -139,8 +139,11 @@ def config_dims(shape: Sequence[int], batched: bool) -> list[int]:
 # text_format reads as octal, and nothing glued on, such as ".5" or "x10"), a double-quoted
 # string without escapes, or a brace or colon. Anything else (separators, comments, escapes...)
 # ends the fast path. The text is checked whole (one regex call) and then split into tokens
-# (another), so the Python loop below only walks a list.
-_TOKEN = r'\s*(?:([A-Za-z_]\w*)|(-?(?:0|[1-9]\d*))(?![\w.])|"([^"\\\n]*)"|([:{}]))'
+# (another), so the Python loop below only walks a list. A name or number must end where its
+# characters do, so a text splits into tokens one way only: a text that does not match fails
+# in linear time (without that, "batch_b" could also be "b" "atch_b"..., and a long name
+# followed by a stray byte took exponential time: found by fuzz/fuzz_v1_request.py).
+_TOKEN = r'\s*(?:([A-Za-z_]\w*)(?!\w)|(-?(?:0|[1-9]\d*))(?![\w.])|"([^"\\\n]*)"|([:{}]))'
 _PLAIN = re.compile(f"(?:{_TOKEN})*\\s*")
 _TOKENS = re.compile(_TOKEN)
 

@@ -86,6 +86,23 @@ def test_header_text_errors_are_text_formats(text: str, words: str) -> None:
         reference(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'batch_size: 2 input { name: "x" batch_b' + "y" * 2000 + "\x15",
+        "a" * 20000 + "\x01",
+        "a " * 10000 + "\x01",
+        "dims: 1 " * 5000 + "#",
+    ],
+)
+def test_header_text_refused_in_linear_time(text: str) -> None:
+    """A text that is not in the plain form splits into tokens one way only, so the reader
+    gives up at once (the regex once backtracked exponentially over the ways to split a long
+    name: this would not finish)."""
+    with pytest.raises(DecodeError):
+        v1.parse_request_header(text)
+
+
 def test_header_not_utf8() -> None:
     with pytest.raises(DecodeError, match="not UTF-8"):
         v1.parse_request_header(b'input { name: "\xff" }')
