@@ -1,6 +1,7 @@
 """The v1 API's per-request header cost on the small payload (Triton's ``simple``: two INT32
-[1, 16] inputs, two outputs): oipcodec's text reader and writer vs google.protobuf's
-text_format, with the binary protobuf form beside them; and the whole server side of one
+[1, 16] inputs, two outputs): oipcodec's text reader (the ``scan_request_header`` kernel,
+native and pure) and writer vs google.protobuf's text_format, with the binary protobuf form
+beside them; and the whole server side of one
 v1 request (header, body split into views, answer header) beside v2's gRPC raw request.
 
 Every reader case ends with the same ``InferRequestHeader`` message, every writer case with
@@ -39,8 +40,13 @@ def test_the_cases_agree() -> None:
 
 
 @pytest.mark.benchmark(group="v1 request header: read")
-def test_read_header_oipcodec(benchmark: Any) -> None:
-    benchmark(v1.parse_request_header, HEADER)
+def test_read_header_native(benchmark: Any, native: Any) -> None:
+    benchmark(v1.parse_request_header, HEADER, kernels=native)
+
+
+@pytest.mark.benchmark(group="v1 request header: read")
+def test_read_header_pure(benchmark: Any, pure: Any) -> None:
+    benchmark(v1.parse_request_header, HEADER, kernels=pure)
 
 
 @pytest.mark.benchmark(group="v1 request header: read")

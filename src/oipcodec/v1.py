@@ -14,13 +14,13 @@ Raw bytes are checked against ``dims x batch`` (:func:`oipcodec.limits.element_c
 a header declaring 2**40 elements is refused before anything is allocated) and become read-only
 views of the body (:func:`oipcodec.raw.raw_to_array`), never copies.
 
-The text format: google.protobuf's ``text_format.Parse`` takes about 180 microseconds for a
+The text format: google.protobuf's ``text_format.Parse`` takes about 90 microseconds for a
 two-input header (``benchmarks/kernels/bench_v1.py``), more than the rest of a small request, so
-:func:`parse_request_header` reads the plain form clients write (``field: value``, ``field {
-... }``, decimal integers, double-quoted strings without escapes) itself and hands anything
-else to ``text_format`` (escapes, comments, hex, list syntax, errors), so the result is always
-text_format's. Response headers are written the same way: a fast writer for RAW outputs with
-plain names, ``text_format`` otherwise.
+:func:`parse_request_header` reads the plain form clients write with a kernel of its own
+(``scan_request_header``, native with its pure twin; ``oipcodec._shared.v1text`` says what it
+reads) and hands any other text to ``text_format`` (escapes, comments, list syntax, errors), so
+the result is always text_format's. Response headers are written the same way: a fast writer
+for RAW outputs with plain names, ``text_format`` otherwise.
 """
 
 from __future__ import annotations
@@ -70,8 +70,6 @@ REQUEST_HEADER = "NV-InferRequest"
 RESPONSE_HEADER = "NV-InferResponse"
 STATUS_HEADER = "NV-Status"
 
-_UINT32 = 2**32 - 1
-_UINT64 = 2**64 - 1
 _INT64 = 2**63 - 1
 
 
@@ -135,146 +133,20 @@ def config_dims(shape: Sequence[int], batched: bool) -> list[int]:
 
 # ----------------------------------------------------------------------------- header text
 
-# One token of the plain text form: a field name, a decimal integer (no leading zeros, which
-# text_format reads as octal, and nothing glued on, such as ".5" or "x10"), a double-quoted
-# string without escapes, or a brace or colon. Anything else (separators, comments, escapes...)
-# ends the fast path. The text is checked whole (one regex call) and then split into tokens
-# (another), so the Python loop below only walks a list. A name or number must end where its
-# characters do, so a text splits into tokens one way only: a text that does not match fails
-# in linear time (without that, "batch_b" could also be "b" "atch_b"..., and a long name
-# followed by a stray byte took exponential time: found by fuzz/fuzz_v1_request.py).
-_TOKEN = r'\s*(?:([A-Za-z_]\w*)(?!\w)|(-?(?:0|[1-9]\d*))(?![\w.])|"([^"\\\n]*)"|([:{}]))'
-_PLAIN = re.compile(f"(?:{_TOKEN})*\\s*")
-_TOKENS = re.compile(_TOKEN)
 
-
-class _Fallback(Exception):
-    """The header is not in the plain form: let text_format read it."""
-
-
-# Singular scalar fields of the request header, its Input and its Output.Class, with their
-# bounds (uint32, uint64): a value out of bounds is text_format's error to report.
-_HEADER_FIELDS = {
-    "batch_size": 2**32 - 1,
-    "flags": 2**32 - 1,
-    "id": 2**64 - 1,
-    "correlation_id": 2**64 - 1,
-}
-
-
-class _Reader:
-    """Walks the tokens of a header in the plain form; any surprise raises _Fallback."""
-
-    __slots__ = ("at", "tokens")
-
-    def __init__(self, tokens: list[tuple[str, str, str, str]]) -> None:
-        self.tokens = tokens
-        self.at = 0
-
-    def take(self) -> tuple[str, str, str, str]:
-        if self.at >= len(self.tokens):
-            raise _Fallback
-        token = self.tokens[self.at]
-        self.at += 1
-        return token
-
-    def number(self, low: int, high: int) -> int:
-        """``: <integer>`` within [low, high]."""
-        if self.take()[3] != ":":
-            raise _Fallback
-        text = self.take()[1]
-        if not text:
-            raise _Fallback
-        value = int(text)
-        if not low <= value <= high:
-            raise _Fallback
-        return value
-
-    def string(self) -> str:
-        if self.take()[3] != ":":
-            raise _Fallback
-        name, number, text, mark = self.take()
-        if name or number or mark:  # not a string token
-            raise _Fallback
-        return text
-
-    def open(self) -> None:
-        """An optional ``:`` and ``{``."""
-        mark = self.take()[3]
-        if mark == ":":
-            mark = self.take()[3]
-        if mark != "{":
-            raise _Fallback
-
-
-def _fast_header(text: str) -> Any:
-    """The plain form, or :class:`_Fallback`."""
-    if _PLAIN.fullmatch(text) is None:
-        raise _Fallback
-    reader = _Reader(_TOKENS.findall(text))
-    fields: dict[str, Any] = {}
-    inputs: list[Any] = []
-    outputs: list[Any] = []
-    while reader.at < len(reader.tokens):
-        name = reader.take()[0]
-        if name == "input":
-            reader.open()
-            inputs.append(_fast_input(reader))
-        elif name == "output":
-            reader.open()
-            outputs.append(_fast_output(reader))
-        elif name in _HEADER_FIELDS and name not in fields:  # twice: text_format's error
-            fields[name] = reader.number(0, _HEADER_FIELDS[name])
-        else:
-            raise _Fallback
-    return pb.InferRequestHeader(input=inputs, output=outputs, **fields)
-
-
-def _fast_input(reader: _Reader) -> Any:
-    fields: dict[str, Any] = {}
-    dims: list[int] = []
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return pb.InferRequestHeader.Input(dims=dims, **fields)
-        if name == "dims":
-            dims.append(reader.number(-_INT64 - 1, _INT64))
-        elif name in fields:
-            raise _Fallback
-        elif name == "name":
-            fields[name] = reader.string()
-        elif name == "batch_byte_size":
-            fields[name] = reader.number(0, _UINT64)
-        else:
-            raise _Fallback
-
-
-def _fast_output(reader: _Reader) -> Any:
-    fields: dict[str, Any] = {}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return pb.InferRequestHeader.Output(**fields)
-        if name in fields:
-            raise _Fallback
-        if name == "name":
-            fields[name] = reader.string()
-        elif name == "cls":
-            reader.open()
-            if reader.take()[0] != "count":
-                raise _Fallback
-            count = reader.number(0, _UINT32)
-            if reader.take()[3] != "}":
-                raise _Fallback
-            fields[name] = pb.InferRequestHeader.Output.Class(count=count)
-        else:
-            raise _Fallback
-
-
-def parse_request_header(data: str | bytes | bytearray | memoryview, binary: bool = False) -> Any:
+def parse_request_header(
+    data: str | bytes | bytearray | memoryview,
+    binary: bool = False,
+    *,
+    kernels: Kernels | None = None,
+) -> Any:
     """The ``InferRequestHeader`` in ``data``: text format (the ``NV-InferRequest`` header),
     or the binary protobuf form with ``binary``. Raises :class:`DecodeError` saying what does
-    not parse (text_format's message: line, column and field)."""
+    not parse (text_format's message: line, column and field).
+
+    The plain text form clients write is read by the ``scan_request_header`` kernel; any other
+    text by google.protobuf's ``text_format``, so the result (or the error) is always
+    text_format's. ``kernels`` picks the kernel implementation, as in every codec."""
     if binary:
         try:
             return pb.InferRequestHeader.FromString(bytes(byte_view(data)))
@@ -284,16 +156,28 @@ def parse_request_header(data: str | bytes | bytearray | memoryview, binary: boo
         text = data if isinstance(data, str) else bytes(byte_view(data)).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DecodeError(f"{REQUEST_HEADER} is not UTF-8 text: {exc}") from None
-    try:
-        return _fast_header(text)
-    except _Fallback:
-        pass
+    scanned = (kernels or _facade).scan_request_header(text)
+    if scanned is not None:
+        fields, inputs, outputs = scanned
+        return pb.InferRequestHeader(
+            input=[pb.InferRequestHeader.Input(**item) for item in inputs],
+            output=[_output_request(**item) for item in outputs],
+            **fields,
+        )
     try:
         return text_format.Parse(text, pb.InferRequestHeader())
     except text_format.ParseError as exc:
         raise DecodeError(
             f"{REQUEST_HEADER} does not parse as an InferRequestHeader: {exc}"
         ) from None
+
+
+def _output_request(name: str = "", cls: int | None = None) -> Any:
+    if cls is None:
+        return pb.InferRequestHeader.Output(name=name)
+    return pb.InferRequestHeader.Output(
+        name=name, cls=pb.InferRequestHeader.Output.Class(count=cls)
+    )
 
 
 def request_header_text(header: Any) -> str:
@@ -310,6 +194,10 @@ def parse_response_header(data: str | bytes | bytearray | memoryview, binary: bo
         return text_format.Parse(text, pb.InferResponseHeader())
     except (text_format.ParseError, _ProtobufDecodeError, UnicodeDecodeError) as exc:
         raise DecodeError(f"InferResponseHeader does not parse: {exc}") from None
+
+
+class _Fallback(Exception):
+    """Not a header the fast writer writes: let text_format write it."""
 
 
 _PLAIN_NAME = re.compile(r"[\x20-\x7e]*")
