@@ -39,6 +39,7 @@ __all__ = [
     "pack_fp16",
     "read_infer_message",
     "scan_request_header",
+    "scan_response_header",
     "serialize_bytes",
     "top_k",
     "unflatten",
@@ -87,7 +88,7 @@ if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
         )
         from oipcodec._native.pbwire import read_infer_message, write_infer_message
         from oipcodec._native.topk import classification_strings, top_k
-        from oipcodec._native.v1text import scan_request_header
+        from oipcodec._native.v1text import scan_request_header, scan_response_header
 
         IMPLEMENTATION = "native"
     except ImportError as exc:
@@ -124,7 +125,7 @@ if IMPLEMENTATION == "pure":
         write_infer_message,
     )
     from oipcodec._pure.topk import classification_strings, top_k
-    from oipcodec._pure.v1text import scan_request_header
+    from oipcodec._pure.v1text import scan_request_header, scan_response_header
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:

@@ -181,16 +181,60 @@ def _output_request(name: str = "", cls: int | None = None) -> Any:
 
 
 def request_header_text(header: Any) -> str:
-    """An ``InferRequestHeader`` in one-line text format (a client's ``NV-InferRequest``)."""
-    return text_format.MessageToString(header, as_one_line=True)
+    """An ``InferRequestHeader`` in one-line text format (a client's ``NV-InferRequest``),
+    exactly as ``text_format`` writes it; written directly when its names are printable ASCII
+    and it names no shared memory (the common case)."""
+    parts: list[str] = []
+    try:
+        if header.batch_size:
+            parts.append(f"batch_size: {header.batch_size}")
+        for item in header.input:
+            if item.HasField("shared_memory"):
+                raise _Fallback
+            inner = [f'name: "{_plain(item.name)}"'] if item.name else []
+            inner.extend(f"dims: {d}" for d in item.dims)
+            if item.batch_byte_size:
+                inner.append(f"batch_byte_size: {item.batch_byte_size}")
+            parts.append(_block("input", inner))
+        for item in header.output:
+            if item.HasField("shared_memory"):
+                raise _Fallback
+            inner = [f'name: "{_plain(item.name)}"'] if item.name else []
+            if item.HasField("cls"):
+                inner.append(_block("cls", [f"count: {item.cls.count}"] if item.cls.count else []))
+            parts.append(_block("output", inner))
+        for name in ("correlation_id", "id", "flags"):  # field numbers 4, 5, 6
+            value = getattr(header, name)
+            if value:
+                parts.append(f"{name}: {value}")
+    except _Fallback:
+        return text_format.MessageToString(header, as_one_line=True)
+    return " ".join(parts)
 
 
-def parse_response_header(data: str | bytes | bytearray | memoryview, binary: bool = False) -> Any:
-    """The ``InferResponseHeader`` in ``data`` (text format, or binary with ``binary``)."""
+def _block(name: str, inner: list[str]) -> str:
+    return f"{name} {{ {' '.join(inner)} }}" if inner else f"{name} {{ }}"
+
+
+def parse_response_header(
+    data: str | bytes | bytearray | memoryview,
+    binary: bool = False,
+    *,
+    kernels: Kernels | None = None,
+) -> Any:
+    """The ``InferResponseHeader`` in ``data`` (text format, or binary with ``binary``); the
+    text of RAW outputs is read by the ``scan_response_header`` kernel, any other by
+    text_format."""
     try:
         if binary:
             return pb.InferResponseHeader.FromString(bytes(byte_view(data)))
         text = data if isinstance(data, str) else bytes(byte_view(data)).decode("utf-8")
+        scanned = (kernels or _facade).scan_response_header(text)
+        if scanned is not None:
+            fields, outputs = scanned
+            return pb.InferResponseHeader(
+                output=[pb.InferResponseHeader.Output(**item) for item in outputs], **fields
+            )
         return text_format.Parse(text, pb.InferResponseHeader())
     except (text_format.ParseError, _ProtobufDecodeError, UnicodeDecodeError) as exc:
         raise DecodeError(f"InferResponseHeader does not parse: {exc}") from None
@@ -223,8 +267,8 @@ def response_header_text(header: Any) -> str:
                 raw = [f"dims: {d}" for d in output.raw.dims]
                 if output.raw.batch_byte_size:
                     raw.append(f"batch_byte_size: {output.raw.batch_byte_size}")
-                inner.append("raw { " + " ".join(raw) + " }" if raw else "raw { }")
-            parts.append("output { " + " ".join(inner) + " }" if inner else "output { }")
+                inner.append(_block("raw", raw))
+            parts.append(_block("output", inner))
         if header.id:  # fields in number order, as text_format writes them
             parts.append(f"id: {header.id}")
     except _Fallback:

@@ -12,7 +12,7 @@ from libc.string cimport memcmp
 from oipcodec._shared import contract
 from oipcodec._shared.v1text import CONTRACTS
 
-__all__ = ["scan_request_header"]
+__all__ = ["scan_request_header", "scan_response_header"]
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
@@ -249,3 +249,64 @@ def scan_request_header(str text):
     except _Stop:
         return None
     return fields, inputs, outputs
+
+
+cdef dict _raw(Scanner* s):
+    cdef dict fields = {}
+    cdef list dims = []
+    fields["dims"] = dims
+    while True:
+        _next(s)
+        if s.kind == T_CLOSE:
+            return fields
+        if _is(s, b"dims", 4):
+            dims.append(_number(s, True, 0))
+        elif _is(s, b"batch_byte_size", 15) and "batch_byte_size" not in fields:
+            fields["batch_byte_size"] = _number(s, False, UINT64_MAX)
+        else:
+            raise _Stop
+
+
+cdef dict _response_output(Scanner* s):
+    cdef dict fields = {}
+    while True:
+        _next(s)
+        if s.kind == T_CLOSE:
+            return fields
+        if _is(s, b"name", 4) and "name" not in fields:
+            fields["name"] = _string(s)
+        elif _is(s, b"raw", 3) and "raw" not in fields:
+            _open(s)
+            fields["raw"] = _raw(s)
+        else:
+            raise _Stop
+
+
+@contract(CONTRACTS)
+def scan_response_header(str text):
+    cdef Scanner s
+    cdef dict fields = {}
+    cdef list outputs = []
+    s.text = PyUnicode_AsUTF8AndSize(text, &s.size)
+    s.at = 0
+    s.kind = T_END
+    s.negative = False
+    s.magnitude = 0
+    try:
+        while _next(&s) != T_END:
+            if _is(&s, b"output", 6):
+                _open(&s)
+                outputs.append(_response_output(&s))
+            elif _is(&s, b"model_name", 10) and "model_name" not in fields:
+                fields["model_name"] = _string(&s)
+            elif _is(&s, b"model_version", 13) and "model_version" not in fields:
+                fields["model_version"] = _number(&s, True, 0)
+            elif _is(&s, b"batch_size", 10) and "batch_size" not in fields:
+                fields["batch_size"] = _number(&s, False, UINT32_MAX)
+            elif _is(&s, b"id", 2) and "id" not in fields:
+                fields["id"] = _number(&s, False, UINT64_MAX)
+            else:
+                raise _Stop
+    except _Stop:
+        return None
+    return fields, outputs

@@ -14,9 +14,16 @@ import re
 from typing import Any
 
 from oipcodec._shared import contract
-from oipcodec._shared.v1text import CONTRACTS, HEADER_FIELDS, INT64_MAX, UINT32_MAX, UINT64_MAX
+from oipcodec._shared.v1text import (
+    CONTRACTS,
+    HEADER_FIELDS,
+    INT64_MAX,
+    RESPONSE_FIELDS,
+    UINT32_MAX,
+    UINT64_MAX,
+)
 
-__all__ = ["scan_request_header"]
+__all__ = ["scan_request_header", "scan_response_header"]
 
 _TOKEN = r'\s*(?:([A-Za-z_]\w*)(?!\w)|(-?(?:0|[1-9]\d*))(?![\w.])|"([^"\\\n]*)"|([:{}]))'
 _PLAIN = re.compile(f"(?:{_TOKEN})*\\s*", re.ASCII)
@@ -135,3 +142,60 @@ def scan_request_header(
     except _Stop:
         return None
     return fields, inputs, outputs
+
+
+def _raw(reader: _Reader) -> dict[str, Any]:
+    fields: dict[str, Any] = {"dims": []}
+    while True:
+        name, _, _, mark = reader.take()
+        if mark == "}":
+            return fields
+        if name == "dims":
+            fields["dims"].append(reader.number(-INT64_MAX - 1, INT64_MAX))
+        elif name == "batch_byte_size" and name not in fields:
+            fields[name] = reader.number(0, UINT64_MAX)
+        else:
+            raise _Stop
+
+
+def _response_output(reader: _Reader) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    while True:
+        name, _, _, mark = reader.take()
+        if mark == "}":
+            return fields
+        if name in fields:
+            raise _Stop
+        if name == "name":
+            fields[name] = reader.string()
+        elif name == "raw":
+            reader.open()
+            fields[name] = _raw(reader)
+        else:
+            raise _Stop
+
+
+@contract(CONTRACTS)
+def scan_response_header(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    if _PLAIN.fullmatch(text) is None:
+        return None
+    reader = _Reader(_TOKENS.findall(text))
+    fields: dict[str, Any] = {}
+    outputs: list[dict[str, Any]] = []
+    try:
+        while reader.at < len(reader.tokens):
+            name = reader.take()[0]
+            if name == "output":
+                reader.open()
+                outputs.append(_response_output(reader))
+            elif name in fields:
+                raise _Stop
+            elif name == "model_name":
+                fields[name] = reader.string()
+            elif name in RESPONSE_FIELDS:
+                fields[name] = reader.number(*RESPONSE_FIELDS[name])
+            else:
+                raise _Stop
+    except _Stop:
+        return None
+    return fields, outputs

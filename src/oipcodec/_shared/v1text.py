@@ -15,7 +15,14 @@ it against text_format).
 
 from __future__ import annotations
 
-__all__ = ["CONTRACTS", "HEADER_FIELDS", "INT64_MAX", "UINT32_MAX", "UINT64_MAX"]
+__all__ = [
+    "CONTRACTS",
+    "HEADER_FIELDS",
+    "INT64_MAX",
+    "RESPONSE_FIELDS",
+    "UINT32_MAX",
+    "UINT64_MAX",
+]
 
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
@@ -27,6 +34,14 @@ HEADER_FIELDS = {
     "flags": UINT32_MAX,
     "id": UINT64_MAX,
     "correlation_id": UINT64_MAX,
+}
+
+#: The response header's own integer fields and their bounds (low, high): model_version is
+#: an int64, batch_size a uint32, id a uint64 (model_name is its one string).
+RESPONSE_FIELDS = {
+    "model_version": (-INT64_MAX - 1, INT64_MAX),
+    "batch_size": (0, UINT32_MAX),
+    "id": (0, UINT64_MAX),
 }
 
 CONTRACTS: dict[str, str] = {
@@ -41,5 +56,16 @@ CONTRACTS: dict[str, str] = {
     the uint32 ``count`` of ``cls { count: N }`` when given), each in text order. A field given
     twice (but ``dims``), an unknown field, a value out of its type's range, or anything
     outside the plain form answers ``None``. Time is linear in the text's length.
+    """,
+    "scan_response_header": """The fields of an ``InferResponseHeader`` of RAW outputs
+    written in the plain text form, or ``None`` for any other text (``batch_classes``
+    included: classes carry floats, which text_format reads).
+
+    ``text`` is a ``str``. Returns ``(fields, outputs)``: ``fields`` a dict of the header's
+    scalar fields given (``model_name``: str, ``model_version``: int64, ``batch_size``:
+    uint32, ``id``: uint64), ``outputs`` a list with one dict per ``output { }`` (``name``
+    when given, ``raw``: a dict with ``dims``, a list of int64, always present, and
+    ``batch_byte_size``, a uint64, when given; ``raw`` when a ``raw { }`` is given), in text
+    order. The same rules as ``scan_request_header`` otherwise.
     """,
 }
