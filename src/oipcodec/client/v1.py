@@ -167,6 +167,8 @@ class V1HttpClient:
                 status=status,
                 url=self._http._where(path),
             )
+        if text.startswith("code: SUCCESS"):  # the code is the first field written
+            return data, answer
         state = text_format.Parse(text, pb.RequestStatus())
         if state.code != pb.SUCCESS:
             raise _failed(state, self._http._where(path), status)

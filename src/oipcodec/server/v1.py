@@ -34,6 +34,7 @@ from oipcodec.errors import (
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import trtis_v1_pb2 as pb
 from oipcodec.server.metadata import SERVER_NAME
+from oipcodec.server.protocol import BUFFERS_EXTENSION
 from oipcodec.server.registry import READY, ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput
 
@@ -287,10 +288,19 @@ async def _infer(
     line = v1.response_header_text(response_header)
     binary = _format(scope, {}) == "binary"
     appended = response_header.SerializeToString() if binary else line.encode()
+    # As the OIP's answers: the parts as they are (large tensors not joined) when the server
+    # takes bytes-like parts, else one body.
+    parts: list[Any] = [*outputs, appended]
+    from oipcodec.server.http import _JOIN_BELOW
+
+    if BUFFERS_EXTENSION not in scope.get("extensions", ()) or (
+        sum(len(part) for part in parts) < _JOIN_BELOW
+    ):
+        parts = [b"".join(parts)]
     return _answer(
         frontend,
         None,
-        [*outputs, appended],
+        parts,
         [
             (b"content-type", _BINARY),
             (v1.RESPONSE_HEADER.lower().encode(), line.encode()),
