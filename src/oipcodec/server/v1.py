@@ -290,17 +290,17 @@ async def _infer(
     appended = response_header.SerializeToString() if binary else line.encode()
     # As the OIP's answers: the parts as they are (large tensors not joined) when the server
     # takes bytes-like parts, else one body.
-    parts: list[Any] = [*outputs, appended]
+    body: list[Any] = [*outputs, appended]
     from oipcodec.server.http import _JOIN_BELOW
 
     if BUFFERS_EXTENSION not in scope.get("extensions", ()) or (
-        sum(len(part) for part in parts) < _JOIN_BELOW
+        sum(len(part) for part in body) < _JOIN_BELOW
     ):
-        parts = [b"".join(parts)]
+        body = [b"".join(body)]
     return _answer(
         frontend,
         None,
-        parts,
+        body,
         [
             (b"content-type", _BINARY),
             (v1.RESPONSE_HEADER.lower().encode(), line.encode()),
