@@ -290,17 +290,17 @@ async def _infer(
     appended = response_header.SerializeToString() if binary else line.encode()
     # As the OIP's answers: the parts as they are (large tensors not joined) when the server
     # takes bytes-like parts, else one body.
-    body: list[Any] = [*outputs, appended]
+    answer: list[Any] = [*outputs, appended]
     from oipcodec.server.http import _JOIN_BELOW
 
     if BUFFERS_EXTENSION not in scope.get("extensions", ()) or (
-        sum(len(part) for part in body) < _JOIN_BELOW
+        sum(len(part) for part in answer) < _JOIN_BELOW
     ):
-        body = [b"".join(body)]
+        answer = [b"".join(answer)]
     return _answer(
         frontend,
         None,
-        body,
+        answer,
         [
             (b"content-type", _BINARY),
             (v1.RESPONSE_HEADER.lower().encode(), line.encode()),
