@@ -376,3 +376,21 @@ def test_serve_help_lists_the_v1_endpoints(capsys: pytest.CaptureFixture[str]) -
         "nvidia.inferenceserver.GRPCService",
     ):
         assert endpoint in text
+
+
+@pytest.mark.parametrize("form", ["", "?format=binary"])
+def test_large_answer_in_parts(server: RunningServer, form: str) -> None:
+    """An answer over 64 kB goes out as its parts (the tensor not joined): the bytes are the
+    same."""
+    x = np.random.default_rng(0).random((2, 20000), dtype=np.float32)
+    header = 'batch_size: 2 input { name: "X" dims: 20000 } output { name: "PROB" }'
+    answer = infer(server, f"/api/infer/scores{form}", header, x.tobytes())
+    assert answer.status == 200, answer.headers
+    assert answer.body[: x.nbytes] == x.tobytes()
+    (output,) = answer.response_header.output
+    assert output.raw.batch_byte_size == x.nbytes
+    tail = answer.body[x.nbytes :]
+    if form:
+        assert pb.InferResponseHeader.FromString(tail) == answer.response_header
+    else:
+        assert tail.decode() == answer.headers["nv-inferresponse"]
