@@ -14,8 +14,8 @@ package (TensorRT Inference Server's own Python package), not a mock.
 
 tensorrtserver's generated code needs protobuf 3.20 and its client numpy < 1.24, which
 oipcodec's own generated modules (protobuf 6) cannot share: run these in an environment of
-their own (see .ci/run: tensorrtserver, protobuf 3.20, grpcio, numpy 1.23, pytest,
-hypothesis, orjson; oipcodec on PYTHONPATH without its dependencies), with
+their own (tensorrtserver, protobuf 3.20, grpcio, numpy 1.23, future, pytest, hypothesis,
+orjson, and oipcodec installed without its dependencies), with
 ``OIPCODEC_SERVER_PYTHON`` naming a Python that has oipcodec's dependencies: the server runs
 there, in a subprocess, and this process only talks to it over sockets.
 ``OIPCODEC_REQUIRE_PEERS=tensorrtserver`` makes a missing package an error, not a skip.
@@ -95,7 +95,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     http_port, grpc_port = free_ports(2)
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])])
+    if any((ROOT / "src" / "oipcodec" / "_native").glob("*.so")):
+        # A development tree built in place: serve this checkout's code. (Otherwise, as in
+        # CI, the server Python's installed oipcodec, built from the same checkout.)
+        paths = [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     env.pop("LD_LIBRARY_PATH", None)  # OpenSSL 1.1 is the reference client's, not the server's
     with open(log, "wb") as sink:
         process = subprocess.Popen(
