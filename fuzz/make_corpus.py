@@ -181,6 +181,48 @@ def http_framing_seeds() -> list[bytes]:
     return SEEDS
 
 
+def v1_request_seeds() -> list[bytes]:
+    """v1 requests in fuzz_v1_request's layout: valid ones for each model kind (text and
+    binary headers), and malformed ones (a body a byte short or long, a huge dims, a batch
+    over the limit, text that needs text_format, text that does not parse)."""
+    from oipcodec.proto import trtis_v1_pb2 as v1pb
+
+    def case(flags: int, header: bytes, body: bytes) -> bytes:
+        return bytes([flags]) + struct.pack("<H", len(header)) + header + body
+
+    simple = (
+        b'batch_size: 2 input { name: "INPUT0" dims: 16 } '
+        b'input { name: "INPUT1" dims: 16 batch_byte_size: 128 } output { name: "OUTPUT0" }'
+    )
+    pair = bytes(range(128)) * 2
+    framed = oipcodec.serialize_bytes([b"a", b"", b"bc", b"\xc3\xa9"])
+    strings = b'batch_size: 1 input { name: "S" batch_byte_size: %d }' % len(framed)
+    binary = v1pb.InferRequestHeader(batch_size=2)
+    binary.input.add(name="X", dims=[3])
+    seeds = [
+        case(0x08, simple, pair),
+        case(0x08, simple, pair[:-1]),
+        case(0x08, simple, pair + b"\x00"),
+        case(0x09, simple, pair),  # tight limits
+        case(0x0C, binary.SerializeToString(), bytes(24)),
+        case(0x18, b'batch_size: 2 input { name: "X" dims: 3 }', bytes(24)),
+        case(0x18, b'batch_size: 1 input { name: "X" dims: 1099511627776 }', b""),
+        case(0x28, strings, framed),
+        case(0x28, strings, framed[:-1]),
+        case(0x38, b'batch_size: 3 input { name: "B" }', b"\x00\x01\x02"),
+        case(0x30, b'batch_size: 1 input { name: "B" dims: 2 }', b"\x00\x01"),  # no batching
+        case(0x08, b"batch_size: 9", b""),
+        case(0x08, b'input { name: "INPUT0" shared_memory { name: "r" } } batch_size: 1', b""),
+        case(0x08, b'batch_size: 0x2 input < name: "INPUT0" dims: [16] >', bytes(128)),
+        case(0x08, b'# comment\ninput { name: "IN\\x50UT0" }, batch_size: 1', bytes(64)),
+        case(0x08, b'batch_size: 1 input { name: "INPUT0" ', b""),
+        case(0x08, b"batch_size: 1 batch_size: 2", b""),
+        case(0x08, b"batch_size: 010 flags: 4294967296", b""),
+        case(0x0C, b"\x0a\xff\xff\xff\x0f", b""),  # binary: a length prefix past the end
+    ]
+    return seeds
+
+
 HARNESSES = {
     "json_to_array": json_to_array_seeds,
     "deserialize_bytes": framing_seeds,
@@ -194,6 +236,7 @@ HARNESSES = {
     "pb_request": lambda: pb_seeds("request"),
     "pb_response": lambda: pb_seeds("response"),
     "http_framing": lambda: list(http_framing_seeds()),
+    "v1_request": v1_request_seeds,
 }
 
 

@@ -38,6 +38,8 @@ __all__ = [
     "pack_bf16",
     "pack_fp16",
     "read_infer_message",
+    "scan_request_header",
+    "scan_response_header",
     "serialize_bytes",
     "top_k",
     "unflatten",
@@ -58,6 +60,7 @@ FAMILIES: tuple[str, ...] = (
     "layout",
     "pbwire",
     "topk",
+    "v1text",
 )
 
 #: What a codec's ``kernels=`` takes: this module (the default) or a namespace from :func:`load`.
@@ -85,6 +88,7 @@ if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
         )
         from oipcodec._native.pbwire import read_infer_message, write_infer_message
         from oipcodec._native.topk import classification_strings, top_k
+        from oipcodec._native.v1text import scan_request_header, scan_response_header
 
         IMPLEMENTATION = "native"
     except ImportError as exc:
@@ -121,6 +125,7 @@ if IMPLEMENTATION == "pure":
         write_infer_message,
     )
     from oipcodec._pure.topk import classification_strings, top_k
+    from oipcodec._pure.v1text import scan_request_header, scan_response_header
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:

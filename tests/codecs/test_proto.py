@@ -27,8 +27,7 @@ def test_generated_modules_match_the_proto(tmp_path: Path) -> None:
         committed = (PROTO_DIR / name).read_text(encoding="utf-8")
         fresh = (tmp_path / name).read_text(encoding="utf-8")
         assert committed == fresh, (
-            f"{name} is out of date with open_inference_grpc.proto: "
-            "run python -m oipcodec.proto.regenerate"
+            f"{name} is out of date with its .proto: run python -m oipcodec.proto.regenerate"
         )
 
 

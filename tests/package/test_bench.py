@@ -97,6 +97,8 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
         assert {r["path"] for r in triton if r.get("unsupported")} == {
             "rest-json-nested",
             "grpc-typed",
+            "v1-http-raw",
+            "v1-grpc",
         }
     kernels = {w["implementation"]: w.get("kernels") for w in results["workers"]}
     assert kernels["native"] == "native" and kernels["pure"] == "pure"
@@ -113,6 +115,8 @@ def test_quick_run_kserve_rows(quick_run: tuple[dict[str, Any], str, Path]) -> N
     assert set(rows) == set(PATHS)
     assert "decompress" in rows.pop("rest-binary-gzip")["unsupported"]
     assert rows.pop("shm")["unsupported"] == "kserve has no shared-memory extension"
+    for path in ("v1-http-raw", "v1-grpc"):
+        assert rows.pop(path)["unsupported"] == "only oipcodec's client speaks the v1 API here"
     for path, record in rows.items():
         assert record["error"] is None, (path, record["error"])
         assert record["load"] == [] and record["codec_only"].startswith("codec only")
@@ -265,6 +269,28 @@ def test_peer_paths_not_supported() -> None:
     assert supported("mlserver", paths["grpc-typed"], "BF16") is not None
     assert supported("mlserver", paths["grpc-raw"], "BYTES") is None
     assert supported("native", paths["rest-binary-gzip"], "BF16") is None
+
+
+def test_v1_paths() -> None:
+    """The v1 paths: oipcodec's clients only, no BF16 (v1 has none), and a codec round trip
+    that gives the payload back through the typed identity model's declared datatype."""
+    from oipcodec.bench.paths import codec_ops, v1_model_name, v1_models
+
+    for name in ("v1-http-raw", "v1-grpc"):
+        assert supported("native", PATHS[name], "FP32") is None
+        assert supported("pure", PATHS[name], "BYTES") is None
+        assert supported("native", PATHS[name], "BF16") == "the v1 API has no BF16"
+        assert supported("tritonclient", PATHS[name], "FP32") is not None
+    names = {model.name for model in v1_models()}
+    for payload in ("small", "image", "strings", "tokens"):
+        tensor = make_tensor(PAYLOADS[payload])
+        assert v1_model_name(tensor) in names
+        ops = codec_ops("native", PATHS["v1-http-raw"], "identity", tensor)
+        assert ops.client_encode and ops.client_decode and ops.server_decode and ops.server_encode
+        (decoded,) = ops.server_decode()
+        np.testing.assert_array_equal(decoded.data, tensor.data)
+        np.testing.assert_array_equal(ops.client_decode().outputs["INPUT0"], tensor.data)
+        assert ops.request_bytes > tensor.data.nbytes // 2
 
 
 def test_a_peer_codec_that_answers_wrong_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:

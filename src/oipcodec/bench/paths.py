@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import pb, rest
+from oipcodec import datatypes, pb, rest, v1
 from oipcodec.bench import peers
+from oipcodec.bench.payloads import INPUT
 from oipcodec.bench.workload import Output, Workload, check_answer
 from oipcodec.raw import array_to_raw
+from oipcodec.server.model import Arrays, Model, TensorSpec
 from oipcodec.sharedmem import location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
@@ -44,6 +46,8 @@ __all__ = [
     "peer_available",
     "release",
     "supported",
+    "v1_model_name",
+    "v1_models",
 ]
 
 
@@ -59,6 +63,9 @@ class EncodingPath:
     #: The tensor stays in a system shared-memory region both ways; the request (over
     #: ``protocol``) only names where (the embedded server enables the extension).
     shared_memory: bool = False
+    #: The TensorRT Inference Server v1 API (raw bytes; ``protocol`` says HTTP or gRPC), sent
+    #: to the typed identity model of the tensor's datatype and rank (:func:`v1_models`).
+    v1: bool = False
 
 
 PATHS: dict[str, EncodingPath] = {
@@ -73,6 +80,8 @@ PATHS: dict[str, EncodingPath] = {
         EncodingPath("grpc-raw", "gRPC raw", "grpc", raw=True),
         EncodingPath("grpc-typed", "gRPC typed", "grpc", raw=False),
         EncodingPath("shm", "shared memory", "rest", shared_memory=True),
+        EncodingPath("v1-http-raw", "v1 HTTP raw", "rest", binary=True, v1=True),
+        EncodingPath("v1-grpc", "v1 gRPC", "grpc", v1=True),
     )
 }
 
@@ -129,6 +138,11 @@ def supported(implementation: str, path: EncodingPath, datatypes: Sequence[str],
 
 
 def _supported(implementation: str, path: EncodingPath, datatype: str) -> str | None:
+    if path.v1:
+        if implementation not in ("native", "pure"):
+            return "only oipcodec's client speaks the v1 API here"
+        if datatype == "BF16":
+            return "the v1 API has no BF16"
     if implementation == "tritonclient":
         if path.name not in _TRITON_PATHS:
             return "tritonclient has no such path"
@@ -162,15 +176,17 @@ class OurClients:
     def __init__(self, url: str | None, grpc_target: str | None, pool_size: int,
                  timeout: float) -> None:  # fmt: skip
         from oipcodec.client import GrpcClient, HttpClient
+        from oipcodec.client.v1 import V1GrpcClient, V1HttpClient
 
         self.http = HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
         self.grpc = GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
+        self.v1_http = V1HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
+        self.v1_grpc = V1GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
 
     def close(self) -> None:
-        if self.http is not None:
-            self.http.close()
-        if self.grpc is not None:
-            self.grpc.close()
+        for client in (self.http, self.grpc, self.v1_http, self.v1_grpc):
+            if client is not None:
+                client.close()
 
 
 #: What to undo when the worker ends: the shared-memory objects its callers and codec timings
@@ -240,6 +256,8 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
     assert ours is not None
     if path.shared_memory:
         return _shm_caller(ours, workload, inputs)
+    if path.v1:
+        return _v1_caller(ours, path, workload, inputs)
     request = InferRequest(inputs, model_name=model)
     if path.protocol == "rest":
         http = ours.http
@@ -261,6 +279,64 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
         return grpc.infer_request(request, raw=path.raw).outputs
 
     return call_grpc
+
+
+def _v1_caller(ours: OurClients, path: EncodingPath, workload: Workload,
+               inputs: list[Tensor]) -> Caller:  # fmt: skip
+    """oipcodec's v1 client (HTTP or gRPC): the identity payload goes to the typed identity
+    model of its datatype and rank (a v1 request names no datatype), a model's generated
+    request to the model itself. Answers as Tensors, for the workload's checks."""
+    client = ours.v1_http if path.protocol == "rest" else ours.v1_grpc
+    if client is None:
+        raise ValueError(f"no {'REST URL' if path.protocol == 'rest' else 'gRPC target'}")
+    model = v1_model_name(inputs[0]) if workload.echo else workload.model
+    values = {t.name: t.data for t in inputs}
+
+    def call_v1() -> Any:
+        outputs = client.infer(model, values).outputs
+        return [
+            Tensor(name, datatypes.datatype_of(data), data.shape, data)
+            for name, data in outputs.items()
+        ]
+
+    return call_v1
+
+
+class V1Identity(Model):
+    """The identity of one datatype and rank, declared, as the v1 API needs (its requests
+    name no datatype); it does not batch, so v1 dims are the whole shape."""
+
+    platform = "oipcodec_python"
+
+    def __init__(self, datatype: str, rank: int) -> None:
+        spec = TensorSpec(INPUT, datatype, [-1] * rank)
+        super().__init__(f"v1_identity_{datatype.lower()}_{rank}d", inputs=[spec], outputs=[spec])
+
+    def predict(self, inputs: Arrays, parameters: Any) -> Arrays:
+        return inputs
+
+
+#: The ranks the typed identity models cover.
+V1_RANKS = (1, 2, 3, 4)
+
+
+def v1_models() -> list[Model]:
+    """A :class:`V1Identity` for every datatype v1 has (all but BF16) and rank 1 to 4: the
+    embedded server's models for the v1 paths."""
+    return [
+        V1Identity(name, rank)
+        for name in datatypes.DATATYPES
+        if name != "BF16"
+        for rank in V1_RANKS
+    ]
+
+
+def v1_model_name(tensor: Tensor) -> str:
+    """The typed identity model a v1 path sends ``tensor`` to."""
+    rank = len(tensor.shape)
+    if rank not in V1_RANKS:
+        raise ValueError(f"the v1 paths send tensors of rank 1 to 4, not {rank}")
+    return f"v1_identity_{tensor.datatype.lower()}_{rank}d"
 
 
 def _raw_size(tensor: Any) -> int:
@@ -471,6 +547,8 @@ def codec_ops(implementation: str, path: EncodingPath, workload: Workload) -> Co
     model, inputs = workload.model, workload.inputs
     if path.shared_memory:
         return _shm_ops(implementation, workload)
+    if path.v1:
+        return _v1_ops(workload)
     request = InferRequest(inputs, model_name=model)
     response = InferResponse(model, list(workload.answer))
     if path.protocol == "rest":
@@ -512,6 +590,54 @@ def codec_ops(implementation: str, path: EncodingPath, workload: Workload) -> Co
         lambda: pb.encode_response(response, raw=True),
         len(message),
         len(reply),
+    )
+
+
+def _v1_ops(workload: Workload) -> CodecOps:
+    """The v1 round trip over HTTP (the gRPC path's header is the same message, in binary):
+    the client writes the text header and joins the raw body; the server parses the header
+    and splits the body into views, then writes the answer's header as text; the client parses
+    it and reads the outputs."""
+    from oipcodec.client.v1 import build_header, read_outputs
+    from oipcodec.proto import trtis_v1_pb2 as v1pb
+
+    tensor = workload.inputs[0]
+    spec = v1.InputSpec(INPUT, tensor.datatype, tuple(-1 for _ in tensor.shape))
+    output: Any = v1pb.ModelOutput(name=INPUT)
+    output.data_type = v1.v1_datatype(tensor.datatype)
+    config = v1pb.ModelConfig(output=[output])
+    inputs = {INPUT: tensor.data}
+
+    def client_encode() -> tuple[str, bytes]:
+        header, raws = build_header(inputs, None, None)
+        return v1.request_header_text(header), b"".join(raws)
+
+    text, body = client_encode()
+
+    def server_decode() -> Any:
+        header = v1.parse_request_header(text)
+        return v1.decode_inputs(header, body, [spec], 0)
+
+    response = InferResponse("v1_identity", server_decode())
+
+    def server_encode() -> tuple[str, list[Any]]:
+        header, parts = v1.encode_response(response, batch_size=1, batched=False)
+        return v1.response_header_text(header), parts
+
+    answer_text, parts = server_encode()
+    answer = b"".join(parts)
+
+    def client_decode() -> Any:
+        header = v1.parse_response_header(answer_text)
+        return read_outputs(header, [answer], config, False)
+
+    return CodecOps(
+        client_encode,
+        client_decode,
+        server_decode,
+        server_encode,
+        len(text) + len(body),
+        2 * len(answer_text) + len(answer),  # NV-InferResponse, and appended to the body
     )
 
 

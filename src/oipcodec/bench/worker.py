@@ -78,15 +78,19 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
         # A peer server's codec is timed in-process: ours would not be measured.
         yield spec.get("url"), spec.get("grpc_target")
         return
+    from oipcodec.bench.paths import v1_models
+    from oipcodec.server.demo import demo_models
     from oipcodec.testing import background
 
     # 127.0.0.1 only; free ports; stopped when the block exits (error and SIGTERM included).
     # The shared-memory extension is on, for the shm path (regions of this process only).
-    # --model-module: its models are served too (its folder is on this process's path: the
-    # parent runs it with `python -m` from the working directory, and the server's processes
-    # inherit the path).
-    with background(host="127.0.0.1", timeout=120.0, shared_memory="system",
-                    model_module=spec.get("model_module")) as server:  # fmt: skip
+    # --model-module: its models are served instead of the demo models (its folder is on this
+    # process's path: the parent runs it with `python -m` from the working directory, and the
+    # server's processes inherit the path). The v1 paths' typed identity models join them.
+    module = spec.get("model_module")
+    models = [*([] if module else demo_models()), *v1_models()]
+    with background(models, host="127.0.0.1", timeout=120.0, shared_memory="system",
+                    model_module=module) as server:  # fmt: skip
         yield server.http_url, server.grpc_address
 
 

@@ -9,4 +9,9 @@ the .proto (needs grpcio-tools, in the ``dev`` extra), and tests/codecs/test_pro
 they drift. Their descriptors live in a private descriptor pool, not protobuf's default one, so they
 coexist in one process with tritonclient's and KServe's own ``inference.*`` classes (same
 message names, which the default pool refuses to hold twice). The wire format is the same.
+
+- :mod:`oipcodec.proto.trtis_v1_pb2` / :mod:`oipcodec.proto.trtis_v1_pb2_grpc`: the TensorRT
+  Inference Server v1 API (``nvidia.inferenceserver.*``: ``InferRequestHeader``,
+  ``RequestStatus``, ``ServerStatus``, the ``GRPCService``), from ``trtis_v1.proto``, also in a
+  private pool, beside tensorrtserver's own classes.
 """

@@ -1,11 +1,12 @@
-"""Regenerate the Python modules of ``open_inference_grpc.proto``.
+"""Regenerate the Python modules of ``open_inference_grpc.proto`` and ``trtis_v1.proto``.
 
 Usage: ``python -m oipcodec.proto.regenerate [OUTPUT_DIR]`` (default: this package's folder).
 Needs grpcio-tools (the ``dev`` extra). protoc's output is post-processed in one way: the
 descriptors go into a private descriptor pool instead of protobuf's default pool, so that these
 classes and tritonclient's or KServe's (which also define ``inference.ModelInferRequest``...)
-can be imported in the same process. tests/codecs/test_proto.py runs this into a temporary folder
-and fails when the result differs from the committed files.
+can be imported in the same process (for ``trtis_v1.proto``: tensorrtserver's
+``nvidia.inferenceserver.*``). tests/codecs/test_proto.py runs this into a temporary folder and
+fails when the result differs from the committed files.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 SOURCE_ROOT = PACKAGE.parent.parent  # src/
-PROTO = "oipcodec/proto/open_inference_grpc.proto"
-GENERATED = (
-    "open_inference_grpc_pb2.py",
-    "open_inference_grpc_pb2.pyi",
-    "open_inference_grpc_pb2_grpc.py",
+#: The .proto files, relative to ``SOURCE_ROOT``.
+PROTOS = ("oipcodec/proto/open_inference_grpc.proto", "oipcodec/proto/trtis_v1.proto")
+PROTO = PROTOS[0]
+GENERATED = tuple(
+    Path(proto).stem + suffix
+    for proto in PROTOS
+    for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
 )
 
 _DEFAULT_POOL = "DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile("
@@ -43,7 +46,7 @@ def generate(output_dir: Path) -> list[Path]:
                 f"--python_out={tmp}",
                 f"--pyi_out={tmp}",
                 f"--grpc_python_out={tmp}",
-                str(SOURCE_ROOT / PROTO),
+                *(str(SOURCE_ROOT / proto) for proto in PROTOS),
             ]
         )
         if status != 0:

@@ -331,7 +331,8 @@ def create_grpc_server(
     options: list[tuple[str, Any]] | None = None,
     server_name: str = SERVER_NAME,
 ) -> tuple[Any, InferenceServicer]:
-    """A ``grpc.aio.Server`` serving ``registry`` (no port added yet), and its servicer.
+    """A ``grpc.aio.Server`` serving ``registry`` over the OIP and the v1 API (no port added
+    yet), and the OIP servicer.
 
     Messages up to ``limits.max_body_bytes`` are accepted (larger ones get
     RESOURCE_EXHAUSTED from grpc itself). ``reuse_port`` lets several processes share a port
@@ -348,4 +349,11 @@ def create_grpc_server(
         ]
     )
     server.add_generic_rpc_handlers((servicer.handler(),))
+    # The TensorRT Inference Server v1 API on the same server and port.
+    from oipcodec.server.v1 import V1Frontend, add_to_server
+
+    frontend = V1Frontend(
+        registry, limits=limits, server_id=server_name, ready=lambda: servicer.ready
+    )
+    add_to_server(frontend, server)
     return server, servicer

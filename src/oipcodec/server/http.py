@@ -61,6 +61,8 @@ from oipcodec.server.model import Model
 from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.shm import cuda_unsupported
+from oipcodec.server.v1 import V1Frontend
+from oipcodec.server.v1 import route as v1_route
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
@@ -153,6 +155,10 @@ class RestApp:
         self.manage_models = manage_models
         #: False while starting and shutting down: health/ready answers 400.
         self.ready = not manage_models
+        #: The v1 API's answers over the same models (``/api/...``).
+        self.v1 = V1Frontend(
+            registry, limits=limits, server_id=server_name, ready=lambda: self.ready
+        )
         self._metadata = orjson.dumps(
             {
                 "name": server_name,
@@ -214,6 +220,8 @@ class RestApp:
         if parts == ["metrics"]:
             _allow(method, "GET")
             return self._metrics()
+        if parts[0] == "api":  # the TensorRT Inference Server v1 API
+            return await v1_route(self, method, parts, scope, receive)
         if not parts or parts[0] != "v2":
             raise NotFoundError(f"no endpoint {path}")
         n = len(parts)
