@@ -37,7 +37,13 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._shared.buffers import byte_view
-from oipcodec.errors import DecodeError, OIPError, RequestError, UnsupportedError
+from oipcodec.errors import (
+    DecodeError,
+    InvalidArgumentError,
+    OIPError,
+    RequestError,
+    UnsupportedError,
+)
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.proto import trtis_v1_pb2 as pb
@@ -463,9 +469,11 @@ def encode_response(
 def _classes(
     tensor: Tensor, count: int, batched: bool, labels: Sequence[bytes] | None, k: Any
 ) -> Iterable[list[Any]]:
-    from oipcodec.server.classification import check_datatype
-
-    check_datatype(tensor.name, tensor.datatype)
+    if tensor.datatype == "BYTES":
+        raise InvalidArgumentError(
+            f"output '{tensor.name}' is TYPE_STRING: classification (cls) ranks numeric "
+            "outputs only"
+        )
     data: Any = tensor.data
     shape = tuple(tensor.shape)
     rows = shape[0] if batched and shape else 1

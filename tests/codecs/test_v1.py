@@ -327,7 +327,7 @@ def test_encode_response_strings_not_batched(impl: Any) -> None:
     assert header.model_version == 0  # not a number
     assert list(header.output[0].raw.dims) == [2]
     assert bytes(parts[0]) == serialize_bytes([b"a", b"bc"])
-    with pytest.raises(InvalidArgumentError, match="'S' is BYTES"):
+    with pytest.raises(InvalidArgumentError, match="'S' is TYPE_STRING"):
         v1.encode_response(response, batch_size=1, batched=False, classes={"S": 1})
 
 

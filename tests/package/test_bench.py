@@ -285,7 +285,9 @@ def test_v1_paths() -> None:
     for payload in ("small", "image", "strings", "tokens"):
         tensor = make_tensor(PAYLOADS[payload])
         assert v1_model_name(tensor) in names
-        ops = codec_ops("native", PATHS["v1-http-raw"], "identity", tensor)
+        ops = codec_ops(
+            "native", PATHS["v1-http-raw"], echo_workload(PAYLOADS[payload], "identity")
+        )
         assert ops.client_encode and ops.client_decode and ops.server_decode and ops.server_encode
         (decoded,) = ops.server_decode()
         np.testing.assert_array_equal(decoded.data, tensor.data)

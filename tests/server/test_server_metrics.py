@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from oipcodec.client import GrpcClient
+from oipcodec.client.v1 import V1GrpcClient, V1HttpClient
 from oipcodec.server import ServerConfig
 from oipcodec.server.stats import PATHS
 from oipcodec.testing import RunningServer, background
@@ -102,6 +103,7 @@ def test_metrics_count_the_requests_sent(server: RunningServer) -> None:
         "Number of successful inference requests, all batch sizes"
     )
     sent = {"json": 3, "binary": 2, "compressed": 2, "grpc_raw": 4, "grpc_typed": 1}
+    sent |= {"v1_http": 2, "v1_grpc": 1, "graphpipe": 0}
     http = httpclient.InferenceServerClient(server.http_address, network_timeout=TIMEOUT)
     try:
         for _ in range(sent["json"]):
@@ -131,6 +133,13 @@ def test_metrics_count_the_requests_sent(server: RunningServer) -> None:
         ones = np.ones((1, 16), dtype=np.int32)
         for _ in range(sent["grpc_typed"]):
             typed.infer("simple", {"INPUT0": ones, "INPUT1": ones}, raw=False)
+    # The TensorRT Inference Server v1 API counts on paths of its own (a batch of one row).
+    ones = np.ones(16, dtype=np.int32)
+    with V1HttpClient(server.http_url) as v1_http, V1GrpcClient(server.grpc_address) as v1_grpc:
+        for _ in range(sent["v1_http"]):
+            v1_http.infer("simple", {"INPUT0": ones, "INPUT1": ones})
+        for _ in range(sent["v1_grpc"]):
+            v1_grpc.infer("simple", {"INPUT0": ones, "INPUT1": ones})
 
     for port in (server.http_port, server.metrics_port):
         after, _ = scrape(server.host, port)

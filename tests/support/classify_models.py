@@ -39,7 +39,8 @@ class Scores(Model):
             "PROB": x,
             "LABELED": x,
             "COUNTS": (x * 10).astype(np.int32),
-            "TEXT": np.array([b"a", b"b"], dtype=object),
+            # One row per request row (a batching model's outputs are checked for it).
+            "TEXT": np.resize(np.array([b"a", b"b"], dtype=object), len(x)),
         }
 
 

@@ -4,7 +4,7 @@ small ASGI app that serves them on a port of their own (``--metrics-port``).
 
 Triton's metric names, HELP texts and labels (``model``, ``version``) for the quantities Triton
 reports, and oipcodec's own per encoding path (label ``path``: json, binary, compressed,
-grpc_raw, grpc_typed).
+grpc_raw, grpc_typed, v1_http, v1_grpc, graphpipe).
 """
 
 from __future__ import annotations

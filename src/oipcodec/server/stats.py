@@ -102,8 +102,18 @@ BATCH_FIELDS = ("count", "compute_input_ns", "compute_infer_ns", "compute_output
 PATH_FIELDS = ("requests", "request_bytes", "response_bytes", "decode_ns", "encode_ns")
 #: The encoding paths: a REST body as JSON, with the binary tensor data extension (a raw
 #: binary body included), compressed (gzip/deflate, whatever is inside); a gRPC request with
-#: raw_input_contents, or with typed contents only.
-PATHS = ("json", "binary", "compressed", "grpc_raw", "grpc_typed")
+#: raw_input_contents, or with typed contents only; the TensorRT Inference Server v1 API over
+#: HTTP and gRPC; GraphPipe.
+PATHS = (
+    "json",
+    "binary",
+    "compressed",
+    "grpc_raw",
+    "grpc_typed",
+    "v1_http",
+    "v1_grpc",
+    "graphpipe",
+)
 
 # Slot indices within a model block (the names above, in order).
 _SUCCESS, _SUCCESS_NS, _FAIL, _FAIL_NS, _FAILED_EXECUTIONS, _QUEUE_NS = range(6)

@@ -118,12 +118,43 @@ class V1Frontend:
     # ------------------------------------------------------------------ inference
 
     async def infer(
-        self, model_name: str, version: int | str | None, header: Any, body: Any
+        self, model_name: str, version: int | str | None, header: Any, body: Any, path: str
     ) -> tuple[Any, list[bytes | memoryview]]:
         """Run a v1 request: the ``InferResponseHeader`` and the RAW outputs' bytes.
-        ``body``: the inputs' bytes in header order (HTTP), or one buffer per input (gRPC)."""
+        ``body``: the inputs' bytes in header order (HTTP), or one buffer per input (gRPC).
+        Counted in the registry's statistics on encoding ``path`` (``v1_http`` or ``v1_grpc``)."""
         name_version = v1.version_text(version)
         model = self.registry.get(model_name, name_version)
+        stats = self.registry.statistics
+        received = time.perf_counter_ns()
+        size = (
+            len(body) if isinstance(body, bytes | bytearray | memoryview) else sum(map(len, body))
+        )
+        try:
+            found = await self._infer(model, model_name, name_version, header, body)
+        except Exception as exc:
+            if stats is not None:
+                executed = getattr(exc, "executed", False)
+                stats.of(model).failed(stats.paths[path], received, executed, size)
+            raise
+        if stats is not None:
+            (_, parts), request, checked, started, finished = found
+            stats.of(model).succeeded(
+                stats.paths[path],
+                request.inputs,
+                received,
+                checked,
+                started,
+                finished,
+                time.perf_counter_ns(),
+                size,
+                sum(len(part) for part in parts),
+            )
+        return found[0]
+
+    async def _infer(
+        self, model: Any, model_name: str, name_version: str | None, header: Any, body: Any
+    ) -> tuple[tuple[Any, list[bytes | memoryview]], InferRequest, int, int, int]:
         if model.inputs is None:
             raise UnsupportedError(
                 f"model '{model_name}' declares no inputs: a v1 request takes its datatypes "
@@ -146,8 +177,8 @@ class V1Frontend:
             model_name=model_name,
             model_version=name_version,
         )
-        response = (await self.registry.execute(request, model))[0]
-        return v1.encode_response(
+        response, checked, started, finished = await self.registry.execute(request, model)
+        answer = v1.encode_response(
             response,
             batch_size=header.batch_size,
             batched=model.max_batch_size > 0,
@@ -155,6 +186,7 @@ class V1Frontend:
             labels={name: model.class_labels(name) for name in classes},
             request_id=header.id,
         )
+        return answer, request, checked, started, finished
 
     async def control(self, model_name: str, load: bool) -> None:
         """Load or unload ``model_name``."""
@@ -276,7 +308,7 @@ async def _infer(
     header = v1.parse_request_header(text)
     body = await app._body(scope, headers, receive)
     try:
-        response_header, outputs = await frontend.infer(name, version, header, body)
+        response_header, outputs = await frontend.infer(name, version, header, body, "v1_http")
     except Exception as exc:
         failed = pb.InferResponseHeader(id=header.id)
         return _answer(
@@ -343,7 +375,11 @@ class V1Servicer:
         header = request.meta_data
         try:
             found, outputs = await self.frontend.infer(
-                request.model_name, request.model_version, header, list(request.raw_input)
+                request.model_name,
+                request.model_version,
+                header,
+                list(request.raw_input),
+                "v1_grpc",
             )
         except Exception as exc:
             return pb.InferResponse(
