@@ -304,8 +304,10 @@ def _tensor(
     shape = tuple(shape or ())
     try:
         count = element_count(shape, limits)
-    except (ShapeError, LimitError) as exc:
+    except LimitError as exc:
         raise exc.for_tensor(label, kind) from None
+    except ShapeError as exc:  # a negative dimension: a request GraphPipe's rules refuse
+        raise DecodeError(exc.reason, tensor=label, kind=kind) from None
     if code == _STRING:
         if data is not None and len(data):
             raise DecodeError(

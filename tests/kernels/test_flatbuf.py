@@ -97,7 +97,7 @@ def test_our_buffers_read_by_runtime(
 
 def test_data_is_a_read_only_view_and_large_data_a_part_of_its_own(impl: Any) -> None:
     data = np.arange(1 << 16, dtype="<f4")
-    value = ([(10, (1 << 16,), memoryview(data), None)], None)
+    value = ([(10, (1 << 16,), memoryview(data.data), None)], None)
     parts = impl.write_flatbuffer("InferResponse", value)
     assert len(parts) == 2 and parts[1].obj is data  # the tensor is not copied
     body = bytearray(b"".join(bytes(p) for p in parts))
@@ -115,9 +115,12 @@ def test_pack_strings_twins_agree(both: Any) -> None:
     rng = random.Random(5)
     for _ in range(50):
         values = [bytes(rng.randrange(256) for _ in range(rng.randrange(9))) for _ in range(7)]
-        values += ["é\0x", ""]
+        values += ["é\0x".encode(), b""]
         assert native.pack_strings(values) == pure.pack_strings(values)
         assert native.pack_strings(np.array(values, dtype=object)) == pure.pack_strings(values)
+    # str elements are sent UTF-8 encoded
+    assert native.pack_strings(["é", "x"]) == pure.pack_strings(["é".encode(), b"x"])
+    assert pure.pack_strings(np.array(["é", ""])) == native.pack_strings(["é".encode(), b""])
 
 
 @pytest.mark.parametrize("bad", [1, None, bytearray(b"x"), "\ud800"])
@@ -140,7 +143,7 @@ def tensor_request(shape: tuple[int, ...] = (2,), data: bytes = b"ab") -> bytear
     return bytearray(ref.build("Request", (1, (None, None, [(1, shape, data, None)], None))))
 
 
-def find(buffer: bytes, needle: bytes) -> int:
+def find(buffer: bytes | bytearray, needle: bytes) -> int:
     at = bytes(buffer).find(needle)
     assert at >= 0
     return at

@@ -302,7 +302,10 @@ class _Writer:
         elif kind == VEC_STR:
             _pad(out, 4)
             self.patch(ref, len(out))
-            out += self.pack_strings(item)
+            try:
+                out += self.pack_strings(item)
+            except EncodeError as exc:
+                raise exc.for_tensor(what, "field") from None
         else:  # VEC_TABLE
             _pad(out, 4)
             self.patch(ref, len(out))
