@@ -4,10 +4,11 @@ and what its codec work costs in-process.
 Implementations: ``native`` and ``pure`` are oipcodec's own clients (and, with the embedded
 server, its server) with the kernels chosen by ``OIPCODEC_PURE`` in the measuring process;
 ``tritonclient`` is Triton's Python client (its request building and result parsing) against
-the same server; ``kserve`` and ``mlserver`` are those servers' codecs (decode the request,
-encode the identity answer; :mod:`oipcodec.bench.peers`), timed in-process, and end to end
-only against a server of theirs given by ``--url`` / ``--grpc-target`` (oipcodec's native
-client sends).
+the same server; ``graphpipe`` is GraphPipe's Python client (its convert module and
+requests) on the ``graphpipe`` path; ``kserve`` and ``mlserver`` are those servers' codecs
+(decode the request, encode the identity answer; :mod:`oipcodec.bench.peers`), timed
+in-process, and end to end only against a server of theirs given by ``--url`` /
+``--grpc-target`` (oipcodec's native client sends).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import pb, rest
+from oipcodec import graphpipe, pb, rest
 from oipcodec.bench import peers
 from oipcodec.bench.payloads import INPUT
 from oipcodec.raw import array_to_raw
@@ -58,6 +59,8 @@ class EncodingPath:
     #: The tensor stays in a system shared-memory region both ways; the request (over
     #: ``protocol``) only names where (the embedded server enables the extension).
     shared_memory: bool = False
+    #: GraphPipe's flatbuffers, POSTed to the REST port's ``/graphpipe/<model>``.
+    graphpipe: bool = False
 
 
 PATHS: dict[str, EncodingPath] = {
@@ -72,12 +75,13 @@ PATHS: dict[str, EncodingPath] = {
         EncodingPath("grpc-raw", "gRPC raw", "grpc", raw=True),
         EncodingPath("grpc-typed", "gRPC typed", "grpc", raw=False),
         EncodingPath("shm", "shared memory", "rest", shared_memory=True),
+        EncodingPath("graphpipe", "GraphPipe", "rest", graphpipe=True),
     )
 }
 
 #: The implementations; the peers ("tritonclient", a client, and the servers' codecs in
 #: peers.SERVER_PEERS) are measured where they are installed.
-IMPLEMENTATIONS = ("native", "pure", "tritonclient", *peers.SERVER_PEERS)
+IMPLEMENTATIONS = ("native", "pure", "tritonclient", *peers.SERVER_PEERS, "graphpipe")
 #: What each implementation's rows measure (results.json keeps it next to the figures).
 DESCRIPTIONS = {
     "native": "oipcodec's client and server, native kernels",
@@ -88,7 +92,11 @@ DESCRIPTIONS = {
     "in-process; end to end only against a KServe server given by --url/--grpc-target",
     "mlserver": "MLServer's server codec (decode the request, encode the identity answer), "
     "timed in-process; end to end only against an MLServer given by --url/--grpc-target",
+    "graphpipe": "GraphPipe's Python client (graphpipe 1.0.4: convert, requests) against the "
+    "server's GraphPipe endpoint; the graphpipe path only",
 }
+#: The implementations that take every path, GraphPipe's included.
+_OURS = ("native", "pure")
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
 _TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw", "shm")
 
@@ -99,6 +107,12 @@ Caller = Callable[[], Any]
 def peer_available(implementation: str) -> bool:
     if implementation in peers.SERVER_PEERS:
         return peers.installed(implementation)
+    if implementation == "graphpipe":
+        try:
+            import graphpipe.convert  # noqa: F401
+        except ImportError:
+            return False
+        return True
     if implementation != "tritonclient":
         return True
     try:
@@ -111,6 +125,10 @@ def peer_available(implementation: str) -> bool:
 
 def supported(implementation: str, path: EncodingPath, datatype: str) -> str | None:
     """None when ``implementation`` can send ``datatype`` on ``path``, else why not."""
+    if path.graphpipe and datatype in ("BOOL", "BF16"):
+        return f"GraphPipe has no {datatype} type"
+    if path.graphpipe != (implementation == "graphpipe") and implementation not in _OURS:
+        return f"{implementation} has no such path"
     if implementation == "tritonclient":
         if path.name not in _TRITON_PATHS:
             return "tritonclient has no such path"
@@ -199,6 +217,8 @@ def make_caller(
         if path.shared_memory:
             return _triton_shm_caller(model, tensor, url, timeout)
         return _triton_caller(path, model, tensor, url, grpc_target, timeout)
+    if path.graphpipe:
+        return _graphpipe_caller(implementation, model, tensor, url, timeout)
     assert ours is not None
     if path.shared_memory:
         return _shm_caller(ours, model, tensor)
@@ -223,6 +243,32 @@ def make_caller(
         return grpc.infer_request(request, raw=path.raw).outputs[0].data
 
     return call_grpc
+
+
+def _graphpipe_caller(
+    implementation: str, model: str, tensor: Tensor, url: str | None, timeout: float
+) -> Caller:
+    """A GraphPipe client of the server's ``/graphpipe/<model>``: oipcodec's, or GraphPipe's
+    own (``graphpipe.remote``, on requests)."""
+    if url is None:
+        raise ValueError("no REST URL to send to")
+    endpoint = f"{url}/graphpipe/{model}"
+    if implementation == "graphpipe":
+        from graphpipe import remote
+
+        def call_theirs() -> Any:
+            return remote.execute_multi(endpoint, [tensor.data], [INPUT], None)[0]
+
+        return call_theirs
+    from oipcodec.client.graphpipe import GraphPipeClient
+
+    client = GraphPipeClient(endpoint, timeout=timeout)
+    _RELEASE.append(client.close)
+
+    def call_ours() -> Any:
+        return client.infer([tensor.data], [INPUT])[0]
+
+    return call_ours
 
 
 def _shm_caller(ours: OurClients, model: str, tensor: Tensor) -> Caller:
@@ -356,6 +402,8 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
     """
     if path.shared_memory:
         return _shm_ops(implementation, model, tensor)
+    if path.graphpipe:
+        return _graphpipe_ops(implementation, tensor)
     request = InferRequest([tensor], model_name=model)
     response = InferResponse(model, [tensor])
     if path.protocol == "rest":
@@ -397,6 +445,37 @@ def codec_ops(implementation: str, path: EncodingPath, model: str, tensor: Tenso
         lambda: pb.encode_response(response, raw=True),
         len(message),
         len(reply),
+    )
+
+
+def _graphpipe_ops(implementation: str, tensor: Tensor) -> CodecOps:
+    """The GraphPipe round trip: the client writes a Request and reads the InferResponse, the
+    server reads the Request and writes the identity answer (oipcodec's codec; GraphPipe's
+    client is timed with its convert module)."""
+    body = b"".join(graphpipe.encode_request([tensor.data], [INPUT]))
+    answer = graphpipe.encode_response([tensor.data])
+    if implementation == "graphpipe":
+        from graphpipe import convert
+
+        def encode() -> Any:
+            request = convert.InferReq(None, [tensor.data], [INPUT], None)
+            return convert.serialize_infer_request(request)
+
+        return CodecOps(
+            encode,
+            lambda: convert.deserialize_infer_response(answer),
+            None,
+            None,
+            len(body),
+            len(answer),
+        )
+    return CodecOps(
+        lambda: b"".join(graphpipe.encode_request([tensor.data], [INPUT])),
+        lambda: graphpipe.decode_response(answer),
+        lambda: graphpipe.decode_request(body),
+        lambda: graphpipe.encode_response_parts([tensor.data]),
+        len(body),
+        len(answer),
     )
 
 
