@@ -96,6 +96,7 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
         assert {r["path"] for r in triton if r.get("unsupported")} == {
             "rest-json-nested",
             "grpc-typed",
+            "graphpipe",
         }
     kernels = {w["implementation"]: w.get("kernels") for w in results["workers"]}
     assert kernels["native"] == "native" and kernels["pure"] == "pure"
@@ -112,6 +113,7 @@ def test_quick_run_kserve_rows(quick_run: tuple[dict[str, Any], str, Path]) -> N
     assert set(rows) == set(PATHS)
     assert "decompress" in rows.pop("rest-binary-gzip")["unsupported"]
     assert rows.pop("shm")["unsupported"] == "kserve has no shared-memory extension"
+    assert rows.pop("graphpipe")["unsupported"] == "kserve has no such path"
     for path, record in rows.items():
         assert record["error"] is None, (path, record["error"])
         assert record["load"] == [] and record["codec_only"].startswith("codec only")
