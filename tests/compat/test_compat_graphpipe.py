@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oipcodec.testing import RunningServer, background
-from tests.support.graphpipe_models import MODELS
+from oipcodec.testing import RunningServer
+from tests.support.graphpipe_models import graphpipe_server
 from tests.support.peers import require_peer
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -28,14 +28,7 @@ DTYPES += ["float16", "float32", "float64"]
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
-    with background(
-        MODELS,
-        process=False,
-        grpc_port=None,
-        graphpipe_port=0,
-        graphpipe_model="gp_pair",
-        log_level="critical",
-    ) as running:
+    with graphpipe_server() as running:
         yield running
 
 

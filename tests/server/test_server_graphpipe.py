@@ -19,9 +19,9 @@ import pytest
 from oipcodec import graphpipe
 from oipcodec.client.graphpipe import GraphPipeClient
 from oipcodec.errors import ServerError
-from oipcodec.testing import RunningServer, background
+from oipcodec.testing import RunningServer
 from tests.support import graphpipe_fb as ref
-from tests.support.graphpipe_models import MODELS
+from tests.support.graphpipe_models import graphpipe_server
 from tests.support.ports import free_ports
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -31,14 +31,7 @@ TIMEOUT = 30.0
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
-    with background(
-        MODELS,
-        process=False,
-        grpc_port=None,
-        graphpipe_port=0,
-        graphpipe_model="gp_pair",
-        log_level="critical",
-    ) as running:
+    with graphpipe_server() as running:
         yield running
 
 

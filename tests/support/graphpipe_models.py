@@ -3,11 +3,14 @@ servers in this process or in ``oipcodec serve --model-module`` (imports nothing
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from oipcodec.server import InvalidArgumentError, Model, TensorSpec
+from oipcodec.testing import RunningServer, background
 
 
 class Echo(Model):
@@ -62,3 +65,18 @@ class Broken(Model):
 
 
 MODELS = [Echo(), Pair(), Flags(), Broken()]
+
+
+@contextlib.contextmanager
+def graphpipe_server() -> Iterator[RunningServer]:
+    """These models in a server thread: REST (``/graphpipe/<model>``), no gRPC, and
+    ``gp_pair`` alone on a GraphPipe port of its own."""
+    with background(
+        MODELS,
+        process=False,
+        grpc_port=None,
+        graphpipe_port=0,
+        graphpipe_model="gp_pair",
+        log_level="critical",
+    ) as running:
+        yield running
