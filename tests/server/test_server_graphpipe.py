@@ -53,6 +53,12 @@ def post(
         conn.close()
 
 
+def test_the_client_is_exported() -> None:
+    import oipcodec.client
+
+    assert oipcodec.client.GraphPipeClient is GraphPipeClient
+
+
 def test_metadata(server: RunningServer, pair: GraphPipeClient) -> None:
     meta = pair.metadata()
     assert (meta.name, meta.server) == ("gp_pair", "oipcodec")
