@@ -19,9 +19,9 @@ import pytest
 from oipcodec import graphpipe
 from oipcodec.client.graphpipe import GraphPipeClient
 from oipcodec.errors import ServerError
-from oipcodec.testing import RunningServer
+from oipcodec.testing import RunningServer, background
 from tests.support import graphpipe_fb as ref
-from tests.support.graphpipe_models import graphpipe_server
+from tests.support.graphpipe_models import MODELS, graphpipe_server
 from tests.support.ports import free_ports
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -197,3 +197,16 @@ def test_serve_command_with_a_graphpipe_port(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(TIMEOUT)
+
+
+def test_two_processes_share_the_graphpipe_port() -> None:
+    with background(
+        MODELS, workers=2, grpc_port=None, graphpipe_port=0, graphpipe_model="gp_echo",
+        log_level="critical",
+    ) as running:  # fmt: skip
+        assert running.graphpipe_port
+        url = f"http://{running.host}:{running.graphpipe_port}"
+        with GraphPipeClient(url, timeout=TIMEOUT, pool_size=1) as client:
+            for _ in range(4):
+                (out,) = client.infer([np.array([2.5])], ["x"])
+                assert out.tolist() == [2.5]
