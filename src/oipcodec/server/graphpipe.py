@@ -9,13 +9,13 @@ What is answered how:
 
 - A body that is not a ``Request`` flatbuffer at all (the verifier refuses it): 400 with a
   text message naming the byte offset. GraphPipe's clients raise an HTTP error for any status
-  but 200 without reading the body, so only this and an unknown model (404) are not 200.
+  but 200 without reading the body, so only this, an unknown model (404), a model that is not
+  ready (503) and a body over the size limit (413) are not 200.
 - Any other problem, of the request or of the model, is an ``InferResponse`` whose ``errors``
   hold one ``Error``, with status 200, which GraphPipe's clients raise with its message. Its
   ``code`` is the HTTP status oipcodec's REST front end answers for the same problem: 400 a
-  request that does not fit the model (message naming the input and what was expected), 404
-  an output the model does not have, 413 over a limit, 500 the model failed, 503 the model is
-  not ready.
+  request that does not fit the model or the limits (message naming the input and what was
+  expected), 404 / 503 a model's NotFoundError / UnavailableError, 500 the model failed.
 - ``input_names`` left empty means the model's inputs in their declared order; ``output_names``
   left empty means every output. ``config``, when not empty, reaches ``predict`` as the request
   parameter ``"config"`` (a str; it must be UTF-8).
