@@ -291,3 +291,17 @@ def test_twins_agree_on_damaged_buffers(
     assert _outcome(native, bytes(body), "InferResponse") == _outcome(
         pure, bytes(body), "InferResponse"
     )
+
+
+def test_writer_refuses_what_the_schema_cannot_hold(impl: Any) -> None:
+    io = (b"x", None, (2**63,), 10)
+    with pytest.raises(EncodeError, match=r"MetadataResponse.inputs\[1\].shape: int64 values"):
+        impl.write_flatbuffer(
+            "MetadataResponse", (None, None, None, None, [(*io[:2], (1,), 1), io], None)
+        )
+    with pytest.raises(EncodeError, match=r"Request.req: union type 3 names no table"):
+        impl.write_flatbuffer("Request", (3, ()))
+    with pytest.raises(EncodeError, match=r"InferResponse.output_tensors\[0\].type: a uint8"):
+        impl.write_flatbuffer("InferResponse", ([(256, None, None, None)], None))
+    with pytest.raises(EncodeError, match="Tensor has 4 fields, got 2 values"):
+        impl.write_flatbuffer("InferResponse", ([(1, None)], None))

@@ -29,8 +29,6 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from oipcodec.errors import DecodeError, EncodeError, LimitError
 
 __all__: list[str] = []
@@ -216,6 +214,44 @@ def write_flatbuffer(
     return writer.finish()
 
 
+#: A field's path in messages, built only when an error is raised: the root's name, or
+#: (the parent's path, a field name or an ``[index]``).
+_Path = Any
+
+
+def _label(path: _Path) -> str:
+    if isinstance(path, str):
+        return path
+    parent, part = path
+    return f"{_label(parent)}{part}" if part.startswith("[") else f"{_label(parent)}.{part}"
+
+
+#: Table layouts by (table, which fields are present): each present field's offset in the
+#: table, the table's size, its vtable's bytes and whether it holds an int64 (8-aligned).
+_LAYOUTS: dict[tuple[str, tuple[int, ...]], tuple[tuple[int, ...], int, bytes, bool]] = {}
+
+
+def _layout(name: str, widths: tuple[int, ...]) -> tuple[tuple[int, ...], int, bytes, bool]:
+    """Int64 fields first (8-aligned), then uoffsets, then bytes; 0 for an absent field."""
+    slots = [0] * len(widths)
+    size = 4
+    for width in (8, 4, 1):
+        for slot, given in enumerate(widths):
+            if given == width:
+                slots[slot] = size
+                size += width
+    size += -size % 4
+    last = max((slot + 1 for slot, off in enumerate(slots) if off), default=0)
+    vtable = _U16.pack(4 + 2 * last) + _U16.pack(size)
+    vtable += b"".join(_U16.pack(off) for off in slots[:last])
+    layout = (tuple(slots), size, vtable, 8 in widths)
+    _LAYOUTS[name, widths] = layout
+    return layout
+
+
+_WIDTH = {U8: 1, I64: 8}
+
+
 class _Writer:
     def __init__(self, pack_strings: Callable[[Any], bytes], inline_limit: int) -> None:
         self.out = bytearray()
@@ -227,33 +263,26 @@ class _Writer:
     def patch(self, at: int, target: int) -> None:
         self.out[at : at + 4] = _U32.pack(target - at)
 
-    def table(self, name: str, value: Sequence[Any], ref: int, what: str) -> None:
+    def table(self, name: str, value: Sequence[Any], ref: int, what: _Path) -> None:
         fields = SCHEMA[name]
         if len(value) != len(fields):
-            raise EncodeError(f"{what}: {name} has {len(fields)} fields, got {len(value)} values")
-        # Field layout inside the table: int64 first (8-aligned), then uoffsets, then bytes.
-        widths = [0] * len(fields)
-        for slot, (_, kind, _arg) in enumerate(fields):
-            if value[slot] is not None and (kind not in (U8, I64) or value[slot] != 0):
-                widths[slot] = 8 if kind == I64 else 1 if kind == U8 else 4
-        slots = [0] * len(fields)
-        size = 4
-        for width in (8, 4, 1):
-            for slot in range(len(fields)):
-                if widths[slot] == width:
-                    slots[slot] = size
-                    size += width
-        size += -size % 4
-        last = max((slot + 1 for slot, off in enumerate(slots) if off), default=0)
+            raise EncodeError(
+                f"{_label(what)}: {name} has {len(fields)} fields, got {len(value)} values"
+            )
+        widths = tuple(
+            0
+            if value[slot] is None or (kind in _WIDTH and value[slot] == 0)
+            else _WIDTH.get(kind, 4)
+            for slot, (_, kind, _arg) in enumerate(fields)
+        )
+        layout = _LAYOUTS.get((name, widths))
+        slots, size, vtable, has_i64 = layout or _layout(name, widths)
         out = self.out
-        _pad(out, 2)
+        if len(out) & 1:
+            out.append(0)
         vt_pos = len(out)
-        out += _U16.pack(4 + 2 * last) + _U16.pack(size)
-        out += b"".join(_U16.pack(off) for off in slots[:last])
-        if 8 in widths:
-            _pad(out, 8, 4)
-        else:
-            _pad(out, 4)
+        out += vtable
+        out += bytes((4 - len(out)) % 8 if has_i64 else -len(out) % 4)
         pos = len(out)
         self.patch(ref, pos)
         body = bytearray(size)
@@ -261,24 +290,25 @@ class _Writer:
         for slot, (field_name, kind, _arg) in enumerate(fields):
             off = slots[slot]
             if off and kind == U8:
-                body[off] = _byte(value[slot], f"{what}.{field_name}")
+                body[off] = _byte(value[slot], (what, field_name))
             elif off and kind == I64:
                 body[off : off + 8] = _I64.pack(value[slot])
         out += body
         for slot, (field_name, kind, arg) in enumerate(fields):
             off = slots[slot]
-            if not off or kind in (U8, I64):
+            if not off or kind in _WIDTH:
                 continue
-            here = f"{what}.{field_name}"
             if kind == UNION:
                 utype = value[slot - 1]
                 if not 0 < utype < len(arg):
-                    raise EncodeError(f"{here}: union type {utype} names no table")
-                self.table(arg[utype], value[slot], pos + off, here)
+                    raise EncodeError(
+                        f"{_label((what, field_name))}: union type {utype} names no table"
+                    )
+                self.table(arg[utype], value[slot], pos + off, (what, field_name))
             else:
-                self.reference(kind, arg, value[slot], pos + off, here)
+                self.reference(kind, arg, value[slot], pos + off, (what, field_name))
 
-    def reference(self, kind: int, arg: Any, item: Any, ref: int, what: str) -> None:
+    def reference(self, kind: int, arg: Any, item: Any, ref: int, what: _Path) -> None:
         out = self.out
         if kind == STR:
             text = item.encode() if isinstance(item, str) else bytes(item)
@@ -286,10 +316,14 @@ class _Writer:
             self.patch(ref, len(out))
             out += _U32.pack(len(text)) + text + b"\0"
         elif kind == VEC_I64:
-            shape = np.asarray(item, dtype="<i8").reshape(-1)
+            count = len(item)
+            try:
+                packed = struct.pack(f"<{count}q", *item)
+            except (struct.error, TypeError) as exc:
+                raise EncodeError(f"{_label(what)}: int64 values expected ({exc})") from None
             _pad(out, 8, 4)
             self.patch(ref, len(out))
-            out += _U32.pack(len(shape)) + shape.tobytes()
+            out += _U32.pack(count) + packed
         elif kind == VEC_U8:
             data: Any = item if isinstance(item, bytes) else memoryview(item).cast("B")
             if len(data) >= self.inline_limit:
@@ -305,14 +339,14 @@ class _Writer:
             try:
                 out += self.pack_strings(item)
             except EncodeError as exc:
-                raise exc.for_tensor(what, "field") from None
+                raise exc.for_tensor(_label(what), "field") from None
         else:  # VEC_TABLE
             _pad(out, 4)
             self.patch(ref, len(out))
             start = len(out)
             out += _U32.pack(len(item)) + bytes(4 * len(item))
             for index, element in enumerate(item):
-                self.table(arg, element, start + 4 + 4 * index, f"{what}[{index}]")
+                self.table(arg, element, start + 4 + 4 * index, (what, f"[{index}]"))
 
     def finish(self) -> list[Any]:
         # Every uoffset to a deferred data vector is in the head: tables all come first.
@@ -331,9 +365,9 @@ class _Writer:
         return [bytes(p) if isinstance(p, bytearray) else p for p in parts if len(p) or p is head]
 
 
-def _byte(value: Any, what: str) -> int:
+def _byte(value: Any, what: _Path) -> int:
     if not isinstance(value, int) or not 0 <= value <= 255:
-        raise EncodeError(f"{what}: a uint8 must be an int in 0..255, got {value!r}")
+        raise EncodeError(f"{_label(what)}: a uint8 must be an int in 0..255, got {value!r}")
     return value
 
 
