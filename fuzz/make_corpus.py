@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import oipcodec  # noqa: E402
-from oipcodec import pb, rest  # noqa: E402
+from oipcodec import graphpipe, pb, rest  # noqa: E402
 from oipcodec.datatypes import DATATYPES  # noqa: E402
 
 NAMES = [*DATATYPES, "FP8"]
@@ -173,6 +173,36 @@ def pb_seeds(kind: str) -> list[bytes]:
     return seeds
 
 
+def graphpipe_seeds() -> list[bytes]:
+    """GraphPipe flatbuffers of every root (byte 0: limits in bits 0-1, root in bits 2-3),
+    whole and cut, and a few hostile ones."""
+    seeds = []
+    arrays = [
+        np.arange(6, dtype=np.float32).reshape(2, 3),
+        np.array([b"", b"a\0b", "é".encode()], dtype=object),
+        np.zeros((0, 2), np.int64),
+        np.array(7, dtype=np.uint8),
+    ]
+    request = b"".join(graphpipe.encode_request(arrays, ["a", "b", "c", "d"], ["y"], "cfg"))
+    response = graphpipe.encode_response(arrays, [(400, "input 'a': bad")])
+    meta = graphpipe.encode_metadata_response(
+        graphpipe.MetadataResponse(
+            "m", "1", "s", "d", [graphpipe.IOMetadata("x", "FP32", (-1, 3))], []
+        )
+    )
+    for root, body in (
+        (0, request),
+        (1, response),
+        (2, meta),
+        (0, graphpipe.encode_metadata_request()),
+    ):
+        seeds += [bytes([root << 2]) + body, bytes([root << 2 | 1]) + body]
+        seeds += [bytes([root << 2]) + body[: len(body) // 2], bytes([root << 2]) + body[:-1]]
+    seeds.append(b"\x00" + struct.pack("<II", 8, 0))  # root offset past the end
+    seeds.append(b"\x00" + struct.pack("<Ii", 4, -100) + bytes(8))  # vtable outside
+    return seeds
+
+
 def http_framing_seeds() -> list[bytes]:
     """Byte streams of one connection: valid requests and the framing vectors (the list is
     in the harness, which also replays it when there is no corpus folder)."""
@@ -237,6 +267,7 @@ HARNESSES = {
     "pb_response": lambda: pb_seeds("response"),
     "http_framing": lambda: list(http_framing_seeds()),
     "v1_request": v1_request_seeds,
+    "graphpipe_request": graphpipe_seeds,
 }
 
 

@@ -54,6 +54,8 @@ def _serve(args: argparse.Namespace) -> int:
             shared_memory=None if args.shared_memory == "none" else args.shared_memory,
             metrics=not args.no_metrics,
             metrics_port=args.metrics_port,
+            graphpipe_port=args.graphpipe_port,
+            graphpipe_model=args.graphpipe_model,
             **({"server_name": args.server_name} if args.server_name else {}),
         )
     except (TypeError, ValueError) as exc:
@@ -157,6 +159,14 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     add("--grpc-port", type=int, default=8001, help="gRPC port, -1: no gRPC (default: 8001)")
     add("--model-module", metavar="MODULE", help="import MODULE and serve its MODELS")
     _add_repository_flags(serve)
+    add(
+        "--graphpipe-port",
+        type=int,
+        metavar="PORT",
+        help="also serve --graphpipe-model over GraphPipe at / on this port (0: a free one); "
+        "every model is at /graphpipe/<model> on the REST port anyway",
+    )
+    add("--graphpipe-model", metavar="NAME", help="the model --graphpipe-port serves")
     add("--workers", type=int, default=1, help="processes sharing the ports (SO_REUSEPORT)")
     add(
         "--max-body-bytes",

@@ -36,7 +36,9 @@ __all__ = [
     "little_endian_view",
     "locate_data",
     "pack_bf16",
+    "pack_strings",
     "pack_fp16",
+    "read_flatbuffer",
     "read_infer_message",
     "scan_request_header",
     "scan_response_header",
@@ -47,11 +49,13 @@ __all__ = [
     "unpack_bf16",
     "unpack_fp16",
     "view_bf16",
+    "write_flatbuffer",
     "write_infer_message",
 ]
 
 #: The kernel families, each a module in ``_native``, ``_pure`` and ``_shared``.
 FAMILIES: tuple[str, ...] = (
+    "flatbuf",
     "framing",
     "halffloat",
     "jsondecode",
@@ -69,6 +73,7 @@ Kernels = ModuleType | SimpleNamespace
 IMPLEMENTATION: str = "pure"
 if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
     try:
+        from oipcodec._native.flatbuf import pack_strings, read_flatbuffer, write_flatbuffer
         from oipcodec._native.framing import bytes_offsets, deserialize_bytes, serialize_bytes
         from oipcodec._native.halffloat import (
             pack_bf16,
@@ -99,6 +104,7 @@ if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
             stacklevel=2,
         )
 if IMPLEMENTATION == "pure":
+    from oipcodec._pure.flatbuf import pack_strings, read_flatbuffer, write_flatbuffer
     from oipcodec._pure.framing import (
         bytes_offsets,
         deserialize_bytes,

@@ -72,6 +72,12 @@ def background(
         runner = ServerThread(models, config, timeout)
     runner.start()
     try:
-        yield RunningServer(config.host, runner.http_port, runner.grpc_port, runner.metrics_port)
+        yield RunningServer(
+            config.host,
+            runner.http_port,
+            runner.grpc_port,
+            runner.metrics_port,
+            runner.graphpipe_port,
+        )
     finally:
         runner.stop()

@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "oipcodec"
 
 FOUNDATION = {"_version", "datatypes", "errors", "limits", "types"}
 KERNEL_INTERNALS = {"_native", "_pure", "_shared"}
-CODECS = {"raw", "rest", "pb", "proto", "sharedmem", "compression", "v1"}
+CODECS = {"raw", "rest", "pb", "proto", "sharedmem", "compression", "v1", "graphpipe"}
 
 # floor of a module (by its first component under oipcodec) -> what it may import
 ALLOWED: dict[str, set[str]] = {

@@ -99,6 +99,7 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
             "grpc-typed",
             "v1-http-raw",
             "v1-grpc",
+            "graphpipe",
         }
     kernels = {w["implementation"]: w.get("kernels") for w in results["workers"]}
     assert kernels["native"] == "native" and kernels["pure"] == "pure"
@@ -117,6 +118,7 @@ def test_quick_run_kserve_rows(quick_run: tuple[dict[str, Any], str, Path]) -> N
     assert rows.pop("shm")["unsupported"] == "kserve has no shared-memory extension"
     for path in ("v1-http-raw", "v1-grpc"):
         assert rows.pop(path)["unsupported"] == "only oipcodec's client speaks the v1 API here"
+    assert rows.pop("graphpipe")["unsupported"] == "kserve has no such path"
     for path, record in rows.items():
         assert record["error"] is None, (path, record["error"])
         assert record["load"] == [] and record["codec_only"].startswith("codec only")

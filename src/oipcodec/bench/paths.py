@@ -4,10 +4,11 @@ and what its codec work costs in-process.
 Implementations: ``native`` and ``pure`` are oipcodec's own clients (and, with the embedded
 server, its server) with the kernels chosen by ``OIPCODEC_PURE`` in the measuring process;
 ``tritonclient`` is Triton's Python client (its request building and result parsing) against
-the same server; ``kserve`` and ``mlserver`` are those servers' codecs (decode the request,
-encode the identity answer; :mod:`oipcodec.bench.peers`), timed in-process, and end to end
-only against a server of theirs given by ``--url`` / ``--grpc-target`` (oipcodec's native
-client sends).
+the same server; ``graphpipe`` is GraphPipe's Python client (its convert module and
+requests) on the ``graphpipe`` path; ``kserve`` and ``mlserver`` are those servers' codecs
+(decode the request, encode the identity answer; :mod:`oipcodec.bench.peers`), timed
+in-process, and end to end only against a server of theirs given by ``--url`` /
+``--grpc-target`` (oipcodec's native client sends).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import datatypes, pb, rest, v1
+from oipcodec import datatypes, graphpipe, pb, rest, v1
 from oipcodec.bench import peers
 from oipcodec.bench.payloads import INPUT
 from oipcodec.bench.workload import Output, Workload, check_answer
@@ -66,6 +67,8 @@ class EncodingPath:
     #: The TensorRT Inference Server v1 API (raw bytes; ``protocol`` says HTTP or gRPC), sent
     #: to the typed identity model of the tensor's datatype and rank (:func:`v1_models`).
     v1: bool = False
+    #: GraphPipe's flatbuffers, POSTed to the REST port's ``/graphpipe/<model>``.
+    graphpipe: bool = False
 
 
 PATHS: dict[str, EncodingPath] = {
@@ -82,12 +85,13 @@ PATHS: dict[str, EncodingPath] = {
         EncodingPath("shm", "shared memory", "rest", shared_memory=True),
         EncodingPath("v1-http-raw", "v1 HTTP raw", "rest", binary=True, v1=True),
         EncodingPath("v1-grpc", "v1 gRPC", "grpc", v1=True),
+        EncodingPath("graphpipe", "GraphPipe", "rest", graphpipe=True),
     )
 }
 
 #: The implementations; the peers ("tritonclient", a client, and the servers' codecs in
 #: peers.SERVER_PEERS) are measured where they are installed.
-IMPLEMENTATIONS = ("native", "pure", "tritonclient", *peers.SERVER_PEERS)
+IMPLEMENTATIONS = ("native", "pure", "tritonclient", *peers.SERVER_PEERS, "graphpipe")
 #: What each implementation's rows measure (results.json keeps it next to the figures).
 DESCRIPTIONS = {
     "native": "oipcodec's client and server, native kernels",
@@ -98,12 +102,17 @@ DESCRIPTIONS = {
     "in-process; end to end only against a KServe server given by --url/--grpc-target",
     "mlserver": "MLServer's server codec (decode the request, encode the identity answer), "
     "timed in-process; end to end only against an MLServer given by --url/--grpc-target",
+    "graphpipe": "GraphPipe's Python client (graphpipe 1.0.4: convert, requests) against the "
+    "server's GraphPipe endpoint; the graphpipe path only",
 }
 #: Why a peer server's codec rows do not measure a model's generated request.
 PEER_CODEC_ECHO_ONLY = (
     "a peer server's codec is timed with the identity model's payloads only, not a model's "
     "generated request"
 )
+
+#: The implementations that take every path, GraphPipe's included.
+_OURS = ("native", "pure")
 #: The paths tritonclient can take (it writes JSON flat only and gRPC raw contents only).
 _TRITON_PATHS = ("rest-json", "rest-binary", "rest-binary-gzip", "grpc-raw", "shm")
 
@@ -114,6 +123,12 @@ Caller = Callable[[], Any]
 def peer_available(implementation: str) -> bool:
     if implementation in peers.SERVER_PEERS:
         return peers.installed(implementation)
+    if implementation == "graphpipe":
+        try:
+            import graphpipe.convert  # noqa: F401
+        except ImportError:
+            return False
+        return True
     if implementation != "tritonclient":
         return True
     try:
@@ -143,6 +158,10 @@ def _supported(implementation: str, path: EncodingPath, datatype: str) -> str | 
             return "only oipcodec's client speaks the v1 API here"
         if datatype == "BF16":
             return "the v1 API has no BF16"
+    if path.graphpipe and datatype in ("BOOL", "BF16"):
+        return f"GraphPipe has no {datatype} type"
+    if path.graphpipe != (implementation == "graphpipe") and implementation not in _OURS:
+        return f"{implementation} has no such path"
     if implementation == "tritonclient":
         if path.name not in _TRITON_PATHS:
             return "tritonclient has no such path"
@@ -253,6 +272,8 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
             return _triton_shm_caller(workload, inputs, url, timeout)
         return _triton_caller(path, model, inputs, workload.output_names, url, grpc_target,
                               timeout)  # fmt: skip
+    if path.graphpipe:
+        return _graphpipe_caller(implementation, workload, inputs, url, timeout)
     assert ours is not None
     if path.shared_memory:
         return _shm_caller(ours, workload, inputs)
@@ -337,6 +358,42 @@ def v1_model_name(tensor: Tensor) -> str:
     if rank not in V1_RANKS:
         raise ValueError(f"the v1 paths send tensors of rank 1 to 4, not {rank}")
     return f"v1_identity_{tensor.datatype.lower()}_{rank}d"
+
+
+def _graphpipe_caller(implementation: str, workload: Workload, inputs: list[Tensor],
+                      url: str | None, timeout: float) -> Caller:  # fmt: skip
+    """A GraphPipe client of the server's ``/graphpipe/<model>``: oipcodec's, or GraphPipe's
+    own (``graphpipe.remote``, on requests). GraphPipe's answers carry no names: the outputs
+    are asked for by name (the declared ones) and named in that order, for the checks."""
+    if url is None:
+        raise ValueError("no REST URL to send to")
+    endpoint = f"{url}/graphpipe/{workload.model}"
+    arrays, names = [t.data for t in inputs], [t.name for t in inputs]
+    wanted = workload.output_names or None
+
+    def named(outputs: Sequence[Any]) -> list[Tensor]:
+        labels = wanted or [str(index) for index in range(len(outputs))]
+        return [
+            Tensor(name, datatypes.datatype_of(data), data.shape, data)
+            for name, data in zip(labels, outputs, strict=False)
+        ]
+
+    if implementation == "graphpipe":
+        from graphpipe import remote
+
+        def call_theirs() -> Any:
+            return named(remote.execute_multi(endpoint, arrays, names, wanted))
+
+        return call_theirs
+    from oipcodec.client.graphpipe import GraphPipeClient
+
+    client = GraphPipeClient(endpoint, timeout=timeout)
+    _RELEASE.append(client.close)
+
+    def call_ours() -> Any:
+        return named(client.infer(arrays, names, wanted))
+
+    return call_ours
 
 
 def _raw_size(tensor: Any) -> int:
@@ -549,6 +606,8 @@ def codec_ops(implementation: str, path: EncodingPath, workload: Workload) -> Co
         return _shm_ops(implementation, workload)
     if path.v1:
         return _v1_ops(workload)
+    if path.graphpipe:
+        return _graphpipe_ops(implementation, workload)
     request = InferRequest(inputs, model_name=model)
     response = InferResponse(model, list(workload.answer))
     if path.protocol == "rest":
@@ -638,6 +697,39 @@ def _v1_ops(workload: Workload) -> CodecOps:
         server_encode,
         len(text) + len(body),
         2 * len(answer_text) + len(answer),  # NV-InferResponse, and appended to the body
+    )
+
+
+def _graphpipe_ops(implementation: str, workload: Workload) -> CodecOps:
+    """The GraphPipe round trip: the client writes a Request and reads the InferResponse, the
+    server reads the Request and writes the answer (oipcodec's codec; GraphPipe's client is
+    timed with its convert module)."""
+    arrays, names = [t.data for t in workload.inputs], [t.name for t in workload.inputs]
+    outputs = [t.data for t in workload.answer]
+    body = b"".join(graphpipe.encode_request(arrays, names))
+    answer = graphpipe.encode_response(outputs)
+    if implementation == "graphpipe":
+        from graphpipe import convert
+
+        def encode() -> Any:
+            request = convert.InferReq(None, arrays, names, None)
+            return convert.serialize_infer_request(request)
+
+        return CodecOps(
+            encode,
+            lambda: convert.deserialize_infer_response(answer),
+            None,
+            None,
+            len(body),
+            len(answer),
+        )
+    return CodecOps(
+        lambda: b"".join(graphpipe.encode_request(arrays, names)),
+        lambda: graphpipe.decode_response(answer),
+        lambda: graphpipe.decode_request(body),
+        lambda: graphpipe.encode_response_parts(outputs),
+        len(body),
+        len(answer),
     )
 
 

@@ -4,7 +4,8 @@
   sockets / aiohttp), JSON or binary tensor data, optional gzip/deflate;
 - :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), raw or typed contents, and
   the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`;
-- all four register system shared-memory regions (``register_region``,
+- :class:`GraphPipeClient`: GraphPipe's flatbuffers over HTTP (:mod:`oipcodec.graphpipe`);
+- all four OIP clients register system shared-memory regions (``register_region``,
   ``register_system_shared_memory``...) and send inputs / ask for outputs in them, with the
   regions of :mod:`oipcodec.client.shm` (docs/shared-memory.md).
 
@@ -45,6 +46,7 @@ from oipcodec.errors import (
 )
 
 if TYPE_CHECKING:
+    from oipcodec.client.graphpipe import GraphPipeClient
     from oipcodec.client.grpc_client import AsyncGrpcClient, GrpcClient, StreamResult
     from oipcodec.client.http_client import AsyncHttpClient, HttpClient
 
@@ -52,6 +54,7 @@ __all__ = [
     "AsyncGrpcClient",
     "AsyncHttpClient",
     "ClientError",
+    "GraphPipeClient",
     "GrpcClient",
     "HttpClient",
     "Inputs",
@@ -69,6 +72,7 @@ _LAZY = {
     "GrpcClient": "grpc_client",
     "AsyncGrpcClient": "grpc_client",
     "StreamResult": "grpc_client",
+    "GraphPipeClient": "graphpipe",
 }
 
 

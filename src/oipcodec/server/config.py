@@ -99,12 +99,17 @@ class ServerConfig:
     #: written for Triton that check it (Triton's example clients expect ``"triton"``) work
     #: with ``server_name="triton"``.
     server_name: str = SERVER_NAME
+    #: A port of its own for GraphPipe (as GraphPipe's reference servers: one model, at ``/``);
+    #: 0 picks a free one, ``None``: GraphPipe only at ``/graphpipe/<model>`` on the REST port.
+    graphpipe_port: int | None = None
+    #: The model ``graphpipe_port`` serves (required with it).
+    graphpipe_model: str | None = None
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
         if not self.host:
             raise ValueError("host must be an address or a host name, got ''")
-        for name in ("http_port", "grpc_port", "metrics_port"):
+        for name in ("http_port", "grpc_port", "metrics_port", "graphpipe_port"):
             port = getattr(self, name)
             if port is not None:
                 _check_int(name, port)
@@ -113,6 +118,10 @@ class ServerConfig:
                         f"{name} must be 0 (a free port), a port up to 65535 or None "
                         f"(no server on that protocol), got {port}"
                     )
+        if (self.graphpipe_port is None) != (self.graphpipe_model is None):
+            raise ValueError("graphpipe_port and graphpipe_model go together: give both or neither")
+        if self.graphpipe_model is not None:
+            _check_type("graphpipe_model", self.graphpipe_model, str)
         _check_int("workers", self.workers)
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
@@ -245,3 +254,5 @@ class ServerSettings(TypedDict, total=False):
     metrics: bool
     metrics_port: int | None
     server_name: str
+    graphpipe_port: int | None
+    graphpipe_model: str | None

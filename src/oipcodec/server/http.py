@@ -53,6 +53,7 @@ from oipcodec.errors import (
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
+from oipcodec.server import graphpipe as graphpipe_endpoint
 from oipcodec.server.errors import from_exception
 from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME, extensions
 from oipcodec.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -145,6 +146,7 @@ class RestApp:
         manage_models: bool = True,
         server_name: str = SERVER_NAME,
         codec_threads: int | None = None,
+        graphpipe_model: str | None = None,
     ) -> None:
         if codec_threads is not None and codec_threads < 1:
             raise ValueError(f"codec_threads must be at least 1, got {codec_threads}")
@@ -153,6 +155,8 @@ class RestApp:
         self.registry = registry
         self.limits = limits
         self.manage_models = manage_models
+        #: Serve only this model's GraphPipe endpoint, at ``/`` (``--graphpipe-port``).
+        self.graphpipe_model = graphpipe_model
         #: False while starting and shutting down: health/ready answers 400.
         self.ready = not manage_models
         #: The v1 API's answers over the same models (``/api/...``).
@@ -217,6 +221,12 @@ class RestApp:
 
     async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> _Answer:
         parts = path.strip("/").split("/")
+        if self.graphpipe_model is not None:
+            if parts != [""]:
+                raise NotFoundError(f"no endpoint {path}: this port serves GraphPipe at /")
+            return await self._graphpipe(method, self.graphpipe_model, scope, receive)
+        if len(parts) == 2 and parts[0] == "graphpipe":
+            return await self._graphpipe(method, parts[1], scope, receive)
         if parts == ["metrics"]:
             _allow(method, "GET")
             return self._metrics()
@@ -334,6 +344,22 @@ class RestApp:
                 regions.unregister(name)
             return _empty()
         return None
+
+    async def _graphpipe(self, method: str, name: str, scope: Scope, receive: Receive) -> _Answer:
+        """GraphPipe's endpoint for model ``name`` (:mod:`oipcodec.server.graphpipe`): POST a
+        Request flatbuffer, GET the metadata as JSON."""
+        if method not in ("GET", "POST"):
+            raise _MethodNotAllowed("GET, POST")
+        model = self.registry.get(name)  # 404 / 503 before reading the body
+        if method == "GET":
+            return _json_answer(200, graphpipe_endpoint.metadata(model).document())
+        body = await self._body(scope, dict(scope["headers"]), receive)
+        status, parts, content_type = await graphpipe_endpoint.answer(
+            self.registry, model, body, self.limits
+        )
+        buffers = BUFFERS_EXTENSION in scope.get("extensions", ())
+        joined = not buffers or sum(len(part) for part in parts) < _JOIN_BELOW
+        return status, b"".join(parts) if joined else parts, [(b"content-type", content_type)]
 
     def _metrics(self) -> _Answer:
         """``GET /metrics``: the Prometheus metrics of every process of the server."""

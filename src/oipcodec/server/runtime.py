@@ -181,12 +181,13 @@ _PORTS = (("HTTP", "http_port", "--http-port"), ("gRPC", "grpc_port", "--grpc-po
 
 
 def check_ports(config: ServerConfig) -> None:
-    """Raise ``OSError`` naming the first port of ``config`` (HTTP, gRPC, metrics) that
+    """Raise ``OSError`` naming the first port of ``config`` (HTTP, gRPC, metrics, GraphPipe) that
     another socket listens on, and the ``oipcodec serve`` option that sets it: what ``oipcodec
     serve`` checks before it loads any model. A port of 0 or ``None`` is not checked."""
     ports = [(kind, getattr(config, field), option) for kind, field, option in _PORTS]
     if config.metrics:
         ports.append(("metrics", config.metrics_port, "--metrics-port"))
+    ports.append(("GraphPipe", config.graphpipe_port, "--graphpipe-port"))
     for kind, port, option in ports:
         if port:
             try:
@@ -266,6 +267,7 @@ class Server:
         self.http_port = config.http_port
         self.grpc_port = config.grpc_port
         self.metrics_port = config.metrics_port
+        self.graphpipe_port = config.graphpipe_port
         self.limits = config.limits
         self.reuse_port = reuse_port
         self.access_log = config.access_log
@@ -286,6 +288,9 @@ class Server:
         self._metrics: Any = None
         self._metrics_task: asyncio.Task[None] | None = None
         self._metrics_socket: socket.socket | None = None
+        self._graphpipe: Any = None
+        self._graphpipe_task: asyncio.Task[None] | None = None
+        self._graphpipe_socket: socket.socket | None = None
 
     async def start(self) -> None:
         """Load the models, then start listening. On failure (a port in use...) whatever
@@ -306,6 +311,11 @@ class Server:
         if self.metrics_port is not None and self.registry.statistics is not None:
             self._metrics_socket = _bind(self.host, self.metrics_port, self.reuse_port, "metrics")
             self.metrics_port = self._metrics_socket.getsockname()[1]
+        if self.graphpipe_port is not None:
+            self._graphpipe_socket = _bind(
+                self.host, self.graphpipe_port, self.reuse_port, "GraphPipe"
+            )
+            self.graphpipe_port = self._graphpipe_socket.getsockname()[1]
         if self.grpc_port is not None:
             from oipcodec.server.grpc_service import create_grpc_server
 
@@ -324,7 +334,7 @@ class Server:
                 raise OSError(f"cannot listen for gRPC on {address} (is the port in use?)")
             self.grpc_port = port
         await self.registry.load_all()
-        for sock in (self._socket, self._metrics_socket):
+        for sock in (self._socket, self._metrics_socket, self._graphpipe_socket):
             if sock is not None:
                 sock.listen(_BACKLOG)
         if self._socket is not None:
@@ -334,6 +344,16 @@ class Server:
 
             self._metrics, self._metrics_task = await self._uvicorn(
                 MetricsApp(self.registry.statistics), self._metrics_socket
+            )
+        if self._graphpipe_socket is not None:
+            graphpipe_app = RestApp(
+                self.registry,
+                limits=self.limits,
+                manage_models=False,
+                graphpipe_model=self.config.graphpipe_model,
+            )
+            self._graphpipe, self._graphpipe_task = await self._uvicorn(
+                graphpipe_app, self._graphpipe_socket
             )
         if self._grpc is not None:
             await self._grpc.start()
@@ -374,10 +394,14 @@ class Server:
             self._metrics.should_exit = True
             await self._metrics_task
             self._metrics = self._metrics_task = None
-        for sock in (self._socket, self._metrics_socket):
+        if self._graphpipe is not None and self._graphpipe_task is not None:
+            self._graphpipe.should_exit = True
+            await self._graphpipe_task
+            self._graphpipe = self._graphpipe_task = None
+        for sock in (self._socket, self._metrics_socket, self._graphpipe_socket):
             if sock is not None:
                 sock.close()
-        self._socket = self._metrics_socket = None
+        self._socket = self._metrics_socket = self._graphpipe_socket = None
         self.app.close()
         if self.registry.shared_memory is not None:
             self.registry.shared_memory.close()
@@ -421,7 +445,12 @@ def _run_blocking(server: Server, malloc_top_pad: int, on_started: Any = None) -
         async def main() -> None:
             await server.start()
             if on_started is not None:
-                ports = (server.http_port, server.grpc_port, server.metrics_port)
+                ports = (
+                    server.http_port,
+                    server.grpc_port,
+                    server.metrics_port,
+                    server.graphpipe_port,
+                )
                 on_started.send(("started", *ports, os.getpid()))
                 loop.add_reader(on_started.fileno(), stop.set)
             try:
@@ -509,6 +538,7 @@ class ServerProcesses:
         self.http_port: int | None = None
         self.grpc_port: int | None = None
         self.metrics_port: int | None = None
+        self.graphpipe_port: int | None = None
         self._holders: list[socket.socket] = []
 
     def start(self) -> None:
@@ -518,10 +548,14 @@ class ServerProcesses:
             http_port, h1 = _reserve(config.host, config.http_port, True)
             grpc_port, h2 = _reserve(config.host, config.grpc_port, True)
             metrics_port, h3 = _reserve(config.host, config.metrics_port, True)
+            graphpipe_port, h4 = _reserve(config.host, config.graphpipe_port, True)
             spec.config = config.replace(
-                http_port=http_port, grpc_port=grpc_port, metrics_port=metrics_port
+                http_port=http_port,
+                grpc_port=grpc_port,
+                metrics_port=metrics_port,
+                graphpipe_port=graphpipe_port,
             )
-            self._holders = [h for h in (h1, h2, h3) if h is not None]
+            self._holders = [h for h in (h1, h2, h3, h4) if h is not None]
             if config.metrics:
                 spec.metrics_dir = metrics_directory()
         context = multiprocessing.get_context("spawn")
@@ -549,7 +583,9 @@ class ServerProcesses:
                     ) from None
                 if message[0] != "started":
                     raise RuntimeError(f"server process failed to start: {message[1]}")
-                self.http_port, self.grpc_port, self.metrics_port = message[1:4]
+                self.http_port, self.grpc_port, self.metrics_port, self.graphpipe_port = message[
+                    1:5
+                ]
         except BaseException:
             self.stop()
             raise
@@ -663,6 +699,8 @@ class RunningServer:
     #: The metrics port (``metrics_port`` set), else ``None``: the metrics are then at
     #: ``/metrics`` on the REST port.
     metrics_port: int | None = None
+    #: The GraphPipe port (``graphpipe_port`` set), else ``None``.
+    graphpipe_port: int | None = None
 
     @property
     def http_address(self) -> str:
@@ -710,6 +748,10 @@ class ServerThread:
     @property
     def metrics_port(self) -> int | None:
         return self.server.metrics_port
+
+    @property
+    def graphpipe_port(self) -> int | None:
+        return self.server.graphpipe_port
 
     def _run(self) -> None:
         loop = _new_loop()

@@ -1,0 +1,9 @@
+from typing import Any
+
+from oipcodec.limits import Limits
+
+__all__ = ["pack_strings", "read_flatbuffer", "write_flatbuffer"]
+
+def read_flatbuffer(data: Any, root: str = "Request", limits: Limits = ...) -> Any: ...
+def pack_strings(values: Any) -> bytes: ...
+def write_flatbuffer(root: str, value: tuple[Any, ...], inline_limit: int = ...) -> list[Any]: ...

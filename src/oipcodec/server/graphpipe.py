@@ -1,0 +1,137 @@
+"""The GraphPipe front end: a model's GraphPipe endpoint, on the REST port and on a port of its own.
+
+``POST /graphpipe/<model>`` (and ``POST /`` on the ``--graphpipe-port``) takes a ``Request``
+flatbuffer: an ``InferRequest`` runs the model and is answered an ``InferResponse``, a
+``MetadataRequest`` is answered the model's ``MetadataResponse``. ``GET`` on the same path
+answers the metadata as JSON, GraphPipe's "simple mode".
+
+What is answered how:
+
+- A body that is not a ``Request`` flatbuffer at all (the verifier refuses it): 400 with a
+  text message naming the byte offset. GraphPipe's clients raise an HTTP error for any status
+  but 200 without reading the body, so only this, an unknown model (404), a model that is not
+  ready (503) and a body over the size limit (413) are not 200.
+- Any other problem, of the request or of the model, is an ``InferResponse`` whose ``errors``
+  hold one ``Error``, with status 200, which GraphPipe's clients raise with its message. Its
+  ``code`` is the HTTP status oipcodec's REST front end answers for the same problem: 400 a
+  request that does not fit the model or the limits (message naming the input and what was
+  expected), 404 / 503 a model's NotFoundError / UnavailableError, 500 the model failed.
+- ``input_names`` left empty means the model's inputs in their declared order; ``output_names``
+  left empty means every output. ``config``, when not empty, reaches ``predict`` as the request
+  parameter ``"config"`` (a str; it must be UTF-8).
+- A model input of datatype BOOL takes a Uint8 tensor of 0 and 1, and one of BF16 a Float32
+  tensor (rounded to BF16, nearest even), since GraphPipe has neither type.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from oipcodec import __version__, datatypes, graphpipe
+from oipcodec.errors import DecodeError, InvalidArgumentError, OIPError, RequestError
+from oipcodec.limits import Limits
+from oipcodec.server.errors import from_exception
+from oipcodec.server.metadata import SERVER_NAME
+from oipcodec.server.model import Model
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.types import InferRequest, RequestedOutput, Tensor
+
+__all__ = ["CONTENT_TYPE", "answer", "metadata"]
+
+log = logging.getLogger("oipcodec.server")
+
+#: The content type of GraphPipe answers (its reference servers send no particular one).
+CONTENT_TYPE = b"application/octet-stream"
+
+
+def metadata(model: Model) -> graphpipe.MetadataResponse:
+    """The ``MetadataResponse`` of ``model`` (its inputs and outputs as the OIP model metadata
+    lists them, a batched model's with the leading -1)."""
+    document = model.metadata()
+
+    def entries(items: list[dict[str, Any]]) -> list[graphpipe.IOMetadata]:
+        return [
+            graphpipe.IOMetadata(item["name"], item["datatype"], tuple(item["shape"]))
+            for item in items
+        ]
+
+    return graphpipe.MetadataResponse(
+        name=document["name"],
+        version=__version__,
+        server=SERVER_NAME,
+        description=f"{document['name']} ({document.get('platform', '')}), served by oipcodec",
+        inputs=entries(document["inputs"]),
+        outputs=entries(document["outputs"]),
+    )
+
+
+async def answer(
+    registry: ModelRegistry, model: Model, body: Any, limits: Limits
+) -> tuple[int, list[Any], bytes]:
+    """The answer to a POSTed body: (status, body parts, content type)."""
+    try:
+        fields = graphpipe.read_request(body, limits=limits)
+    except OIPError as exc:
+        return 400, [f"not a GraphPipe Request flatbuffer: {exc}".encode()], b"text/plain"
+    try:
+        request = graphpipe.request_from_fields(fields, limits=limits)
+        if request.kind == "metadata":
+            return 200, [graphpipe.encode_metadata_response(metadata(model))], CONTENT_TYPE
+        response = await registry.execute(_infer_request(model, request), model)
+        parts = graphpipe.encode_response_parts(response[0].outputs)
+    except Exception as exc:
+        error = from_exception(exc)
+        if not isinstance(exc, RequestError | OIPError):
+            log.error("GraphPipe request to model '%s' failed", model.name, exc_info=exc)
+        parts = graphpipe.encode_response_parts([], [(error.http_status, error.message)])
+    return 200, parts, CONTENT_TYPE
+
+
+def _infer_request(model: Model, request: graphpipe.GraphPipeRequest) -> InferRequest:
+    """The OIP request for a GraphPipe ``InferRequest`` to ``model``."""
+    specs = {spec.name: spec for spec in model.inputs or ()}
+    inputs = request.inputs
+    if not request.input_names and inputs:
+        if model.inputs is None:
+            raise InvalidArgumentError(
+                f"model '{model.name}' declares no inputs: name them in input_names"
+            )
+        if len(inputs) > len(model.inputs):
+            raise InvalidArgumentError(
+                f"{len(inputs)} input tensors without input_names, but model '{model.name}' "
+                f"has {len(model.inputs)} inputs: {[s.name for s in model.inputs]}"
+            )
+        inputs = [
+            Tensor(spec.name, t.datatype, t.shape, t.data)
+            for spec, t in zip(model.inputs, inputs, strict=False)
+        ]
+    inputs = [_as_declared(t, specs[t.name].datatype) if t.name in specs else t for t in inputs]
+    parameters: dict[str, Any] = {}
+    if request.config:
+        try:
+            parameters["config"] = request.config.decode()
+        except UnicodeDecodeError:
+            raise InvalidArgumentError("config is not UTF-8") from None
+    outputs = [RequestedOutput(name) for name in request.output_names] or None
+    return InferRequest(inputs, outputs, parameters=parameters, model_name=model.name)
+
+
+def _as_declared(tensor: Tensor, declared: str) -> Tensor:
+    """A Uint8 input of a BOOL model input as BOOL, a Float32 one of a BF16 input as BF16."""
+    data = tensor.data
+    if declared == "BOOL" and tensor.datatype == "UINT8":
+        if data.size and data.max() > 1:
+            index = int(np.argmax(data.reshape(-1) > 1))
+            raise DecodeError(
+                "a BOOL input takes Uint8 elements of 0 or 1", tensor=tensor.name, index=index
+            ).for_tensor(tensor.name, "input")
+        return Tensor(tensor.name, "BOOL", tensor.shape, data.view(np.bool_))
+    if declared == "BF16" and tensor.datatype == "FP32":
+        dtype = datatypes.BF16_DTYPE
+        return Tensor(
+            tensor.name, "BF16", tensor.shape, data if dtype is None else data.astype(dtype)
+        )
+    return tensor
