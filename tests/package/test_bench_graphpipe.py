@@ -10,6 +10,7 @@ from oipcodec import cli
 from oipcodec.bench import PATHS, PAYLOADS
 from oipcodec.bench.paths import codec_ops, peer_available, supported
 from oipcodec.bench.payloads import make_tensor
+from oipcodec.bench.workload import echo_workload
 
 
 def test_which_implementations_take_the_graphpipe_path() -> None:
@@ -26,7 +27,7 @@ def test_which_implementations_take_the_graphpipe_path() -> None:
 def test_codec_ops_round_trip() -> None:
     for name in ("small", "strings"):
         tensor = make_tensor(PAYLOADS[name])
-        ops = codec_ops("native", PATHS["graphpipe"], "identity", tensor)
+        ops = codec_ops("native", PATHS["graphpipe"], echo_workload(PAYLOADS[name], "identity"))
         assert ops.server_decode is not None and ops.client_decode is not None
         (got,) = ops.server_decode().inputs
         assert got.data.tolist() == tensor.data.tolist()

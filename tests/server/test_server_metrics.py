@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from oipcodec.client import GrpcClient
+from oipcodec.client.graphpipe import GraphPipeClient
 from oipcodec.client.v1 import V1GrpcClient, V1HttpClient
 from oipcodec.server import ServerConfig
 from oipcodec.server.stats import PATHS
@@ -103,7 +104,7 @@ def test_metrics_count_the_requests_sent(server: RunningServer) -> None:
         "Number of successful inference requests, all batch sizes"
     )
     sent = {"json": 3, "binary": 2, "compressed": 2, "grpc_raw": 4, "grpc_typed": 1}
-    sent |= {"v1_http": 2, "v1_grpc": 1, "graphpipe": 0}
+    sent |= {"v1_http": 2, "v1_grpc": 1, "graphpipe": 2}
     http = httpclient.InferenceServerClient(server.http_address, network_timeout=TIMEOUT)
     try:
         for _ in range(sent["json"]):
@@ -140,6 +141,10 @@ def test_metrics_count_the_requests_sent(server: RunningServer) -> None:
             v1_http.infer("simple", {"INPUT0": ones, "INPUT1": ones})
         for _ in range(sent["v1_grpc"]):
             v1_grpc.infer("simple", {"INPUT0": ones, "INPUT1": ones})
+    # And GraphPipe on its own.
+    with GraphPipeClient(f"{server.http_url}/graphpipe/simple") as graphpipe:
+        for _ in range(sent["graphpipe"]):
+            graphpipe.infer([ones[None], ones[None]], ["INPUT0", "INPUT1"])
 
     for port in (server.http_port, server.metrics_port):
         after, _ = scrape(server.host, port)

@@ -26,6 +26,7 @@ What is answered how:
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import numpy as np
@@ -71,22 +72,46 @@ def metadata(model: Model) -> graphpipe.MetadataResponse:
 async def answer(
     registry: ModelRegistry, model: Model, body: Any, limits: Limits
 ) -> tuple[int, list[Any], bytes]:
-    """The answer to a POSTed body: (status, body parts, content type)."""
+    """The answer to a POSTed body: (status, body parts, content type). An inference request
+    counts in the registry's statistics on the ``graphpipe`` path (an error answered in the
+    InferResponse as a failure)."""
+    stats = registry.statistics
+    received = time.perf_counter_ns()
+    size = len(body)
     try:
         fields = graphpipe.read_request(body, limits=limits)
     except OIPError as exc:
+        if stats is not None:
+            stats.paths["graphpipe"].record(size)
         return 400, [f"not a GraphPipe Request flatbuffer: {exc}".encode()], b"text/plain"
     try:
         request = graphpipe.request_from_fields(fields, limits=limits)
         if request.kind == "metadata":
             return 200, [graphpipe.encode_metadata_response(metadata(model))], CONTENT_TYPE
-        response = await registry.execute(_infer_request(model, request), model)
-        parts = graphpipe.encode_response_parts(response[0].outputs)
+        infer_request = _infer_request(model, request)
+        response, checked, started, finished = await registry.execute(infer_request, model)
+        parts = graphpipe.encode_response_parts(response.outputs)
     except Exception as exc:
+        if stats is not None:
+            executed = getattr(exc, "executed", False)
+            stats.of(model).failed(stats.paths["graphpipe"], received, executed, size)
         error = from_exception(exc)
         if not isinstance(exc, RequestError | OIPError):
             log.error("GraphPipe request to model '%s' failed", model.name, exc_info=exc)
         parts = graphpipe.encode_response_parts([], [(error.http_status, error.message)])
+        return 200, parts, CONTENT_TYPE
+    if stats is not None:
+        stats.of(model).succeeded(
+            stats.paths["graphpipe"],
+            infer_request.inputs,
+            received,
+            checked,
+            started,
+            finished,
+            time.perf_counter_ns(),
+            size,
+            sum(len(part) for part in parts),
+        )
     return 200, parts, CONTENT_TYPE
 
 
