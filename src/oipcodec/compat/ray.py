@@ -96,7 +96,7 @@ def add_inference_service_to_server(servicer: Any, server: Any) -> None:
     # Serve's proxy rewrites the table of the first handler it is given (a grpc
     # method_handlers_generic_handler, keyed "/service/method"); only the RPCs a replica
     # answers are offered.
-    table = handler._method_handlers  # type: ignore[attr-defined]
+    table = handler._method_handlers
     for path in list(table):
         if path.rpartition("/")[2] not in _RPCS:
             del table[path]
@@ -137,7 +137,7 @@ class _Serialized:
     def __init__(self, data: bytes) -> None:
         self.data = data
 
-    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
+    def SerializeToString(self) -> bytes:
         return self.data
 
 
@@ -159,7 +159,7 @@ class _Context:
 
 
 def _rpc(name: str, method: str) -> Callable[..., Any]:
-    async def call(self: OIPServer, request: Any, grpc_context: Any) -> Any:
+    async def call(self: _OIPServer, request: Any, grpc_context: Any) -> Any:
         answer = await getattr(self._servicer, method)(request, _Context(grpc_context))
         return _Serialized(answer) if isinstance(answer, bytes) else answer
 
@@ -179,7 +179,7 @@ class _OIPServer:
     lifespan) and unload when it stops.
     """
 
-    async def __init__(
+    def __init__(
         self,
         models: Sequence[Model] | None = None,
         model_module: str | None = None,
@@ -193,9 +193,7 @@ class _OIPServer:
         if model_module is not None:
             models = load_model_module(model_module)
         replica = serve.get_replica_context().replica_id.unique_id if tag_replica else None
-        self.registry = _ReplicaRegistry(
-            demo_models() if models is None else list(models), replica
-        )
+        self.registry = _ReplicaRegistry(demo_models() if models is None else list(models), replica)
         self._rest = RestApp(self.registry, limits=limits, codec_threads=codec_threads)
         self._servicer = InferenceServicer(self.registry, limits=limits)
 
@@ -271,12 +269,13 @@ def app_builder(args: Mapping[str, str]) -> Any:
             raise ValueError(f"{key} must be a number, got {value!r}") from None
 
     num_replicas = args.get("num_replicas")
+    # "auto" is Serve's own autoscaling default.
+    replicas = num_replicas if num_replicas in (None, "auto") else number("num_replicas", int)
     num_cpus = number("num_cpus", float)
     max_body = number("max_body_bytes", int)
     return build_app(
         model_module=args.get("model_module"),
-        # "auto" is Serve's own autoscaling default.
-        num_replicas=num_replicas if num_replicas in (None, "auto") else number("num_replicas", int),
+        num_replicas=replicas,
         ray_actor_options=None if num_cpus is None else {"num_cpus": num_cpus},
         max_ongoing_requests=number("max_ongoing_requests", int),
         codec_threads=number("codec_threads", int) or 1,
