@@ -23,6 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -44,6 +45,10 @@ triton_utils = require_peer("tritonclient.utils")
 
 from oipcodec.compat import ray as compat  # noqa: E402 - needs Ray, imported after the check
 
+schema = require_peer("ray.serve.schema")
+yaml = require_peer("yaml")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ray"
 APP = "oip"
 REPLICAS = 2
 
@@ -70,8 +75,9 @@ def cluster() -> Iterator[Cluster]:
             http_options={"host": "127.0.0.1", "port": http_port},
             grpc_options=compat.grpc_options(port=grpc_port),
         )
+        # The application builder, with string arguments as `serve run` passes them.
         serve.run(
-            compat.build_app(num_replicas=REPLICAS, ray_actor_options={"num_cpus": 0.25}),
+            compat.app_builder({"num_replicas": str(REPLICAS), "num_cpus": "0.25"}),
             name=APP,
             route_prefix="/",
         )
@@ -113,6 +119,38 @@ def simple_inputs(module: Any, binary: bool) -> tuple[list[Any], np.ndarray, np.
         inputs[0].set_data_from_numpy(a)
         inputs[1].set_data_from_numpy(b)
     return inputs, a, b
+
+
+# ------------------------------------------------------------------ starting it (no cluster)
+
+
+def test_serve_deploy_config() -> None:
+    """examples/ray/serve_config.yaml is a valid Serve config naming this module's builder
+    and gRPC servicer function, and its arguments build an application."""
+    document = yaml.safe_load((EXAMPLES / "serve_config.yaml").read_text())
+    config = schema.ServeDeploySchema.model_validate(document)
+    assert config.grpc_options.grpc_servicer_functions == [compat.GRPC_SERVICER_FUNCTION]
+    (application,) = config.applications
+    assert application.import_path == "oipcodec.compat.ray:app_builder"
+    assert application.deployments[0].name == compat.OIPServer.name
+    built = compat.app_builder(application.args)
+    assert isinstance(built, serve.Application)
+
+
+def test_app_builder_arguments() -> None:
+    with pytest.raises(ValueError, match=r"unknown arguments \['replicas'\]"):
+        compat.app_builder({"replicas": "2"})
+    with pytest.raises(ValueError, match="num_replicas must be a number, got 'two'"):
+        compat.app_builder({"num_replicas": "two"})
+    with pytest.raises(ValueError, match="max_body_bytes must be a number"):
+        compat.app_builder({"max_body_bytes": "1e"})
+    assert isinstance(compat.app_builder({"num_replicas": "auto"}), serve.Application)
+
+
+def test_grpc_options_register_the_service_once() -> None:
+    options = compat.grpc_options(port=9100, grpc_servicer_functions=["my.add_to_server"])
+    assert options.grpc_servicer_functions == ["my.add_to_server", compat.GRPC_SERVICER_FUNCTION]
+    assert compat.grpc_options().grpc_servicer_functions == [compat.GRPC_SERVICER_FUNCTION]
 
 
 # ------------------------------------------------------------------ the three transports
