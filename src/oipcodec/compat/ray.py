@@ -26,9 +26,10 @@ gRPC: Serve's gRPC proxy learns the service from the functions named in
 :func:`add_inference_service_to_server`) registers ``ModelInfer`` without a request
 deserializer, so the proxy forwards the request's bytes as they came (no protobuf message is
 built in the proxy) and each replica decodes them with :func:`oipcodec.pb.decode_request`, its
-tensors views of those bytes. The proxy hop still costs two copies of the message each way:
-it is pickled by the proxy and unpickled by the replica (Ray's actor call), and the answer
-comes back the same way. The other RPCs are parsed by the proxy with oipcodec's generated
+tensors views of those bytes. The proxy hop still copies the message each way: the proxy
+pickles it into a Ray actor call and the replica unpickles it (at least two copies, plus what
+Ray's transport adds; large arguments go through Ray's object store), and the answer's bytes
+come back the same way. The other RPCs are parsed by the proxy with oipcodec's generated
 messages. ``ModelStreamInfer`` and the shared-memory RPCs are not offered (shared memory
 cannot cross machines).
 
