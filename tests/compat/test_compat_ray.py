@@ -32,6 +32,7 @@ import orjson
 import pytest
 
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
+from oipcodec.server import AddSub
 from oipcodec.testing import background
 from tests.support.peers import require_peer
 from tests.support.ports import free_ports
@@ -50,6 +51,9 @@ yaml = require_peer("yaml")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "ray"
 APP = "oip"
+MODEL_APP = "add_sub_app"
+#: With more than one application, Serve's gRPC proxy routes by the "application" metadata.
+ON_APP = {"application": APP}
 REPLICAS = 2
 
 
@@ -81,6 +85,14 @@ def cluster() -> Iterator[Cluster]:
             name=APP,
             route_prefix="/",
         )
+        # One model with an application (and replicas) of its own, under its OIP path.
+        serve.run(
+            compat.build_app(
+                [AddSub()], full_path=True, num_replicas=1, ray_actor_options={"num_cpus": 0.25}
+            ),
+            name=MODEL_APP,
+            route_prefix="/v2/models/add_sub",
+        )
         yield Cluster(http_port, grpc_port)
     finally:
         serve.shutdown()
@@ -94,13 +106,13 @@ def reference() -> Iterator[Any]:
         yield server
 
 
-def replica_actors() -> dict[str, str]:
+def replica_actors(app: str = APP) -> dict[str, str]:
     """Replica id -> actor name, for the replicas of the application."""
     names = ray.util.list_named_actors(all_namespaces=True)
     replicas = {}
     for entry in names:
         name = entry["name"]
-        if name.startswith("SERVE_REPLICA::") and f"::{APP}#" in name:
+        if name.startswith("SERVE_REPLICA::") and f"::{app}#" in name:
             replicas[name.rpartition("#")[2]] = name
     return replicas
 
@@ -181,16 +193,16 @@ def test_http_binary_bytes(cluster: Cluster) -> None:
 
 def test_grpc_infer(cluster: Cluster) -> None:
     client = tritongrpc.InferenceServerClient(cluster.grpc)
-    assert client.is_server_live() and client.is_server_ready()
-    assert client.is_model_ready("simple")
-    assert client.get_server_metadata().name == "oipcodec"
+    assert client.is_server_live(headers=ON_APP) and client.is_server_ready(headers=ON_APP)
+    assert client.is_model_ready("simple", headers=ON_APP)
+    assert client.get_server_metadata(headers=ON_APP).name == "oipcodec"
     inputs, a, b = simple_inputs(tritongrpc, binary=True)
-    result = client.infer("simple", inputs)
+    result = client.infer("simple", inputs, headers=ON_APP)
     np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), a + b)
     np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
     replica = result.get_response().parameters[compat.REPLICA_PARAMETER].string_param
     assert replica in replica_actors()
-    index = client.get_model_repository_index(as_json=True)
+    index = client.get_model_repository_index(headers=ON_APP, as_json=True)
     assert {m["name"] for m in index["models"]} >= {"simple", "identity"}
 
 
@@ -200,7 +212,7 @@ def test_grpc_large_raw_tensor(cluster: Cluster) -> None:
     values = np.random.default_rng(7).standard_normal((1024, 1024)).astype(np.float32)
     tensor = tritongrpc.InferInput("X", list(values.shape), "FP32")
     tensor.set_data_from_numpy(values)
-    result = client.infer("identity", [tensor])
+    result = client.infer("identity", [tensor], headers=ON_APP)
     np.testing.assert_array_equal(result.as_numpy("X"), values)
 
 
@@ -220,6 +232,42 @@ def test_requests_reach_both_replicas(cluster: Cluster) -> None:
         if len(seen) == REPLICAS:
             break
     assert set(seen) == set(replica_actors()), seen
+
+
+def test_a_model_with_an_application_of_its_own(cluster: Cluster) -> None:
+    """add_sub's OIP paths reach its own application (routed on the full path); the other
+    models and the server endpoints stay with the main one; gRPC names the application."""
+    (own,) = replica_actors(MODEL_APP)
+    client = tritonhttp.InferenceServerClient(cluster.http)
+    a = np.arange(16, dtype=np.float32)
+    b = np.ones(16, dtype=np.float32)
+    inputs = [
+        tritonhttp.InferInput("INPUT0", [16], "FP32"),
+        tritonhttp.InferInput("INPUT1", [16], "FP32"),
+    ]
+    inputs[0].set_data_from_numpy(a)
+    inputs[1].set_data_from_numpy(b)
+    for _ in range(3):
+        result = client.infer("add_sub", inputs)
+        np.testing.assert_array_equal(result.as_numpy("OUTPUT0"), a + b)
+        assert result.get_response()["parameters"][compat.REPLICA_PARAMETER] == own
+    assert client.is_model_ready("add_sub")
+    assert client.get_model_metadata("add_sub")["name"] == "add_sub"
+    inputs, _, _ = simple_inputs(tritonhttp, binary=True)
+    assert (
+        client.infer("simple", inputs).get_response()["parameters"][compat.REPLICA_PARAMETER] != own
+    )
+
+    grpc_client = tritongrpc.InferenceServerClient(cluster.grpc)
+    grpc_inputs = [
+        tritongrpc.InferInput("INPUT0", [16], "FP32"),
+        tritongrpc.InferInput("INPUT1", [16], "FP32"),
+    ]
+    grpc_inputs[0].set_data_from_numpy(a)
+    grpc_inputs[1].set_data_from_numpy(b)
+    result = grpc_client.infer("add_sub", grpc_inputs, headers={"application": MODEL_APP})
+    np.testing.assert_array_equal(result.as_numpy("OUTPUT1"), a - b)
+    assert result.get_response().parameters[compat.REPLICA_PARAMETER].string_param == own
 
 
 # ------------------------------------------------------------------ errors, as oipcodec serve
@@ -318,7 +366,7 @@ def _grpc_error(target: str, message: bytes) -> tuple[Any, str]:
     with grpc.insecure_channel(target) as channel:
         infer = channel.unary_unary("/inference.GRPCInferenceService/ModelInfer")
         with pytest.raises(grpc.RpcError) as caught:
-            infer(message, timeout=30)
+            infer(message, timeout=30, metadata=tuple(ON_APP.items()))
     return caught.value.code(), caught.value.details()
 
 
@@ -329,10 +377,19 @@ def test_grpc_errors_as_oipcodec_serve(cluster: Cluster, reference: Any, case: s
     assert _grpc_error(cluster.grpc, BAD_GRPC[case]) == expected
 
 
+def test_grpc_needs_the_application_with_several(cluster: Cluster) -> None:
+    """Serve's own answer when a gRPC call names no application and several are running."""
+    client = tritongrpc.InferenceServerClient(cluster.grpc)
+    with pytest.raises(triton_utils.InferenceServerException) as caught:
+        client.is_server_live()
+    assert caught.value.status() == "StatusCode.NOT_FOUND"
+    assert "Application metadata not set" in caught.value.message()
+
+
 def test_tritonclient_grpc_error(cluster: Cluster) -> None:
     client = tritongrpc.InferenceServerClient(cluster.grpc)
     with pytest.raises(triton_utils.InferenceServerException) as caught:
-        client.get_model_metadata("no_such_model")
+        client.get_model_metadata("no_such_model", headers=ON_APP)
     assert caught.value.status() == "StatusCode.NOT_FOUND"
     assert "no_such_model" in caught.value.message()
 

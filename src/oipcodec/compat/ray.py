@@ -33,6 +33,18 @@ come back the same way. The other RPCs are parsed by the proxy with oipcodec's g
 messages. ``ModelStreamInfer`` and the shared-memory RPCs are not offered (shared memory
 cannot cross machines).
 
+Several models, each with replicas of its own: deploy each as an application of its own
+whose route prefix is the model's OIP path, built with ``full_path=True`` (the app then
+routes on the whole request path, not on the path under Serve's route prefix); Serve sends a
+request to the application with the longest matching prefix::
+
+    serve.run(build_app([Big()], full_path=True, num_replicas=4),
+              name="big", route_prefix="/v2/models/big")
+    serve.run(build_app(model_module="my.small_models"), name="oip", route_prefix="/")
+
+gRPC clients name the application in the call's metadata (``application: big``;
+tritonclient: ``headers={"application": "big"}``), as Serve's gRPC proxy routes by it.
+
 Each answer of ``infer`` carries the replica that computed it in its parameters
 (``"ray_replica"``, Serve's replica id) unless ``tag_replica=False``, so a client can see
 how requests spread.
@@ -159,6 +171,17 @@ class _Context:
         raise _Aborted(details)
 
 
+def _on_full_path(app: RestApp) -> Callable[..., Any]:
+    """``app``, routing on the whole path: Serve's route prefix (``root_path``) is cleared."""
+
+    async def full_path(scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("root_path"):
+            scope = {**scope, "root_path": ""}
+        await app(scope, receive, send)
+
+    return full_path
+
+
 def _rpc(name: str, method: str) -> Callable[..., Any]:
     async def call(self: _OIPServer, request: Any, grpc_context: Any) -> Any:
         answer = await getattr(self._servicer, method)(request, _Context(grpc_context))
@@ -177,7 +200,9 @@ class _OIPServer:
     demo models. ``limits`` bound every request as in ``oipcodec serve``; ``codec_threads``:
     the threads that parse large JSON bodies off the event loop (default 1: a replica is
     usually given one CPU or less). The models load when the replica starts (the ASGI
-    lifespan) and unload when it stops.
+    lifespan) and unload when it stops. ``full_path``: route on the whole request path
+    (for an application whose route prefix is a model's path, ``/v2/models/<name>``), not on
+    the path under Serve's route prefix (its ``root_path``).
     """
 
     def __init__(
@@ -188,6 +213,7 @@ class _OIPServer:
         limits: Limits = DEFAULT_LIMITS,
         codec_threads: int = 1,
         tag_replica: bool = True,
+        full_path: bool = False,
     ) -> None:
         if models is not None and model_module is not None:
             raise ValueError("give models or model_module, not both")
@@ -197,9 +223,10 @@ class _OIPServer:
         self.registry = _ReplicaRegistry(demo_models() if models is None else list(models), replica)
         self._rest = RestApp(self.registry, limits=limits, codec_threads=codec_threads)
         self._servicer = InferenceServicer(self.registry, limits=limits)
+        self._full_path = full_path
 
-    def __serve_build_asgi_app__(self) -> RestApp:
-        return self._rest
+    def __serve_build_asgi_app__(self) -> Callable[..., Any]:
+        return _on_full_path(self._rest) if self._full_path else self._rest
 
 
 for _name, _method in _RPCS.items():
@@ -220,11 +247,13 @@ def build_app(
     limits: Limits = DEFAULT_LIMITS,
     codec_threads: int = 1,
     tag_replica: bool = True,
+    full_path: bool = False,
     name: str = "oipcodec",
 ) -> Any:
     """A Serve application of :class:`OIPServer` (for ``serve.run``): ``num_replicas``
     replicas (default 1) or an ``autoscaling_config``, each with ``ray_actor_options``
-    (e.g. ``{"num_cpus": 1}``); the other arguments go to each replica."""
+    (e.g. ``{"num_cpus": 1}``); the other arguments go to each replica (see
+    :class:`OIPServer`; ``full_path`` for an application per model)."""
     options: dict[str, Any] = {"name": name}
     if num_replicas is not None:
         options["num_replicas"] = num_replicas
@@ -240,6 +269,7 @@ def build_app(
         limits=limits,
         codec_threads=codec_threads,
         tag_replica=tag_replica,
+        full_path=full_path,
     )
 
 
