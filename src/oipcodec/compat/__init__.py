@@ -10,6 +10,8 @@ Each submodule belongs to one peer and imports it only when one of its functions
 - :mod:`oipcodec.compat.mlserver`: an MLServer input/request codec running on the kernels.
 - :mod:`oipcodec.compat.asgi`: mounting oipcodec's REST app under a prefix of a
   Starlette/FastAPI app.
+- :mod:`oipcodec.compat.ray`: oipcodec's REST app and gRPC service as a Ray Serve deployment
+  (replicas, autoscaling, a cluster).
 
 KServe and MLServer cannot share one environment (both register ``inference.*`` protobuf
 messages in the default descriptor pool, and their FastAPI pins conflict); the adapters never
@@ -19,7 +21,7 @@ and :mod:`oipcodec.server` (to mount its app or share its rules); nothing import
 
 import importlib
 
-_SUBMODULES = ("asgi", "kserve", "mlserver", "tritonclient")
+_SUBMODULES = ("asgi", "kserve", "mlserver", "ray", "tritonclient")
 
 
 def __getattr__(name: str) -> object:
@@ -28,4 +30,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'oipcodec.compat' has no attribute {name!r}")
 
 
-__all__ = ["asgi", "kserve", "mlserver", "tritonclient"]
+__all__ = ["asgi", "kserve", "mlserver", "ray", "tritonclient"]
