@@ -27,7 +27,11 @@ CASES = {
     "FP64 1M": ("FP64", RNG.standard_normal(M), False),
     "INT64 1M full range": ("INT64", RNG.integers(-(2**63), 2**63 - 1, M, dtype=np.int64), False),
     "INT64 1M below 50k": ("INT64", RNG.integers(0, 50_000, M, dtype=np.int64), False),
+    "INT32 1M full range": ("INT32", RNG.integers(-(2**31), 2**31 - 1, M, dtype=np.int32), False),
+    "INT8 1M full range": ("INT8", RNG.integers(-128, 127, M, dtype=np.int8), False),
+    "UINT64 1M full range": ("UINT64", RNG.integers(0, 2**64 - 1, M, dtype=np.uint64), False),
     "BOOL 1M": ("BOOL", RNG.random(M) < 0.5, False),
+    "FP16 1M": ("FP16", RNG.standard_normal(M).astype(np.float16), False),
     "BYTES 100k": (
         "BYTES",
         np.array([f"token-{i}".encode() for i in RNG.integers(0, 10**6, 100_000)], dtype=object),

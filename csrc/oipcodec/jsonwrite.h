@@ -80,76 +80,103 @@ static inline int oipcodec_count_digits_u32(uint32_t v) {
     return t + 1 - ((v | 1u) < oipcodec_pow10_u32[t]); /* v | 1: zero has one digit */
 }
 
-/* Exactly 8 digits, leading zeros included. */
-static inline void oipcodec_write_8digits(char *out, uint32_t v) {
-    uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(out, oipcodec_digit_pairs + 2 * (hi / 100), 2);
-    memcpy(out + 2, oipcodec_digit_pairs + 2 * (hi % 100), 2);
-    memcpy(out + 4, oipcodec_digit_pairs + 2 * (lo / 100), 2);
-    memcpy(out + 6, oipcodec_digit_pairs + 2 * (lo % 100), 2);
+/* The 8 decimal digits of v < 10**8 as byte values 0..9, the first digit in the lowest byte:
+ * split in halves, quarters and eighths in parallel lanes, dividing by 10**4, 100 and 10 with
+ * multiply-shift reciprocals that are exact for the lane's range (x < 10**4: x * 10486 >> 20;
+ * x < 100: x * 103 >> 10). */
+static inline uint64_t oipcodec_digits8(uint32_t v) {
+    uint64_t w, q;
+    uint32_t hi = v / 10000;
+    w = hi | (uint64_t)(v - hi * 10000) << 32;
+    q = (w * 10486 >> 20) & 0x0000007F0000007Full;
+    w = q | (w - q * 100) << 16;
+    q = (w * 103 >> 10) & 0x000F000F000F000Full;
+    return q | (w - q * 10) << 8;
 }
 
-static inline uint64_t oipcodec_pair(uint32_t v) {
-    uint16_t pair;
-    memcpy(&pair, oipcodec_digit_pairs + 2 * v, 2);
-    return pair;
+#define OIPCODEC_ASCII8 0x3030303030303030ull
+
+/* Exactly 8 digits of v < 10**8, leading zeros included, stored 8 bytes wide. */
+static inline char *oipcodec_write_8digits(char *out, uint32_t v) {
+    oipcodec_store_le64(out, oipcodec_digits8(v) | OIPCODEC_ASCII8);
+    return out + 8;
 }
 
-/* v < 10**8 without its leading zeros: the 8 digits are assembled in a 64-bit word (in
- * registers: storing pieces and reloading them whole would stall store forwarding), shifted
- * so the significant ones come first, and stored 8 bytes wide (the caller's buffer has slack;
- * later writes overwrite the spare bytes). No branch depends on the digit count, which varies
- * from element to element in real data and would be mispredicted. */
+/* v < 10**8 without its leading zeros (one digit for 0): the 8 digits of oipcodec_digits8,
+ * whose leading zeros are its low zero bytes, shifted out and stored 8 bytes wide (the
+ * caller's buffer has slack; later writes overwrite the spare bytes). No table, no stored
+ * byte read back, and no branch on the digit count, which varies from element to element in
+ * real data and would be mispredicted. */
 static inline char *oipcodec_write_small(char *out, uint32_t v) {
-    uint32_t hi, lo;
-    int n, drop;
-    uint64_t word;
-    if (v < 100) {
-        /* Tensors of small counts, classes and bytes are common enough for a shortcut. */
-        int two = v >= 10;
-        memcpy(out, oipcodec_digit_pairs + 2 * v + 1 - two, 2);
-        return out + 1 + two;
-    }
-    hi = v / 10000;
-    lo = v % 10000;
-    n = oipcodec_count_digits_u32(v);
-    drop = 8 - n;
+    uint64_t w = oipcodec_digits8(v);
+    /* the bit at 56 stops the count at 7 zero bytes: v = 0 keeps its last digit */
+    int zeros = oipcodec_ctz64(w | 1ull << 56) >> 3;
+    oipcodec_store_le64(out, (w | OIPCODEC_ASCII8) >> (8 * zeros));
+    return out + 8 - zeros;
+}
+
+/* v < 100: one or two digits from the pair table (two bytes stored). */
+static inline char *oipcodec_write_2(char *out, uint32_t v) {
+    int two = v >= 10;
+    memcpy(out, oipcodec_digit_pairs + 2 * v + 1 - two, 2);
+    return out + 1 + two;
+}
+
+/* v < 1000 (8-bit elements): the hundreds digit and a pair, assembled in a word with the
+ * leading zeros shifted out and stored 4 bytes wide, without a branch. */
+static inline char *oipcodec_write_3(char *out, uint32_t v) {
+    uint32_t hundreds = v * 41 >> 12; /* v / 100 for v < 1000 */
+    uint16_t pair;
+    uint32_t word, drop = (v < 100) + (v < 10);
+    memcpy(&pair, oipcodec_digit_pairs + 2 * (v - hundreds * 100), 2);
 #if OIPCODEC_BIG_ENDIAN
-    word = oipcodec_pair(hi / 100) << 48 | oipcodec_pair(hi % 100) << 32 |
-           oipcodec_pair(lo / 100) << 16 | oipcodec_pair(lo % 100);
+    word = ('0' + hundreds) << 24 | (uint32_t)pair << 8;
     word <<= 8 * drop;
 #else
-    word = oipcodec_pair(hi / 100) | oipcodec_pair(hi % 100) << 16 |
-           oipcodec_pair(lo / 100) << 32 | oipcodec_pair(lo % 100) << 48;
+    word = ('0' + hundreds) | (uint32_t)pair << 8;
     word >>= 8 * drop;
 #endif
-    memcpy(out, &word, 8);
-    return out + n;
+    memcpy(out, &word, 4);
+    return out + 3 - drop;
 }
 
 static inline char *oipcodec_write_u32(char *out, uint32_t v) {
+    uint32_t top;
     if (v < 100000000u) {
         return oipcodec_write_small(out, v);
     }
-    out = oipcodec_write_small(out, v / 100000000u);
-    oipcodec_write_8digits(out, v % 100000000u);
-    return out + 8;
+    top = v / 100000000u; /* < 43 */
+    out = oipcodec_write_2(out, top);
+    return oipcodec_write_8digits(out, v - top * 100000000u);
 }
 
+static inline char *oipcodec_write_u8(char *out, uint32_t v) { return oipcodec_write_3(out, v); }
+
+static inline char *oipcodec_write_i8(char *out, int32_t v) {
+    uint32_t negative = v < 0;
+    *out = '-';
+    out += negative;
+    return oipcodec_write_3(out, negative ? 0 - (uint32_t)v : (uint32_t)v);
+}
+
+/* Blocks of 8 digits from the low end: the magnitude branches predict well, as an array's
+ * values mostly share a magnitude class (below 10**8, below 10**16, or above). */
 static inline char *oipcodec_write_u64(char *out, uint64_t v) {
+    uint64_t high;
+    uint32_t low;
     if (v < 100000000u) {
         return oipcodec_write_small(out, (uint32_t)v);
     }
-    if (v < 10000000000000000ull) {
-        out = oipcodec_write_small(out, (uint32_t)(v / 100000000u));
+    high = v / 100000000u;
+    low = (uint32_t)(v - high * 100000000u);
+    if (high < 100000000u) {
+        out = oipcodec_write_small(out, (uint32_t)high);
     } else {
-        uint64_t high = v / 100000000u;
-        out = oipcodec_write_small(out, (uint32_t)(high / 100000000u));
-        oipcodec_write_8digits(out, (uint32_t)(high % 100000000u));
-        out += 8;
+        uint64_t top = high / 100000000u; /* < 1845 */
+        out = oipcodec_write_small(out, (uint32_t)top);
+        out = oipcodec_write_8digits(out, (uint32_t)(high - top * 100000000u));
     }
-    oipcodec_write_8digits(out, (uint32_t)(v % 100000000u));
-    return out + 8;
+    return oipcodec_write_8digits(out, low);
 }
 
 /* The minus sign is always stored and only kept for negative values (branch-free, as above);
@@ -168,6 +195,23 @@ static inline char *oipcodec_write_i32(char *out, int32_t v) {
     return oipcodec_write_u32(out, negative ? 0 - (uint32_t)v : (uint32_t)v);
 }
 
+/* A decimal exponent's digits (ae < 1000), exactly: nothing stored past them, as the 16-bit
+ * float tables write into fixed slots. */
+static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
+    if (ae >= 100) {
+        *out++ = (char)('0' + ae / 100);
+        ae %= 100;
+        memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+        return out + 2;
+    }
+    if (ae >= 10) {
+        memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+        return out + 2;
+    }
+    *out = (char)('0' + ae);
+    return out + 1;
+}
+
 /* One writer per element type: n elements separated by commas, no brackets. The row writers
  * share one signature so the nested driver below can take any of them. */
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
@@ -179,19 +223,17 @@ typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const
         ptrdiff_t i;                                                                        \
         (void)ctx;                                                                          \
         for (i = 0; i < n; i++) {                                                           \
-            if (i) {                                                                        \
-                *out++ = ',';                                                               \
-            }                                                                               \
             out = WRITE(out, (WIDE)v[i]);                                                   \
+            *out++ = ',';                                                                   \
         }                                                                                   \
-        return out;                                                                         \
+        return n ? out - 1 : out;                                                           \
     }
 
-OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u32, uint32_t)
+OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u8, uint32_t)
 OIPCODEC_INT_ROW(oipcodec_row_u16, uint16_t, oipcodec_write_u32, uint32_t)
 OIPCODEC_INT_ROW(oipcodec_row_u32, uint32_t, oipcodec_write_u32, uint32_t)
 OIPCODEC_INT_ROW(oipcodec_row_u64, uint64_t, oipcodec_write_u64, uint64_t)
-OIPCODEC_INT_ROW(oipcodec_row_i8, int8_t, oipcodec_write_i32, int32_t)
+OIPCODEC_INT_ROW(oipcodec_row_i8, int8_t, oipcodec_write_i8, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i16, int16_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i32, int32_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i64, int64_t, oipcodec_write_i64, int64_t)
@@ -309,12 +351,8 @@ static inline char *oipcodec_write_float_layout(char *out, int negative, const c
         out += n - 1;
     }
     *out++ = 'e';
-    if (e < 0) {
-        *out++ = '-';
-        return oipcodec_write_u32(out, (uint32_t)(-e));
-    }
-    *out++ = '+';
-    return oipcodec_write_u32(out, (uint32_t)e);
+    *out++ = e < 0 ? '-' : '+';
+    return oipcodec_write_exponent(out, (uint32_t)(e < 0 ? -e : e));
 }
 
 /* Positional ranges of the decimal exponent: FP64, and FP32 (also used for FP16 and BF16). */
@@ -491,20 +529,6 @@ static OIPCODEC_NOINLINE uint32_t oipcodec_f32_shortest(uint32_t bits, int *e10)
     return d;
 }
 
-/* The 8 decimal digits of v < 10**8 as byte values 0..9, the first digit in the lowest byte:
- * split in halves, quarters and eighths in parallel lanes, dividing by 10**4, 100 and 10 with
- * multiply-shift reciprocals that are exact for the lane's range (x < 10**4: x * 10486 >> 20;
- * x < 100: x * 103 >> 10). */
-static inline uint64_t oipcodec_digits8(uint32_t v) {
-    uint64_t w, q;
-    uint32_t hi = v / 10000;
-    w = hi | (uint64_t)(v - hi * 10000) << 32;
-    q = (w * 10486 >> 20) & 0x0000007F0000007Full;
-    w = q | (w - q * 100) << 16;
-    q = (w * 103 >> 10) & 0x000F000F000F000Full;
-    return q | (w - q * 10) << 8;
-}
-
 static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 1000000, 100000,
                                                  10000,  1000,      100,      10,      1};
 
@@ -651,12 +675,7 @@ OIPCODEC_HOT static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *
                 out += nd > 1 ? nd + 1 : 1;
                 memcpy(out, E < 0 ? "e-" : "e+", 2);
                 out += 2;
-                if (ae >= 10) {
-                    memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
-                    out += 2;
-                } else {
-                    *out++ = (char)('0' + ae);
-                }
+                out = oipcodec_write_exponent(out, ae);
             }
             *out++ = ',';
         }

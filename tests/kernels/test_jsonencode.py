@@ -169,6 +169,20 @@ def test_integer_extremes(impl) -> None:
         assert text == ("[" + ",".join(str(int(v)) for v in values) + "]").encode()
 
 
+def test_integer_digit_count_boundaries(impl) -> None:
+    # Every power of ten and its neighbours within each type's range: the writers build the
+    # digits in blocks of 8 and trim leading zeros, so each digit count is its own case.
+    for datatype, dtype in INT_TYPES.items():
+        info = np.iinfo(dtype)
+        edges = {int(info.min), int(info.min) + 1, int(info.max), int(info.max) - 1, 0}
+        for k in range(21):
+            for v in (10**k - 1, 10**k, 10**k + 1):
+                edges |= {v, -v}
+        values = sorted(v for v in edges if info.min <= v <= info.max)
+        text = impl.array_to_json(np.array(values, dtype=dtype), datatype)
+        assert text == json.dumps(values, separators=(",", ":")).encode()
+
+
 @pytest.mark.parametrize("datatype", list(INT_TYPES))
 @given(data=st.data())
 @settings(max_examples=40)
