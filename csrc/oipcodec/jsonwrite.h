@@ -262,8 +262,8 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
 
 #define OIPCODEC_INT_ROW(NAME, CTYPE, WRITE, WIDE)                                          \
-    OIPCODEC_MAYBE_UNUSED static char *NAME(const void *data, ptrdiff_t n, char *out,       \
-                                            const void *ctx) {                              \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_HOT static char *NAME(const void *data, ptrdiff_t n,     \
+                                                         char *out, const void *ctx) {     \
         const CTYPE *v = (const CTYPE *)data;                                               \
         ptrdiff_t i;                                                                        \
         (void)ctx;                                                                          \
