@@ -33,10 +33,16 @@
  *   domain).
  * - two digits per table lookup (oipcodec_digit_pairs), as in {fmt} and Andrei Alexandrescu,
  *   "Three Optimization Tips for C++" (2012).
+ * - float64 shortest digits (oipcodec_f64_shortest): Schubfach as above, on the JSON parser's
+ *   128-bit powers of five (pow5_table.h, with a tail to 10**324 for the smallest subnormals),
+ *   rounded up where inexact as Schubfach requires. Its text equals the pure twin's, i.e.
+ *   repr()'s digits, on 10**8 values and the hard classes (tools/check_f64_writer.py).
  * - oipcodec_digits8, the eight digits of v < 10**8 computed in parallel lanes of one 64-bit
  *   word (halves by 10**4, then 100 and 10 by multiply-shift reciprocals): Paul Khuong, "How to
  *   print integers really fast (with open source AppNexus code!)" (2017,
- *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/).
+ *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/);
+ *   on x86-64 the same in SSE2's 16-bit lanes (oipcodec_digits8_sse2): Wojciech Mula's
+ *   conversion, from Milo Yip's itoa-benchmark (https://github.com/miloyip/itoa-benchmark).
  * - FP16 and BF16 text: a table of all 65,536 values built once, each by a search over digit
  *   counts with snprintf/strtod (oipcodec_shortest_small).
  * - UTF-8 validity: the well-formed byte sequences of the Unicode Standard (Table 3-7). */
@@ -88,8 +94,8 @@ static inline int oipcodec_count_digits_u32(uint32_t v) {
 /* oipcodec_digits8 in the eight 16-bit lanes of an SSE2 register: the halves by a 32-bit
  * reciprocal multiply, then each half divided by 1000, 100, 10 and 1 at once with 16-bit
  * multiply-high reciprocals, and each lane's quotient less ten times its left neighbour's.
- * Wojciech Mula's SSE2 integer-to-text conversion (itoa-benchmark's sse2.cpp, Milo Yip,
- * https://github.com/miloyip/itoa-benchmark, MIT licence). */
+ * Wojciech Mula's SSE2 integer-to-text conversion (itoa-benchmark's sse2.cpp; see the top of
+ * this file). */
 static inline __m128i oipcodec_digits8_sse2(uint32_t v) {
     const __m128i abcdefgh = _mm_cvtsi32_si128((int)v);
     const __m128i abcd =
@@ -283,19 +289,46 @@ OIPCODEC_INT_ROW(oipcodec_row_i16, int16_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i32, int32_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i64, int64_t, oipcodec_write_i64, int64_t)
 
+/* The text of 4 elements with their commas, by their bits (element k at bit k), padded to 32
+ * bytes, and its length. */
+static const char oipcodec_bool4_text[16][33] = {
+    "false,false,false,false,        ",
+    "true,false,false,false,         ",
+    "false,true,false,false,         ",
+    "true,true,false,false,          ",
+    "false,false,true,false,         ",
+    "true,false,true,false,          ",
+    "false,true,true,false,          ",
+    "true,true,true,false,           ",
+    "false,false,false,true,         ",
+    "true,false,false,true,          ",
+    "false,true,false,true,          ",
+    "true,true,false,true,           ",
+    "false,false,true,true,          ",
+    "true,false,true,true,           ",
+    "false,true,true,true,           ",
+    "true,true,true,true,            ",
+};
+static const uint8_t oipcodec_bool4_len[16] = {24, 23, 23, 22, 23, 22, 22, 21, 23, 22, 22, 21, 22, 21, 21, 20};
+
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_bool(const void *data, ptrdiff_t n, char *out, const void *ctx) {
-    /* Each word is copied 8 bytes wide with its comma (the spare bytes are overwritten by
-     * what follows), so the loop has no data-dependent branch: random bools predict badly. */
-    static const char words[2][8] = {{'f', 'a', 'l', 's', 'e', ',', 0, 0},
-                                     {'t', 'r', 'u', 'e', ',', 0, 0, 0}};
+    /* Four elements per step: their text copied 32 bytes wide from the table (the spare bytes
+     * are overwritten by what follows), so the loop has no data-dependent branch (random
+     * bools predict badly) and a quarter of the stores and pointer updates. */
     const uint8_t *v = (const uint8_t *)data;
-    ptrdiff_t i;
+    ptrdiff_t i = 0;
     (void)ctx;
-    for (i = 0; i < n; i++) {
-        int t = v[i] != 0;
-        memcpy(out, words[t], 8);
-        out += 6 - t;
+    for (; i + 4 <= n; i += 4) {
+        unsigned idx = (unsigned)(v[i] != 0) | (unsigned)(v[i + 1] != 0) << 1 |
+                       (unsigned)(v[i + 2] != 0) << 2 | (unsigned)(v[i + 3] != 0) << 3;
+        memcpy(out, oipcodec_bool4_text[idx], 32);
+        out += oipcodec_bool4_len[idx];
+    }
+    for (; i < n; i++) {
+        unsigned idx = v[i] != 0;
+        memcpy(out, oipcodec_bool4_text[idx], 8); /* "true," or "false," first */
+        out += 6 - idx;
     }
     return n ? out - 1 : out;
 }
