@@ -3,6 +3,10 @@
 Each group puts the four side by side on the same array. orjson's text differs from ours only
 where it is wrong for OIP (null for NaN/inf; the arrays here are finite) and it cannot write
 BYTES object arrays, so the BYTES peers decode to str first, as a server would.
+
+On a shared machine, time with ``--benchmark-timer=time.thread_time`` (CPU time of the calling
+thread; the writers run in it with the GIL released): the wall clock moves with the other
+load, the CPU time of a call much less. docs/measurements.md has the figures.
 """
 
 from __future__ import annotations
