@@ -10,7 +10,8 @@ and truncated (floored) to an integer, stored as its high and low 64-bit halves:
 - q < 0:  floor(2**(127 + bit_length(5**-q)) / 5**-q).
 
 The range is what a float64 can need: below 1e-342 every 19-digit decimal rounds to zero, above
-1e308 every one overflows.
+1e308 every one overflows. A tail table continues it to q = 324 for the float64 writer, which
+scales the smallest subnormals (about 5e-324) by 10**324.
 
 A second table holds the inverses of 5**s (s in [0, 16]) modulo 2**64, for exact division of a
 multiple of 10**s by 10**s (a shift and one multiply) in the 16-byte integer reader.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 POW5_MIN = -342
 POW5_MAX = 308
+TAIL_MAX = 324
 
 HEADER = Path(__file__).resolve().parent.parent / "csrc" / "oipcodec" / "pow5_table.h"
 
@@ -53,6 +55,20 @@ def render() -> str:
         f"static const uint64_t oipcodec_pow5_128[{POW5_MAX - POW5_MIN + 1}][2] = {{",
     ]
     for q in range(POW5_MIN, POW5_MAX + 1):
+        value = entry(q)
+        assert 1 << 127 <= value < 1 << 128
+        high, low = value >> 64, value & (2**64 - 1)
+        lines.append(f"    {{0x{high:016X}ull, 0x{low:016X}ull}}, /* 5^{q} */")
+    lines += [
+        "};",
+        "",
+        f"/* The same for q in [{POW5_MAX + 1}, {TAIL_MAX}]: the shortest-digits writer of",
+        " * jsonwrite.h scales the smallest float64 values by up to 10**324. */",
+        f"#define OIPCODEC_POW5_TAIL_MAX {TAIL_MAX}",
+        "",
+        f"static const uint64_t oipcodec_pow5_128_tail[{TAIL_MAX - POW5_MAX}][2] = {{",
+    ]
+    for q in range(POW5_MAX + 1, TAIL_MAX + 1):
         value = entry(q)
         assert 1 << 127 <= value < 1 << 128
         high, low = value >> 64, value & (2**64 - 1)

@@ -3,6 +3,10 @@
 Each group puts the four side by side on the same array. orjson's text differs from ours only
 where it is wrong for OIP (null for NaN/inf; the arrays here are finite) and it cannot write
 BYTES object arrays, so the BYTES peers decode to str first, as a server would.
+
+On a shared machine, time with ``--benchmark-timer=time.thread_time`` (CPU time of the calling
+thread; the writers run in it with the GIL released): the wall clock moves with the other
+load, the CPU time of a call much less. docs/measurements.md has the figures.
 """
 
 from __future__ import annotations
@@ -27,7 +31,11 @@ CASES = {
     "FP64 1M": ("FP64", RNG.standard_normal(M), False),
     "INT64 1M full range": ("INT64", RNG.integers(-(2**63), 2**63 - 1, M, dtype=np.int64), False),
     "INT64 1M below 50k": ("INT64", RNG.integers(0, 50_000, M, dtype=np.int64), False),
+    "INT32 1M full range": ("INT32", RNG.integers(-(2**31), 2**31 - 1, M, dtype=np.int32), False),
+    "INT8 1M full range": ("INT8", RNG.integers(-128, 127, M, dtype=np.int8), False),
+    "UINT64 1M full range": ("UINT64", RNG.integers(0, 2**64 - 1, M, dtype=np.uint64), False),
     "BOOL 1M": ("BOOL", RNG.random(M) < 0.5, False),
+    "FP16 1M": ("FP16", RNG.standard_normal(M).astype(np.float16), False),
     "BYTES 100k": (
         "BYTES",
         np.array([f"token-{i}".encode() for i in RNG.integers(0, 10**6, 100_000)], dtype=object),

@@ -33,10 +33,16 @@
  *   domain).
  * - two digits per table lookup (oipcodec_digit_pairs), as in {fmt} and Andrei Alexandrescu,
  *   "Three Optimization Tips for C++" (2012).
+ * - float64 shortest digits (oipcodec_f64_shortest): Schubfach as above, on the JSON parser's
+ *   128-bit powers of five (pow5_table.h, with a tail to 10**324 for the smallest subnormals),
+ *   rounded up where inexact as Schubfach requires. Its text equals the pure twin's, i.e.
+ *   repr()'s digits, on 10**8 values and the hard classes (tools/check_f64_writer.py).
  * - oipcodec_digits8, the eight digits of v < 10**8 computed in parallel lanes of one 64-bit
  *   word (halves by 10**4, then 100 and 10 by multiply-shift reciprocals): Paul Khuong, "How to
  *   print integers really fast (with open source AppNexus code!)" (2017,
- *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/).
+ *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/);
+ *   on x86-64 the same in SSE2's 16-bit lanes (oipcodec_digits8_sse2): Wojciech Mula's
+ *   conversion, from Milo Yip's itoa-benchmark (https://github.com/miloyip/itoa-benchmark).
  * - FP16 and BF16 text: a table of all 65,536 values built once, each by a search over digit
  *   counts with snprintf/strtod (oipcodec_shortest_small).
  * - UTF-8 validity: the well-formed byte sequences of the Unicode Standard (Table 3-7). */
@@ -53,6 +59,8 @@
 #include "oipcodec/common.h"
 #include "oipcodec/endian.h"
 #include "oipcodec/half.h"
+#include "oipcodec/pow5_table.h"
+#include "oipcodec/swar.h"
 #include "oipcodec/target.h"
 
 /* Slot width of a 16-bit float's text in the lookup tables; the longest text is 16 bytes
@@ -80,76 +88,164 @@ static inline int oipcodec_count_digits_u32(uint32_t v) {
     return t + 1 - ((v | 1u) < oipcodec_pow10_u32[t]); /* v | 1: zero has one digit */
 }
 
-/* Exactly 8 digits, leading zeros included. */
-static inline void oipcodec_write_8digits(char *out, uint32_t v) {
-    uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(out, oipcodec_digit_pairs + 2 * (hi / 100), 2);
-    memcpy(out + 2, oipcodec_digit_pairs + 2 * (hi % 100), 2);
-    memcpy(out + 4, oipcodec_digit_pairs + 2 * (lo / 100), 2);
-    memcpy(out + 6, oipcodec_digit_pairs + 2 * (lo % 100), 2);
+#define OIPCODEC_ASCII8 0x3030303030303030ull
+
+#if OIPCODEC_SSE2
+/* oipcodec_digits8 in the eight 16-bit lanes of an SSE2 register: the halves by a 32-bit
+ * reciprocal multiply, then each half divided by 1000, 100, 10 and 1 at once with 16-bit
+ * multiply-high reciprocals, and each lane's quotient less ten times its left neighbour's.
+ * Wojciech Mula's SSE2 integer-to-text conversion (itoa-benchmark's sse2.cpp; see the top of
+ * this file). */
+static inline __m128i oipcodec_digits8_sse2(uint32_t v) {
+    const __m128i abcdefgh = _mm_cvtsi32_si128((int)v);
+    const __m128i abcd =
+        _mm_srli_epi64(_mm_mul_epu32(abcdefgh, _mm_set1_epi32((int)0xD1B71759)), 45);
+    const __m128i efgh = _mm_sub_epi32(abcdefgh, _mm_mul_epu32(abcd, _mm_set1_epi32(10000)));
+    const __m128i v1 = _mm_slli_epi64(_mm_unpacklo_epi16(abcd, efgh), 2);
+    const __m128i v2 = _mm_unpacklo_epi32(_mm_unpacklo_epi16(v1, v1), _mm_unpacklo_epi16(v1, v1));
+    const __m128i div = _mm_setr_epi16(8389, 5243, 13108, (short)32768, 8389, 5243, 13108,
+                                       (short)32768);
+    const __m128i shift = _mm_setr_epi16(1 << 7, 1 << 11, 1 << 13, (short)(1 << 15), 1 << 7,
+                                         1 << 11, 1 << 13, (short)(1 << 15));
+    const __m128i v4 = _mm_mulhi_epu16(_mm_mulhi_epu16(v2, div), shift);
+    const __m128i v6 = _mm_slli_epi64(_mm_mullo_epi16(v4, _mm_set1_epi16(10)), 16);
+    return _mm_sub_epi16(v4, v6);
+}
+#endif
+
+/* The 8 decimal digits of v < 10**8 as byte values 0..9, the first digit in the lowest byte:
+ * split in halves, quarters and eighths in parallel lanes, dividing by 10**4, 100 and 10 with
+ * multiply-shift reciprocals that are exact for the lane's range (x < 10**4: x * 10486 >> 20;
+ * x < 100: x * 103 >> 10); with SSE2, the same in 16-bit lanes (oipcodec_digits8_sse2). */
+static inline uint64_t oipcodec_digits8(uint32_t v) {
+#if OIPCODEC_SSE2
+    __m128i lanes = oipcodec_digits8_sse2(v);
+    return (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(lanes, lanes));
+#else
+    uint64_t w, q;
+    uint32_t hi = v / 10000;
+    w = hi | (uint64_t)(v - hi * 10000) << 32;
+    q = (w * 10486 >> 20) & 0x0000007F0000007Full;
+    w = q | (w - q * 100) << 16;
+    q = (w * 103 >> 10) & 0x000F000F000F000Full;
+    return q | (w - q * 10) << 8;
+#endif
 }
 
-static inline uint64_t oipcodec_pair(uint32_t v) {
-    uint16_t pair;
-    memcpy(&pair, oipcodec_digit_pairs + 2 * v, 2);
-    return pair;
+/* The 16 decimal digits of v < 10**16 as byte values, leading zeros included: the first 8 in
+ * *w1, the last 8 in *w2, each as oipcodec_digits8 (first digit in the lowest byte). */
+static inline void oipcodec_digits16_bytes(uint64_t v, uint64_t *w1, uint64_t *w2) {
+    uint32_t high = (uint32_t)(v / 100000000u), low = (uint32_t)(v - high * 100000000ull);
+#if OIPCODEC_SSE2
+    __m128i both = _mm_packus_epi16(oipcodec_digits8_sse2(high), oipcodec_digits8_sse2(low));
+    *w1 = (uint64_t)_mm_cvtsi128_si64(both);
+    *w2 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(both, both));
+#else
+    *w1 = oipcodec_digits8(high);
+    *w2 = oipcodec_digits8(low);
+#endif
 }
 
-/* v < 10**8 without its leading zeros: the 8 digits are assembled in a 64-bit word (in
- * registers: storing pieces and reloading them whole would stall store forwarding), shifted
- * so the significant ones come first, and stored 8 bytes wide (the caller's buffer has slack;
- * later writes overwrite the spare bytes). No branch depends on the digit count, which varies
- * from element to element in real data and would be mispredicted. */
+
+/* Exactly 8 digits of v < 10**8, leading zeros included, stored 8 bytes wide. */
+static inline char *oipcodec_write_8digits(char *out, uint32_t v) {
+    oipcodec_store_le64(out, oipcodec_digits8(v) | OIPCODEC_ASCII8);
+    return out + 8;
+}
+
+/* v < 10**8 without its leading zeros (one digit for 0): the 8 digits of oipcodec_digits8,
+ * whose leading zeros are its low zero bytes, shifted out and stored 8 bytes wide (the
+ * caller's buffer has slack; later writes overwrite the spare bytes). No table, no stored
+ * byte read back, and no branch on the digit count, which varies from element to element in
+ * real data and would be mispredicted. */
 static inline char *oipcodec_write_small(char *out, uint32_t v) {
-    uint32_t hi, lo;
-    int n, drop;
-    uint64_t word;
-    if (v < 100) {
-        /* Tensors of small counts, classes and bytes are common enough for a shortcut. */
-        int two = v >= 10;
-        memcpy(out, oipcodec_digit_pairs + 2 * v + 1 - two, 2);
-        return out + 1 + two;
-    }
-    hi = v / 10000;
-    lo = v % 10000;
-    n = oipcodec_count_digits_u32(v);
-    drop = 8 - n;
+    uint64_t w = oipcodec_digits8(v);
+    /* the bit at 56 stops the count at 7 zero bytes: v = 0 keeps its last digit */
+    int zeros = oipcodec_ctz64(w | 1ull << 56) >> 3;
+    oipcodec_store_le64(out, (w | OIPCODEC_ASCII8) >> (8 * zeros));
+    return out + 8 - zeros;
+}
+
+/* v < 100: one or two digits from the pair table (two bytes stored). */
+static inline char *oipcodec_write_2(char *out, uint32_t v) {
+    int two = v >= 10;
+    memcpy(out, oipcodec_digit_pairs + 2 * v + 1 - two, 2);
+    return out + 1 + two;
+}
+
+/* v < 1000 (8-bit elements): the hundreds digit and a pair, assembled in a word with the
+ * leading zeros shifted out and stored 4 bytes wide, without a branch. */
+static inline char *oipcodec_write_3(char *out, uint32_t v) {
+    uint32_t hundreds = v * 41 >> 12; /* v / 100 for v < 1000 */
+    uint16_t pair;
+    uint32_t word, drop = (v < 100) + (v < 10);
+    memcpy(&pair, oipcodec_digit_pairs + 2 * (v - hundreds * 100), 2);
 #if OIPCODEC_BIG_ENDIAN
-    word = oipcodec_pair(hi / 100) << 48 | oipcodec_pair(hi % 100) << 32 |
-           oipcodec_pair(lo / 100) << 16 | oipcodec_pair(lo % 100);
+    word = ('0' + hundreds) << 24 | (uint32_t)pair << 8;
     word <<= 8 * drop;
 #else
-    word = oipcodec_pair(hi / 100) | oipcodec_pair(hi % 100) << 16 |
-           oipcodec_pair(lo / 100) << 32 | oipcodec_pair(lo % 100) << 48;
+    word = ('0' + hundreds) | (uint32_t)pair << 8;
     word >>= 8 * drop;
 #endif
-    memcpy(out, &word, 8);
-    return out + n;
+    memcpy(out, &word, 4);
+    return out + 3 - drop;
+}
+
+/* 0 < v < 10**4: two pairs from the table in one word, the leading zeros shifted out, stored
+ * 4 bytes wide without a branch. */
+static inline char *oipcodec_write_4(char *out, uint32_t v) {
+    uint32_t hundreds = v / 100, word, drop = (v < 1000) + (v < 100) + (v < 10);
+    uint16_t high, low;
+    memcpy(&high, oipcodec_digit_pairs + 2 * hundreds, 2);
+    memcpy(&low, oipcodec_digit_pairs + 2 * (v - hundreds * 100), 2);
+#if OIPCODEC_BIG_ENDIAN
+    word = (uint32_t)high << 16 | low;
+    word <<= 8 * drop;
+#else
+    word = high | (uint32_t)low << 16;
+    word >>= 8 * drop;
+#endif
+    memcpy(out, &word, 4);
+    return out + 4 - drop;
 }
 
 static inline char *oipcodec_write_u32(char *out, uint32_t v) {
+    uint32_t top;
     if (v < 100000000u) {
         return oipcodec_write_small(out, v);
     }
-    out = oipcodec_write_small(out, v / 100000000u);
-    oipcodec_write_8digits(out, v % 100000000u);
-    return out + 8;
+    top = v / 100000000u; /* < 43 */
+    out = oipcodec_write_2(out, top);
+    return oipcodec_write_8digits(out, v - top * 100000000u);
 }
 
+static inline char *oipcodec_write_u8(char *out, uint32_t v) { return oipcodec_write_3(out, v); }
+
+static inline char *oipcodec_write_i8(char *out, int32_t v) {
+    uint32_t negative = v < 0;
+    *out = '-';
+    out += negative;
+    return oipcodec_write_3(out, negative ? 0 - (uint32_t)v : (uint32_t)v);
+}
+
+/* Blocks of 8 digits from the low end: the magnitude branches predict well, as an array's
+ * values mostly share a magnitude class (below 10**8, below 10**16, or above). */
 static inline char *oipcodec_write_u64(char *out, uint64_t v) {
+    uint64_t high;
+    uint32_t low;
     if (v < 100000000u) {
         return oipcodec_write_small(out, (uint32_t)v);
     }
-    if (v < 10000000000000000ull) {
-        out = oipcodec_write_small(out, (uint32_t)(v / 100000000u));
+    high = v / 100000000u;
+    low = (uint32_t)(v - high * 100000000u);
+    if (high < 100000000u) {
+        out = oipcodec_write_small(out, (uint32_t)high);
     } else {
-        uint64_t high = v / 100000000u;
-        out = oipcodec_write_small(out, (uint32_t)(high / 100000000u));
-        oipcodec_write_8digits(out, (uint32_t)(high % 100000000u));
-        out += 8;
+        uint64_t top = high / 100000000u; /* < 1845 */
+        out = oipcodec_write_4(out, (uint32_t)top);
+        out = oipcodec_write_8digits(out, (uint32_t)(high - top * 100000000u));
     }
-    oipcodec_write_8digits(out, (uint32_t)(v % 100000000u));
-    return out + 8;
+    return oipcodec_write_8digits(out, low);
 }
 
 /* The minus sign is always stored and only kept for negative values (branch-free, as above);
@@ -168,47 +264,89 @@ static inline char *oipcodec_write_i32(char *out, int32_t v) {
     return oipcodec_write_u32(out, negative ? 0 - (uint32_t)v : (uint32_t)v);
 }
 
+/* A decimal exponent's digits (ae < 1000), exactly: nothing stored past them, as the 16-bit
+ * float tables write into fixed slots. */
+static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
+    if (ae >= 100) {
+        *out++ = (char)('0' + ae / 100);
+        ae %= 100;
+        memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+        return out + 2;
+    }
+    if (ae >= 10) {
+        memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
+        return out + 2;
+    }
+    *out = (char)('0' + ae);
+    return out + 1;
+}
+
 /* One writer per element type: n elements separated by commas, no brackets. The row writers
  * share one signature so the nested driver below can take any of them. */
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
 
 #define OIPCODEC_INT_ROW(NAME, CTYPE, WRITE, WIDE)                                          \
-    OIPCODEC_MAYBE_UNUSED static char *NAME(const void *data, ptrdiff_t n, char *out,       \
-                                            const void *ctx) {                              \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_HOT static char *NAME(const void *data, ptrdiff_t n,     \
+                                                         char *out, const void *ctx) {     \
         const CTYPE *v = (const CTYPE *)data;                                               \
         ptrdiff_t i;                                                                        \
         (void)ctx;                                                                          \
         for (i = 0; i < n; i++) {                                                           \
-            if (i) {                                                                        \
-                *out++ = ',';                                                               \
-            }                                                                               \
             out = WRITE(out, (WIDE)v[i]);                                                   \
+            *out++ = ',';                                                                   \
         }                                                                                   \
-        return out;                                                                         \
+        return n ? out - 1 : out;                                                           \
     }
 
-OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u32, uint32_t)
+OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u8, uint32_t)
 OIPCODEC_INT_ROW(oipcodec_row_u16, uint16_t, oipcodec_write_u32, uint32_t)
 OIPCODEC_INT_ROW(oipcodec_row_u32, uint32_t, oipcodec_write_u32, uint32_t)
 OIPCODEC_INT_ROW(oipcodec_row_u64, uint64_t, oipcodec_write_u64, uint64_t)
-OIPCODEC_INT_ROW(oipcodec_row_i8, int8_t, oipcodec_write_i32, int32_t)
+OIPCODEC_INT_ROW(oipcodec_row_i8, int8_t, oipcodec_write_i8, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i16, int16_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i32, int32_t, oipcodec_write_i32, int32_t)
 OIPCODEC_INT_ROW(oipcodec_row_i64, int64_t, oipcodec_write_i64, int64_t)
 
+/* The text of 4 elements with their commas, by their bits (element k at bit k), padded to 32
+ * bytes, and its length. */
+static const char oipcodec_bool4_text[16][33] = {
+    "false,false,false,false,        ",
+    "true,false,false,false,         ",
+    "false,true,false,false,         ",
+    "true,true,false,false,          ",
+    "false,false,true,false,         ",
+    "true,false,true,false,          ",
+    "false,true,true,false,          ",
+    "true,true,true,false,           ",
+    "false,false,false,true,         ",
+    "true,false,false,true,          ",
+    "false,true,false,true,          ",
+    "true,true,false,true,           ",
+    "false,false,true,true,          ",
+    "true,false,true,true,           ",
+    "false,true,true,true,           ",
+    "true,true,true,true,            ",
+};
+static const uint8_t oipcodec_bool4_len[16] = {24, 23, 23, 22, 23, 22, 22, 21, 23, 22, 22, 21, 22, 21, 21, 20};
+
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_bool(const void *data, ptrdiff_t n, char *out, const void *ctx) {
-    /* Each word is copied 8 bytes wide with its comma (the spare bytes are overwritten by
-     * what follows), so the loop has no data-dependent branch: random bools predict badly. */
-    static const char words[2][8] = {{'f', 'a', 'l', 's', 'e', ',', 0, 0},
-                                     {'t', 'r', 'u', 'e', ',', 0, 0, 0}};
+    /* Four elements per step: their text copied 32 bytes wide from the table (the spare bytes
+     * are overwritten by what follows), so the loop has no data-dependent branch (random
+     * bools predict badly) and a quarter of the stores and pointer updates. */
     const uint8_t *v = (const uint8_t *)data;
-    ptrdiff_t i;
+    ptrdiff_t i = 0;
     (void)ctx;
-    for (i = 0; i < n; i++) {
-        int t = v[i] != 0;
-        memcpy(out, words[t], 8);
-        out += 6 - t;
+    for (; i + 4 <= n; i += 4) {
+        unsigned idx = (unsigned)(v[i] != 0) | (unsigned)(v[i + 1] != 0) << 1 |
+                       (unsigned)(v[i + 2] != 0) << 2 | (unsigned)(v[i + 3] != 0) << 3;
+        memcpy(out, oipcodec_bool4_text[idx], 32);
+        out += oipcodec_bool4_len[idx];
+    }
+    for (; i < n; i++) {
+        unsigned idx = v[i] != 0;
+        memcpy(out, oipcodec_bool4_text[idx], 8); /* "true," or "false," first */
+        out += 6 - idx;
     }
     return n ? out - 1 : out;
 }
@@ -309,12 +447,8 @@ static inline char *oipcodec_write_float_layout(char *out, int negative, const c
         out += n - 1;
     }
     *out++ = 'e';
-    if (e < 0) {
-        *out++ = '-';
-        return oipcodec_write_u32(out, (uint32_t)(-e));
-    }
-    *out++ = '+';
-    return oipcodec_write_u32(out, (uint32_t)e);
+    *out++ = e < 0 ? '-' : '+';
+    return oipcodec_write_exponent(out, (uint32_t)(e < 0 ? -e : e));
 }
 
 /* Positional ranges of the decimal exponent: FP64, and FP32 (also used for FP16 and BF16). */
@@ -491,20 +625,6 @@ static OIPCODEC_NOINLINE uint32_t oipcodec_f32_shortest(uint32_t bits, int *e10)
     return d;
 }
 
-/* The 8 decimal digits of v < 10**8 as byte values 0..9, the first digit in the lowest byte:
- * split in halves, quarters and eighths in parallel lanes, dividing by 10**4, 100 and 10 with
- * multiply-shift reciprocals that are exact for the lane's range (x < 10**4: x * 10486 >> 20;
- * x < 100: x * 103 >> 10). */
-static inline uint64_t oipcodec_digits8(uint32_t v) {
-    uint64_t w, q;
-    uint32_t hi = v / 10000;
-    w = hi | (uint64_t)(v - hi * 10000) << 32;
-    q = (w * 10486 >> 20) & 0x0000007F0000007Full;
-    w = q | (w - q * 100) << 16;
-    q = (w * 103 >> 10) & 0x000F000F000F000Full;
-    return q | (w - q * 10) << 8;
-}
-
 static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 1000000, 100000,
                                                  10000,  1000,      100,      10,      1};
 
@@ -651,12 +771,197 @@ OIPCODEC_HOT static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *
                 out += nd > 1 ? nd + 1 : 1;
                 memcpy(out, E < 0 ? "e-" : "e+", 2);
                 out += 2;
-                if (ae >= 10) {
-                    memcpy(out, oipcodec_digit_pairs + 2 * ae, 2);
-                    out += 2;
+                out = oipcodec_write_exponent(out, ae);
+            }
+            *out++ = ',';
+        }
+    }
+    return n ? out - 1 : out;
+}
+
+/* ---------------------------------------------------------------- float64: shortest digits */
+
+/* floor(log10(2**e)), floor(log10(3/4 * 2**e)) and floor(log2(10**e)) by multiply and shift,
+ * exact over the float64 exponent range (as in Schubfach and Ryu). */
+static inline int oipcodec_flog10_pow2(int e) { return (e * 1262611) >> 22; }
+static inline int oipcodec_flog10_3q_pow2(int e) { return (e * 1262611 - 524031) >> 22; }
+static inline int oipcodec_flog2_pow10(int e) { return (e * 1741647) >> 19; }
+
+/* x * g / 2**128 truncated to odd: the integer part, with the lowest bit set when the fraction
+ * is above 2**-63 (Schubfach's rounding to odd; g = {hi, lo}). */
+static inline uint64_t oipcodec_f64_scale(uint64_t g_hi, uint64_t g_lo, uint64_t x) {
+    uint64_t x1 = oipcodec_mulhi64(g_lo, x);
+    uint64_t y1, y0 = oipcodec_mul128(g_hi, x, &y1);
+    uint64_t z = y0 + x1;
+    y1 += z < y0;
+    return y1 | (z > 1);
+}
+
+/* The shortest digits of a positive finite nonzero float64 given by its bits without the
+ * sign: returns d (up to 17 digits, possibly with trailing zeros), the value's decimal being
+ * d * 10**(*e10). Schubfach (Giulietti, see the top of this file) on float64: v = c * 2**q,
+ * the rounding interval's ends and v scaled by g ~ 10**-k (the parser's table of 128-bit
+ * powers of five, rounded up where inexact) and truncated to odd; the one multiple of
+ * 10 * 10**k inside if there is one, else the closer of v's unit neighbours (ties: even). */
+static inline uint64_t oipcodec_f64_shortest(uint64_t mag, int *e10) {
+    uint64_t field = mag >> 52, m = mag & 0xFFFFFFFFFFFFFull;
+    uint64_t c = field ? m | 1ull << 52 : m;
+    int q = field ? (int)field - 1075 : -1074;
+    uint64_t open = c & 1; /* odd: the interval's ends are excluded */
+    int closer = m == 0 && field > 1; /* the float below is half as far */
+    int k = closer ? oipcodec_flog10_3q_pow2(q) : oipcodec_flog10_pow2(q);
+    int h = q + oipcodec_flog2_pow10(-k) + 1; /* 1..4 */
+    int p = -k;
+    const uint64_t *t = p <= OIPCODEC_POW5_MAX ? oipcodec_pow5_128[p - OIPCODEC_POW5_MIN]
+                                               : oipcodec_pow5_128_tail[p - OIPCODEC_POW5_MAX - 1];
+    /* The table is floored; Schubfach wants floor + 1 unless 10**p scales exactly (5**p has
+     * at most 128 bits for 0 <= p <= 55). */
+    uint64_t g_lo = t[1] + (uint64_t)(p < 0 || p > 55);
+    uint64_t g_hi = t[0] + (g_lo < t[1]);
+    uint64_t cb = c << 2;
+    uint64_t vbl = oipcodec_f64_scale(g_hi, g_lo, (cb - 2 + (uint64_t)closer) << h);
+    uint64_t vb = oipcodec_f64_scale(g_hi, g_lo, cb << h);
+    uint64_t vbr = oipcodec_f64_scale(g_hi, g_lo, (cb + 2) << h);
+    uint64_t lower = vbl + open, upper = vbr - open;
+    uint64_t s = vb >> 2, sp = s / 10;
+    /* Every test computed and the choice made by masks, as in oipcodec_f32_shortest: which
+     * candidate wins varies from element to element and would be mispredicted. */
+    uint64_t up_in = lower <= 40 * sp, wp_in = 40 * sp + 40 <= upper;
+    uint64_t use10 = (uint64_t)(s >= 10) & (up_in ^ wp_in); /* one multiple of 10 inside */
+    uint64_t u_in = lower <= 4 * s, w_in = 4 * s + 4 <= upper;
+    uint64_t round_up = (vb > 4 * s + 2) | ((vb == 4 * s + 2) & s & 1);
+    uint64_t one = u_in ^ w_in; /* exactly one of s and s + 1 inside */
+    uint64_t unit = s + ((one & w_in) | (~one & round_up & 1));
+    uint64_t mask = 0 - use10;
+    *e10 = k + (int)use10;
+    return ((sp + wp_in) & mask) | (unit & ~mask);
+}
+
+static const uint64_t oipcodec_pow10_u64[20] = {1ull,
+                                                10ull,
+                                                100ull,
+                                                1000ull,
+                                                10000ull,
+                                                100000ull,
+                                                1000000ull,
+                                                10000000ull,
+                                                100000000ull,
+                                                1000000000ull,
+                                                10000000000ull,
+                                                100000000000ull,
+                                                1000000000000ull,
+                                                10000000000000ull,
+                                                100000000000000ull,
+                                                1000000000000000ull,
+                                                10000000000000000ull,
+                                                100000000000000000ull,
+                                                1000000000000000000ull,
+                                                10000000000000000000ull};
+
+/* Decimal digits of v (1 for 0), as oipcodec_count_digits_u32. */
+static inline int oipcodec_count_digits_u64(uint64_t v) {
+    int t = ((64 - oipcodec_clz64(v | 1)) * 1233) >> 12;
+    return t + 1 - ((v | 1) < oipcodec_pow10_u64[t]);
+}
+
+/* Longest float64 text: "-0.00001" and 16 more digits, or "-d.dddddddddddddddde-308". The
+ * writer stores 24 bytes at up to 7 bytes past the element's start, so the buffer needs
+ * OIPCODEC_F64_SLACK bytes at its end. */
+#define OIPCODEC_F64_MAX 24
+#define OIPCODEC_F64_SLACK 32
+#define OIPCODEC_F64_BLOCK 64
+
+/* float64 elements (native byte order) in the reference layout, each followed by a comma. Two
+ * passes per block, as oipcodec_row_f32: the digits of all, then the text of all. The 17 digit
+ * positions (first digit, then two oipcodec_digits8 words, padded with '0's) are laid out with
+ * fixed-width overlapping stores of words assembled in registers. */
+OIPCODEC_MAYBE_UNUSED
+OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out,
+                                          const void *ctx) {
+    const uint64_t *v = (const uint64_t *)data;
+    uint64_t digits[OIPCODEC_F64_BLOCK];
+    int exps[OIPCODEC_F64_BLOCK];
+    ptrdiff_t base;
+    (void)ctx;
+    for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
+        ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
+        for (j = 0; j < count; j++) {
+            uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
+            int e10 = 0;
+            digits[j] = mag - 1 < 0x7FEFFFFFFFFFFFFFull ? oipcodec_f64_shortest(mag, &e10) : 0;
+            exps[j] = e10;
+        }
+        for (j = 0; j < count; j++) {
+            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull, d = digits[j];
+            uint64_t d17, rest, w1, w2;
+            uint32_t first;
+            int nd, E;
+            if (mag >= 0x7FF0000000000000ull) {
+                if (mag != 0x7FF0000000000000ull) {
+                    memcpy(out, "NaN,", 4);
+                    out += 4;
+                } else if (bits >> 63) {
+                    memcpy(out, "-Infinity,", 10);
+                    out += 10;
                 } else {
-                    *out++ = (char)('0' + ae);
+                    memcpy(out, "Infinity,", 9);
+                    out += 9;
                 }
+                continue;
+            }
+            *out = '-';
+            out += bits >> 63;
+            if (mag == 0) {
+                memcpy(out, "0.0,", 4);
+                out += 4;
+                continue;
+            }
+            nd = oipcodec_count_digits_u64(d);
+            E = exps[j] + nd - 1; /* value = d1.d2... * 10**E */
+            d17 = d * oipcodec_pow10_u64[17 - nd];
+            first = (uint32_t)(d17 / 10000000000000000ull);
+            rest = d17 - first * 10000000000000000ull;
+            oipcodec_digits16_bytes(rest, &w1, &w2);
+            /* trailing zero digits are high zero bytes */
+            nd = w2 ? 17 - (oipcodec_clz64(w2) >> 3) : w1 ? 9 - (oipcodec_clz64(w1) >> 3) : 1;
+            w1 |= OIPCODEC_ASCII8;
+            w2 |= OIPCODEC_ASCII8;
+            /* digit i of the 17 is byte i of (first, w1, w2): stored from registers, never
+             * read back (a wide load of narrower stores stalls) */
+            if (E >= 0 && E <= OIPCODEC_F64_HI_E) {
+                /* the digits padded with '0's, the point after digit E, then the digits after
+                 * it (just "0" for integral values): digits E + 1.. are (w1, w2) shifted right
+                 * by E bytes */
+                int frac = nd - 1 - E, sh = 8 * E;
+                uint64_t lo, hi;
+                oipcodec_store_le64(out, ('0' + first) | w1 << 8);
+                oipcodec_store_le64(out + 8, w1 >> 56 | w2 << 8);
+                out[E + 1] = '.';
+                if (sh < 64) {
+                    lo = w1 >> sh | w2 << (63 - sh) << 1;
+                    hi = w2 >> sh;
+                } else {
+                    lo = w2 >> (sh - 64);
+                    hi = 0;
+                }
+                oipcodec_store_le64(out + E + 2, lo);
+                oipcodec_store_le64(out + E + 10, hi);
+                out += E + 2 + (frac > 1 ? frac : 1);
+            } else if (E < 0 && E >= OIPCODEC_F64_LO_E) {
+                oipcodec_store_le64(out, 0x3030303030302E30ull); /* "0.000000" */
+                oipcodec_store_le64(out + 1 - E, ('0' + first) | w1 << 8);
+                oipcodec_store_le64(out + 9 - E, w1 >> 56 | w2 << 8);
+                oipcodec_store_le64(out + 17 - E, w2 >> 56);
+                out += 1 - E + nd;
+            } else {
+                out[0] = (char)('0' + first);
+                out[1] = '.';
+                oipcodec_store_le64(out + 2, w1);
+                oipcodec_store_le64(out + 10, w2);
+                out += nd > 1 ? nd + 1 : 1;
+                *out++ = 'e';
+                *out++ = E < 0 ? '-' : '+';
+                out = oipcodec_write_exponent(out, (uint32_t)(E < 0 ? -E : E));
             }
             *out++ = ',';
         }
@@ -840,130 +1145,6 @@ static inline const char *oipcodec_nonfinite_token(const void *data, ptrdiff_t i
     }
     *len = negative ? 9 : 8;
     return negative ? "-Infinity" : "Infinity";
-}
-
-/* Rewrites JSON number-array text produced by another writer (orjson) into our layout: every
- * number token is re-read as sign, digits and exponent and written again; every `null` (the
- * other writer's form of a non-finite float) becomes the token of the next non-finite element
- * of `data`, in row-major order. Brackets and commas are copied. With relayout = 0 the
- * numbers are copied as they are and only the nulls are replaced. `out` needs room for
- * in_len + 5 * (non-finite count) bytes, plus, with relayout, 24 bytes per number. Returns
- * the end of the output, or NULL if the input has a token this function does not expect. */
-OIPCODEC_MAYBE_UNUSED
-static char *oipcodec_rewrite_floats(const char *in, size_t in_len, char *out, const void *data,
-                                     ptrdiff_t n, int wide, int relayout) {
-    const char *p = in, *end = in + in_len;
-    ptrdiff_t next = 0; /* the next element that may be non-finite */
-    int lo_e = wide ? OIPCODEC_F64_LO_E : OIPCODEC_F32_LO_E;
-    int hi_e = wide ? OIPCODEC_F64_HI_E : OIPCODEC_F32_HI_E;
-    if (!relayout) {
-        /* Fast path: only the nulls change; copy the stretches between them. */
-        for (;;) {
-            const char *hit = (const char *)memchr(p, 'n', (size_t)(end - p));
-            const char *tok;
-            size_t len;
-            if (hit == NULL) {
-                memcpy(out, p, (size_t)(end - p));
-                return out + (end - p);
-            }
-            if (end - hit < 4 || memcmp(hit, "null", 4) != 0) {
-                return NULL;
-            }
-            memcpy(out, p, (size_t)(hit - p));
-            out += hit - p;
-            while (next < n && !(wide ? oipcodec_f64_nonfinite(((const uint64_t *)data)[next])
-                                      : oipcodec_f32_nonfinite(((const uint32_t *)data)[next]))) {
-                next++;
-            }
-            if (next >= n) {
-                return NULL;
-            }
-            tok = oipcodec_nonfinite_token(data, next++, wide, &len);
-            memcpy(out, tok, len);
-            out += len;
-            p = hit + 4;
-        }
-    }
-    while (p < end) {
-        char c = *p;
-        if (c == '[' || c == ']' || c == ',') {
-            *out++ = c;
-            p++;
-        } else if (c == 'n') {
-            const char *tok;
-            size_t len;
-            if (end - p < 4 || memcmp(p, "null", 4) != 0) {
-                return NULL;
-            }
-            while (next < n && !(wide ? oipcodec_f64_nonfinite(((const uint64_t *)data)[next])
-                                      : oipcodec_f32_nonfinite(((const uint32_t *)data)[next]))) {
-                next++;
-            }
-            if (next >= n) {
-                return NULL;
-            }
-            tok = oipcodec_nonfinite_token(data, next++, wide, &len);
-            memcpy(out, tok, len);
-            out += len;
-            p += 4;
-        } else if (c == '-' || (c >= '0' && c <= '9')) {
-            char digits[40];
-            int nd = 0, point = -1, lead = 0, negative = 0, e, exp = 0, exp_neg = 0;
-            if (c == '-') {
-                negative = 1;
-                p++;
-            }
-            /* digits[] keeps the significant digits; `point` counts the digits before the
-             * decimal point, `lead` the zeros skipped before the first significant one. */
-            for (; p < end; p++) {
-                c = *p;
-                if (c >= '0' && c <= '9') {
-                    if (nd == 0 && c == '0') {
-                        lead++;
-                        continue;
-                    }
-                    if (nd >= (int)sizeof digits) {
-                        return NULL;
-                    }
-                    digits[nd++] = c;
-                } else if (c == '.' && point < 0) {
-                    point = nd + lead;
-                } else {
-                    break;
-                }
-            }
-            if (point < 0) {
-                point = nd + lead;
-            }
-            if (p < end && (*p == 'e' || *p == 'E')) {
-                p++;
-                if (p < end && (*p == '+' || *p == '-')) {
-                    exp_neg = *p == '-';
-                    p++;
-                }
-                while (p < end && *p >= '0' && *p <= '9' && exp < 100000) {
-                    exp = exp * 10 + (*p++ - '0');
-                }
-                if (exp_neg) {
-                    exp = -exp;
-                }
-            }
-            while (nd > 0 && digits[nd - 1] == '0') {
-                nd--;
-            }
-            if (nd == 0) {
-                out = oipcodec_write_float_layout(out, negative, "0", 1, 0, 0, 0);
-            } else {
-                /* d1 is digit number `lead` (from 0) of the token, `point` digits stand
-                 * before the decimal point: d1's exponent is point - 1 - lead. */
-                e = point - 1 - lead + exp;
-                out = oipcodec_write_float_layout(out, negative, digits, nd, e, lo_e, hi_e);
-            }
-        } else {
-            return NULL;
-        }
-    }
-    return out;
 }
 
 /* ---------------------------------------------------------------- BYTES as JSON strings */

@@ -664,6 +664,29 @@ static const uint64_t oipcodec_pow5_128[651][2] = {
     {0x8E679C2F5E44FF8Full, 0x570F09EAA7EA7648ull}, /* 5^308 */
 };
 
+/* The same for q in [309, 324]: the shortest-digits writer of
+ * jsonwrite.h scales the smallest float64 values by up to 10**324. */
+#define OIPCODEC_POW5_TAIL_MAX 324
+
+static const uint64_t oipcodec_pow5_128_tail[16][2] = {
+    {0xB201833B35D63F73ull, 0x2CD2CC6551E513DAull}, /* 5^309 */
+    {0xDE81E40A034BCF4Full, 0xF8077F7EA65E58D1ull}, /* 5^310 */
+    {0x8B112E86420F6191ull, 0xFB04AFAF27FAF782ull}, /* 5^311 */
+    {0xADD57A27D29339F6ull, 0x79C5DB9AF1F9B563ull}, /* 5^312 */
+    {0xD94AD8B1C7380874ull, 0x18375281AE7822BCull}, /* 5^313 */
+    {0x87CEC76F1C830548ull, 0x8F2293910D0B15B5ull}, /* 5^314 */
+    {0xA9C2794AE3A3C69Aull, 0xB2EB3875504DDB22ull}, /* 5^315 */
+    {0xD433179D9C8CB841ull, 0x5FA60692A46151EBull}, /* 5^316 */
+    {0x849FEEC281D7F328ull, 0xDBC7C41BA6BCD333ull}, /* 5^317 */
+    {0xA5C7EA73224DEFF3ull, 0x12B9B522906C0800ull}, /* 5^318 */
+    {0xCF39E50FEAE16BEFull, 0xD768226B34870A00ull}, /* 5^319 */
+    {0x81842F29F2CCE375ull, 0xE6A1158300D46640ull}, /* 5^320 */
+    {0xA1E53AF46F801C53ull, 0x60495AE3C1097FD0ull}, /* 5^321 */
+    {0xCA5E89B18B602368ull, 0x385BB19CB14BDFC4ull}, /* 5^322 */
+    {0xFCF62C1DEE382C42ull, 0x46729E03DD9ED7B5ull}, /* 5^323 */
+    {0x9E19DB92B4E31BA9ull, 0x6C07A2C26A8346D1ull}, /* 5^324 */
+};
+
 /* 5**-s modulo 2**64 for s in [0, 16]: x * entry s is x / 5**s when 5**s divides x. */
 static const uint64_t oipcodec_inv_pow5[17] = {
     0x0000000000000001ull, /* 5**-0 */

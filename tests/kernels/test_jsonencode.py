@@ -169,6 +169,20 @@ def test_integer_extremes(impl) -> None:
         assert text == ("[" + ",".join(str(int(v)) for v in values) + "]").encode()
 
 
+def test_integer_digit_count_boundaries(impl) -> None:
+    # Every power of ten and its neighbours within each type's range: the writers build the
+    # digits in blocks of 8 and trim leading zeros, so each digit count is its own case.
+    for datatype, dtype in INT_TYPES.items():
+        info = np.iinfo(dtype)
+        edges = {int(info.min), int(info.min) + 1, int(info.max), int(info.max) - 1, 0}
+        for k in range(21):
+            for v in (10**k - 1, 10**k, 10**k + 1):
+                edges |= {v, -v}
+        values = sorted(v for v in edges if info.min <= v <= info.max)
+        text = impl.array_to_json(np.array(values, dtype=dtype), datatype)
+        assert text == json.dumps(values, separators=(",", ":")).encode()
+
+
 @pytest.mark.parametrize("datatype", list(INT_TYPES))
 @given(data=st.data())
 @settings(max_examples=40)
@@ -373,38 +387,29 @@ def test_bf16_bits_matches_ml_dtypes_from_float32() -> None:
     assert np.array_equal(bf16_bits(values), values.astype(BF16).view(np.uint16))
 
 
-def test_native_rewrites_other_orjson_layouts() -> None:
-    """The rewrite of orjson's text into our layout (used when an orjson version lays numbers
-    out differently) gives the reference text."""
-    native = pytest.importorskip("oipcodec._native.jsonencode")
-    from oipcodec._pure.jsonencode import array_to_json as reference
-
+def test_fp64_hard_classes_match_reference(both) -> None:
+    """The native FP64 writer (Schubfach on the parser's 128-bit powers of ten) on the classes
+    where its arithmetic is closest to a decision: subnormals (scaled by up to 10**324, the
+    table's tail), powers of two (whose rounding interval is narrower below) and of ten, their
+    neighbours, the extremes, random bit patterns, nested. tools/check_f64_writer.py runs the
+    same comparison on 10**8 values."""
+    native, pure = both
     rng = np.random.default_rng(3)
-    previous = [native._use_orjson_layout(0, False), native._use_orjson_layout(1, False)]
-    try:
-        for dtype, datatype, specials in (
-            (np.float32, "FP32", SPECIAL_F32),
-            (np.float64, "FP64", SPECIAL_F64),
-        ):
-            bits = rng.integers(0, 2**63, 3000, dtype=np.uint64)
-            values = np.concatenate(
-                [
-                    bits.astype(f"u{np.dtype(dtype).itemsize}").view(dtype),
-                    np.array(specials).astype(dtype),
-                ]
-            )
-            for exponent in range(-12, 25):
-                values = np.append(
-                    values, np.array([10.0**exponent, -1.5 * 10.0**exponent]).astype(dtype)
-                )
-            for nested in (False, True):
-                shaped = values[: values.size // 2 * 2].reshape(2, -1)
-                assert native.array_to_json(shaped, datatype, nested) == reference(
-                    shaped, datatype, nested
-                )
-    finally:
-        native._use_orjson_layout(0, previous[0])
-        native._use_orjson_layout(1, previous[1])
+    subnormals = np.concatenate(
+        [np.arange(1, 2000, dtype=np.uint64), 0x000FFFFFFFFFFFFF - np.arange(2000, dtype=np.uint64)]
+    ).view(np.float64)
+    powers = np.concatenate(
+        [np.ldexp(1.0, np.arange(-1074, 1024)), [float(f"1e{k}") for k in range(-323, 309)]]
+    )
+    around = np.concatenate([powers, np.nextafter(powers, np.inf), np.nextafter(powers, 0.0)])
+    random_bits = rng.integers(0, 0x7FF0000000000000, 20_000, dtype=np.uint64).view(np.float64)
+    values = np.concatenate([subnormals, around, -around, random_bits, np.array(SPECIAL_F64)])
+    values = values[: values.size // 2 * 2]
+    for nested in (False, True):
+        shaped = values.reshape(2, -1) if nested else values
+        assert native.array_to_json(shaped, "FP64", nested) == pure.array_to_json(
+            shaped, "FP64", nested
+        )
 
 
 # ---------------------------------------------------------------------------- shapes and layouts

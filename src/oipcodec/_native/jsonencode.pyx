@@ -2,15 +2,12 @@
 # the text byte for byte, is oipcodec/_pure/jsonencode.py; both check and normalise their input
 # with oipcodec/_shared/jsonencode.py.
 #
-# Engines, chosen per datatype by measurement (see benchmarks/kernels/bench_jsonencode.py):
-# - FP64: orjson's numpy serialiser, whose shortest round-trip digits are those of the
-#   reference. It writes NaN and infinities as null (rewritten here into the NaN/Infinity
-#   tokens); its layout (positional vs exponent) is checked against ours once per process and
-#   rewritten when an orjson version lays numbers out differently.
-# - FP32, integers, BOOL, BYTES, FP16, BF16: C writers in csrc/oipcodec/jsonwrite.h, run
-#   without the GIL. FP32 finds each element's shortest digits with 64-bit integer arithmetic
-#   (checked against the reference on every float32 value); FP16 and BF16 copy each element's
-#   text from a 65536-entry table built on first use.
+# Every datatype has a C writer in csrc/oipcodec/jsonwrite.h, run without the GIL (measured
+# against orjson's numpy serialiser in benchmarks/kernels/bench_jsonencode.py). FP32 and FP64
+# find each element's shortest digits with integer arithmetic (FP32 checked against the exact
+# path on every float32 value by tools/check_f32_writer.sh, FP64 against repr() by
+# tools/check_f64_writer.py); FP16 and BF16 copy each element's text from a 65536-entry table
+# built on first use.
 
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.object cimport PyObject
@@ -24,7 +21,6 @@ from oipcodec._native.jsonwrite cimport *
 import threading
 
 import numpy as np
-import orjson
 
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import bytes_elements, element_type_error, utf8_error
@@ -46,8 +42,6 @@ cdef extern from "Python.h":
     Py_ssize_t Py_SIZE(object o)
     void Py_SET_SIZE(object o, Py_ssize_t size)
 
-cdef int _ORJSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
-
 # Longest text of one element, per datatype (with its sign).
 _MAX_TOKEN = {
     "BOOL": 5, "UINT8": 3, "UINT16": 5, "UINT32": 10, "UINT64": 20,
@@ -61,11 +55,6 @@ _half_tables[0] = NULL
 _half_tables[1] = NULL
 _half_lock = threading.Lock()
 
-# Whether orjson's layout of FP32 (index 0) and FP64 (index 1) numbers is ours; None until
-# probed.
-_orjson_layout_ok = [None, None]
-
-
 @contract(CONTRACTS)
 def array_to_json(array, datatype, nested=False, *, nonfinite="tokens"):
     prepared = prepare(array, datatype, nested, nonfinite)
@@ -76,10 +65,8 @@ def array_to_json(array, datatype, nested=False, *, nonfinite="tokens"):
         return _write_bytes(values, shape)
     if 0 in shape:
         return empty_nested(shape)
-    if dt == "FP32":
-        return _write_f32(values, shape, nonfinite == "error")
-    if dt == "FP64":
-        return _write_float(values, 1, nonfinite == "error")
+    if dt == "FP32" or dt == "FP64":
+        return _write_binary_float(values, shape, dt == "FP64", nonfinite == "error")
     if dt == "FP16" or dt == "BF16":
         return _write_half(values, shape, dt == "BF16", nonfinite == "error")
     return _write_fixed(values, shape, dt)
@@ -152,7 +139,7 @@ cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t it
     for k in range(ndim):
         dims[k] = shape[k]
     # The row writers store fixed-width chunks that may run past the text's end.
-    cdef Py_ssize_t slack = max(2 * OIPCODEC_HALF_SLOT, OIPCODEC_F32_SLACK)
+    cdef Py_ssize_t slack = max(2 * OIPCODEC_HALF_SLOT, OIPCODEC_F32_SLACK, OIPCODEC_F64_SLACK)
     cdef PyObject *out = _alloc(n * max_token + _structure_size(shape) + slack)
     cdef char *end
     cdef char *start = PyBytes_AS_STRING(<object>out)
@@ -206,80 +193,20 @@ cdef object _write_half(values, tuple shape, int bf16, bint strict):
 
 # ------------------------------------------------------------------ FP32 and FP64
 
-cdef object _write_f32(values, tuple shape, bint strict):
+cdef object _write_binary_float(values, tuple shape, bint wide, bint strict):
     cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
     cdef ptrdiff_t n = values.size, count, first = -1
     cdef size_t length = 0
     cdef const char *token
     if strict:
         with nogil:
-            count = oipcodec_count_nonfinite(&raw[0], n, 0, &first)
+            count = oipcodec_count_nonfinite(&raw[0], n, wide, &first)
         if count:
-            token = oipcodec_nonfinite_token(&raw[0], first, 0, &length)
+            token = oipcodec_nonfinite_token(&raw[0], first, wide, &length)
             raise nonfinite_error(first, token[:length].decode("ascii"))
+    if wide:
+        return _write_rows(raw, shape, 8, OIPCODEC_F64_MAX, oipcodec_row_f64, NULL)
     return _write_rows(raw, shape, 4, OIPCODEC_F32_MAX, oipcodec_row_f32, NULL)
-
-
-cdef object _write_float(values, bint wide, bint strict):
-    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
-    cdef ptrdiff_t n = values.size, count, first = -1
-    cdef size_t length = 0
-    cdef const char *token
-    with nogil:
-        count = oipcodec_count_nonfinite(&raw[0], n, wide, &first)
-    if count and strict:
-        token = oipcodec_nonfinite_token(&raw[0], first, wide, &length)
-        raise nonfinite_error(first, token[:length].decode("ascii"))
-    text = orjson.dumps(values, option=_ORJSON_OPTIONS)
-    cdef int relayout = not _orjson_layout(wide)
-    if count == 0 and not relayout:
-        return text
-    return _rewrite(text, raw, n, wide, relayout, count)
-
-
-cdef object _rewrite(bytes text, const unsigned char[::1] raw, Py_ssize_t n, int wide,
-                     int relayout, Py_ssize_t count):
-    cdef Py_ssize_t size = len(text)
-    cdef const char *src = text
-    cdef PyObject *out = _alloc(size + 5 * count + (24 * n if relayout else 0) + 16)
-    cdef char *start = PyBytes_AS_STRING(<object>out)
-    cdef char *end
-    cdef const void *data = &raw[0] if n else NULL
-    with nogil:
-        end = oipcodec_rewrite_floats(src, size, start, data, n, wide, relayout)
-    if end == NULL:
-        Py_DECREF(<object>out)
-        raise RuntimeError("oipcodec: unexpected token in orjson's output")
-    return _finish(out, end)
-
-
-# Numbers at the edges of the positional ranges, which an orjson version may lay out
-# differently from us.
-_PROBE = [
-    0.0, -0.0, 1.0, -1.5, 0.1, 123.25, 1e-8, 1.5e-7, 1e-7, 1e-6, 2.5e-6, 1e-5, 1e-4, 1e12,
-    1.5e12, 1e13, 1e15, 1.25e15, 1e16, 1.5e16, 1e17, 1e22, 3e38, 1e-40, 1e300, 5e-324,
-]
-
-
-cdef bint _orjson_layout(int wide) except -1:
-    cdef const unsigned char[::1] raw
-    ok = _orjson_layout_ok[wide]
-    if ok is None:
-        with np.errstate(over="ignore", under="ignore"):
-            probe = np.array(_PROBE, dtype=np.float64 if wide else np.float32)
-        probe = probe[np.isfinite(probe) & ((probe != 0) | (np.array(_PROBE) == 0))]
-        raw = probe.view(np.uint8)
-        text = orjson.dumps(probe, option=_ORJSON_OPTIONS)
-        ok = _rewrite(text, raw, probe.size, wide, 1, 0) == text
-        _orjson_layout_ok[wide] = ok
-    return ok
-
-
-def _use_orjson_layout(wide, ok):
-    """Testing hook: pretend orjson's layout is (or is not) ours, to exercise the rewrite."""
-    previous = _orjson_layout_ok[wide]
-    _orjson_layout_ok[wide] = ok
-    return previous
 
 
 # ------------------------------------------------------------------ BYTES

@@ -7,6 +7,8 @@ cdef extern from "oipcodec/jsonwrite.h" nogil:
     int OIPCODEC_HALF_SLOT
     int OIPCODEC_F32_MAX
     int OIPCODEC_F32_SLACK
+    int OIPCODEC_F64_MAX
+    int OIPCODEC_F64_SLACK
 
     ctypedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out,
                                       const void *ctx) noexcept nogil
@@ -22,6 +24,7 @@ cdef extern from "oipcodec/jsonwrite.h" nogil:
     char *oipcodec_row_bool(const void *data, ptrdiff_t n, char *out, const void *ctx)
     char *oipcodec_row_half(const void *data, ptrdiff_t n, char *out, const void *ctx)
     char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx)
+    char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out, const void *ctx)
 
     char *oipcodec_write_nested(const char *data, ptrdiff_t itemsize, const ptrdiff_t *shape,
                                 int ndim, char *out, oipcodec_row_fn row, const void *ctx)
@@ -31,8 +34,6 @@ cdef extern from "oipcodec/jsonwrite.h" nogil:
     ptrdiff_t oipcodec_count_nonfinite(const void *data, ptrdiff_t n, int wide,
                                         ptrdiff_t *first)
     const char *oipcodec_nonfinite_token(const void *data, ptrdiff_t i, int wide, size_t *len)
-    char *oipcodec_rewrite_floats(const char *src, size_t in_len, char *out, const void *data,
-                                  ptrdiff_t n, int wide, int relayout)
 
     ctypedef struct oipcodec_piece:
         const unsigned char *data
