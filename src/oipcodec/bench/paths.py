@@ -312,9 +312,10 @@ def _v1_caller(ours: OurClients, path: EncodingPath, workload: Workload,
         raise ValueError(f"no {'REST URL' if path.protocol == 'rest' else 'gRPC target'}")
     model = v1_model_name(inputs[0]) if workload.echo else workload.model
     values = {t.name: t.data for t in inputs}
+    batch = inputs[0].shape[0] if workload.batching else None
 
     def call_v1() -> Any:
-        outputs = client.infer(model, values).outputs
+        outputs = client.infer(model, values, batch_size=batch).outputs
         return [
             Tensor(name, datatypes.datatype_of(data), data.shape, data)
             for name, data in outputs.items()

@@ -99,6 +99,9 @@ class Workload:
     payload: Payload
     #: The identity model: the answer holds the values sent (checked once per row).
     echo: bool = False
+    #: The model batches (``max_batch_size > 0``): each input's first dimension is the batch
+    #: (the v1 paths send it as the header's ``batch_size``).
+    batching: bool = False
     #: The answer of a first request (set by the worker): the outputs' sizes for shared
     #: memory, and the response the codec timings encode and decode.
     answer: list[Any] = field(default_factory=list)
@@ -263,7 +266,7 @@ def model_workload(
         "generated from the model's metadata: "
         + ", ".join(Declared(t.name, t.datatype, t.shape).label() for t in first),
     )
-    return Workload(model, requests, _declared(metadata.get("outputs")), payload)
+    return Workload(model, requests, _declared(metadata.get("outputs")), payload, batching=batching)
 
 
 def _shape(spec: Declared, shapes: Mapping[str, Sequence[int]], batching: bool,
