@@ -10,6 +10,7 @@
 
 Cases (all POST v2/models/<model>/infer, the answer asked in the request's own form):
   small_json    1x16 FP32 as JSON               image_json    1x3x224x224 FP32 as JSON
+  image_json_short  the image as JSON with the shortest float32 text (oipcodec's client's)
   small_binary  the same with the binary tensor data extension (input and output binary)
   image_binary
 
@@ -73,11 +74,15 @@ class Case:
     name: str
     shape: tuple[int, ...]
     binary: bool
+    #: JSON with the shortest text that reads back to each float32 (as oipcodec's clients
+    #: write it) instead of tritonclient's 17 significant digits.
+    shortest: bool = False
 
 
 CASES = {
     "small_json": Case("small_json", (1, 16), False),
     "image_json": Case("image_json", (1, 3, 224, 224), False),
+    "image_json_short": Case("image_json_short", (1, 3, 224, 224), False, shortest=True),
     "small_binary": Case("small_binary", (1, 16), True),
     "image_binary": Case("image_binary", (1, 3, 224, 224), True),
 }
@@ -86,6 +91,12 @@ CASES = {
 def request_body(case: Case, input_name: str) -> tuple[bytes, dict[str, str]]:
     data = np.random.default_rng(0).random(case.shape, dtype=np.float32)
     tensor: dict[str, object] = {"name": input_name, "shape": list(case.shape), "datatype": "FP32"}
+    if case.shortest:
+        from oipcodec import rest
+        from oipcodec.types import InferRequest, Tensor
+
+        request = InferRequest([Tensor(input_name, "FP32", case.shape, data)])
+        return rest.encode_request(request, binary=False)[0], {"Content-Type": "application/json"}
     if not case.binary:
         tensor["data"] = data.ravel().tolist()
         body = json.dumps({"inputs": [tensor]}).encode()
