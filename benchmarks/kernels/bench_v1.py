@@ -82,7 +82,10 @@ def _v1_server_side() -> Any:
 
 
 V2_MESSAGE = pb.encode_request(
-    InferRequest([Tensor("INPUT0", "INT32", (1, 16), A), Tensor("INPUT1", "INT32", (1, 16), A)])
+    InferRequest(
+        [Tensor("INPUT0", "INT32", (1, 16), A), Tensor("INPUT1", "INT32", (1, 16), A)],
+        model_name="simple",
+    )
 )
 
 

@@ -20,29 +20,6 @@
 #include "oipcodec/pow5_table.h"
 #include "oipcodec/swar.h"
 
-static const uint64_t oipcodec_pow10_u64[20] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-    1000000000000000000ull,
-    10000000000000000000ull,
-};
-
 /* Number of decimal digits of v (1..8 for v < 10**8; 0 for 0). */
 static inline int oipcodec_decimal_length(uint64_t v) {
     int n = 0;

@@ -837,27 +837,6 @@ static inline uint64_t oipcodec_f64_shortest(uint64_t mag, int *e10) {
     return ((sp + wp_in) & mask) | (unit & ~mask);
 }
 
-static const uint64_t oipcodec_pow10_u64[20] = {1ull,
-                                                10ull,
-                                                100ull,
-                                                1000ull,
-                                                10000ull,
-                                                100000ull,
-                                                1000000ull,
-                                                10000000ull,
-                                                100000000ull,
-                                                1000000000ull,
-                                                10000000000ull,
-                                                100000000000ull,
-                                                1000000000000ull,
-                                                10000000000000ull,
-                                                100000000000000ull,
-                                                1000000000000000ull,
-                                                10000000000000000ull,
-                                                100000000000000000ull,
-                                                1000000000000000000ull,
-                                                10000000000000000000ull};
-
 /* Decimal digits of v (1 for 0), as oipcodec_count_digits_u32. */
 static inline int oipcodec_count_digits_u64(uint64_t v) {
     int t = ((64 - oipcodec_clz64(v | 1)) * 1233) >> 12;

@@ -89,6 +89,30 @@ static inline uint64_t oipcodec_digit_run(const unsigned char *p, int *run) {
 #define OIPCODEC_SSE2 0
 #endif
 
+/* 10^0 .. 10^19: digit counts and digit-run scaling, for the parser and the writers. */
+static const uint64_t oipcodec_pow10_u64[20] = {
+    1ull,
+    10ull,
+    100ull,
+    1000ull,
+    10000ull,
+    100000ull,
+    1000000ull,
+    10000000ull,
+    100000000ull,
+    1000000000ull,
+    10000000000ull,
+    100000000000ull,
+    1000000000000ull,
+    10000000000000ull,
+    100000000000000ull,
+    1000000000000000ull,
+    10000000000000000ull,
+    100000000000000000ull,
+    1000000000000000000ull,
+    10000000000000000000ull,
+};
+
 static inline uint64_t oipcodec_load8(const unsigned char *p) {
     uint64_t v;
     memcpy(&v, p, 8);

@@ -248,6 +248,9 @@ RUN_BY = {
         "tests/server/test_server_command.py::test_a_module_in_the_working_directory_is_served"
     ),
     "oipcodec bench --model": "tests/server/test_server_walkthrough.py (with --url, --quick)",
+    "oipcodec serve --model-repository models": (
+        "tests/server/test_server_repository.py::test_serve_a_repository_from_the_command"
+    ),
     "mkdocs build --strict": "ci",
 }
 
