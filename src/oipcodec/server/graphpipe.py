@@ -82,7 +82,7 @@ async def answer(
         fields = graphpipe.read_request(body, limits=limits)
     except OIPError as exc:
         if stats is not None:
-            stats.paths["graphpipe"].record(size)
+            stats.refused(None, "graphpipe", received, exc, size)
         return 400, [f"not a GraphPipe Request flatbuffer: {exc}".encode()], b"text/plain"
     try:
         request = graphpipe.request_from_fields(fields, limits=limits)
@@ -93,25 +93,16 @@ async def answer(
         parts = graphpipe.encode_response_parts(response.outputs)
     except Exception as exc:
         if stats is not None:
-            executed = getattr(exc, "executed", False)
-            stats.of(model).failed(stats.paths["graphpipe"], received, executed, size)
+            stats.refused(model, "graphpipe", received, exc, size)
         error = from_exception(exc)
         if not isinstance(exc, RequestError | OIPError):
             log.error("GraphPipe request to model '%s' failed", model.name, exc_info=exc)
         parts = graphpipe.encode_response_parts([], [(error.http_status, error.message)])
         return 200, parts, CONTENT_TYPE
     if stats is not None:
-        stats.of(model).succeeded(
-            stats.paths["graphpipe"],
-            infer_request.inputs,
-            received,
-            checked,
-            started,
-            finished,
-            time.perf_counter_ns(),
-            size,
-            sum(len(part) for part in parts),
-        )
+        timings = (checked, started, finished)
+        sent = sum(len(part) for part in parts)
+        stats.answered(model, "graphpipe", infer_request.inputs, received, timings, size, sent)
     return 200, parts, CONTENT_TYPE
 
 

@@ -203,24 +203,11 @@ class InferenceServicer:
             answer = pb.encode_response(response, raw=True)
         except Exception as exc:
             if stats is not None:
-                executed = getattr(exc, "executed", False)
-                if model is not None:
-                    stats.of(model).failed(stats.paths[path], received, executed, len(data))
-                else:
-                    stats.paths[path].record(len(data))
+                stats.refused(model, path, received, exc, len(data))
             raise
         if stats is not None:
-            stats.of(model).succeeded(
-                stats.paths[path],
-                request.inputs,
-                received,
-                checked,
-                started,
-                finished,
-                time.perf_counter_ns(),
-                len(data),
-                len(answer),
-            )
+            timings = (checked, started, finished)
+            stats.answered(model, path, request.inputs, received, timings, len(data), len(answer))
         return answer
 
     async def model_infer(self, data: bytes, context: Any) -> bytes:

@@ -471,19 +471,15 @@ class RestApp:
                 model, headers, body, name, version, scope
             )
         except Exception as exc:
-            path = stats.paths[_path_of(headers)]
-            stats.of(model).failed(path, received, getattr(exc, "executed", False), len(body))
+            stats.refused(model, _path_of(headers), received, exc, len(body))
             raise
-        encoded = time.perf_counter_ns()
         sent = answer[1]
-        stats.of(model).succeeded(
-            stats.paths[_path_of(headers)],
+        stats.answered(
+            model,
+            _path_of(headers),
             request.inputs,
             received,
-            checked,
-            started,
-            finished,
-            encoded,
+            (checked, started, finished),
             len(body),
             len(sent) if isinstance(sent, bytes) else sum(len(part) for part in sent),
         )

@@ -288,6 +288,39 @@ class Statistics:
             stats = self._models[model] = ModelStats(self, model, base)
         return stats
 
+    def answered(
+        self,
+        model: Model,
+        path: str,
+        inputs: Sequence[Tensor],
+        received: int,
+        timings: tuple[int, int, int],
+        request_bytes: int,
+        response_bytes: int,
+    ) -> None:
+        """One request of any front end answered on encoding ``path``, its answer encoded
+        now: ``timings`` are the registry's (checked, started, finished) readings."""
+        self.of(model).succeeded(
+            self.paths[path],
+            inputs,
+            received,
+            *timings,
+            time.perf_counter_ns(),
+            request_bytes,
+            response_bytes,
+        )
+
+    def refused(
+        self, model: Model | None, path: str, received: int, exc: BaseException, request_bytes: int
+    ) -> None:
+        """One request of any front end refused with ``exc`` on encoding ``path``; counted on
+        the path alone when it named no known ``model``."""
+        if model is None:
+            self.paths[path].record(request_bytes)
+        else:
+            executed = getattr(exc, "executed", False)
+            self.of(model).failed(self.paths[path], received, executed, request_bytes)
+
     def block(self, key: Key, width: int) -> int:
         """The offset of a new block of ``width`` zeroed slots for ``key``."""
         offset = self._blocks.get(key)

@@ -131,30 +131,21 @@ class V1Frontend:
             len(body) if isinstance(body, bytes | bytearray | memoryview) else sum(map(len, body))
         )
         try:
-            found = await self._infer(model, model_name, name_version, header, body)
+            answer, request, timings = await self._infer(
+                model, model_name, name_version, header, body
+            )
         except Exception as exc:
             if stats is not None:
-                executed = getattr(exc, "executed", False)
-                stats.of(model).failed(stats.paths[path], received, executed, size)
+                stats.refused(model, path, received, exc, size)
             raise
         if stats is not None:
-            (_, parts), request, checked, started, finished = found
-            stats.of(model).succeeded(
-                stats.paths[path],
-                request.inputs,
-                received,
-                checked,
-                started,
-                finished,
-                time.perf_counter_ns(),
-                size,
-                sum(len(part) for part in parts),
-            )
-        return found[0]
+            sent = sum(len(part) for part in answer[1])
+            stats.answered(model, path, request.inputs, received, timings, size, sent)
+        return answer
 
     async def _infer(
         self, model: Any, model_name: str, name_version: str | None, header: Any, body: Any
-    ) -> tuple[tuple[Any, list[bytes | memoryview]], InferRequest, int, int, int]:
+    ) -> tuple[tuple[Any, list[bytes | memoryview]], InferRequest, tuple[int, int, int]]:
         if model.inputs is None:
             raise UnsupportedError(
                 f"model '{model_name}' declares no inputs: a v1 request takes its datatypes "
@@ -186,7 +177,7 @@ class V1Frontend:
             labels={name: model.class_labels(name) for name in classes},
             request_id=header.id,
         )
-        return answer, request, checked, started, finished
+        return answer, request, (checked, started, finished)
 
     async def control(self, model_name: str, load: bool) -> None:
         """Load or unload ``model_name``."""
