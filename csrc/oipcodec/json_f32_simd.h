@@ -1,0 +1,278 @@
+/* The FP32 JSON writer in SIMD lanes: oipcodec_row_f32's path on x86-64 processors with
+ * AVX-512 (F, CD, BW, DQ, VL), chosen once at run time; included by jsonwrite.h after the scalar
+ * writer, whose tables, exact path and text it shares.
+ *
+ * The scalar writer spends its time on two long chains of dependent integer operations per
+ * element (the digits, then their layout) and on branches between layouts that real data
+ * mispredicts. Here both chains run in eight 64-bit lanes and no element takes a branch:
+ * - the digits: the scalar fast path's arithmetic lane by lane (the power of ten by a gather,
+ *   its 64-bit product with the 24-bit significand as two 32x32-bit products, vpmuludq, and
+ *   the decisions as mask compares); the lanes it cannot settle (subnormals, powers of two, the
+ *   rare near-ties) go one by one to oipcodec_f32_shortest, exactly as in the scalar writer;
+ * - the numbers of the text: the digit count (vplzcnt and the bit-length estimate of
+ *   oipcodec_count_digits_u32), the nine digits as ASCII bytes (Paul Khuong's SWAR split, as in
+ *   oipcodec_digits8, here in 32- and 16-bit lanes), the decimal exponent's sign and digits,
+ *   and a layout row: a 16-byte source per element and the index of its pattern;
+ * - the text: one byte shuffle (pshufb) of the source by a pattern from a table of 198
+ *   (json_f32_patterns.h, written by tools/gen_f32_text_patterns.py), stored 16 bytes wide at
+ *   the element's start, then the comma; the start advances by the pattern's length. Writing
+ *   text with shuffle patterns picked by length is the idea of the SIMD number printers of
+ *   Wojciech Mula and Daniel Lemire (e.g. "Converting integers to decimal strings faster with
+ *   AVX-512", 2022); the patterns and the layout rule are this project's.
+ * The text is byte for byte the scalar writer's: tools/check_f32_writer.sh compares this path
+ * with the exact path on all 2**32 bit patterns.
+ *
+ * Built with GCC or clang for x86-64 only (a target attribute, not a compiler flag, so the
+ * rest of the extension stays baseline x86-64); elsewhere OIPCODEC_F32_SIMD is 0 and the scalar
+ * writer is the only one. */
+#ifndef OIPCODEC_JSON_F32_SIMD_H
+/* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
+ * parts are defined, and that inclusion defines what follows. */
+#include "oipcodec/jsonwrite.h"
+#endif
+#ifndef OIPCODEC_JSON_F32_SIMD_H
+#define OIPCODEC_JSON_F32_SIMD_H
+
+#ifndef OIPCODEC_F32_SIMD
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
+#define OIPCODEC_F32_SIMD 1
+#else
+#define OIPCODEC_F32_SIMD 0
+#endif
+#endif
+
+#if OIPCODEC_F32_SIMD
+#include <immintrin.h>
+
+#include "oipcodec/json_f32_patterns.h"
+
+#define OIPCODEC_F32_AVX512 \
+    __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl,bmi,bmi2,lzcnt,popcnt")))
+
+/* 1 when the processor (and the operating system, which must save the 512-bit registers)
+ * runs the AVX-512 path; the compiler's CPUID check, read once. */
+OIPCODEC_MAYBE_UNUSED
+static int oipcodec_f32_simd_supported(void) {
+    static int supported = -1; /* threads may both compute it: the same value */
+    int known = __atomic_load_n(&supported, __ATOMIC_RELAXED);
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("bmi2");
+        __atomic_store_n(&supported, known, __ATOMIC_RELAXED);
+    }
+    return known;
+}
+
+/* The digits of 8 elements (lanes beyond `live` read as 0): d and k as oipcodec_row_f32's fast
+ * path computes them, 0 and 0 for zeros; returns the lanes the exact path must decide. */
+OIPCODEC_F32_AVX512
+static inline __mmask8 oipcodec_f32_digits_x8(const uint32_t *v, __mmask8 live, uint32_t *digits,
+                                              int *exps) {
+    const __m256i bits = _mm256_maskz_loadu_epi32(live, v);
+    const __m256i mag = _mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF));
+    const __m256i field = _mm256_srli_epi32(mag, 23);
+    const __m256i m = _mm256_and_si256(mag, _mm256_set1_epi32(0x7FFFFF));
+    /* normal (field 1..254) and not a power of two */
+    const __mmask8 fast =
+        _mm256_cmplt_epu32_mask(_mm256_sub_epi32(field, _mm256_set1_epi32(1)),
+                                _mm256_set1_epi32(0xFE)) &
+        _mm256_test_epi32_mask(m, m);
+    const __mmask8 nonzero = _mm256_test_epi32_mask(mag, mag);
+    /* k = floor(log10(2**q)) and h = q + 33 + floor(log2(10**-k)) by multiply and shift, as
+     * oipcodec_flog10_pow2 and oipcodec_flog2_pow10: equal to oipcodec_f32_k and
+     * oipcodec_f32_h for every field (q of field 0 is field 1's). */
+    const __m256i q = _mm256_sub_epi32(_mm256_max_epi32(field, _mm256_set1_epi32(1)),
+                                       _mm256_set1_epi32(150));
+    const __m256i k = _mm256_srai_epi32(_mm256_mullo_epi32(q, _mm256_set1_epi32(1262611)), 22);
+    const __m256i h = _mm256_add_epi32(
+        _mm256_add_epi32(q, _mm256_set1_epi32(33)),
+        _mm256_srai_epi32(
+            _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), k),
+                               _mm256_set1_epi32(1741647)),
+            19));
+    const __m512i g = _mm512_i32gather_epi64(_mm256_sub_epi32(_mm256_set1_epi32(31), k),
+                                             (const void *)oipcodec_f32_pow10, 8);
+    const __m512i c = _mm512_cvtepu32_epi64(_mm256_or_si256(m, _mm256_set1_epi32(0x800000)));
+    const __m512i h64 = _mm512_cvtepi32_epi64(h);
+    const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
+    /* V * 2**32 = (c << h) * g / 2**64 = c * g / 2**(64 - h), h in 33..36: with g's halves,
+     * c * g_hi * 2**(h - 32) + (c * g_lo >> (64 - h)), exact (the low product's dropped bits
+     * are below the high product's). */
+    const __m512i lo = _mm512_mul_epu32(c, g);
+    const __m512i hi = _mm512_mul_epu32(c, _mm512_srli_epi64(g, 32));
+    const __m512i mid = _mm512_add_epi64(
+        _mm512_sllv_epi64(hi, _mm512_sub_epi64(h64, _mm512_set1_epi64(32))),
+        _mm512_srlv_epi64(lo, _mm512_sub_epi64(_mm512_set1_epi64(64), h64)));
+    const __m512i delta = _mm512_srlv_epi64(g, _mm512_sub_epi64(_mm512_set1_epi64(65), h64));
+    const __m512i top = _mm512_add_epi64(mid, delta), bottom = _mm512_sub_epi64(mid, delta);
+    /* (top >> 32) / 10 * 10 by the reciprocal 0xCCCCCCCD / 2**35 (exact for 32-bit values) */
+    const __m512i tens = _mm512_srli_epi64(
+        _mm512_mul_epu32(_mm512_srli_epi64(top, 32), _mm512_set1_epi64(0xCCCCCCCD)), 35);
+    const __m512i s10 = _mm512_mul_epu32(tens, _mm512_set1_epi64(10));
+    const __m512i at10 = _mm512_slli_epi64(s10, 32);
+    const __m512i mid_frac = _mm512_and_si512(mid, low32);
+    const __mmask8 in10 = _mm512_cmpgt_epu64_mask(at10, bottom);
+    const __mmask8 up = _mm512_cmpgt_epu64_mask(mid_frac, _mm512_set1_epi64(0x80000000));
+    const __m512i rounded = _mm512_mask_add_epi64(_mm512_srli_epi64(mid, 32), up,
+                                                  _mm512_srli_epi64(mid, 32),
+                                                  _mm512_set1_epi64(1));
+    const __m512i d = _mm512_mask_blend_epi64(in10, rounded, s10);
+    /* the scalar fast path's doubts: an end within 1 of the multiple of 10, top's integer part
+     * uncertain, V's fraction exactly 1/2 */
+    const __mmask8 doubt =
+        _mm512_cmple_epu64_mask(
+            _mm512_add_epi64(_mm512_sub_epi64(bottom, at10), _mm512_set1_epi64(1)),
+            _mm512_set1_epi64(2)) |
+        _mm512_cmpeq_epu64_mask(at10, top) |
+        _mm512_cmpeq_epu64_mask(_mm512_and_si512(top, low32), low32) |
+        _mm512_cmpeq_epu64_mask(mid_frac, _mm512_set1_epi64(0x80000000));
+    _mm256_storeu_si256((__m256i *)digits, _mm512_cvtepi64_epi32(_mm512_maskz_mov_epi64(fast, d)));
+    _mm256_storeu_si256((__m256i *)exps, _mm256_maskz_mov_epi32(fast, k));
+    return (__mmask8)(((fast & doubt) | (~fast & nonzero)) & live);
+}
+
+/* The text sources and pattern indexes of 8 elements whose digits and exponents are known
+ * (zero: 0 and 0): src gets 16 bytes per element, meta the pattern index | sign << 16. */
+OIPCODEC_F32_AVX512
+static inline void oipcodec_f32_layout_x8(const uint32_t *v, __mmask8 live, const uint32_t *digits,
+                                          const int *exps, unsigned char *src, uint32_t *meta) {
+    const __m512i d = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)digits));
+    const __m512i k = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)exps));
+    const __m512i neg = _mm512_cvtepu32_epi64(
+        _mm256_srli_epi32(_mm256_maskz_loadu_epi32(live, v), 31));
+    const __m512i one = _mm512_set1_epi64(1);
+    /* digit count of d (1 for 0), as oipcodec_count_digits_u32 */
+    const __m512i pow10_lo = _mm512_setr_epi64(1, 10, 100, 1000, 10000, 100000, 1000000, 10000000);
+    const __m512i pow10_hi = _mm512_setr_epi64(100000000, 1000000000, 0, 0, 0, 0, 0, 0);
+    const __m512i scale_lo = _mm512_setr_epi64(0, 100000000, 10000000, 1000000, 100000, 10000,
+                                               1000, 100);
+    const __m512i scale_hi = _mm512_setr_epi64(10, 1, 0, 0, 0, 0, 0, 0);
+    const __m512i d1 = _mm512_or_si512(d, one);
+    const __m512i bl = _mm512_sub_epi64(_mm512_set1_epi64(64), _mm512_lzcnt_epi64(d1));
+    const __m512i t = _mm512_srli_epi64(_mm512_mul_epu32(bl, _mm512_set1_epi64(1233)), 12);
+    const __mmask8 below = _mm512_cmplt_epu64_mask(
+        d1, _mm512_permutex2var_epi64(pow10_lo, t, pow10_hi));
+    const __m512i count = _mm512_mask_sub_epi64(_mm512_add_epi64(t, one), below,
+                                                _mm512_add_epi64(t, one), one);
+    /* d scaled to 9 digits, its first digit and the other 8 as bytes (first in the lowest) */
+    const __m512i d9 = _mm512_mul_epu32(d, _mm512_permutex2var_epi64(scale_lo, count, scale_hi));
+    const __m512i first =
+        _mm512_srli_epi64(_mm512_mul_epu32(d9, _mm512_set1_epi64(0x55E63B89)), 57);
+    const __m512i rest =
+        _mm512_sub_epi64(d9, _mm512_mul_epu32(first, _mm512_set1_epi64(100000000)));
+    const __m512i high4 =
+        _mm512_srli_epi64(_mm512_mul_epu32(rest, _mm512_set1_epi64(0xD1B71759)), 45);
+    __m512i w = _mm512_or_si512(
+        high4, _mm512_slli_epi64(
+                   _mm512_sub_epi64(rest, _mm512_mul_epu32(high4, _mm512_set1_epi64(10000))),
+                   32));
+    __m512i qq = _mm512_srli_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(10486)), 20);
+    w = _mm512_or_si512(
+        qq, _mm512_slli_epi32(_mm512_sub_epi32(w, _mm512_mullo_epi32(qq, _mm512_set1_epi32(100))),
+                              16));
+    qq = _mm512_srli_epi16(_mm512_mullo_epi16(w, _mm512_set1_epi16(103)), 10);
+    w = _mm512_or_si512(
+        qq, _mm512_slli_epi16(_mm512_sub_epi16(w, _mm512_mullo_epi16(qq, _mm512_set1_epi16(10))),
+                              8));
+    {
+        /* significant digits: trailing zero digits are high zero bytes of w */
+        const __m512i nd =
+            _mm512_sub_epi64(_mm512_set1_epi64(9), _mm512_srli_epi64(_mm512_lzcnt_epi64(w), 3));
+        const __m512i e = _mm512_sub_epi64(_mm512_add_epi64(k, count), one);
+        const __m512i ae = _mm512_abs_epi64(e);
+        const __m512i et = _mm512_srli_epi64(_mm512_mul_epu32(ae, _mm512_set1_epi64(205)), 11);
+        const __m512i eo = _mm512_sub_epi64(ae, _mm512_mul_epu32(et, _mm512_set1_epi64(10)));
+        const __mmask8 minus = _mm512_cmplt_epi64_mask(e, _mm512_setzero_si512());
+        const __mmask8 positional =
+            _mm512_cmpge_epi64_mask(e, _mm512_set1_epi64(OIPCODEC_F32_LO_E)) &
+            _mm512_cmple_epi64_mask(e, _mm512_set1_epi64(OIPCODEC_F32_HI_E));
+        const __m512i ascii = _mm512_set1_epi64((long long)OIPCODEC_ASCII8);
+        /* bytes 0..8 the digits, 9 '.', 10 'e', 11 the exponent's sign, 12 and 13 its digits,
+         * 14 and 15 '0' (json_f32_patterns.h) */
+        const __m512i a =
+            _mm512_or_si512(_mm512_or_si512(first, _mm512_slli_epi64(w, 8)), ascii);
+        const __m512i sign = _mm512_mask_mov_epi64(_mm512_set1_epi64('+'), minus,
+                                                   _mm512_set1_epi64('-'));
+        const __m512i b = _mm512_or_si512(
+            _mm512_or_si512(_mm512_srli_epi64(w, 56),
+                            _mm512_set1_epi64(0x3030303000652E30ll)),
+            _mm512_or_si512(_mm512_slli_epi64(sign, 24),
+                            _mm512_or_si512(_mm512_slli_epi64(et, 32), _mm512_slli_epi64(eo, 40))));
+        /* row: E + 6 when positional, else 19 (one exponent digit) or 20 (two) */
+        const __m512i row = _mm512_mask_add_epi64(
+            _mm512_mask_blend_epi64(_mm512_cmpge_epu64_mask(ae, _mm512_set1_epi64(10)),
+                                    _mm512_set1_epi64(OIPCODEC_F32_ROWS - 3),
+                                    _mm512_set1_epi64(OIPCODEC_F32_ROWS - 2)),
+            positional, e, _mm512_set1_epi64(-OIPCODEC_F32_LO_E));
+        const __m512i index = _mm512_add_epi64(
+            _mm512_mul_epu32(row, _mm512_set1_epi64(9)), _mm512_sub_epi64(nd, one));
+        const __m512i first4 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        const __m512i last4 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        _mm512_storeu_si512((void *)src, _mm512_permutex2var_epi64(a, first4, b));
+        _mm512_storeu_si512((void *)(src + 64), _mm512_permutex2var_epi64(a, last4, b));
+        _mm256_storeu_si256(
+            (__m256i *)meta,
+            _mm512_cvtepi64_epi32(_mm512_or_si512(index, _mm512_slli_epi64(neg, 16))));
+    }
+}
+
+/* oipcodec_row_f32 on an AVX-512 processor: the same text, in blocks of OIPCODEC_F32_BLOCK
+ * elements, three passes each (digits, text sources, text). */
+OIPCODEC_MAYBE_UNUSED OIPCODEC_F32_AVX512
+static char *oipcodec_row_f32_avx512(const void *data, ptrdiff_t n, char *out) {
+    const uint32_t *v = (const uint32_t *)data;
+    uint32_t digits[OIPCODEC_F32_BLOCK], meta[OIPCODEC_F32_BLOCK];
+    int exps[OIPCODEC_F32_BLOCK];
+    unsigned char src[OIPCODEC_F32_BLOCK * 16];
+    ptrdiff_t base;
+    for (base = 0; base < n; base += OIPCODEC_F32_BLOCK) {
+        const uint32_t *block = v + base;
+        ptrdiff_t count = n - base < OIPCODEC_F32_BLOCK ? n - base : OIPCODEC_F32_BLOCK, j;
+        uint64_t nonfinite = 0;
+        for (j = 0; j < count; j += 8) {
+            __mmask8 live = (__mmask8)(count - j >= 8 ? 0xFF : (1u << (count - j)) - 1);
+            unsigned exact = oipcodec_f32_digits_x8(block + j, live, digits + j, exps + j);
+            while (exact) {
+                ptrdiff_t i = j + __builtin_ctz(exact);
+                uint32_t mag = block[i] & 0x7FFFFFFFu;
+                exact &= exact - 1;
+                if (mag >> 23 == 0xFF) {
+                    nonfinite |= 1ull << i;
+                } else {
+                    digits[i] = oipcodec_f32_shortest(mag, &exps[i]);
+                }
+            }
+        }
+        for (j = 0; j < count; j += 8) {
+            __mmask8 live = (__mmask8)(count - j >= 8 ? 0xFF : (1u << (count - j)) - 1);
+            oipcodec_f32_layout_x8(block + j, live, digits + j, exps + j, src + 16 * j, meta + j);
+        }
+        /* NaN and Infinity: the token as the source, copied by a pattern of its length (row
+         * OIPCODEC_F32_ROWS - 1); NaN has no sign */
+        while (nonfinite) {
+            ptrdiff_t i = __builtin_ctzll(nonfinite);
+            int nan = (block[i] & 0x7FFFFFu) != 0;
+            nonfinite &= nonfinite - 1;
+            memcpy(src + 16 * i, nan ? "NaN" : "Infinity", nan ? 3 : 8);
+            meta[i] = (uint32_t)((OIPCODEC_F32_ROWS - 1) * 9 + (nan ? 2 : 7)) |
+                      (nan ? 0 : (block[i] >> 31) << 16);
+        }
+        for (j = 0; j < count; j++) {
+            uint32_t index = meta[j] & 0xFFFF, negative = meta[j] >> 16;
+            uint32_t len = negative + oipcodec_f32_pattern_len[index];
+            __m128i text = _mm_shuffle_epi8(
+                _mm_loadu_si128((const __m128i *)(src + 16 * j)),
+                _mm_loadu_si128((const __m128i *)oipcodec_f32_patterns[index]));
+            *out = '-';
+            _mm_storeu_si128((__m128i *)(out + negative), text);
+            out[len] = ',';
+            out += len + 1;
+        }
+    }
+    return n ? out - 1 : out;
+}
+#endif
+
+#endif
