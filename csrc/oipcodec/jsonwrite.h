@@ -782,13 +782,17 @@ OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n,
 #include "oipcodec/json_f32_simd.h"
 
 /* float32 elements (native byte order) in the reference layout, each followed by a comma:
- * the AVX-512 writer (json_f32_simd.h) where the processor has it, else the scalar one above;
- * the same text either way. */
+ * the AVX-512 or AVX2 writer (json_f32_simd.h) where the processor has it, else the scalar
+ * one above; the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_F32_SIMD && OIPCODEC_F32_FAST_PATH
-    if (oipcodec_f32_simd_supported()) {
+    int level = oipcodec_f32_simd_level();
+    if (level == 2) {
         return oipcodec_row_f32_avx512(data, n, out);
+    }
+    if (level == 1) {
+        return oipcodec_row_f32_avx2(data, n, out);
     }
 #endif
     return oipcodec_row_f32_scalar(data, n, out, ctx);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -368,6 +369,38 @@ def test_fp32_every_length_and_tail_matches_pure(both) -> None:
     assert native.array_to_json(mixed, "FP32") == pure.array_to_json(mixed, "FP32")
     nested = mixed[: mixed.size // 11 * 11].reshape(-1, 11)  # one call per row of 11
     assert native.array_to_json(nested, "FP32", True) == pure.array_to_json(nested, "FP32", True)
+
+
+# The native FP32 writer picks its path once per process, by the processor (AVX-512, AVX2 or
+# scalar) capped by OIPCODEC_F32_SIMD: a child process writes with each cap, and its text must
+# be the pure twin's (on a processor without AVX-512 or AVX2 the cap changes nothing).
+_CHILD_WRITER = """
+import sys
+import numpy as np
+from oipcodec import kernels
+arrays = np.load(sys.argv[1])
+native = kernels.load("native")
+with open(sys.argv[2], "wb") as out:
+    out.write(b"\\n".join(native.array_to_json(arrays[k], "FP32") for k in arrays.files))
+"""
+
+
+@pytest.mark.parametrize("cap", ["0", "1"])
+def test_fp32_each_native_writer_matches_pure(both, tmp_path, cap) -> None:
+    native, pure = both
+    assert native.array_to_json  # skips when the native kernel is not built
+    values = np.concatenate([_f32_one_of_each_class(), _f32_hard_values()])
+    mixed = np.random.default_rng(33).permutation(np.tile(values, 3))
+    arrays = {f"n{n}": mixed[:n] for n in [*range(41), 63, 64, 65, 127, 129, mixed.size]}
+    np.savez(tmp_path / "in.npz", **arrays)
+    subprocess.run(
+        [sys.executable, "-c", _CHILD_WRITER, str(tmp_path / "in.npz"), str(tmp_path / "out")],
+        env={**os.environ, "OIPCODEC_F32_SIMD": cap},
+        check=True,
+        timeout=120,
+    )
+    texts = (tmp_path / "out").read_bytes().split(b"\n")
+    assert texts == [pure.array_to_json(a, "FP32") for a in arrays.values()]
 
 
 def test_fp32_text_patterns_are_generated() -> None:
