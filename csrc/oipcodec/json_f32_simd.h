@@ -51,7 +51,7 @@
 #include "oipcodec/json_f32_patterns.h"
 
 #define OIPCODEC_F32_AVX512 \
-    __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl,bmi,bmi2,lzcnt,popcnt")))
+    __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl")))
 #define OIPCODEC_F32_AVX2 __attribute__((target("avx2")))
 #define OIPCODEC_F32_SSSE3 __attribute__((target("ssse3")))
 
