@@ -787,7 +787,8 @@ OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n,
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_F32_SIMD && OIPCODEC_F32_FAST_PATH
-    int level = oipcodec_f32_simd_level();
+    /* rows of a few elements (nested arrays such as [N, 1]): the scalar writer, cheaper there */
+    int level = n >= OIPCODEC_F32_SIMD_MIN_N ? oipcodec_f32_simd_level() : 0;
     if (level == 2) {
         return oipcodec_row_f32_avx512(data, n, out);
     }
