@@ -20,6 +20,8 @@ import pytest
 OPT = orjson.OPT_SERIALIZE_NUMPY
 RNG = np.random.default_rng(0)
 M = 1_000_000
+_rng = np.random.default_rng(32)
+WIDE = _rng.choice([-1.0, 1.0], M) * 10.0 ** _rng.uniform(-20, 20, M)
 
 CASES = {
     "FP32 1M flat": ("FP32", RNG.standard_normal(M).astype(np.float32), False),
@@ -28,6 +30,9 @@ CASES = {
         RNG.standard_normal(M).astype(np.float32).reshape(1000, 1000),
         True,
     ),
+    # Magnitudes 1e-20..1e20: the exponent form and every positional layout, mixed at random
+    # (a generator of its own, so the other cases' values stay as they were).
+    "FP32 1M wide range": ("FP32", WIDE.astype(np.float32), False),
     "FP64 1M": ("FP64", RNG.standard_normal(M), False),
     "INT64 1M full range": ("INT64", RNG.integers(-(2**63), 2**63 - 1, M, dtype=np.int64), False),
     "INT64 1M below 50k": ("INT64", RNG.integers(0, 50_000, M, dtype=np.int64), False),

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -330,6 +334,84 @@ def test_fp32_hard_examples(impl, value, text) -> None:
     assert impl.array_to_json(np.array([value, -value], np.float32), "FP32") == (
         b"[" + text + b",-" + text + b"]"
     )
+
+
+def _f32_one_of_each_class() -> np.ndarray:
+    """A float32 of every class the native writers treat apart, each with both signs: NaN and
+    the infinities (tokens), zeros, subnormals, powers of two (exact path), every positional
+    decimal exponent -6..12 and the exponent form with one and two exponent digits, 1 to 9
+    significant digits, and ordinary values (the fast path)."""
+    values = [math.nan, math.inf, 0.0, 1e-45, 3.0e-39, 1.1754942e-38, 2.0**-126, 2.0**-20, 0.5]
+    values += [1.0, 2.0**40, 3.4028235e38, 1e-7, 1.2345678e-9, 9.876543e-30, 1e13, 1.5e16]
+    values += [1.2345678e22, 1.0000001e-6, 9.999999e-7, 9999999000000.0, 999999900000.0]
+    values += [float(np.float32(d * 10.0**e)) for e in range(-6, 13) for d in (1.0, 1.2345678)]
+    values += [0.1, 1.1, 0.33333334, 16777216.0, 67108870.0, 123456790.0, 7.0, 70.0, 0.007]
+    values += np.random.default_rng(26).standard_normal(12).tolist()
+    array = np.array(values, np.float32)
+    return np.concatenate([array, -array])
+
+
+def test_fp32_every_length_and_tail_matches_pure(both) -> None:
+    # The native writer works in blocks of 64 elements and lanes of 8 (json_f32_simd.h on
+    # processors with AVX-512): every length 0..40, the block edges, and each class of value
+    # at every lane position (the array rotated) give the pure twin's text.
+    native, pure = both
+    values = _f32_one_of_each_class()
+    for shift in range(9):
+        rotated = np.roll(values, shift)
+        for n in [*range(41), 63, 64, 65, 127, 129, values.size]:
+            part = rotated[:n]
+            assert native.array_to_json(part, "FP32") == pure.array_to_json(part, "FP32"), (
+                shift,
+                n,
+            )
+    mixed = np.random.default_rng(32).permutation(np.tile(values, 7))
+    assert native.array_to_json(mixed, "FP32") == pure.array_to_json(mixed, "FP32")
+    nested = mixed[: mixed.size // 11 * 11].reshape(-1, 11)  # one call per row of 11
+    assert native.array_to_json(nested, "FP32", True) == pure.array_to_json(nested, "FP32", True)
+
+
+# The native FP32 writer picks its path once per process, by the processor (AVX-512, AVX2 or
+# scalar) capped by OIPCODEC_F32_SIMD: a child process writes with each cap, and its text must
+# be the pure twin's (on a processor without AVX-512 or AVX2 the cap changes nothing).
+_CHILD_WRITER = """
+import sys
+import numpy as np
+from oipcodec import kernels
+arrays = np.load(sys.argv[1])
+native = kernels.load("native")
+with open(sys.argv[2], "wb") as out:
+    out.write(b"\\n".join(native.array_to_json(arrays[k], "FP32") for k in arrays.files))
+"""
+
+
+@pytest.mark.parametrize("cap", ["0", "1"])
+def test_fp32_each_native_writer_matches_pure(both, tmp_path, cap) -> None:
+    native, pure = both
+    assert native.array_to_json  # skips when the native kernel is not built
+    values = np.concatenate([_f32_one_of_each_class(), _f32_hard_values()])
+    mixed = np.random.default_rng(33).permutation(np.tile(values, 3))
+    arrays = {f"n{n}": mixed[:n] for n in [*range(41), 63, 64, 65, 127, 129, mixed.size]}
+    np.savez(tmp_path / "in.npz", **arrays)
+    subprocess.run(
+        [sys.executable, "-c", _CHILD_WRITER, str(tmp_path / "in.npz"), str(tmp_path / "out")],
+        env={**os.environ, "OIPCODEC_F32_SIMD": cap},
+        check=True,
+        timeout=120,
+    )
+    texts = (tmp_path / "out").read_bytes().split(b"\n")
+    assert texts == [pure.array_to_json(a, "FP32") for a in arrays.values()]
+
+
+def test_fp32_text_patterns_are_generated() -> None:
+    root = Path(__file__).resolve().parents[2]
+    tool = root / "tools" / "gen_f32_text_patterns.py"
+    if not tool.exists() or not (root / "csrc").is_dir():
+        pytest.skip("tools/ is not next to the tests (an installed wheel)")
+    result = subprocess.run(
+        [sys.executable, str(tool), "--check"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize(("datatype", "dtype"), [("FP16", np.float16), ("BF16", BF16)])
