@@ -59,6 +59,7 @@
 #include "oipcodec/common.h"
 #include "oipcodec/endian.h"
 #include "oipcodec/half.h"
+#include "oipcodec/json_int_simd.h"
 #include "oipcodec/pow5_table.h"
 #include "oipcodec/swar.h"
 #include "oipcodec/target.h"
@@ -285,27 +286,46 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
  * share one signature so the nested driver below can take any of them. */
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
 
-#define OIPCODEC_INT_ROW(NAME, CTYPE, WRITE, WIDE)                                          \
+/* FAST: the AVX-512 kernel of json_int_simd.h that writes the row's first elements when the
+ * processor has the instructions (it returns how many); the scalar WRITE does the rest. */
+#if OIPCODEC_INT_AVX512
+#define OIPCODEC_INT_FAST(FAST, data, n, out) (oipcodec_int_avx512_usable() ? FAST(data, n, &out) : 0)
+#define OIPCODEC_INT_SIMD_KERNEL(...) OIPCODEC_INT_SIMD_ROW(__VA_ARGS__)
+#else
+#define OIPCODEC_INT_FAST(FAST, data, n, out) 0
+#define OIPCODEC_INT_SIMD_KERNEL(...)
+#endif
+
+#define OIPCODEC_INT_ROW(NAME, CTYPE, WRITE, WIDE, FAST)                                    \
     OIPCODEC_MAYBE_UNUSED OIPCODEC_HOT static char *NAME(const void *data, ptrdiff_t n,     \
                                                          char *out, const void *ctx) {     \
         const CTYPE *v = (const CTYPE *)data;                                               \
-        ptrdiff_t i;                                                                        \
+        ptrdiff_t i = OIPCODEC_INT_FAST(FAST, data, n, out);                                \
         (void)ctx;                                                                          \
-        for (i = 0; i < n; i++) {                                                           \
+        for (; i < n; i++) {                                                                \
             out = WRITE(out, (WIDE)v[i]);                                                   \
             *out++ = ',';                                                                   \
         }                                                                                   \
         return n ? out - 1 : out;                                                           \
     }
 
-OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u8, uint32_t)
-OIPCODEC_INT_ROW(oipcodec_row_u16, uint16_t, oipcodec_write_u32, uint32_t)
-OIPCODEC_INT_ROW(oipcodec_row_u32, uint32_t, oipcodec_write_u32, uint32_t)
-OIPCODEC_INT_ROW(oipcodec_row_u64, uint64_t, oipcodec_write_u64, uint64_t)
-OIPCODEC_INT_ROW(oipcodec_row_i8, int8_t, oipcodec_write_i8, int32_t)
-OIPCODEC_INT_ROW(oipcodec_row_i16, int16_t, oipcodec_write_i32, int32_t)
-OIPCODEC_INT_ROW(oipcodec_row_i32, int32_t, oipcodec_write_i32, int32_t)
-OIPCODEC_INT_ROW(oipcodec_row_i64, int64_t, oipcodec_write_i64, int64_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u8, uint8_t, OIPCODEC_LOAD_U8, 0, 0, oipcodec_write_u8, uint32_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u16, uint16_t, OIPCODEC_LOAD_U16, 0, 0, oipcodec_write_u32, uint32_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u32, uint32_t, OIPCODEC_LOAD_U32, 0, 1, oipcodec_write_u32, uint32_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u64, uint64_t, OIPCODEC_LOAD_I64, 0, 1, oipcodec_write_u64, uint64_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i8, int8_t, OIPCODEC_LOAD_I8, 1, 0, oipcodec_write_i8, int32_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i16, int16_t, OIPCODEC_LOAD_I16, 1, 0, oipcodec_write_i32, int32_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i32, int32_t, OIPCODEC_LOAD_I32, 1, 1, oipcodec_write_i32, int32_t)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i64, int64_t, OIPCODEC_LOAD_I64, 1, 1, oipcodec_write_i64, int64_t)
+
+OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u8, uint32_t, oipcodec_fast_u8)
+OIPCODEC_INT_ROW(oipcodec_row_u16, uint16_t, oipcodec_write_u32, uint32_t, oipcodec_fast_u16)
+OIPCODEC_INT_ROW(oipcodec_row_u32, uint32_t, oipcodec_write_u32, uint32_t, oipcodec_fast_u32)
+OIPCODEC_INT_ROW(oipcodec_row_u64, uint64_t, oipcodec_write_u64, uint64_t, oipcodec_fast_u64)
+OIPCODEC_INT_ROW(oipcodec_row_i8, int8_t, oipcodec_write_i8, int32_t, oipcodec_fast_i8)
+OIPCODEC_INT_ROW(oipcodec_row_i16, int16_t, oipcodec_write_i32, int32_t, oipcodec_fast_i16)
+OIPCODEC_INT_ROW(oipcodec_row_i32, int32_t, oipcodec_write_i32, int32_t, oipcodec_fast_i32)
+OIPCODEC_INT_ROW(oipcodec_row_i64, int64_t, oipcodec_write_i64, int64_t, oipcodec_fast_i64)
 
 /* The text of 4 elements with their commas, by their bits (element k at bit k), padded to 32
  * bytes, and its length. */

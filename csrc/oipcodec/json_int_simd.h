@@ -1,0 +1,169 @@
+/* Integer rows to JSON text eight elements at a time with AVX-512: the fast path of the
+ * integer row writers in jsonwrite.h (OIPCODEC_INT_ROW), for blocks whose magnitudes are all
+ * below 10**8 (token ids, labels, counts, every 8- and 16-bit element).
+ *
+ * A block of 8 elements, widened to 64-bit lanes:
+ * - each magnitude's 8 decimal digits (leading zeros included) in its lane, split in halves by
+ *   10**4, quarters by 100 and digits by 10 with multiply-shift reciprocals, all lanes at once:
+ *   Paul Khuong's parallel-lane method (see the top of jsonwrite.h), in vector lanes as in
+ *   Wojciech Mula's SSE2 conversion;
+ * - the digits moved into 16-byte slots, one per element: '-' in byte 0, the 8 digits in bytes
+ *   1..8, ',' in byte 9 (one vpermb per 4 elements, the '-' and ',' from a template);
+ * - a 16-bit mask per slot that keeps the sign if the element is negative, the digits from the
+ *   first non-zero one (always the last one, so 0 is "0") and the comma; vpcompressb packs the
+ *   kept bytes to the front and one 64-byte store writes them, the pointer advancing by the
+ *   mask's population count. No branch depends on a digit count or a sign. Packing bytes by a
+ *   mask with AVX-512 VBMI2 to drop what is not wanted: the technique of Daniel Lemire and
+ *   Wojciech Mula's SIMD UTF-8 and base64 work ("Faster Base64 Encoding and Decoding using
+ *   AVX-512 Instructions", ACM TOW 2020; simdutf, https://github.com/simdutf/simdutf).
+ * A block with a magnitude of 10**8 or more goes to the scalar writer, element by element.
+ *
+ * The instructions (AVX-512 F/BW/VBMI/VBMI2, BMI2, POPCNT: Ice Lake, Zen 4 and later) are
+ * chosen at run time: the kernels carry a target attribute and are called only when
+ * __builtin_cpu_supports says the processor and the operating system have them. Elsewhere
+ * (other processors, MSVC, old compilers) OIPCODEC_INT_AVX512 is 0 and the scalar writers do
+ * all the work: they are the portable definition, and the text is the same either way. */
+#ifndef OIPCODEC_JSON_INT_SIMD_H
+#define OIPCODEC_JSON_INT_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oipcodec/common.h"
+
+#if defined(__x86_64__) && !defined(_MSC_VER) && !defined(OIPCODEC_NO_AVX512) &&           \
+    ((defined(__clang__) && __clang_major__ >= 11) ||                                         \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 9))
+#define OIPCODEC_INT_AVX512 1
+#include <immintrin.h>
+#else
+#define OIPCODEC_INT_AVX512 0
+#endif
+
+#if OIPCODEC_INT_AVX512
+
+#define OIPCODEC_AVX512_TARGET                                                               \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
+
+/* Whether this processor (and the operating system's register saving, which
+ * __builtin_cpu_supports checks too) runs the kernels below; asked once per process. */
+static inline int oipcodec_int_avx512_usable(void) {
+    static int usable = -1; /* -1: not asked yet */
+    int known = __atomic_load_n(&usable, __ATOMIC_RELAXED);
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+                __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+        __atomic_store_n(&usable, known, __ATOMIC_RELAXED);
+    }
+    return known;
+}
+
+/* Slot layout (see the top): which mask bits are a slot's digits, sign and comma, and which
+ * byte of the digit lanes each slot byte takes (the first 4 elements' lanes; +32 for the next
+ * 4); the bytes outside 1..8 come from the template. */
+static const uint8_t oipcodec_slot_digit_index[64] = {
+    0, 0,  1,  2,  3,  4,  5,  6,  7,  0, 0, 0, 0, 0, 0, 0, /* element 0 */
+    0, 8,  9,  10, 11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, /* element 1 */
+    0, 16, 17, 18, 19, 20, 21, 22, 23, 0, 0, 0, 0, 0, 0, 0, /* element 2 */
+    0, 24, 25, 26, 27, 28, 29, 30, 31, 0, 0, 0, 0, 0, 0, 0, /* element 3 */
+};
+#define OIPCODEC_SLOT_DIGITS 0x01FE01FE01FE01FEull
+#define OIPCODEC_SLOT_SIGN 0x0001000100010001ull
+#define OIPCODEC_SLOT_COMMA 0x0200020002000200ull
+
+/* Writes 8 elements, each with its comma: magnitudes `mag` (every lane < 10**8) and the
+ * negative ones' bits in `negative`. Stores 128 bytes from out; returns the end. */
+OIPCODEC_AVX512_TARGET static inline char *oipcodec_int8_block_avx512(__m512i mag,
+                                                                      uint64_t negative,
+                                                                      char *out) {
+    const __m512i byte_of_digit_lo = _mm512_loadu_si512((const void *)oipcodec_slot_digit_index);
+    const __m512i byte_of_digit_hi = _mm512_add_epi8(byte_of_digit_lo, _mm512_set1_epi8(32));
+    const __m512i template_ = _mm512_set4_epi64(0x2C00, '-', 0x2C00, '-'); /* '-' at 0, ',' at 9 */
+    __m512i hi, w, q, ascii;
+    uint64_t keep, mask_lo, mask_hi;
+    /* halves: v / 10**4 as (v * ceil(2**45 / 10**4)) >> 45, exact for v < 10**8 */
+    hi = _mm512_srli_epi64(_mm512_mul_epu32(mag, _mm512_set1_epi64(0xD1B71759)), 45);
+    w = _mm512_sub_epi64(mag, _mm512_mul_epu32(hi, _mm512_set1_epi64(10000)));
+    w = _mm512_or_si512(hi, _mm512_slli_epi64(w, 32));
+    /* quarters in 16-bit lanes: x / 100 = (x * 5243) >> 19 for x < 10**4 */
+    q = _mm512_srli_epi32(_mm512_mulhi_epu16(w, _mm512_set1_epi32(5243)), 3);
+    w = _mm512_sub_epi16(w, _mm512_mullo_epi16(q, _mm512_set1_epi32(100)));
+    w = _mm512_or_si512(q, _mm512_slli_epi32(w, 16));
+    /* digits in bytes: y / 10 = (y * 6554) >> 16 for y < 100 */
+    q = _mm512_mulhi_epu16(w, _mm512_set1_epi16(6554));
+    w = _mm512_sub_epi16(w, _mm512_mullo_epi16(q, _mm512_set1_epi16(10)));
+    w = _mm512_or_si512(q, _mm512_slli_epi16(w, 8));
+    /* per element (8 mask bits each, first digit lowest): the digits from the first non-zero
+     * one on, the last always; a prefix OR inside each byte of the mask */
+    keep = (uint64_t)_mm512_test_epi8_mask(w, w) | 0x8080808080808080ull;
+    keep |= (keep << 1) & 0xFEFEFEFEFEFEFEFEull;
+    keep |= (keep << 2) & 0xFCFCFCFCFCFCFCFCull;
+    keep |= (keep << 4) & 0xF0F0F0F0F0F0F0F0ull;
+    ascii = _mm512_or_si512(w, _mm512_set1_epi8('0'));
+    mask_lo = _pdep_u64(keep, OIPCODEC_SLOT_DIGITS) | OIPCODEC_SLOT_COMMA |
+              _pdep_u64(negative, OIPCODEC_SLOT_SIGN);
+    mask_hi = _pdep_u64(keep >> 32, OIPCODEC_SLOT_DIGITS) | OIPCODEC_SLOT_COMMA |
+              _pdep_u64(negative >> 4, OIPCODEC_SLOT_SIGN);
+    _mm512_storeu_si512(
+        out, _mm512_maskz_compress_epi8(
+                 mask_lo, _mm512_mask_permutexvar_epi8(template_, OIPCODEC_SLOT_DIGITS,
+                                                       byte_of_digit_lo, ascii)));
+    out += _mm_popcnt_u64(mask_lo);
+    _mm512_storeu_si512(
+        out, _mm512_maskz_compress_epi8(
+                 mask_hi, _mm512_mask_permutexvar_epi8(template_, OIPCODEC_SLOT_DIGITS,
+                                                       byte_of_digit_hi, ascii)));
+    return out + _mm_popcnt_u64(mask_hi);
+}
+
+/* One kernel per element type: writes v[0..n) with their commas while at least 16 elements
+ * are left (so each 64-byte store ends inside the room the caller gave the elements not yet
+ * written: at least 4 bytes each, plus the buffer's slack), storing through *out; returns how
+ * many elements it wrote, the caller writes the rest. LOAD widens 8 elements to 64-bit lanes;
+ * SIGNED says whether lanes can be negative; WIDE_TYPES says whether a lane can reach 10**8,
+ * in which case such a block goes to the scalar WRITE(out, (WIDE)element). */
+#define OIPCODEC_INT_SIMD_ROW(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES, WRITE, WIDE)            \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static ptrdiff_t NAME(     \
+        const void *data, ptrdiff_t n, char **end) {                                          \
+        const CTYPE *v = (const CTYPE *)data;                                                 \
+        const __m512i limit = _mm512_set1_epi64(100000000);                                   \
+        char *out = *end;                                                                     \
+        ptrdiff_t i = 0;                                                                      \
+        for (; i + 16 <= n; i += 8) {                                                         \
+            __m512i lanes = LOAD(v + i), mag = lanes;                                         \
+            uint64_t negative = 0;                                                            \
+            if (SIGNED) {                                                                     \
+                negative = OIPCODEC_NEGATIVE_LANES(lanes);                                     \
+                mag = _mm512_abs_epi64(lanes);                                                \
+            }                                                                                 \
+            /* unsigned compare: INT64_MIN's magnitude (2**63) is large too */                \
+            if (WIDE_VALUES && _mm512_cmpge_epu64_mask(mag, limit)) {                         \
+                int k;                                                                        \
+                for (k = 0; k < 8; k++) {                                                     \
+                    out = WRITE(out, (WIDE)v[i + k]);                                         \
+                    *out++ = ',';                                                             \
+                }                                                                             \
+                continue;                                                                     \
+            }                                                                                 \
+            out = oipcodec_int8_block_avx512(mag, negative, out);                             \
+        }                                                                                     \
+        *end = out;                                                                           \
+        return i;                                                                             \
+    }
+
+/* The sign bits of 8 64-bit lanes (AVX-512 F only; DQ's vpmovq2m would do it in one). */
+#define OIPCODEC_NEGATIVE_LANES(x) _mm512_cmplt_epi64_mask((x), _mm512_setzero_si512())
+
+#define OIPCODEC_LOAD_I64(p) _mm512_loadu_si512((const void *)(p))
+#define OIPCODEC_LOAD_I32(p) _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(p)))
+#define OIPCODEC_LOAD_U32(p) _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(p)))
+#define OIPCODEC_LOAD_I16(p) _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(p)))
+#define OIPCODEC_LOAD_U16(p) _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(p)))
+#define OIPCODEC_LOAD_I8(p) _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(p)))
+#define OIPCODEC_LOAD_U8(p) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(p)))
+
+#endif /* OIPCODEC_INT_AVX512 */
+
+#endif
