@@ -118,34 +118,28 @@ OIPCODEC_AVX512_TARGET static inline char *oipcodec_int8_block_avx512(__m512i ma
     return out + _mm_popcnt_u64(mask_hi);
 }
 
-/* One kernel per element type: writes v[0..n) with their commas while at least 16 elements
- * are left (so each 64-byte store ends inside the room the caller gave the elements not yet
- * written: at least 4 bytes each, plus the buffer's slack), storing through *out; returns how
- * many elements it wrote, the caller writes the rest. LOAD widens 8 elements to 64-bit lanes;
- * SIGNED says whether lanes can be negative; WIDE_TYPES says whether a lane can reach 10**8,
- * in which case such a block goes to the scalar WRITE(out, (WIDE)element). */
-#define OIPCODEC_INT_SIMD_ROW(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES, WRITE, WIDE)            \
+/* One kernel per element type: writes v[i..] with their commas through *end, 8 at a time,
+ * while at least 16 elements are left (so each 64-byte store ends inside the room the caller
+ * gave the elements not yet written: at least 4 bytes each, plus the buffer's slack) and the
+ * block's magnitudes are below 10**8; returns the index of the first element not written,
+ * which the caller writes with the scalar writer. LOAD widens 8 elements to 64-bit lanes;
+ * SIGNED says whether a lane can be negative, WIDE_VALUES whether it can reach 10**8. */
+#define OIPCODEC_INT_SIMD_ROW(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES)                          \
     OIPCODEC_MAYBE_UNUSED OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static ptrdiff_t NAME(     \
-        const void *data, ptrdiff_t n, char **end) {                                          \
+        const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
         const CTYPE *v = (const CTYPE *)data;                                                 \
         const __m512i limit = _mm512_set1_epi64(100000000);                                   \
         char *out = *end;                                                                     \
-        ptrdiff_t i = 0;                                                                      \
         for (; i + 16 <= n; i += 8) {                                                         \
             __m512i lanes = LOAD(v + i), mag = lanes;                                         \
             uint64_t negative = 0;                                                            \
             if (SIGNED) {                                                                     \
-                negative = OIPCODEC_NEGATIVE_LANES(lanes);                                     \
+                negative = OIPCODEC_NEGATIVE_LANES(lanes);                                    \
                 mag = _mm512_abs_epi64(lanes);                                                \
             }                                                                                 \
             /* unsigned compare: INT64_MIN's magnitude (2**63) is large too */                \
             if (WIDE_VALUES && _mm512_cmpge_epu64_mask(mag, limit)) {                         \
-                int k;                                                                        \
-                for (k = 0; k < 8; k++) {                                                     \
-                    out = WRITE(out, (WIDE)v[i + k]);                                         \
-                    *out++ = ',';                                                             \
-                }                                                                             \
-                continue;                                                                     \
+                break;                                                                        \
             }                                                                                 \
             out = oipcodec_int8_block_avx512(mag, negative, out);                             \
         }                                                                                     \
