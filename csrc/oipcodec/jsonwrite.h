@@ -287,11 +287,11 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
 
 /* FAST: the AVX-512 kernel of json_int_simd.h, used when the processor has the instructions;
- * it writes from element i while the magnitudes stay below 10**8 and returns where it
- * stopped. The scalar WRITE takes the tail and, after a block with a larger magnitude, a run
- * of elements that starts at 64 and doubles (to 4096) each time the kernel stops again at
- * once: data of large values (full-range INT64) then rarely calls the kernel, whose call and
- * constants cost about 5% there at one call per 64 elements. */
+ * it writes from element i and returns where it stopped: 16 elements before the end or, for
+ * 32-bit types, at a block with a magnitude of 10**8 or more. The scalar WRITE takes the tail
+ * and, after such a block, a run of elements that starts at 64 and doubles (to 4096) each
+ * time the kernel stops again at once: full-range data then rarely calls the kernel, whose
+ * call and constants cost about 5% there at one call per 64 elements. */
 #if OIPCODEC_INT_AVX512
 #define OIPCODEC_INT_FAST_USABLE() oipcodec_int_avx512_usable()
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST
@@ -337,11 +337,11 @@ static inline ptrdiff_t oipcodec_int_no_kernel(const void *data, ptrdiff_t i, pt
 OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u8, uint8_t, OIPCODEC_LOAD_U8, 0, 0)
 OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u16, uint16_t, OIPCODEC_LOAD_U16, 0, 0)
 OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u32, uint32_t, OIPCODEC_LOAD_U32, 0, 1)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u64, uint64_t, OIPCODEC_LOAD_I64, 0, 1)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u64, uint64_t, OIPCODEC_LOAD_I64, 0, 2)
 OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i8, int8_t, OIPCODEC_LOAD_I8, 1, 0)
 OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i16, int16_t, OIPCODEC_LOAD_I16, 1, 0)
 OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i32, int32_t, OIPCODEC_LOAD_I32, 1, 1)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i64, int64_t, OIPCODEC_LOAD_I64, 1, 1)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i64, int64_t, OIPCODEC_LOAD_I64, 1, 2)
 
 OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u8, uint32_t, oipcodec_fast_u8)
 OIPCODEC_INT_ROW(oipcodec_row_u16, uint16_t, oipcodec_write_u32, uint32_t, oipcodec_fast_u16)
