@@ -251,6 +251,30 @@ def test_integer_edges_in_whole_blocks(both) -> None:
         assert text == pure.array_to_json(array, datatype)
 
 
+@pytest.mark.parametrize("datatype", ["INT64", "UINT64"])
+def test_neighbours_of_multiples_of_10_8(both, datatype) -> None:
+    # 64-bit magnitudes are split by 10**8 from a double precision quotient, which is one off
+    # next to a multiple of 10**8 (above 2**53 the value itself rounds onto one).
+    native, pure = both
+    dtype = INT_TYPES[datatype]
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(10**8)
+    multiples = [int(m) * 10**8 for m in rng.integers(1, int(info.max) // 10**8, 300)]
+    multiples += [10**16 * int(m) for m in range(1, 923)] + [10**8, 10**16]
+    values = [
+        sign * (m + d)
+        for m in multiples
+        for d in (-2, -1, 0, 1, 2)
+        for sign in ((1, -1) if info.min < 0 else (1,))
+        if info.min <= sign * (m + d) <= info.max
+    ]
+    values += [7] * 16
+    array = np.array(values, dtype=dtype)
+    text = native.array_to_json(array, datatype)
+    assert text == json_text(values)
+    assert text == pure.array_to_json(array, datatype)
+
+
 @pytest.mark.parametrize("datatype", ["INT32", "INT64", "UINT32", "UINT64"])
 def test_one_large_magnitude_at_every_offset(both, datatype) -> None:
     native, pure = both
