@@ -1,6 +1,6 @@
-/* Integer rows to JSON text eight elements at a time with AVX-512: the fast path of the
- * integer row writers in jsonwrite.h (OIPCODEC_INT_ROW), for blocks whose magnitudes are all
- * below 10**8 (token ids, labels, counts, every 8- and 16-bit element).
+/* Integer rows to JSON text eight elements at a time with AVX-512 (four with AVX2): the fast
+ * path of the integer row writers in jsonwrite.h (OIPCODEC_INT_ROW), for blocks whose
+ * magnitudes are all below 10**8 (token ids, labels, counts, every 8- and 16-bit element).
  *
  * A block of 8 elements, widened to 64-bit lanes:
  * - each magnitude's 8 decimal digits (leading zeros included) in its lane, split in halves by
@@ -13,21 +13,33 @@
  *   first non-zero one (always the last one, so 0 is "0") and the comma; vpcompressb packs the
  *   kept bytes to the front and one 64-byte store writes them, the pointer advancing by the
  *   mask's population count. No branch depends on a digit count or a sign. Packing bytes by a
- *   mask with AVX-512 VBMI2 to drop what is not wanted: the technique of Daniel Lemire and
- *   Wojciech Mula's SIMD UTF-8 and base64 work ("Faster Base64 Encoding and Decoding using
- *   AVX-512 Instructions", ACM TOW 2020; simdutf, https://github.com/simdutf/simdutf).
- * A block with a magnitude of 10**8 or more goes to the scalar writer, element by element.
+ *   mask with AVX-512 VBMI2's compress to drop what is not wanted, as in Robert Clausecker and
+ *   Daniel Lemire, "Transcoding Unicode Characters with AVX-512 Instructions", Software:
+ *   Practice and Experience 53(12), 2023 (https://doi.org/10.1002/spe.3261; simdutf).
+ * A 64-bit block with a magnitude of 10**8 or more is split by 10**8 twice (the quotient from
+ * double precision, corrected by the remainder's range) and packed the same way from 32-byte
+ * slots (oipcodec_int20_block_avx512); a 32-bit one goes to the scalar writer, which is faster
+ * for 10 digits.
  *
- * The instructions (AVX-512 F/BW/VBMI/VBMI2, BMI2, POPCNT: Ice Lake, Zen 4 and later) are
- * chosen at run time: the kernels carry a target attribute and are called only when
- * __builtin_cpu_supports says the processor and the operating system have them. Elsewhere
- * (other processors, MSVC, old compilers) OIPCODEC_INT_AVX512 is 0 and the scalar writers do
- * all the work: they are the portable definition, and the text is the same either way. */
+ * Processors with AVX2 but not these AVX-512 subsets (Zen 3 and older, Intel client parts)
+ * get the same digits for 4 elements per step in 256-bit registers, each element then stored
+ * by scalar code with its leading zero bytes shifted out (oipcodec_int4_block_avx2); their
+ * blocks of 10**8 or more go to the scalar writer.
+ *
+ * The instructions (AVX-512 F/BW/DQ/VBMI/VBMI2 with BMI2 and POPCNT: Ice Lake, Zen 4 and
+ * later; or AVX2 with BMI2) are chosen at run time: the kernels carry a target attribute and
+ * are called only when __builtin_cpu_supports says the processor and the operating system
+ * have them (oipcodec_int_simd_level). Elsewhere (other processors, MSVC, old compilers)
+ * OIPCODEC_INT_AVX512 is 0 and the scalar writers do all the work: they are the portable
+ * definition, and the text is the same either way. A build with
+ * CFLAGS=-DOIPCODEC_INT_MAX_LEVEL=1 (or 0) caps the choice, to test the AVX2 kernels (or the
+ * scalar writers) on an AVX-512 machine. */
 #ifndef OIPCODEC_JSON_INT_SIMD_H
 #define OIPCODEC_JSON_INT_SIMD_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "oipcodec/common.h"
 
@@ -45,18 +57,33 @@
 #define OIPCODEC_AVX512_TARGET                                                               \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 
-/* Whether this processor (and the operating system's register saving, which
- * __builtin_cpu_supports checks too) runs the kernels below; asked once per process. */
-static inline int oipcodec_int_avx512_usable(void) {
-    static int usable = -1; /* -1: not asked yet */
-    int known = __atomic_load_n(&usable, __ATOMIC_RELAXED);
+#define OIPCODEC_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2")))
+
+/* Which kernels this processor (and the operating system's register saving, which
+ * __builtin_cpu_supports checks too) runs: 2 the AVX-512 ones, 1 the AVX2 ones, 0 neither;
+ * asked once per process. */
+static inline int oipcodec_int_simd_level(void) {
+    static int level = -1; /* -1: not asked yet */
+    int known = __atomic_load_n(&level, __ATOMIC_RELAXED);
     if (known < 0) {
         __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512dq") &&
-                __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
-                __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
-        __atomic_store_n(&usable, known, __ATOMIC_RELAXED);
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vbmi") &&
+            __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
+            __builtin_cpu_supports("popcnt")) {
+            known = 2;
+        } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                   __builtin_cpu_supports("bmi2")) {
+            known = 1;
+        } else {
+            known = 0;
+        }
+#ifdef OIPCODEC_INT_MAX_LEVEL
+        /* a test build's cap (e.g. CFLAGS=-DOIPCODEC_INT_MAX_LEVEL=1 runs the AVX2 kernels
+         * on an AVX-512 machine, 0 the scalar writers) */
+        known = known > OIPCODEC_INT_MAX_LEVEL ? OIPCODEC_INT_MAX_LEVEL : known;
+#endif
+        __atomic_store_n(&level, known, __ATOMIC_RELAXED);
     }
     return known;
 }
@@ -203,7 +230,50 @@ OIPCODEC_AVX512_TARGET static inline char *oipcodec_int20_block_avx512(__m512i m
  * 7 cycles per 10-digit value here, beats the 20-digit block, 11); 2, it goes through
  * oipcodec_int20_block_avx512 (64-bit elements: 11 cycles per value against the scalar 12.5
  * to 13). */
-#define OIPCODEC_INT_SIMD_ROW(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES)                          \
+/* The AVX2 kernels, for processors without AVX-512: 4 elements per step, their digits as in
+ * oipcodec_digits8_avx512 in 256-bit registers; each element's word is then taken out, its
+ * leading zero bytes (their count from a byte-compare mask) shifted out and stored 8 bytes
+ * wide after an always-stored, conditionally kept '-', then the comma, as the scalar writer
+ * does (oipcodec_write_small). */
+OIPCODEC_AVX2_TARGET static inline char *oipcodec_int4_block_avx2(__m256i mag, unsigned negative,
+                                                                 char *out) {
+    __m256i hi, w, q, ascii;
+    __m128i low_half, high_half;
+    uint64_t words[4];
+    unsigned nonzero;
+    int k;
+    hi = _mm256_srli_epi64(_mm256_mul_epu32(mag, _mm256_set1_epi64x(0xD1B71759)), 45);
+    w = _mm256_sub_epi64(mag, _mm256_mul_epu32(hi, _mm256_set1_epi64x(10000)));
+    w = _mm256_or_si256(hi, _mm256_slli_epi64(w, 32));
+    q = _mm256_srli_epi32(_mm256_mulhi_epu16(w, _mm256_set1_epi32(5243)), 3);
+    w = _mm256_sub_epi16(w, _mm256_mullo_epi16(q, _mm256_set1_epi32(100)));
+    w = _mm256_or_si256(q, _mm256_slli_epi32(w, 16));
+    q = _mm256_mulhi_epu16(w, _mm256_set1_epi16(6554));
+    w = _mm256_sub_epi16(w, _mm256_mullo_epi16(q, _mm256_set1_epi16(10)));
+    w = _mm256_or_si256(q, _mm256_slli_epi16(w, 8));
+    nonzero = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(w, _mm256_setzero_si256()));
+    ascii = _mm256_or_si256(w, _mm256_set1_epi8('0'));
+    low_half = _mm256_castsi256_si128(ascii);
+    high_half = _mm256_extracti128_si256(ascii, 1);
+    words[0] = (uint64_t)_mm_cvtsi128_si64(low_half);
+    words[1] = (uint64_t)_mm_extract_epi64(low_half, 1);
+    words[2] = (uint64_t)_mm_cvtsi128_si64(high_half);
+    words[3] = (uint64_t)_mm_extract_epi64(high_half, 1);
+    for (k = 0; k < 4; k++) {
+        /* leading zero digits: 0..7, the last digit always kept; every store is placed from
+         * out, which then advances once (one add per element on the dependency chain) */
+        int zeros = oipcodec_ctz64((uint64_t)((nonzero >> (8 * k)) | 0x80u));
+        ptrdiff_t sign = negative >> k & 1, digits_end = sign + 8 - zeros;
+        uint64_t word = words[k] >> (8 * zeros);
+        *out = '-';
+        memcpy(out + sign, &word, 8);
+        out[digits_end] = ',';
+        out += digits_end + 1;
+    }
+    return out;
+}
+
+#define OIPCODEC_INT_SIMD_ROW(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES, LOAD4)                   \
     OIPCODEC_MAYBE_UNUSED OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static ptrdiff_t NAME(     \
         const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
         const CTYPE *v = (const CTYPE *)data;                                                 \
@@ -228,6 +298,32 @@ OIPCODEC_AVX512_TARGET static inline char *oipcodec_int20_block_avx512(__m512i m
         }                                                                                     \
         *end = out;                                                                           \
         return i;                                                                             \
+    }                                                                                         \
+    /* the AVX2 kernel: stops at any block with a magnitude of 10**8 or more */               \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_AVX2_TARGET OIPCODEC_NOINLINE static ptrdiff_t NAME##_avx2( \
+        const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
+        const CTYPE *v = (const CTYPE *)data;                                                 \
+        const __m256i below = _mm256_set1_epi64x(99999999);                                   \
+        char *out = *end;                                                                     \
+        for (; i + 16 <= n; i += 4) {                                                         \
+            __m256i lanes = LOAD4(v + i), mag = lanes, negative = _mm256_setzero_si256();    \
+            if (SIGNED) {                                                                     \
+                negative = _mm256_cmpgt_epi64(negative, lanes);                               \
+                mag = _mm256_sub_epi64(_mm256_xor_si256(lanes, negative), negative);          \
+            }                                                                                 \
+            /* signed compares: a magnitude of 2**63 or more reads as negative */            \
+            if (WIDE_VALUES &&                                                                \
+                !_mm256_testz_si256(_mm256_or_si256(_mm256_cmpgt_epi64(mag, below),          \
+                                                    _mm256_cmpgt_epi64(_mm256_setzero_si256(), \
+                                                                       mag)),                 \
+                                    _mm256_set1_epi64x(-1))) {                                \
+                break;                                                                        \
+            }                                                                                 \
+            out = oipcodec_int4_block_avx2(                                                   \
+                mag, (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(negative)), out);       \
+        }                                                                                     \
+        *end = out;                                                                           \
+        return i;                                                                             \
     }
 
 /* The sign bits of 8 64-bit lanes (AVX-512 F only; DQ's vpmovq2m would do it in one). */
@@ -240,6 +336,22 @@ OIPCODEC_AVX512_TARGET static inline char *oipcodec_int20_block_avx512(__m512i m
 #define OIPCODEC_LOAD_U16(p) _mm512_cvtepu16_epi64(_mm_loadu_si128((const __m128i *)(p)))
 #define OIPCODEC_LOAD_I8(p) _mm512_cvtepi8_epi64(_mm_loadl_epi64((const __m128i *)(p)))
 #define OIPCODEC_LOAD_U8(p) _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(p)))
+
+/* 4 elements widened to the 64-bit lanes of an AVX2 register. */
+#define OIPCODEC_LOAD4_I64(p) _mm256_loadu_si256((const __m256i *)(p))
+#define OIPCODEC_LOAD4_I32(p) _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(p)))
+#define OIPCODEC_LOAD4_U32(p) _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(p)))
+#define OIPCODEC_LOAD4_I16(p) _mm256_cvtepi16_epi64(_mm_loadl_epi64((const __m128i *)(p)))
+#define OIPCODEC_LOAD4_U16(p) _mm256_cvtepu16_epi64(_mm_loadl_epi64((const __m128i *)(p)))
+#define OIPCODEC_LOAD4_I8(p) _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(oipcodec_load_u32le(p)))
+#define OIPCODEC_LOAD4_U8(p) _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(oipcodec_load_u32le(p)))
+
+/* 4 bytes from p as an int (x86: little-endian), without an alignment assumption. */
+static inline int oipcodec_load_u32le(const void *p) {
+    int32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
 
 #endif /* OIPCODEC_INT_AVX512 */
 

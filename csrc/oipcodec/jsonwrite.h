@@ -293,12 +293,14 @@ typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const
  * time the kernel stops again at once: full-range data then rarely calls the kernel, whose
  * call and constants cost about 5% there at one call per 64 elements. */
 #if OIPCODEC_INT_AVX512
-#define OIPCODEC_INT_FAST_USABLE() oipcodec_int_avx512_usable()
+#define OIPCODEC_INT_SIMD_LEVEL() oipcodec_int_simd_level()
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST
+#define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_avx2
 #define OIPCODEC_INT_SIMD_KERNEL(...) OIPCODEC_INT_SIMD_ROW(__VA_ARGS__)
 #else
-#define OIPCODEC_INT_FAST_USABLE() 0
+#define OIPCODEC_INT_SIMD_LEVEL() 0
 #define OIPCODEC_INT_FAST_KERNEL(FAST) oipcodec_int_no_kernel
+#define OIPCODEC_INT_FAST2_KERNEL(FAST) oipcodec_int_no_kernel
 #define OIPCODEC_INT_SIMD_KERNEL(...)
 static inline ptrdiff_t oipcodec_int_no_kernel(const void *data, ptrdiff_t i, ptrdiff_t n,
                                                char **end) {
@@ -313,14 +315,17 @@ static inline ptrdiff_t oipcodec_int_no_kernel(const void *data, ptrdiff_t i, pt
     OIPCODEC_MAYBE_UNUSED OIPCODEC_HOT static char *NAME(const void *data, ptrdiff_t n,     \
                                                          char *out, const void *ctx) {     \
         const CTYPE *v = (const CTYPE *)data;                                               \
+        const int level = OIPCODEC_INT_SIMD_LEVEL();                                        \
         ptrdiff_t i = 0, stop, run = 64;                                                    \
         (void)ctx;                                                                          \
         while (i < n) {                                                                     \
             stop = n;                                                                       \
-            if (OIPCODEC_INT_FAST_USABLE()) {                                               \
+            if (level) {                                                                    \
                 /* a copy of out: out's address taken would keep it in memory */           \
                 char *end = out;                                                            \
-                ptrdiff_t from = OIPCODEC_INT_FAST_KERNEL(FAST)(data, i, n, &end);          \
+                ptrdiff_t from = level == 2                                                 \
+                                     ? OIPCODEC_INT_FAST_KERNEL(FAST)(data, i, n, &end)     \
+                                     : OIPCODEC_INT_FAST2_KERNEL(FAST)(data, i, n, &end);   \
                 run = from == i && run < 4096 ? 2 * run : 64;                               \
                 out = end;                                                                  \
                 i = from;                                                                   \
@@ -334,14 +339,14 @@ static inline ptrdiff_t oipcodec_int_no_kernel(const void *data, ptrdiff_t i, pt
         return n ? out - 1 : out;                                                           \
     }
 
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u8, uint8_t, OIPCODEC_LOAD_U8, 0, 0)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u16, uint16_t, OIPCODEC_LOAD_U16, 0, 0)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u32, uint32_t, OIPCODEC_LOAD_U32, 0, 1)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u64, uint64_t, OIPCODEC_LOAD_I64, 0, 2)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i8, int8_t, OIPCODEC_LOAD_I8, 1, 0)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i16, int16_t, OIPCODEC_LOAD_I16, 1, 0)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i32, int32_t, OIPCODEC_LOAD_I32, 1, 1)
-OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i64, int64_t, OIPCODEC_LOAD_I64, 1, 2)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u8, uint8_t, OIPCODEC_LOAD_U8, 0, 0, OIPCODEC_LOAD4_U8)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u16, uint16_t, OIPCODEC_LOAD_U16, 0, 0, OIPCODEC_LOAD4_U16)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u32, uint32_t, OIPCODEC_LOAD_U32, 0, 1, OIPCODEC_LOAD4_U32)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_u64, uint64_t, OIPCODEC_LOAD_I64, 0, 2, OIPCODEC_LOAD4_I64)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i8, int8_t, OIPCODEC_LOAD_I8, 1, 0, OIPCODEC_LOAD4_I8)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i16, int16_t, OIPCODEC_LOAD_I16, 1, 0, OIPCODEC_LOAD4_I16)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i32, int32_t, OIPCODEC_LOAD_I32, 1, 1, OIPCODEC_LOAD4_I32)
+OIPCODEC_INT_SIMD_KERNEL(oipcodec_fast_i64, int64_t, OIPCODEC_LOAD_I64, 1, 2, OIPCODEC_LOAD4_I64)
 
 OIPCODEC_INT_ROW(oipcodec_row_u8, uint8_t, oipcodec_write_u8, uint32_t, oipcodec_fast_u8)
 OIPCODEC_INT_ROW(oipcodec_row_u16, uint16_t, oipcodec_write_u32, uint32_t, oipcodec_fast_u16)
