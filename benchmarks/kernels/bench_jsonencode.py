@@ -38,6 +38,12 @@ CASES = {
     "INT64 1M below 50k": ("INT64", RNG.integers(0, 50_000, M, dtype=np.int64), False),
     "INT32 1M full range": ("INT32", RNG.integers(-(2**31), 2**31 - 1, M, dtype=np.int32), False),
     "INT8 1M full range": ("INT8", RNG.integers(-128, 127, M, dtype=np.int8), False),
+    # Small magnitudes, as token ids, labels and counts are.
+    "INT64 1M -50k..50k": ("INT64", RNG.integers(-50_000, 50_000, M, dtype=np.int64), False),
+    "INT32 1M below 50k": ("INT32", RNG.integers(0, 50_000, M, dtype=np.int32), False),
+    "UINT32 1M below 50k": ("UINT32", RNG.integers(0, 50_000, M, dtype=np.uint32), False),
+    "INT16 1M full range": ("INT16", RNG.integers(-(2**15), 2**15 - 1, M, dtype=np.int16), False),
+    "UINT8 1M full range": ("UINT8", RNG.integers(0, 255, M, dtype=np.uint8), False),
     "UINT64 1M full range": ("UINT64", RNG.integers(0, 2**64 - 1, M, dtype=np.uint64), False),
     "BOOL 1M": ("BOOL", RNG.random(M) < 0.5, False),
     "FP16 1M": ("FP16", RNG.standard_normal(M).astype(np.float16), False),

@@ -203,6 +203,128 @@ def test_bool_is_any_nonzero_byte(impl) -> None:
     assert impl.array_to_json(raw, "BOOL") == b"[false,true,true,true]"
 
 
+# The native integer rows write blocks of 8 elements whose magnitudes are below 10**8 with
+# AVX-512 where the processor has it, stop 16 elements before a row's end, and hand blocks with
+# larger magnitudes, the tail and a growing run after them to the scalar writers. The tests
+# below place values at every offset of those blocks, tails and runs.
+
+
+def json_text(values: list[int]) -> bytes:
+    return json.dumps(values, separators=(",", ":")).encode()
+
+
+def small_magnitudes(rng: np.random.Generator, dtype, size: int) -> np.ndarray:
+    """Token ids, labels and counts: below 50,000 (and the type's range), both signs."""
+    info = np.iinfo(dtype)
+    return rng.integers(max(int(info.min), -50_000), min(int(info.max), 50_000) + 1, size, dtype)
+
+
+def test_integer_rows_of_every_length_match_pure(both) -> None:
+    native, pure = both
+    rng = np.random.default_rng(26)
+    for datatype, dtype in INT_TYPES.items():
+        info = np.iinfo(dtype)
+        for length in range(41):
+            full = rng.integers(int(info.min), int(info.max), length, dtype, endpoint=True)
+            small = small_magnitudes(rng, dtype, length)
+            mixed = np.where(rng.random(length) < 0.1, full, small).astype(dtype)
+            for values in (small, full, mixed):
+                text = native.array_to_json(values, datatype)
+                assert text == pure.array_to_json(values, datatype), (datatype, values)
+                assert text == json_text(values.tolist())
+            # two rows: the second starts where the first's text ends
+            rows = np.stack([small, mixed])
+            assert native.array_to_json(rows, datatype, nested=True) == json_text(rows.tolist())
+
+
+def test_integer_edges_in_whole_blocks(both) -> None:
+    # Each power of ten, its neighbours and the type's extremes fill a block of 8 of their own,
+    # so the vector kernel writes those below 10**8 and stops at the others.
+    native, pure = both
+    for datatype, dtype in INT_TYPES.items():
+        info = np.iinfo(dtype)
+        edges = {int(info.min), int(info.min) + 1, int(info.max), int(info.max) - 1, 0}
+        for k in range(21):
+            for v in (10**k - 1, 10**k, 10**k + 1):
+                edges |= {v, -v}
+        values = [v for v in sorted(edges) if info.min <= v <= info.max for _ in range(8)]
+        values += [7] * 16
+        array = np.array(values, dtype=dtype)
+        text = native.array_to_json(array, datatype)
+        assert text == json_text(values)
+        assert text == pure.array_to_json(array, datatype)
+
+
+@pytest.mark.parametrize("datatype", ["INT64", "UINT64"])
+def test_neighbours_of_multiples_of_10_8(both, datatype) -> None:
+    # 64-bit magnitudes are split by 10**8 from a double precision quotient, which is one off
+    # next to a multiple of 10**8 (above 2**53 the value itself rounds onto one).
+    native, pure = both
+    dtype = INT_TYPES[datatype]
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(10**8)
+    multiples = [int(m) * 10**8 for m in rng.integers(1, int(info.max) // 10**8, 300)]
+    multiples += [10**16 * int(m) for m in range(1, 923)] + [10**8, 10**16]
+    values = [
+        sign * (m + d)
+        for m in multiples
+        for d in (-2, -1, 0, 1, 2)
+        for sign in ((1, -1) if info.min < 0 else (1,))
+        if info.min <= sign * (m + d) <= info.max
+    ]
+    values += [7] * 16
+    array = np.array(values, dtype=dtype)
+    text = native.array_to_json(array, datatype)
+    assert text == json_text(values)
+    assert text == pure.array_to_json(array, datatype)
+
+
+@pytest.mark.parametrize("datatype", ["INT32", "INT64", "UINT32", "UINT64"])
+def test_one_large_magnitude_at_every_offset(both, datatype) -> None:
+    native, pure = both
+    dtype = INT_TYPES[datatype]
+    info = np.iinfo(dtype)
+    larges = [10**8, 10**8 + 1, int(info.max), int(info.min), -(10**8), -(10**8) + 1, -99999999]
+    rng = np.random.default_rng(8)
+    for large in (v for v in larges if info.min <= v <= info.max):
+        for offset in range(48):
+            values = small_magnitudes(rng, dtype, 48)
+            values[offset] = large
+            text = native.array_to_json(values, datatype)
+            assert text == json_text(values.tolist()), (large, offset)
+            assert text == pure.array_to_json(values, datatype)
+
+
+@pytest.mark.parametrize("datatype", list(INT_TYPES))
+def test_long_rows_switching_between_small_and_large(both, datatype) -> None:
+    # Stretches of small and of full-range values, of many lengths: the writer goes from the
+    # kernel to scalar runs of growing length and back.
+    native, pure = both
+    dtype = INT_TYPES[datatype]
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(64)
+    pieces = []
+    for length in rng.integers(1, 3000, 40):
+        if rng.random() < 0.5:
+            pieces.append(small_magnitudes(rng, dtype, int(length)))
+        else:
+            pieces.append(rng.integers(int(info.min), int(info.max), length, dtype, endpoint=True))
+    values = np.concatenate(pieces)
+    text = native.array_to_json(values, datatype)
+    assert text == json_text(values.tolist())
+    assert text == pure.array_to_json(values, datatype)
+
+
+def test_bool_rows_of_every_length_match_pure(both) -> None:
+    native, pure = both
+    rng = np.random.default_rng(2)
+    for length in range(41):
+        values = rng.random(length) < 0.5
+        text = native.array_to_json(values, "BOOL")
+        assert text == pure.array_to_json(values, "BOOL")
+        assert text == json_text(values.tolist())
+
+
 # ---------------------------------------------------------------------------- twins and round trips
 
 
