@@ -188,6 +188,23 @@ def test_integer_digit_count_boundaries(impl) -> None:
 
 
 @pytest.mark.parametrize("datatype", list(INT_TYPES))
+@pytest.mark.parametrize("top", [0, 9, 99_999])
+def test_large_integer_arrays_in_a_buffer_sized_by_their_values(impl, datatype, top) -> None:
+    # From 65,536 elements the native writer sizes its buffer by the array's own min and max:
+    # all zeros (one digit each) leaves the least room past the vector stores.
+    info = np.iinfo(INT_TYPES[datatype])
+    rng = np.random.default_rng(top)
+    low = max(info.min, -top)
+    values = rng.integers(low, min(info.max, top) + 1, 70_000).astype(INT_TYPES[datatype])
+    assert (
+        impl.array_to_json(values, datatype)
+        == json.dumps(values.tolist(), separators=(",", ":")).encode()
+    )
+    rows = values.reshape(7_000, 10)
+    assert json.loads(impl.array_to_json(rows, datatype, True)) == rows.tolist()
+
+
+@pytest.mark.parametrize("datatype", list(INT_TYPES))
 @given(data=st.data())
 @settings(max_examples=40)
 def test_integers_are_exact(impl, datatype, data) -> None:
