@@ -1,8 +1,8 @@
 /* The FP32 JSON writer's fast paths checked on every float32: built four times by
  * tools/check_f32_writer.sh, once as it ships (ROW=row_fast: the AVX-512 writer of
  * json_f32_simd.h on a processor that has it), once with the AVX2 writer at most
- * (OIPCODEC_F32_SIMD_MAX=1, ROW=row_avx2), once with the scalar writer only
- * (OIPCODEC_F32_SIMD=0, ROW=row_scalar) and once with every element sent to the exact path,
+ * (OIPCODEC_SIMD_MAX=1, ROW=row_avx2), once with the scalar writer only
+ * (OIPCODEC_SIMD_MAX=0, ROW=row_scalar) and once with every element sent to the exact path,
  * oipcodec_f32_shortest (OIPCODEC_F32_FAST_PATH=0, ROW=row_exact); the main program (MAIN)
  * writes all 2**32 bit patterns, 65,536 at a time, through the four and compares the text.
  * The SIMD writers are given each block in pieces of 1 to 71 elements (joined by commas), so
@@ -22,7 +22,7 @@ char *ROW(const void *data, ptrdiff_t n, char *out) { return oipcodec_row_f32(da
 #ifdef LEVEL
 /* The SIMD writer this build runs here: 2 AVX-512, 1 AVX2, 0 none. */
 int LEVEL(void) {
-#if OIPCODEC_F32_SIMD
+#if OIPCODEC_SIMD_X86
     return oipcodec_f32_simd_level();
 #else
     return 0;

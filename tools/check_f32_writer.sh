@@ -15,10 +15,10 @@ flags="${CFLAGS:--O2} -I$root/csrc"
 "$cc" $flags -DROW=row_fast -DLEVEL=level_fast -c "$root/tools/check_f32_writer.c" \
     -o "$work/fast.o"
 # shellcheck disable=SC2086
-"$cc" $flags -DROW=row_avx2 -DLEVEL=level_avx2 -DOIPCODEC_F32_SIMD_MAX=1 -c \
+"$cc" $flags -DROW=row_avx2 -DLEVEL=level_avx2 -DOIPCODEC_SIMD_MAX=1 -c \
     "$root/tools/check_f32_writer.c" -o "$work/avx2.o"
 # shellcheck disable=SC2086
-"$cc" $flags -DROW=row_scalar -DOIPCODEC_F32_SIMD=0 -c "$root/tools/check_f32_writer.c" \
+"$cc" $flags -DROW=row_scalar -DOIPCODEC_SIMD_MAX=0 -c "$root/tools/check_f32_writer.c" \
     -o "$work/scalar.o"
 # shellcheck disable=SC2086
 "$cc" $flags -DROW=row_exact -DOIPCODEC_F32_FAST_PATH=0 -c "$root/tools/check_f32_writer.c" \

@@ -27,7 +27,7 @@
  * SIMD writers with the exact path on all 2**32 bit patterns.
  *
  * Built with GCC or clang for x86-64 only (a target attribute, not a compiler flag, so the
- * rest of the extension stays baseline x86-64); elsewhere OIPCODEC_F32_SIMD is 0 and the scalar
+ * rest of the extension stays baseline x86-64); elsewhere OIPCODEC_SIMD_X86 is 0 and the scalar
  * writer is the only one. */
 #ifndef OIPCODEC_JSON_F32_SIMD_H
 /* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
@@ -37,63 +37,29 @@
 #ifndef OIPCODEC_JSON_F32_SIMD_H
 #define OIPCODEC_JSON_F32_SIMD_H
 
-#ifndef OIPCODEC_F32_SIMD
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
-#define OIPCODEC_F32_SIMD 1
-#else
-#define OIPCODEC_F32_SIMD 0
-#endif
-#endif
+#include "oipcodec/cpu.h"
 
-#if OIPCODEC_F32_SIMD
-#include <immintrin.h>
+#if OIPCODEC_SIMD_X86
 
 #include "oipcodec/json_f32_patterns.h"
 
-#define OIPCODEC_F32_AVX512 \
-    __attribute__((target("avx512f,avx512cd,avx512bw,avx512dq,avx512vl")))
-#define OIPCODEC_F32_AVX2 __attribute__((target("avx2")))
 #define OIPCODEC_F32_SSSE3 __attribute__((target("ssse3")))
 
-/* Which SIMD writer the processor (and the operating system, which must save the wider
- * registers) runs: 2 AVX-512, 1 AVX2, 0 none; the compiler's CPUID check, made once. It is
- * capped by OIPCODEC_F32_SIMD_MAX at build time (tools/check_f32_writer.sh checks each writer
- * so) and by the environment variable OIPCODEC_F32_SIMD ("0" scalar, "1" AVX2 at most) when
- * the first FP32 array is written (the tests run each writer so). */
-#ifndef OIPCODEC_F32_SIMD_MAX
-#define OIPCODEC_F32_SIMD_MAX 2
-#endif
 /* Shorter rows go to the scalar writer (oipcodec_row_f32): a row's three passes over 8 lanes
  * cost more than the scalar writer for 1 to 3 elements (rows of 1: 55 ns against 19 here, of
  * 4 about the same, of 8: 8.7 ns per value against 14.6). */
 #ifndef OIPCODEC_F32_SIMD_MIN_N
 #define OIPCODEC_F32_SIMD_MIN_N 4
 #endif
-OIPCODEC_MAYBE_UNUSED
-static int oipcodec_f32_simd_level(void) {
-    static int level = -1; /* threads may both compute it: the same value */
-    int known = __atomic_load_n(&level, __ATOMIC_RELAXED);
-    if (known < 0) {
-        const char *cap = getenv("OIPCODEC_F32_SIMD");
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                        __builtin_cpu_supports("avx512bw") &&
-                        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")
-                    ? 2
-                : __builtin_cpu_supports("avx2") ? 1
-                                                 : 0;
-        known = known < OIPCODEC_F32_SIMD_MAX ? known : OIPCODEC_F32_SIMD_MAX;
-        if (cap && (cap[0] == '0' || cap[0] == '1') && cap[0] - '0' < known) {
-            known = cap[0] - '0';
-        }
-        __atomic_store_n(&level, known, __ATOMIC_RELAXED);
-    }
-    return known;
+/* Which SIMD writer this process runs (oipcodec_simd_features): 2 AVX-512, 1 AVX2, 0 none. */
+static inline int oipcodec_f32_simd_level(void) {
+    int features = oipcodec_simd_features();
+    return features & OIPCODEC_SIMD_AVX512 ? 2 : features & OIPCODEC_SIMD_AVX2 ? 1 : 0;
 }
 
 /* The digits of 8 elements (lanes beyond `live` read as 0): d and k as oipcodec_row_f32's fast
  * path computes them, 0 and 0 for zeros; returns the lanes the exact path must decide. */
-OIPCODEC_F32_AVX512
+OIPCODEC_TARGET_AVX512
 static inline __mmask8 oipcodec_f32_digits_x8(const uint32_t *v, __mmask8 live, uint32_t *digits,
                                               int *exps) {
     const __m256i bits = _mm256_maskz_loadu_epi32(live, v);
@@ -161,7 +127,7 @@ static inline __mmask8 oipcodec_f32_digits_x8(const uint32_t *v, __mmask8 live, 
 
 /* The text sources and pattern indexes of 8 elements whose digits and exponents are known
  * (zero: 0 and 0): src gets 16 bytes per element, meta the pattern index | sign << 16. */
-OIPCODEC_F32_AVX512
+OIPCODEC_TARGET_AVX512
 static inline void oipcodec_f32_layout_x8(const uint32_t *v, __mmask8 live, const uint32_t *digits,
                                           const int *exps, unsigned char *src, uint32_t *meta) {
     const __m512i d = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)digits));
@@ -296,7 +262,7 @@ static inline char *oipcodec_f32_text(const unsigned char *src, const uint32_t *
 
 /* oipcodec_row_f32 on an AVX-512 processor: the same text, in blocks of OIPCODEC_F32_BLOCK
  * elements, three passes each (digits, text sources, text). */
-OIPCODEC_MAYBE_UNUSED OIPCODEC_F32_AVX512
+OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX512
 static char *oipcodec_row_f32_avx512(const void *data, ptrdiff_t n, char *out) {
     const uint32_t *v = (const uint32_t *)data;
     uint32_t digits[OIPCODEC_F32_BLOCK], meta[OIPCODEC_F32_BLOCK];
@@ -327,7 +293,7 @@ static char *oipcodec_row_f32_avx512(const void *data, ptrdiff_t n, char *out) {
  * from what it has: unsigned 64-bit compares as signed ones (every value compared is below
  * 2**62), the digit count by comparisons with 10**1..10**8, the significant digits by
  * counting nonzero digit bytes (psadbw) after smearing them downwards. */
-OIPCODEC_F32_AVX2
+OIPCODEC_TARGET_AVX2
 static inline unsigned oipcodec_f32_digits_x4(const uint32_t *v, __m128i live, uint32_t *digits,
                                               int *exps) {
     const __m128i bits = _mm_maskload_epi32((const int *)v, live);
@@ -389,7 +355,7 @@ static inline unsigned oipcodec_f32_digits_x4(const uint32_t *v, __m128i live, u
     return ((fast & doubtful) | (~fast & nonzero)) & in;
 }
 
-OIPCODEC_F32_AVX2
+OIPCODEC_TARGET_AVX2
 static inline void oipcodec_f32_layout_x4(const uint32_t *v, __m128i live, const uint32_t *digits,
                                           const int *exps, unsigned char *src, uint32_t *meta) {
     const __m128i d32 = _mm_loadu_si128((const __m128i *)digits);
@@ -477,7 +443,7 @@ static inline void oipcodec_f32_layout_x4(const uint32_t *v, __m128i live, const
 }
 
 /* oipcodec_row_f32 on an AVX2 processor, as oipcodec_row_f32_avx512. */
-OIPCODEC_MAYBE_UNUSED OIPCODEC_F32_AVX2
+OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX2
 static char *oipcodec_row_f32_avx2(const void *data, ptrdiff_t n, char *out) {
     const uint32_t *v = (const uint32_t *)data;
     const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);

@@ -29,11 +29,9 @@
  * The instructions (AVX-512 F/BW/DQ/VBMI/VBMI2 with BMI2 and POPCNT: Ice Lake, Zen 4 and
  * later; or AVX2 with BMI2) are chosen at run time: the kernels carry a target attribute and
  * are called only when __builtin_cpu_supports says the processor and the operating system
- * have them (oipcodec_int_simd_level). Elsewhere (other processors, MSVC, old compilers)
- * OIPCODEC_INT_AVX512 is 0 and the scalar writers do all the work: they are the portable
- * definition, and the text is the same either way. A build with
- * CFLAGS=-DOIPCODEC_INT_MAX_LEVEL=1 (or 0) caps the choice, to test the AVX2 kernels (or the
- * scalar writers) on an AVX-512 machine. */
+ * have them (oipcodec_simd_features in cpu.h, whose caps also apply). Elsewhere (other
+ * processors, MSVC, old compilers) OIPCODEC_SIMD_X86 is 0 and the scalar writers do all the
+ * work: they are the portable definition, and the text is the same either way. */
 #ifndef OIPCODEC_JSON_INT_SIMD_H
 #define OIPCODEC_JSON_INT_SIMD_H
 
@@ -42,50 +40,15 @@
 #include <string.h>
 
 #include "oipcodec/common.h"
+#include "oipcodec/cpu.h"
 
-#if defined(__x86_64__) && !defined(_MSC_VER) && !defined(OIPCODEC_NO_AVX512) &&           \
-    ((defined(__clang__) && __clang_major__ >= 11) ||                                         \
-     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 9))
-#define OIPCODEC_INT_AVX512 1
-#include <immintrin.h>
-#else
-#define OIPCODEC_INT_AVX512 0
-#endif
+#if OIPCODEC_SIMD_X86
 
-#if OIPCODEC_INT_AVX512
-
-#define OIPCODEC_AVX512_TARGET                                                               \
-    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
-
-#define OIPCODEC_AVX2_TARGET __attribute__((target("avx2,bmi,bmi2")))
-
-/* Which kernels this processor (and the operating system's register saving, which
- * __builtin_cpu_supports checks too) runs: 2 the AVX-512 ones, 1 the AVX2 ones, 0 neither;
- * asked once per process. */
+/* Which kernels this process runs (oipcodec_simd_features): 2 the AVX-512 ones, 1 the AVX2
+ * ones, 0 neither. */
 static inline int oipcodec_int_simd_level(void) {
-    static int level = -1; /* -1: not asked yet */
-    int known = __atomic_load_n(&level, __ATOMIC_RELAXED);
-    if (known < 0) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vbmi") &&
-            __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
-            __builtin_cpu_supports("popcnt")) {
-            known = 2;
-        } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-                   __builtin_cpu_supports("bmi2")) {
-            known = 1;
-        } else {
-            known = 0;
-        }
-#ifdef OIPCODEC_INT_MAX_LEVEL
-        /* a test build's cap (e.g. CFLAGS=-DOIPCODEC_INT_MAX_LEVEL=1 runs the AVX2 kernels
-         * on an AVX-512 machine, 0 the scalar writers) */
-        known = known > OIPCODEC_INT_MAX_LEVEL ? OIPCODEC_INT_MAX_LEVEL : known;
-#endif
-        __atomic_store_n(&level, known, __ATOMIC_RELAXED);
-    }
-    return known;
+    int features = oipcodec_simd_features();
+    return features & OIPCODEC_SIMD_AVX512_VBMI ? 2 : features & OIPCODEC_SIMD_AVX2 ? 1 : 0;
 }
 
 /* Slot layout (see the top): which mask bits are a slot's digits, sign and comma, and which
@@ -103,7 +66,7 @@ static const uint8_t oipcodec_slot_digit_index[64] = {
 
 /* The 8 decimal digits of each lane's v < 10**8 as byte values 0..9, the first digit in the
  * lane's lowest byte (oipcodec_digits8 of jsonwrite.h, in 8 lanes at once). */
-OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_digits8_avx512(__m512i v) {
+OIPCODEC_TARGET_AVX512_VBMI static inline __m512i oipcodec_digits8_avx512(__m512i v) {
     __m512i hi, w, q;
     /* halves: v / 10**4 as (v * ceil(2**45 / 10**4)) >> 45, exact for v < 10**8 */
     hi = _mm512_srli_epi64(_mm512_mul_epu32(v, _mm512_set1_epi64(0xD1B71759)), 45);
@@ -121,7 +84,7 @@ OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_digits8_avx512(__m512i v) 
 
 /* Writes 8 elements, each with its comma: magnitudes `mag` (every lane < 10**8) and the
  * negative ones' bits in `negative`. Stores 128 bytes from out; returns the end. */
-OIPCODEC_AVX512_TARGET static inline char *oipcodec_int8_block_avx512(__m512i mag,
+OIPCODEC_TARGET_AVX512_VBMI static inline char *oipcodec_int8_block_avx512(__m512i mag,
                                                                       uint64_t negative,
                                                                       char *out) {
     const __m512i byte_of_digit_lo = _mm512_loadu_si512((const void *)oipcodec_slot_digit_index);
@@ -155,7 +118,7 @@ OIPCODEC_AVX512_TARGET static inline char *oipcodec_int8_block_avx512(__m512i ma
 /* v / 10**8 of 8 lanes of any 64-bit v, the remainder in *rem: the quotient from double
  * precision (v rounded to 53 bits, times 10**-8: within 10**-4 of the true quotient, so the
  * truncation is exact or one off), then corrected by the remainder's range, in integers. */
-OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_divmod_1e8_avx512(__m512i v, __m512i *rem) {
+OIPCODEC_TARGET_AVX512_VBMI static inline __m512i oipcodec_divmod_1e8_avx512(__m512i v, __m512i *rem) {
     const __m512i e8 = _mm512_set1_epi64(100000000), one = _mm512_set1_epi64(1);
     __m512i q = _mm512_cvttpd_epu64(_mm512_mul_pd(_mm512_cvtepu64_pd(v), _mm512_set1_pd(1e-8)));
     __m512i r = _mm512_sub_epi64(v, _mm512_mullo_epi64(q, e8));
@@ -186,7 +149,7 @@ static const uint8_t oipcodec_slot24_index[64] = {
 /* Writes 8 elements of any 64-bit magnitude, each with its comma, as
  * oipcodec_int8_block_avx512 does, in 32-byte slots. Stores 64 bytes at 4 points, the last
  * where the text of the first 6 elements ends. */
-OIPCODEC_AVX512_TARGET static inline char *oipcodec_int20_block_avx512(__m512i mag,
+OIPCODEC_TARGET_AVX512_VBMI static inline char *oipcodec_int20_block_avx512(__m512i mag,
                                                                        uint64_t negative,
                                                                        char *out) {
     const __m512i index = _mm512_loadu_si512((const void *)oipcodec_slot24_index);
@@ -235,7 +198,7 @@ OIPCODEC_AVX512_TARGET static inline char *oipcodec_int20_block_avx512(__m512i m
  * leading zero bytes (their count from a byte-compare mask) shifted out and stored 8 bytes
  * wide after an always-stored, conditionally kept '-', then the comma, as the scalar writer
  * does (oipcodec_write_small). */
-OIPCODEC_AVX2_TARGET static inline char *oipcodec_int4_block_avx2(__m256i mag, unsigned negative,
+OIPCODEC_TARGET_AVX2 static inline char *oipcodec_int4_block_avx2(__m256i mag, unsigned negative,
                                                                  char *out) {
     __m256i hi, w, q, ascii;
     __m128i low_half, high_half;
@@ -274,7 +237,7 @@ OIPCODEC_AVX2_TARGET static inline char *oipcodec_int4_block_avx2(__m256i mag, u
 }
 
 #define OIPCODEC_INT_SIMD_ROW(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES, LOAD4)                   \
-    OIPCODEC_MAYBE_UNUSED OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static ptrdiff_t NAME(     \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX512_VBMI OIPCODEC_NOINLINE static ptrdiff_t NAME(     \
         const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
         const CTYPE *v = (const CTYPE *)data;                                                 \
         const __m512i limit = _mm512_set1_epi64(100000000);                                   \
@@ -300,7 +263,7 @@ OIPCODEC_AVX2_TARGET static inline char *oipcodec_int4_block_avx2(__m256i mag, u
         return i;                                                                             \
     }                                                                                         \
     /* the AVX2 kernel: stops at any block with a magnitude of 10**8 or more */               \
-    OIPCODEC_MAYBE_UNUSED OIPCODEC_AVX2_TARGET OIPCODEC_NOINLINE static ptrdiff_t NAME##_avx2( \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX2 OIPCODEC_NOINLINE static ptrdiff_t NAME##_avx2( \
         const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
         const CTYPE *v = (const CTYPE *)data;                                                 \
         const __m256i below = _mm256_set1_epi64x(99999999);                                   \
@@ -353,6 +316,6 @@ static inline int oipcodec_load_u32le(const void *p) {
     return x;
 }
 
-#endif /* OIPCODEC_INT_AVX512 */
+#endif /* OIPCODEC_SIMD_X86 */
 
 #endif

@@ -292,7 +292,7 @@ typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const
  * and, after such a block, a run of elements that starts at 64 and doubles (to 4096) each
  * time the kernel stops again at once: full-range data then rarely calls the kernel, whose
  * call and constants cost about 5% there at one call per 64 elements. */
-#if OIPCODEC_INT_AVX512
+#if OIPCODEC_SIMD_X86
 #define OIPCODEC_INT_SIMD_LEVEL() oipcodec_int_simd_level()
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST
 #define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_avx2
@@ -836,7 +836,7 @@ OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n,
  * one above; the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
-#if OIPCODEC_F32_SIMD && OIPCODEC_F32_FAST_PATH
+#if OIPCODEC_SIMD_X86 && OIPCODEC_F32_FAST_PATH
     /* rows of a few elements (nested arrays such as [N, 1]): the scalar writer, cheaper there */
     int level = n >= OIPCODEC_F32_SIMD_MIN_N ? oipcodec_f32_simd_level() : 0;
     if (level == 2) {

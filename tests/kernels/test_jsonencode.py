@@ -510,9 +510,10 @@ def test_fp32_every_length_and_tail_matches_pure(both) -> None:
     assert native.array_to_json(nested, "FP32", True) == pure.array_to_json(nested, "FP32", True)
 
 
-# The native FP32 writer picks its path once per process, by the processor (AVX-512, AVX2 or
-# scalar) capped by OIPCODEC_F32_SIMD: a child process writes with each cap, and its text must
-# be the pure twin's (on a processor without AVX-512 or AVX2 the cap changes nothing).
+# The native writers pick their SIMD path once per process, by the processor (AVX-512, AVX2 or
+# scalar) capped by OIPCODEC_SIMD: a child process writes with each cap, and its text must be
+# the pure twin's (on a processor without AVX-512 or AVX2 the cap changes nothing). Each array
+# is saved under "<datatype>-<label>".
 _CHILD_WRITER = """
 import sys
 import numpy as np
@@ -520,26 +521,42 @@ from oipcodec import kernels
 arrays = np.load(sys.argv[1])
 native = kernels.load("native")
 with open(sys.argv[2], "wb") as out:
-    out.write(b"\\n".join(native.array_to_json(arrays[k], "FP32") for k in arrays.files))
+    out.write(b"\\n".join(native.array_to_json(arrays[k], k.split("-")[0]) for k in arrays.files))
 """
 
 
-@pytest.mark.parametrize("cap", ["0", "1"])
-def test_fp32_each_native_writer_matches_pure(both, tmp_path, cap) -> None:
-    native, pure = both
-    assert native.array_to_json  # skips when the native kernel is not built
+def _each_writer_inputs() -> dict[str, np.ndarray]:
+    lengths = [*range(41), 63, 64, 65, 127, 129]
     values = np.concatenate([_f32_one_of_each_class(), _f32_hard_values()])
     mixed = np.random.default_rng(33).permutation(np.tile(values, 3))
-    arrays = {f"n{n}": mixed[:n] for n in [*range(41), 63, 64, 65, 127, 129, mixed.size]}
+    arrays = {f"FP32-n{n}": mixed[:n] for n in [*lengths, mixed.size]}
+    rng = np.random.default_rng(34)
+    for datatype, dtype in INT_TYPES.items():
+        info = np.iinfo(dtype)
+        small = rng.integers(max(info.min, -999), min(info.max, 999) + 1, 200).astype(dtype)
+        full = rng.integers(info.min, info.max, 200, dtype=dtype, endpoint=True)
+        both_kinds = np.where(rng.random(200) < 0.1, full, small)
+        for n in lengths:
+            arrays[f"{datatype}-small{n}"] = small[:n]
+            arrays[f"{datatype}-mixed{n}"] = both_kinds[:n]
+        arrays[f"{datatype}-edges"] = np.array([info.min, info.max, 0, 1] * 10, dtype=dtype)
+    return arrays
+
+
+@pytest.mark.parametrize("cap", ["0", "1"])
+def test_each_native_writer_matches_pure(both, tmp_path, cap) -> None:
+    native, pure = both
+    assert native.array_to_json  # skips when the native kernel is not built
+    arrays = _each_writer_inputs()
     np.savez(tmp_path / "in.npz", **arrays)
     subprocess.run(
         [sys.executable, "-c", _CHILD_WRITER, str(tmp_path / "in.npz"), str(tmp_path / "out")],
-        env={**os.environ, "OIPCODEC_F32_SIMD": cap},
+        env={**os.environ, "OIPCODEC_SIMD": cap},
         check=True,
         timeout=120,
     )
     texts = (tmp_path / "out").read_bytes().split(b"\n")
-    assert texts == [pure.array_to_json(a, "FP32") for a in arrays.values()]
+    assert texts == [pure.array_to_json(a, key.split("-")[0]) for key, a in arrays.items()]
 
 
 def test_fp32_text_patterns_are_generated() -> None:

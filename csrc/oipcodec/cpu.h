@@ -1,0 +1,85 @@
+/* Which vector instruction sets the JSON writers may use: asked of the processor once per
+ * process, and capped by the environment or the build.
+ *
+ * The wheels must run on any x86-64 processor, so the extensions are compiled for the baseline
+ * and the vector code beyond it carries a target attribute (OIPCODEC_TARGET_*), not a compiler
+ * flag; it is called only when oipcodec_simd_features() has the bits it needs. The check is the
+ * compiler's __builtin_cpu_supports, which also asks whether the operating system saves the
+ * wider registers. Where that does not exist (MSVC, other processors, old compilers)
+ * OIPCODEC_SIMD_X86 is 0, no vector code is compiled, and the scalar writers, which define the
+ * text in every case, do all the work.
+ *
+ * Caps, for tests and checks on a machine that has everything:
+ * - the environment variable OIPCODEC_SIMD when the first writer asks: "0" the scalar code
+ *   only, "1" AVX2 at most (the kernel tests run each writer so, in child processes);
+ * - a build with -DOIPCODEC_SIMD_MAX=0 or 1 (tools/check_f32_writer.sh builds each so). */
+#ifndef OIPCODEC_CPU_H
+#define OIPCODEC_CPU_H
+
+#include <stdlib.h>
+
+#include "oipcodec/common.h"
+
+#if defined(__x86_64__) && !defined(_MSC_VER) &&                                               \
+    ((defined(__clang__) && __clang_major__ >= 11) ||                                          \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 9))
+#define OIPCODEC_SIMD_X86 1
+#else
+#define OIPCODEC_SIMD_X86 0
+#endif
+
+#ifndef OIPCODEC_SIMD_MAX
+#define OIPCODEC_SIMD_MAX 2
+#endif
+
+/* The feature bits; each one includes the ones before it. */
+#define OIPCODEC_SIMD_AVX2 1        /* AVX2, BMI1, BMI2, POPCNT (Haswell, Zen 1 and later) */
+#define OIPCODEC_SIMD_AVX512 2      /* AVX-512 F, CD, BW, DQ, VL (Skylake-SP, Zen 4 and later) */
+#define OIPCODEC_SIMD_AVX512_VBMI 4 /* AVX-512 VBMI and VBMI2 too (Ice Lake, Zen 4 and later) */
+
+#if OIPCODEC_SIMD_X86
+#include <immintrin.h>
+
+/* LZCNT comes with every processor that has AVX2. */
+#define OIPCODEC_TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt")))
+#define OIPCODEC_TARGET_AVX512                                                                 \
+    __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt,avx512f,avx512cd,avx512bw,avx512dq,"     \
+                          "avx512vl")))
+#define OIPCODEC_TARGET_AVX512_VBMI                                                            \
+    __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt,avx512f,avx512cd,avx512bw,avx512dq,"     \
+                          "avx512vl,avx512vbmi,avx512vbmi2")))
+
+/* The OIPCODEC_SIMD_* bits this process uses (0: none). Threads may both compute it the first
+ * time: they store the same value. */
+OIPCODEC_MAYBE_UNUSED static int oipcodec_simd_features(void) {
+    static int features = -1;
+    int known = __atomic_load_n(&features, __ATOMIC_RELAXED);
+    if (known < 0) {
+        const char *cap = getenv("OIPCODEC_SIMD");
+        int level = OIPCODEC_SIMD_MAX;
+        __builtin_cpu_init();
+        known = 0;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+            __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt")) {
+            known = OIPCODEC_SIMD_AVX2;
+            if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                __builtin_cpu_supports("avx512vl")) {
+                known |= OIPCODEC_SIMD_AVX512;
+                if (__builtin_cpu_supports("avx512vbmi") &&
+                    __builtin_cpu_supports("avx512vbmi2")) {
+                    known |= OIPCODEC_SIMD_AVX512_VBMI;
+                }
+            }
+        }
+        if (cap && (cap[0] == '0' || cap[0] == '1') && cap[0] - '0' < level) {
+            level = cap[0] - '0';
+        }
+        known &= level >= 2 ? ~0 : level == 1 ? OIPCODEC_SIMD_AVX2 : 0;
+        __atomic_store_n(&features, known, __ATOMIC_RELAXED);
+    }
+    return known;
+}
+#endif
+
+#endif
