@@ -837,10 +837,85 @@ static inline uint64_t oipcodec_f64_shortest(uint64_t mag, int *e10) {
     return ((sp + wp_in) & mask) | (unit & ~mask);
 }
 
+/* The fast path of the float64 writer: the shortest digits of a normal float64 that is not a
+ * power of two (mag: its bits without the sign) from one 64x128-bit product, or 0 for the
+ * exact path (oipcodec_f64_shortest) to settle: zero, subnormals, powers of two, infinities
+ * and NaNs, and the rare values too close to a decision for the truncated product. Zmij's idea
+ * (see the top of this file) as in the FP32 fast path: v scaled once, the interval's half width
+ * a shift of the same table entry instead of two more products.
+ *
+ * In units of 10**k (k, h, g as in oipcodec_f64_shortest), with 64 fraction bits: V * 2**64 =
+ * (c << h) * g / 2**64, a 128-bit fixed-point number {vh, vl}, and the half width D * 2**64 =
+ * g / 2**(65 - h). As g is at most 1 above the exact scale and c << h < 2**57, the computed
+ * mid is floor of a value less than 2**-7 above the exact one, and delta is at most 1 below
+ * its exact value: the computed ends are within 2 units of 2**-64 of the exact ones, and any
+ * decision made with a margin of more than that is the exact path's. Since 2**q >= 10**k,
+ * D >= 1/2 and V >= 2**52: the nearest unit to V is inside the interval (a tie goes to the
+ * exact path), and the interval holds at most one multiple of 10 (2D < 10), which, when it
+ * holds one, is the shortest. */
+static inline uint64_t oipcodec_f64_fast(uint64_t mag, int *e10) {
+    uint64_t field = mag >> 52, m = mag & 0xFFFFFFFFFFFFFull;
+    int q = (int)field - 1075;
+    int k = oipcodec_flog10_pow2(q);
+    int h = q + oipcodec_flog2_pow10(-k) + 1; /* 1..4 */
+    int p = -k;
+    const uint64_t *t;
+    uint64_t g_lo, g_hi, x, vh, vl, x1, dh, dl, th, tl, bh, bl, s10, ah, d, up, in10, sel, lt;
+    *e10 = k;
+    if (field - 1 >= 0x7FE || m == 0) {
+        return 0; /* zero, subnormal, power of two, infinity, NaN */
+    }
+    t = p <= OIPCODEC_POW5_MAX ? oipcodec_pow5_128[p - OIPCODEC_POW5_MIN]
+                               : oipcodec_pow5_128_tail[p - OIPCODEC_POW5_MAX - 1];
+    g_lo = t[1] + (uint64_t)(p < 0 || p > 55);
+    g_hi = t[0] + (g_lo < t[1]);
+    x = (m | 1ull << 52) << h;
+    x1 = oipcodec_mulhi64(g_lo, x);
+    vl = oipcodec_mul128(g_hi, x, &vh);
+    vl += x1;
+    vh += vl < x1;
+    /* D * 2**64 = g >> (65 - h), the shifts split so that none is by 64 */
+    dh = g_hi >> 1 >> (64 - h);
+    dl = g_hi << (h - 1) | g_lo >> 1 >> (64 - h);
+    tl = vl + dl;
+    th = vh + dh + (tl < dl);
+    bl = vl - dl;
+    bh = vh - dh - (vl < dl);
+    /* the multiple of 10 at or below top's integer part, inside when above bottom */
+    s10 = th / 10 * 10;
+    ah = s10 - bh; /* at10 - bottom, 128 bits: {ah, -bl} */
+    ah -= bl != 0;
+    in10 = (uint64_t)((int64_t)ah >= 0);
+    up = vl > 0x8000000000000000ull;
+    sel = 0 - in10;
+    d = (s10 & sel) | ((vh + up) & ~sel);
+    /* To the exact path when a margin is too small: at10 - bottom within [-2, 2] (units of
+     * 2**-64), top's fraction within 4 of an integer (its integer part uncertain), V's
+     * fraction within 4 of 1/2. */
+    if ((ah == 0 && 0 - bl <= 2) || (ah == UINT64_MAX && bl <= 2) || tl + 4 <= 8 ||
+        vl - 0x8000000000000000ull + 4 <= 8) {
+        return 0;
+    }
+    /* V >= 2**52: d has 16 or 17 digits; scaled to 17 by a multiply, not a branch (which
+     * of the two varies from element to element) */
+    lt = d < 10000000000000000ull;
+    *e10 = k - (int)lt;
+    return d * (1 + 9 * lt);
+}
+
 /* Decimal digits of v (1 for 0), as oipcodec_count_digits_u32. */
 static inline int oipcodec_count_digits_u64(uint64_t v) {
     int t = ((64 - oipcodec_clz64(v | 1)) * 1233) >> 12;
     return t + 1 - ((v | 1) < oipcodec_pow10_u64[t]);
+}
+
+/* oipcodec_f64_shortest's digits scaled to 17 (the fast path's form), kept out of line: the
+ * row writer calls it rarely, and inlined it would crowd the loop's registers. */
+static OIPCODEC_NOINLINE uint64_t oipcodec_f64_exact17(uint64_t mag, int *e10) {
+    uint64_t d = oipcodec_f64_shortest(mag, e10);
+    int nd = oipcodec_count_digits_u64(d);
+    *e10 -= 17 - nd;
+    return d * oipcodec_pow10_u64[17 - nd];
 }
 
 /* Longest float64 text: "-0.00001" and 16 more digits, or "-d.dddddddddddddddde-308". The
@@ -865,16 +940,13 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
         for (j = 0; j < count; j++) {
-            uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
-            int e10 = 0;
-            digits[j] = mag - 1 < 0x7FEFFFFFFFFFFFFFull ? oipcodec_f64_shortest(mag, &e10) : 0;
-            exps[j] = e10;
+            digits[j] = oipcodec_f64_fast(v[base + j] & 0x7FFFFFFFFFFFFFFFull, &exps[j]);
         }
         for (j = 0; j < count; j++) {
             uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull, d = digits[j];
             uint64_t d17, rest, w1, w2;
             uint32_t first;
-            int nd, E;
+            int nd, E, e10;
             if (mag >= 0x7FF0000000000000ull) {
                 if (mag != 0x7FF0000000000000ull) {
                     memcpy(out, "NaN,", 4);
@@ -895,9 +967,12 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
                 out += 4;
                 continue;
             }
-            nd = oipcodec_count_digits_u64(d);
-            E = exps[j] + nd - 1; /* value = d1.d2... * 10**E */
-            d17 = d * oipcodec_pow10_u64[17 - nd];
+            e10 = exps[j];
+            if (d == 0) {
+                d = oipcodec_f64_exact17(mag, &e10);
+            }
+            d17 = d;
+            E = e10 + 16; /* value = d1.d2... * 10**E */
             first = (uint32_t)(d17 / 10000000000000000ull);
             rest = d17 - first * 10000000000000000ull;
             oipcodec_digits16_bytes(rest, &w1, &w2);
