@@ -919,34 +919,73 @@ static OIPCODEC_NOINLINE uint64_t oipcodec_f64_exact17(uint64_t mag, int *e10) {
 }
 
 /* Longest float64 text: "-0.00001" and 16 more digits, or "-d.dddddddddddddddde-308". The
- * writer stores 24 bytes at up to 7 bytes past the element's start, so the buffer needs
- * OIPCODEC_F64_SLACK bytes at its end. */
+ * writer stores at most 33 bytes from the element's start (a 32-byte text after the sign),
+ * so the buffer needs OIPCODEC_F64_SLACK bytes at its end (33 <= 24 + 32). */
 #define OIPCODEC_F64_MAX 24
 #define OIPCODEC_F64_SLACK 32
 #define OIPCODEC_F64_BLOCK 64
 
-/* float64 elements (native byte order) in the reference layout, each followed by a comma. Two
- * passes per block, as oipcodec_row_f32: the digits of all, then the text of all. The 17 digit
- * positions (first digit, then two oipcodec_digits8 words, padded with '0's) are laid out with
- * fixed-width overlapping stores of words assembled in registers. */
+#include "oipcodec/json_f64.h"
+
+/* The text words of 17-digit numbers: for i < count (d17[i] < 10**17), first[i] the first
+ * digit as a character, w1[i] and w2[i] digits 2-9 and 10-17 as ASCII (first in the lowest
+ * byte), nd[i] the number of digits without trailing zeros. oipcodec_f64_words_avx512
+ * (json_f64.h) computes the same eight elements at a time. */
+static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint64_t *first,
+                                      uint64_t *w1, uint64_t *w2, uint64_t *nd) {
+    ptrdiff_t j;
+    for (j = 0; j < count; j++) {
+        uint64_t f = d17[j] / 10000000000000000ull, a, b;
+        oipcodec_digits16_bytes(d17[j] - f * 10000000000000000ull, &a, &b);
+        /* trailing zero digits are high zero bytes */
+        nd[j] = b ? 17 - (oipcodec_clz64(b) >> 3) : a ? 9 - (oipcodec_clz64(a) >> 3) : 1;
+        first[j] = '0' + f;
+        w1[j] = a | OIPCODEC_ASCII8;
+        w2[j] = b | OIPCODEC_ASCII8;
+    }
+}
+
+/* float64 elements (native byte order) in the reference layout, each followed by a comma.
+ * Three passes per block: the digits of all (the fast path, the exact path for what it
+ * leaves), their text words (eight at a time with AVX-512 where the processor has it), then
+ * the layout. The 17 digit positions (first digit, then two 8-digit words, padded with '0's)
+ * are laid out with fixed-width overlapping stores of words assembled in registers. */
 OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out,
                                           const void *ctx) {
     const uint64_t *v = (const uint64_t *)data;
-    uint64_t digits[OIPCODEC_F64_BLOCK];
+    uint64_t digits[OIPCODEC_F64_BLOCK], firsts[OIPCODEC_F64_BLOCK], w1s[OIPCODEC_F64_BLOCK];
+    uint64_t w2s[OIPCODEC_F64_BLOCK], nds[OIPCODEC_F64_BLOCK];
     int exps[OIPCODEC_F64_BLOCK];
     ptrdiff_t base;
+#if OIPCODEC_F64_AVX512
+    uint8_t text[OIPCODEC_F64_BLOCK][32];
+    uint64_t lens[OIPCODEC_F64_BLOCK];
+    int simd = n >= 8 && oipcodec_f64_avx512_usable();
+#endif
     (void)ctx;
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
         for (j = 0; j < count; j++) {
-            digits[j] = oipcodec_f64_fast(v[base + j] & 0x7FFFFFFFFFFFFFFFull, &exps[j]);
+            uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
+            uint64_t d = oipcodec_f64_fast(mag, &exps[j]);
+            if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
+                d = oipcodec_f64_exact17(mag, &exps[j]);
+            }
+            digits[j] = d;
+        }
+#if OIPCODEC_F64_AVX512
+        if (simd) {
+            oipcodec_f64_words_avx512(digits, exps, count, firsts, w1s, w2s, nds, text, lens);
+        } else
+#endif
+        {
+            oipcodec_f64_words(digits, count, firsts, w1s, w2s, nds);
         }
         for (j = 0; j < count; j++) {
-            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull, d = digits[j];
-            uint64_t d17, rest, w1, w2;
-            uint32_t first;
-            int nd, E, e10;
+            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
+            uint64_t first = firsts[j], w1 = w1s[j], w2 = w2s[j];
+            int nd = (int)nds[j], E = exps[j] + 16; /* value = d1.d2... * 10**E */
             if (mag >= 0x7FF0000000000000ull) {
                 if (mag != 0x7FF0000000000000ull) {
                     memcpy(out, "NaN,", 4);
@@ -967,28 +1006,21 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
                 out += 4;
                 continue;
             }
-            e10 = exps[j];
-            if (d == 0) {
-                d = oipcodec_f64_exact17(mag, &e10);
-            }
-            d17 = d;
-            E = e10 + 16; /* value = d1.d2... * 10**E */
-            first = (uint32_t)(d17 / 10000000000000000ull);
-            rest = d17 - first * 10000000000000000ull;
-            oipcodec_digits16_bytes(rest, &w1, &w2);
-            /* trailing zero digits are high zero bytes */
-            nd = w2 ? 17 - (oipcodec_clz64(w2) >> 3) : w1 ? 9 - (oipcodec_clz64(w1) >> 3) : 1;
-            w1 |= OIPCODEC_ASCII8;
-            w2 |= OIPCODEC_ASCII8;
             /* digit i of the 17 is byte i of (first, w1, w2): stored from registers, never
              * read back (a wide load of narrower stores stalls) */
+#if OIPCODEC_F64_AVX512
+            if (simd && E >= OIPCODEC_F64_LO_E && E <= OIPCODEC_F64_HI_E) {
+                memcpy(out, text[j], 32);
+                out += lens[j];
+            } else
+#endif
             if (E >= 0 && E <= OIPCODEC_F64_HI_E) {
                 /* the digits padded with '0's, the point after digit E, then the digits after
                  * it (just "0" for integral values): digits E + 1.. are (w1, w2) shifted right
                  * by E bytes */
                 int frac = nd - 1 - E, sh = 8 * E;
                 uint64_t lo, hi;
-                oipcodec_store_le64(out, ('0' + first) | w1 << 8);
+                oipcodec_store_le64(out, first | w1 << 8);
                 oipcodec_store_le64(out + 8, w1 >> 56 | w2 << 8);
                 out[E + 1] = '.';
                 if (sh < 64) {
@@ -1003,12 +1035,12 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
                 out += E + 2 + (frac > 1 ? frac : 1);
             } else if (E < 0 && E >= OIPCODEC_F64_LO_E) {
                 oipcodec_store_le64(out, 0x3030303030302E30ull); /* "0.000000" */
-                oipcodec_store_le64(out + 1 - E, ('0' + first) | w1 << 8);
+                oipcodec_store_le64(out + 1 - E, first | w1 << 8);
                 oipcodec_store_le64(out + 9 - E, w1 >> 56 | w2 << 8);
                 oipcodec_store_le64(out + 17 - E, w2 >> 56);
                 out += 1 - E + nd;
             } else {
-                out[0] = (char)('0' + first);
+                out[0] = (char)first;
                 out[1] = '.';
                 oipcodec_store_le64(out + 2, w1);
                 oipcodec_store_le64(out + 10, w2);

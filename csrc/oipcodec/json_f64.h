@@ -1,0 +1,211 @@
+/* The float64 JSON writer's digit text for eight elements at a time with AVX-512, chosen at
+ * run time (oipcodec_row_f64 in jsonwrite.h; its scalar loop is the portable fallback and
+ * defines what this computes).
+ *
+ * The row writer's first pass leaves, for each element of a block, its shortest digits scaled
+ * to exactly 17 (d < 10**17, trailing zeros included). This turns them into text words: the
+ * first digit as a character, the next 8 and the last 8 as eight ASCII digits each (digit i in
+ * byte i - 1, little endian), and the count of digits without the trailing zeros, which the
+ * writer's second pass lays out. Per element that is a division by 10**8 and two 8-digit
+ * conversions; in eight 64-bit lanes they cost about as much as one element's scalar
+ * conversion.
+ *
+ * Method: the division by 10**8 in double precision (d converted to a double is within 16 of
+ * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
+ * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
+ * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
+ * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
+ * jsonwrite.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
+ * zero bits (the last digits are the high bytes).
+ *
+ * Built only on x86-64 with GCC or clang (target attributes and __builtin_cpu_supports); the
+ * processor is asked once per row. Elsewhere OIPCODEC_F64_AVX512 is 0 and only the scalar
+ * loop exists. */
+#ifndef OIPCODEC_JSON_F64_H
+#define OIPCODEC_JSON_F64_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oipcodec/common.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER) && \
+    !defined(OIPCODEC_NO_AVX512)
+#define OIPCODEC_F64_AVX512 1
+#else
+#define OIPCODEC_F64_AVX512 0
+#endif
+
+#if OIPCODEC_F64_AVX512
+#include <immintrin.h>
+
+#define OIPCODEC_AVX512_TARGET \
+    __attribute__((target("avx512f,avx512dq,avx512bw,avx512cd,avx512vl,avx512vbmi")))
+
+/* Whether this processor runs oipcodec_f64_words_avx512 (AVX-512 F, DQ, BW, CD, VL and
+ * VBMI: Intel Ice Lake and later, AMD Zen 4 and later). */
+static inline int oipcodec_f64_avx512_usable(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi");
+}
+
+/* The positional layouts (value = d1.d2...d17 * 10**E, E from OIPCODEC_F64_LO_E to
+ * OIPCODEC_F64_HI_E): byte i of the text is byte oipcodec_f64_layout[E + 5][i] of the
+ * element's source, which holds the 17 digits in bytes 0-16, '.' in byte 17 and '0' in byte
+ * 18. E >= 0: digits 1 to E + 1, the point, the other digits; E < 0: "0.", -E - 1 zeros, the
+ * digits; then '0's (which give integral values their ".0"; the length cuts the rest). */
+static const uint8_t oipcodec_f64_layout[21][32] = {
+    {18, 17, 18, 18, 18, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+     10, 11, 12, 13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -5 */
+    {18, 17, 18, 18, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+     11, 12, 13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -4 */
+    {18, 17, 18, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+     12, 13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -3 */
+    {18, 17, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+     13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -2 */
+    {18, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+     14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 0 */
+    {0, 1, 17, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 1 */
+    {0, 1, 2, 17, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 2 */
+    {0, 1, 2, 3, 17, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 3 */
+    {0, 1, 2, 3, 4, 17, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 4 */
+    {0, 1, 2, 3, 4, 5, 17, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 5 */
+    {0, 1, 2, 3, 4, 5, 6, 17, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 6 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 17, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 7 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 8 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 9 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 10 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 11 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 12 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 13 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 14 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+     17, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 15 */
+};
+
+/* The 8 digits of each 64-bit lane's v < 10**8 as byte values, the first digit in the lowest
+ * byte (oipcodec_digits8 in eight lanes). */
+OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_digits8_avx512(__m512i v) {
+    /* v / 10**4 = v * ceil(2**45 / 10**4) >> 45, exact for v < 10**8 */
+    __m512i hi = _mm512_srli_epi64(_mm512_mul_epu32(v, _mm512_set1_epi64(0xD1B71759)), 45);
+    __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, _mm512_set1_epi64(10000)));
+    /* two 4-digit numbers in 32-bit lanes: x / 100 = x * 10486 >> 20 for x < 10**4 */
+    __m512i w = _mm512_or_si512(hi, _mm512_slli_epi64(lo, 32));
+    __m512i q = _mm512_srli_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(10486)), 20);
+    w = _mm512_or_si512(
+        q, _mm512_slli_epi32(_mm512_sub_epi32(w, _mm512_mullo_epi32(q, _mm512_set1_epi32(100))),
+                             16));
+    /* four 2-digit numbers in 16-bit lanes: x / 10 = x * 103 >> 10 for x < 100 */
+    q = _mm512_srli_epi16(_mm512_mullo_epi16(w, _mm512_set1_epi16(103)), 10);
+    return _mm512_or_si512(
+        q, _mm512_slli_epi16(_mm512_sub_epi16(w, _mm512_mullo_epi16(q, _mm512_set1_epi16(10))),
+                             8));
+}
+
+/* For i < count (d17[i] < 10**17, e10[i] + 16 = E the decimal exponent of its first digit):
+ * first[i] the first digit as a character, w1[i] and w2[i] digits 2-9 and 10-17 as ASCII
+ * (first in the lowest byte), nd[i] the number of digits without trailing zeros (1 to 17);
+ * and when E is in the positional range, text[i] the element's positional text (padded to 32
+ * bytes) and len[i] its length. Reads nothing at or past count; text is written in pairs, so
+ * it has room for count rounded up to even. */
+OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static void
+oipcodec_f64_words_avx512(const uint64_t *d17, const int *e10, ptrdiff_t count, uint64_t *first,
+                          uint64_t *w1, uint64_t *w2, uint64_t *nd, uint8_t (*text)[32],
+                          uint64_t *len) {
+    const __m512i e8 = _mm512_set1_epi64(100000000), one = _mm512_set1_epi64(1);
+    const __m512i ascii = _mm512_set1_epi64(0x3030303030303030LL);
+    /* for a pair of elements in one register: qwords A, B, C of the first, then of the
+     * second (C: digit 17, '.', '0'); the second's layout indexes 32 bytes further */
+    const __m512i second = _mm512_set_epi64(0x2020202020202020LL, 0x2020202020202020LL,
+                                            0x2020202020202020LL, 0x2020202020202020LL, 0, 0,
+                                            0, 0);
+    ptrdiff_t j;
+    int p;
+    for (j = 0; j < count; j += 8) {
+        __mmask8 k = count - j >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (count - j)) - 1);
+        __m512i d = _mm512_maskz_loadu_epi64(k, d17 + j);
+        __m512i q = _mm512_cvttpd_epu64(
+            _mm512_mul_pd(_mm512_cvtepu64_pd(d), _mm512_set1_pd(1e-8)));
+        __m512i r = _mm512_sub_epi64(d, _mm512_mullo_epi64(q, e8));
+        __mmask8 under = _mm512_cmplt_epi64_mask(r, _mm512_setzero_si512());
+        __m512i f, a, b, n, E, frac, lpos, lneg, A, B, C;
+        __mmask8 over;
+        q = _mm512_mask_sub_epi64(q, under, q, one);
+        r = _mm512_mask_add_epi64(r, under, r, e8);
+        over = _mm512_cmpge_epi64_mask(r, e8);
+        q = _mm512_mask_add_epi64(q, over, q, one);
+        r = _mm512_mask_sub_epi64(r, over, r, e8);
+        /* q < 10**9: its first digit q / 10**8 = q * ceil(2**57 / 10**8) >> 57 */
+        f = _mm512_srli_epi64(_mm512_mul_epu32(q, _mm512_set1_epi64(1441151881)), 57);
+        a = oipcodec_digits8_avx512(_mm512_sub_epi64(q, _mm512_mul_epu32(f, e8)));
+        b = oipcodec_digits8_avx512(r);
+        /* trailing zero digits are high zero bytes: 17 - (leading zero bytes of b), or 9 -
+         * (those of a) when b is 0 */
+        n = _mm512_mask_blend_epi64(
+            _mm512_testn_epi64_mask(b, b),
+            _mm512_sub_epi64(_mm512_set1_epi64(17),
+                             _mm512_srli_epi64(_mm512_lzcnt_epi64(b), 3)),
+            _mm512_sub_epi64(_mm512_set1_epi64(9), _mm512_srli_epi64(_mm512_lzcnt_epi64(a), 3)));
+        f = _mm512_add_epi64(f, _mm512_set1_epi64('0'));
+        a = _mm512_or_si512(a, ascii);
+        b = _mm512_or_si512(b, ascii);
+        _mm512_mask_storeu_epi64(first + j, k, f);
+        _mm512_mask_storeu_epi64(w1 + j, k, a);
+        _mm512_mask_storeu_epi64(w2 + j, k, b);
+        _mm512_mask_storeu_epi64(nd + j, k, n);
+        /* lengths: E >= 0: E + 2 + max(nd - 1 - E, 1); E < 0: 1 - E + nd */
+        E = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, e10 + j)),
+                             _mm512_set1_epi64(16));
+        frac = _mm512_max_epi64(_mm512_sub_epi64(_mm512_sub_epi64(n, one), E), one);
+        lpos = _mm512_add_epi64(_mm512_add_epi64(E, _mm512_set1_epi64(2)), frac);
+        lneg = _mm512_add_epi64(_mm512_sub_epi64(one, E), n);
+        _mm512_mask_storeu_epi64(
+            len + j, k,
+            _mm512_mask_blend_epi64(_mm512_cmplt_epi64_mask(E, _mm512_setzero_si512()), lpos,
+                                    lneg));
+        /* the text, two elements per register: their digits gathered (A: digits 1-8, B: 9-16,
+         * C: 17, '.', '0'), then laid out by one byte permutation */
+        A = _mm512_or_si512(f, _mm512_slli_epi64(a, 8));
+        B = _mm512_or_si512(_mm512_srli_epi64(a, 56), _mm512_slli_epi64(b, 8));
+        C = _mm512_or_si512(_mm512_srli_epi64(b, 56), _mm512_set1_epi64(0x302E00));
+        for (p = 0; p < 8 && j + p < count; p += 2) {
+            int e0 = e10[j + p] + 16 - OIPCODEC_F64_LO_E;
+            int e1 = j + p + 1 < count ? e10[j + p + 1] + 16 - OIPCODEC_F64_LO_E : 0;
+            __m512i src = _mm512_permutex2var_epi64(
+                A, _mm512_set_epi64(0, 0, 9 + p, 1 + p, 0, 0, 8 + p, p), B);
+            __m512i idx;
+            src = _mm512_mask_permutexvar_epi64(src, 0x44,
+                                                _mm512_set_epi64(0, 1 + p, 0, 0, 0, p, 0, 0), C);
+            e0 = (unsigned)e0 < 21 ? e0 : 0;
+            e1 = (unsigned)e1 < 21 ? e1 : 0;
+            idx = _mm512_inserti64x4(
+                _mm512_castsi256_si512(
+                    _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[e0])),
+                _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[e1]), 1);
+            _mm512_storeu_si512(text[j + p], _mm512_permutexvar_epi8(_mm512_or_si512(idx, second),
+                                                                     src));
+        }
+    }
+}
+
+#endif /* OIPCODEC_F64_AVX512 */
+
+#endif
