@@ -39,14 +39,16 @@
 #if OIPCODEC_F64_AVX512
 #include <immintrin.h>
 
-#define OIPCODEC_AVX512_TARGET \
-    __attribute__((target("avx512f,avx512dq,avx512bw,avx512cd,avx512vl,avx512vbmi")))
+#define OIPCODEC_AVX512_TARGET                                                          \
+    __attribute__((target("avx2,bmi,bmi2,lzcnt,avx512f,avx512dq,avx512bw,avx512cd,avx512vl," \
+                          "avx512vbmi")))
 
-/* Whether this processor runs oipcodec_f64_words_avx512 (AVX-512 F, DQ, BW, CD, VL and
- * VBMI: Intel Ice Lake and later, AMD Zen 4 and later). */
+/* Whether this processor runs oipcodec_f64_block_avx512 (AVX-512 F, DQ, BW, CD, VL and
+ * VBMI, with BMI2 for the scalar part (and LZCNT, which every processor with these has):
+ * Intel Ice Lake and later, AMD Zen 4 and later). */
 static inline int oipcodec_f64_avx512_usable(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi");
 }
@@ -120,16 +122,17 @@ OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_digits8_avx512(__m512i v) 
                              8));
 }
 
-/* For i < count (d17[i] < 10**17, e10[i] + 16 = E the decimal exponent of its first digit):
- * first[i] the first digit as a character, w1[i] and w2[i] digits 2-9 and 10-17 as ASCII
- * (first in the lowest byte), nd[i] the number of digits without trailing zeros (1 to 17);
- * and when E is in the positional range, text[i] the element's positional text (padded to 32
- * bytes) and len[i] its length. Reads nothing at or past count; text is written in pairs, so
- * it has room for count rounded up to even. */
-OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static void
-oipcodec_f64_words_avx512(const uint64_t *d17, const int *e10, ptrdiff_t count, uint64_t *first,
-                          uint64_t *w1, uint64_t *w2, uint64_t *nd, uint8_t (*text)[32],
-                          uint64_t *len) {
+/* The text of elements j to j + 7 (those below count) from their digits d17 (< 10**17,
+ * trailing zeros included) and exponents e10 (E = e10 + 16 that of the first digit): first
+ * the first digit as a character, w1 and w2 digits 2-9 and 10-17 as ASCII (first in the
+ * lowest byte), nd the number of digits without trailing zeros (1 to 17); when E is in the
+ * positional range, text the element's positional text (padded to 32 bytes) and len its
+ * length. Reads nothing at or past count; text is written in pairs, so it has room for count
+ * rounded up to even. */
+OIPCODEC_AVX512_TARGET static inline void
+oipcodec_f64_text8_avx512(const uint64_t *d17, const int *e10, ptrdiff_t j, ptrdiff_t count,
+                          uint64_t *first, uint64_t *w1, uint64_t *w2, uint64_t *nd,
+                          uint8_t (*text)[32], uint64_t *len) {
     const __m512i e8 = _mm512_set1_epi64(100000000), one = _mm512_set1_epi64(1);
     const __m512i ascii = _mm512_set1_epi64(0x3030303030303030LL);
     /* for a pair of elements in one register: qwords A, B, C of the first, then of the
@@ -137,72 +140,98 @@ oipcodec_f64_words_avx512(const uint64_t *d17, const int *e10, ptrdiff_t count, 
     const __m512i second = _mm512_set_epi64(0x2020202020202020LL, 0x2020202020202020LL,
                                             0x2020202020202020LL, 0x2020202020202020LL, 0, 0,
                                             0, 0);
-    ptrdiff_t j;
+    __mmask8 k = count - j >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (count - j)) - 1);
+    __mmask8 under, over;
+    __m512i d, q, r, f, a, b, n, E, frac, lpos, lneg, A, B, C;
     int p;
+    d = _mm512_maskz_loadu_epi64(k, d17 + j);
+    q = _mm512_cvttpd_epu64(_mm512_mul_pd(_mm512_cvtepu64_pd(d), _mm512_set1_pd(1e-8)));
+    r = _mm512_sub_epi64(d, _mm512_mullo_epi64(q, e8));
+    under = _mm512_cmplt_epi64_mask(r, _mm512_setzero_si512());
+    q = _mm512_mask_sub_epi64(q, under, q, one);
+    r = _mm512_mask_add_epi64(r, under, r, e8);
+    over = _mm512_cmpge_epi64_mask(r, e8);
+    q = _mm512_mask_add_epi64(q, over, q, one);
+    r = _mm512_mask_sub_epi64(r, over, r, e8);
+    /* q < 10**9: its first digit q / 10**8 = q * ceil(2**57 / 10**8) >> 57 */
+    f = _mm512_srli_epi64(_mm512_mul_epu32(q, _mm512_set1_epi64(1441151881)), 57);
+    a = oipcodec_digits8_avx512(_mm512_sub_epi64(q, _mm512_mul_epu32(f, e8)));
+    b = oipcodec_digits8_avx512(r);
+    /* trailing zero digits are high zero bytes: 17 - (leading zero bytes of b), or 9 -
+     * (those of a) when b is 0 */
+    n = _mm512_mask_blend_epi64(
+        _mm512_testn_epi64_mask(b, b),
+        _mm512_sub_epi64(_mm512_set1_epi64(17),
+                         _mm512_srli_epi64(_mm512_lzcnt_epi64(b), 3)),
+        _mm512_sub_epi64(_mm512_set1_epi64(9), _mm512_srli_epi64(_mm512_lzcnt_epi64(a), 3)));
+    f = _mm512_add_epi64(f, _mm512_set1_epi64('0'));
+    a = _mm512_or_si512(a, ascii);
+    b = _mm512_or_si512(b, ascii);
+    _mm512_mask_storeu_epi64(first + j, k, f);
+    _mm512_mask_storeu_epi64(w1 + j, k, a);
+    _mm512_mask_storeu_epi64(w2 + j, k, b);
+    _mm512_mask_storeu_epi64(nd + j, k, n);
+    /* lengths: E >= 0: E + 2 + max(nd - 1 - E, 1); E < 0: 1 - E + nd */
+    E = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, e10 + j)),
+                         _mm512_set1_epi64(16));
+    frac = _mm512_max_epi64(_mm512_sub_epi64(_mm512_sub_epi64(n, one), E), one);
+    lpos = _mm512_add_epi64(_mm512_add_epi64(E, _mm512_set1_epi64(2)), frac);
+    lneg = _mm512_add_epi64(_mm512_sub_epi64(one, E), n);
+    _mm512_mask_storeu_epi64(
+        len + j, k,
+        _mm512_mask_blend_epi64(_mm512_cmplt_epi64_mask(E, _mm512_setzero_si512()), lpos,
+                                lneg));
+    /* the text, two elements per register: their digits gathered (A: digits 1-8, B: 9-16,
+     * C: 17, '.', '0'), then laid out by one byte permutation */
+    A = _mm512_or_si512(f, _mm512_slli_epi64(a, 8));
+    B = _mm512_or_si512(_mm512_srli_epi64(a, 56), _mm512_slli_epi64(b, 8));
+    C = _mm512_or_si512(_mm512_srli_epi64(b, 56), _mm512_set1_epi64(0x302E00));
+    for (p = 0; p < 8 && j + p < count; p += 2) {
+        int e0 = e10[j + p] + 16 - OIPCODEC_F64_LO_E;
+        int e1 = j + p + 1 < count ? e10[j + p + 1] + 16 - OIPCODEC_F64_LO_E : 0;
+        __m512i src = _mm512_permutex2var_epi64(
+            A, _mm512_set_epi64(0, 0, 9 + p, 1 + p, 0, 0, 8 + p, p), B);
+        __m512i idx;
+        src = _mm512_mask_permutexvar_epi64(src, 0x44,
+                                            _mm512_set_epi64(0, 1 + p, 0, 0, 0, p, 0, 0), C);
+        e0 = (unsigned)e0 < 21 ? e0 : 0;
+        e1 = (unsigned)e1 < 21 ? e1 : 0;
+        idx = _mm512_inserti64x4(
+            _mm512_castsi256_si512(
+                _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[e0])),
+            _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[e1]), 1);
+        _mm512_storeu_si512(text[j + p], _mm512_permutexvar_epi8(_mm512_or_si512(idx, second),
+                                                                 src));
+    }
+}
+
+/* The first two passes of oipcodec_row_f64 over one block: for i < count, d17[i] and e10[i]
+ * the shortest digits of element v[i] scaled to 17 and their exponent (oipcodec_f64_fast, or
+ * the exact path where it leaves the element; 0 for zero, infinities and NaN), then their
+ * text as oipcodec_f64_text8_avx512 describes. Eight elements at a time, their digits in
+ * scalar code and the text of the eight before in vector registers: the processor overlaps
+ * the two (they use different execution units), and the vector loads of the digits come
+ * long after the scalar stores, which they would otherwise wait for. */
+OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static void
+oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int *e10,
+                          uint64_t *first, uint64_t *w1, uint64_t *w2, uint64_t *nd,
+                          uint8_t (*text)[32], uint64_t *len) {
+    ptrdiff_t j, i;
     for (j = 0; j < count; j += 8) {
-        __mmask8 k = count - j >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (count - j)) - 1);
-        __m512i d = _mm512_maskz_loadu_epi64(k, d17 + j);
-        __m512i q = _mm512_cvttpd_epu64(
-            _mm512_mul_pd(_mm512_cvtepu64_pd(d), _mm512_set1_pd(1e-8)));
-        __m512i r = _mm512_sub_epi64(d, _mm512_mullo_epi64(q, e8));
-        __mmask8 under = _mm512_cmplt_epi64_mask(r, _mm512_setzero_si512());
-        __m512i f, a, b, n, E, frac, lpos, lneg, A, B, C;
-        __mmask8 over;
-        q = _mm512_mask_sub_epi64(q, under, q, one);
-        r = _mm512_mask_add_epi64(r, under, r, e8);
-        over = _mm512_cmpge_epi64_mask(r, e8);
-        q = _mm512_mask_add_epi64(q, over, q, one);
-        r = _mm512_mask_sub_epi64(r, over, r, e8);
-        /* q < 10**9: its first digit q / 10**8 = q * ceil(2**57 / 10**8) >> 57 */
-        f = _mm512_srli_epi64(_mm512_mul_epu32(q, _mm512_set1_epi64(1441151881)), 57);
-        a = oipcodec_digits8_avx512(_mm512_sub_epi64(q, _mm512_mul_epu32(f, e8)));
-        b = oipcodec_digits8_avx512(r);
-        /* trailing zero digits are high zero bytes: 17 - (leading zero bytes of b), or 9 -
-         * (those of a) when b is 0 */
-        n = _mm512_mask_blend_epi64(
-            _mm512_testn_epi64_mask(b, b),
-            _mm512_sub_epi64(_mm512_set1_epi64(17),
-                             _mm512_srli_epi64(_mm512_lzcnt_epi64(b), 3)),
-            _mm512_sub_epi64(_mm512_set1_epi64(9), _mm512_srli_epi64(_mm512_lzcnt_epi64(a), 3)));
-        f = _mm512_add_epi64(f, _mm512_set1_epi64('0'));
-        a = _mm512_or_si512(a, ascii);
-        b = _mm512_or_si512(b, ascii);
-        _mm512_mask_storeu_epi64(first + j, k, f);
-        _mm512_mask_storeu_epi64(w1 + j, k, a);
-        _mm512_mask_storeu_epi64(w2 + j, k, b);
-        _mm512_mask_storeu_epi64(nd + j, k, n);
-        /* lengths: E >= 0: E + 2 + max(nd - 1 - E, 1); E < 0: 1 - E + nd */
-        E = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, e10 + j)),
-                             _mm512_set1_epi64(16));
-        frac = _mm512_max_epi64(_mm512_sub_epi64(_mm512_sub_epi64(n, one), E), one);
-        lpos = _mm512_add_epi64(_mm512_add_epi64(E, _mm512_set1_epi64(2)), frac);
-        lneg = _mm512_add_epi64(_mm512_sub_epi64(one, E), n);
-        _mm512_mask_storeu_epi64(
-            len + j, k,
-            _mm512_mask_blend_epi64(_mm512_cmplt_epi64_mask(E, _mm512_setzero_si512()), lpos,
-                                    lneg));
-        /* the text, two elements per register: their digits gathered (A: digits 1-8, B: 9-16,
-         * C: 17, '.', '0'), then laid out by one byte permutation */
-        A = _mm512_or_si512(f, _mm512_slli_epi64(a, 8));
-        B = _mm512_or_si512(_mm512_srli_epi64(a, 56), _mm512_slli_epi64(b, 8));
-        C = _mm512_or_si512(_mm512_srli_epi64(b, 56), _mm512_set1_epi64(0x302E00));
-        for (p = 0; p < 8 && j + p < count; p += 2) {
-            int e0 = e10[j + p] + 16 - OIPCODEC_F64_LO_E;
-            int e1 = j + p + 1 < count ? e10[j + p + 1] + 16 - OIPCODEC_F64_LO_E : 0;
-            __m512i src = _mm512_permutex2var_epi64(
-                A, _mm512_set_epi64(0, 0, 9 + p, 1 + p, 0, 0, 8 + p, p), B);
-            __m512i idx;
-            src = _mm512_mask_permutexvar_epi64(src, 0x44,
-                                                _mm512_set_epi64(0, 1 + p, 0, 0, 0, p, 0, 0), C);
-            e0 = (unsigned)e0 < 21 ? e0 : 0;
-            e1 = (unsigned)e1 < 21 ? e1 : 0;
-            idx = _mm512_inserti64x4(
-                _mm512_castsi256_si512(
-                    _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[e0])),
-                _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[e1]), 1);
-            _mm512_storeu_si512(text[j + p], _mm512_permutexvar_epi8(_mm512_or_si512(idx, second),
-                                                                     src));
+        for (i = j; i < j + 8 && i < count; i++) {
+            uint64_t mag = v[i] & 0x7FFFFFFFFFFFFFFFull, d = oipcodec_f64_fast(mag, &e10[i]);
+            if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
+                d = oipcodec_f64_exact17(mag, &e10[i]);
+            }
+            d17[i] = d;
         }
+        if (j > 0) {
+            oipcodec_f64_text8_avx512(d17, e10, j - 8, count, first, w1, w2, nd, text, len);
+        }
+    }
+    if (count > 0) {
+        oipcodec_f64_text8_avx512(d17, e10, (count - 1) / 8 * 8, count, first, w1, w2, nd, text,
+                                  len);
     }
 }
 

@@ -867,8 +867,8 @@ static inline uint64_t oipcodec_f64_fast(uint64_t mag, int *e10) {
     }
     t = p <= OIPCODEC_POW5_MAX ? oipcodec_pow5_128[p - OIPCODEC_POW5_MIN]
                                : oipcodec_pow5_128_tail[p - OIPCODEC_POW5_MAX - 1];
-    g_lo = t[1] + (uint64_t)(p < 0 || p > 55);
-    g_hi = t[0] + (g_lo < t[1]);
+    g_hi = t[0];
+    g_lo = t[1];
     x = (m | 1ull << 52) << h;
     x1 = oipcodec_mulhi64(g_lo, x);
     vl = oipcodec_mul128(g_hi, x, &vh);
@@ -892,9 +892,9 @@ static inline uint64_t oipcodec_f64_fast(uint64_t mag, int *e10) {
     /* To the exact path when a margin is too small: at10 - bottom within [-2, 2] (units of
      * 2**-64), top's fraction within 4 of an integer (its integer part uncertain), V's
      * fraction within 4 of 1/2. */
-    if ((ah == 0 && 0 - bl <= 2) || (ah == UINT64_MAX && bl <= 2) || tl + 4 <= 8 ||
-        vl - 0x8000000000000000ull + 4 <= 8) {
-        return 0;
+    if (((ah == 0) & (0 - bl <= 2)) | ((ah == UINT64_MAX) & (bl <= 2)) | (tl + 4 <= 8) |
+        (vl - 0x8000000000000000ull + 4 <= 8)) {
+        return 0; /* one branch, rarely taken: ah is 0 or all ones often */
     }
     /* V >= 2**52: d has 16 or 17 digits; scaled to 17 by a multiply, not a branch (which
      * of the two varies from element to element) */
@@ -966,20 +966,21 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
     (void)ctx;
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
-        for (j = 0; j < count; j++) {
-            uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
-            uint64_t d = oipcodec_f64_fast(mag, &exps[j]);
-            if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
-                d = oipcodec_f64_exact17(mag, &exps[j]);
-            }
-            digits[j] = d;
-        }
 #if OIPCODEC_F64_AVX512
         if (simd) {
-            oipcodec_f64_words_avx512(digits, exps, count, firsts, w1s, w2s, nds, text, lens);
+            oipcodec_f64_block_avx512(v + base, count, digits, exps, firsts, w1s, w2s, nds, text,
+                                      lens);
         } else
 #endif
         {
+            for (j = 0; j < count; j++) {
+                uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
+                uint64_t d = oipcodec_f64_fast(mag, &exps[j]);
+                if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
+                    d = oipcodec_f64_exact17(mag, &exps[j]);
+                }
+                digits[j] = d;
+            }
             oipcodec_f64_words(digits, count, firsts, w1s, w2s, nds);
         }
         for (j = 0; j < count; j++) {
