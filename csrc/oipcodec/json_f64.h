@@ -1,14 +1,14 @@
-/* The float64 JSON writer's digit text for eight elements at a time with AVX-512, chosen at
- * run time (oipcodec_row_f64 in jsonwrite.h; its scalar loop is the portable fallback and
- * defines what this computes).
+/* The float64 JSON writer's first two passes over a block, eight elements at a time with
+ * AVX-512, chosen at run time: oipcodec_row_f64 in jsonwrite.h, whose scalar loops are the
+ * portable fallback and define what this computes. Included from jsonwrite.h's float64
+ * section, after the functions it uses (oipcodec_f64_fast, oipcodec_f64_exact17).
  *
- * The row writer's first pass leaves, for each element of a block, its shortest digits scaled
- * to exactly 17 (d < 10**17, trailing zeros included). This turns them into text words: the
- * first digit as a character, the next 8 and the last 8 as eight ASCII digits each (digit i in
- * byte i - 1, little endian), and the count of digits without the trailing zeros, which the
- * writer's second pass lays out. Per element that is a division by 10**8 and two 8-digit
- * conversions; in eight 64-bit lanes they cost about as much as one element's scalar
- * conversion.
+ * Per element: the shortest digits scaled to exactly 17 (d < 10**17) and their exponent, in
+ * scalar code; then, in vector registers, the text words (the first digit, the next 8 and the
+ * last 8 as ASCII, the count of digits without trailing zeros) and, for the positional range,
+ * the whole text (up to 23 bytes) and its length, which the writer's last pass copies. The
+ * vector part replaces per-element 128-bit divisions and, above all, the branch between
+ * "0.000ddd" and "ddd.ddd", which real data (|x| below and above 1) mispredicts.
  *
  * Method: the division by 10**8 in double precision (d converted to a double is within 16 of
  * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
@@ -16,11 +16,12 @@
  * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
  * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
  * jsonwrite.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
- * zero bits (the last digits are the high bytes).
+ * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
+ * vpermb) of the digits, '.' and '0' per pair of elements, from a table of the 21 layouts.
  *
  * Built only on x86-64 with GCC or clang (target attributes and __builtin_cpu_supports); the
- * processor is asked once per row. Elsewhere OIPCODEC_F64_AVX512 is 0 and only the scalar
- * loop exists. */
+ * processor is asked once per row. Elsewhere, or with OIPCODEC_NO_AVX512 defined,
+ * OIPCODEC_F64_AVX512 is 0 and only the scalar loops exist. */
 #ifndef OIPCODEC_JSON_F64_H
 #define OIPCODEC_JSON_F64_H
 
@@ -48,9 +49,10 @@
  * Intel Ice Lake and later, AMD Zen 4 and later). */
 static inline int oipcodec_f64_avx512_usable(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi");
+    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vbmi");
 }
 
 /* The positional layouts (value = d1.d2...d17 * 10**E, E from OIPCODEC_F64_LO_E to

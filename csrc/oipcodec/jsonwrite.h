@@ -841,9 +841,10 @@ static inline uint64_t oipcodec_f64_shortest(uint64_t mag, int *e10) {
  * power of two (mag: its bits without the sign), scaled to exactly 17 digits, from one
  * 64x128-bit product; or 0 for the exact path (oipcodec_f64_shortest) to settle: zero,
  * subnormals, powers of two, infinities and NaNs, and the rare values too close to a decision
- * for the truncated product (none of 10**7 standard normal samples). Zmij's idea (see the top
- * of this file) as in the FP32 fast path: v scaled once, the interval's half width a shift of
- * the same table entry instead of two more products.
+ * for the truncated product (none of 10**7 standard normal samples). Zmij's idea, as in the
+ * FP32 fast path (Victor Zverovich's Schubfach-based writer, https://github.com/vitaut/zmij,
+ * MIT licence; the code here is this project's own): v scaled once, the interval's half width
+ * a shift of the same table entry instead of two more products.
  *
  * In units of 10**k (k and h as in oipcodec_f64_shortest, g the parser's table entry for
  * 10**-k as it is, floored), with 64 fraction bits: V * 2**64 = (c << h) * g / 2**64, the
@@ -941,9 +942,11 @@ static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint
     ptrdiff_t j;
     for (j = 0; j < count; j++) {
         uint64_t f = d17[j] / 10000000000000000ull, a, b;
+        int n;
         oipcodec_digits16_bytes(d17[j] - f * 10000000000000000ull, &a, &b);
         /* trailing zero digits are high zero bytes */
-        nd[j] = b ? 17 - (oipcodec_clz64(b) >> 3) : a ? 9 - (oipcodec_clz64(a) >> 3) : 1;
+        n = b ? 17 - (oipcodec_clz64(b) >> 3) : a ? 9 - (oipcodec_clz64(a) >> 3) : 1;
+        nd[j] = (uint64_t)n;
         first[j] = '0' + f;
         w1[j] = a | OIPCODEC_ASCII8;
         w2[j] = b | OIPCODEC_ASCII8;
@@ -952,9 +955,11 @@ static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint
 
 /* float64 elements (native byte order) in the reference layout, each followed by a comma.
  * Three passes per block: the digits of all (the fast path, the exact path for what it
- * leaves), their text words (eight at a time with AVX-512 where the processor has it), then
- * the layout. The 17 digit positions (first digit, then two 8-digit words, padded with '0's)
- * are laid out with fixed-width overlapping stores of words assembled in registers. */
+ * leaves), their text words, then the layout. Where the processor has AVX-512 (and the row
+ * has 8 elements or more), oipcodec_f64_block_avx512 (json_f64.h) does the first two, and the
+ * positional texts too, which the last pass then copies. Otherwise the 17 digit positions
+ * (first digit, then two 8-digit words, padded with '0's) are laid out with fixed-width
+ * overlapping stores of words assembled in registers. */
 OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out,
                                           const void *ctx) {
