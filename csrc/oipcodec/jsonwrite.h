@@ -956,8 +956,8 @@ static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint
 /* float64 elements (native byte order) in the reference layout, each followed by a comma.
  * Three passes per block: the digits of all (the fast path, the exact path for what it
  * leaves), their text words, then the layout. Where the processor has AVX-512 (and the row
- * has 8 elements or more), oipcodec_f64_block_avx512 (json_f64.h) does the first two, and the
- * positional texts too, which the last pass then copies. Otherwise the 17 digit positions
+ * has 8 elements or more), oipcodec_f64_block_avx512 (json_f64.h) does the first two and
+ * lays out the texts too, which the last pass then copies. Otherwise the 17 digit positions
  * (first digit, then two 8-digit words, padded with '0's) are laid out with fixed-width
  * overlapping stores of words assembled in registers. */
 OIPCODEC_MAYBE_UNUSED
@@ -978,8 +978,7 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
 #if OIPCODEC_F64_AVX512
         if (simd) {
-            oipcodec_f64_block_avx512(v + base, count, digits, exps, firsts, w1s, w2s, nds, text,
-                                      lens);
+            oipcodec_f64_block_avx512(v + base, count, digits, exps, text, lens);
         } else
 #endif
         {
@@ -994,9 +993,8 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
             oipcodec_f64_words(digits, count, firsts, w1s, w2s, nds);
         }
         for (j = 0; j < count; j++) {
-            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
-            uint64_t first = firsts[j], w1 = w1s[j], w2 = w2s[j];
-            int nd = (int)nds[j], E = exps[j] + 16; /* value = d1.d2... * 10**E */
+            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull, first, w1, w2;
+            int nd, E = exps[j] + 16; /* value = d1.d2... * 10**E */
             if (mag >= 0x7FF0000000000000ull) {
                 if (mag != 0x7FF0000000000000ull) {
                     memcpy(out, "NaN,", 4);
@@ -1020,11 +1018,17 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
             /* digit i of the 17 is byte i of (first, w1, w2): stored from registers, never
              * read back (a wide load of narrower stores stalls) */
 #if OIPCODEC_F64_AVX512
-            if (simd && E >= OIPCODEC_F64_LO_E && E <= OIPCODEC_F64_HI_E) {
+            if (simd) {
                 memcpy(out, text[j], 32);
                 out += lens[j];
-            } else
+                *out++ = ',';
+                continue;
+            }
 #endif
+            first = firsts[j];
+            w1 = w1s[j];
+            w2 = w2s[j];
+            nd = (int)nds[j];
             if (E >= 0 && E <= OIPCODEC_F64_HI_E) {
                 /* the digits padded with '0's, the point after digit E, then the digits after
                  * it (just "0" for integral values): digits E + 1.. are (w1, w2) shifted right
