@@ -440,18 +440,22 @@ def test_fp64_block_tails_match_reference(both, length) -> None:
         assert native.array_to_json(values, "FP64") == pure.array_to_json(values, "FP64"), shift
 
 
-def test_fp64_positional_layouts(both) -> None:
-    """Each decimal exponent with 1 to 17 significant digits, in one row (so in the vector
-    layout where the processor has it): the point's place, the leading zeros, '.0' for
-    integral values, the switch to exponent form outside -5..15."""
+def test_fp64_layouts(both) -> None:
+    """Each positional exponent and exponents of 1, 2 and 3 digits, both signs, with 1 to 17
+    significant digits, in one row (so in the vector layout where the processor has it): the
+    point's place, the leading zeros, '.0' for integral values, the switch to exponent form
+    outside -5..15, the exponent's digits."""
     native, pure = both
     mantissas = [float("1." + "2345678901234567"[:n] if n else "1") for n in range(17)]
-    values = np.array([float(f"{m!r}e{e}") for e in range(-7, 18) for m in mantissas], np.float64)
+    exponents = [*range(-10, 19), -308, -300, -123, -100, -99, 99, 100, 123, 300, 308]
+    values = np.array([float(f"{m!r}e{e}") for e in exponents for m in mantissas], np.float64)
+    values = np.concatenate([values, -values])
     text = native.array_to_json(values, "FP64")
     assert text == pure.array_to_json(values, "FP64")
     assert b"0.000012345," in text
     assert b"123456789012345.6," in text
     assert b"1.2345e+16," in text
+    assert b"-1.23e-123," in text
 
 
 # ---------------------------------------------------------------------------- shapes and layouts
