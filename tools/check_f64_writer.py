@@ -8,10 +8,14 @@ COUNT (default 10**7) random values are written by ``oipcodec._native.jsonencode
 token is compared with the reference text of ``oipcodec._pure.jsonencode``, whose digits are
 ``repr()``'s and whose layout defines the text; every token is also read back with ``float()``
 and compared bit for bit. Half of the values are uniform over all finite bit patterns (every
-exponent equally likely, subnormals included), half are standard normal samples (what tensors
-hold). Before the random ones, the fixed classes: every power of two and of ten in range, their
-float neighbours, the subnormals 1..10**4 units and the largest ones, the extremes. Exits 1 on
-any difference and prints the first few.
+exponent equally likely, subnormals included), a quarter are standard normal samples (what
+tensors hold), a quarter have magnitudes spread evenly over 10**-7 to 10**17 (every layout of
+the positional range and either side of it). Before the random ones, the fixed classes: every
+power of two and of ten in range, their float neighbours, the subnormals 1..10**4 units and the
+largest ones, the extremes. The values go to the writer in rows of 10**6, so on a processor
+with AVX-512 (F, DQ, BW, CD, VL, VBMI) they take its vector path, unless the extension was
+built with OIPCODEC_NO_AVX512 defined; the last line says whether the processor has it.
+Exits 1 on any difference and prints the first few.
 """
 
 from __future__ import annotations
@@ -52,7 +56,22 @@ def random_values(rng: np.random.Generator, count: int) -> np.ndarray:
     bits = rng.integers(0, 0x7FF0000000000000, half, dtype=np.uint64)
     signs = rng.integers(0, 2, half, dtype=np.uint64) << np.uint64(63)
     uniform = (bits | signs).view(np.float64)
-    return np.concatenate([uniform, rng.standard_normal(count - half)])
+    quarter = (count - half) // 2
+    spread = rng.standard_normal(count - half - quarter) * 10.0 ** rng.uniform(
+        -7, 17, count - half - quarter
+    )
+    return np.concatenate([uniform, rng.standard_normal(quarter), spread])
+
+
+def processor_avx512() -> str:
+    """Whether this processor has what the FP64 writer's AVX-512 path needs (read on Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            flags = next((line.split() for line in info if line.startswith("flags")), [])
+    except OSError:
+        return "unknown (no /proc/cpuinfo)"
+    wanted = {"bmi2", "avx512f", "avx512dq", "avx512bw", "avx512cd", "avx512vl", "avx512vbmi"}
+    return "yes" if wanted <= set(flags) else "no"
 
 
 def check(values: np.ndarray) -> list[str]:
@@ -85,7 +104,8 @@ def main() -> int:
         print(line)
     seconds = time.monotonic() - start
     print(f"{checked} float64 values checked against repr() in {seconds:.0f} s: ", end="")
-    print(f"{len(problems)} differ" if problems else "all identical")
+    print(f"{len(problems)} differ" if problems else "all identical", end="")
+    print(f" (AVX-512 path on this processor: {processor_avx512()})")
     return 1 if problems else 0
 
 

@@ -34,6 +34,18 @@ CASES = {
     # (a generator of its own, so the other cases' values stay as they were).
     "FP32 1M wide range": ("FP32", WIDE.astype(np.float32), False),
     "FP64 1M": ("FP64", RNG.standard_normal(M), False),
+    # Generators of their own, so that the cases after these keep their data.
+    "FP64 [1000,1000] nested": (
+        "FP64",
+        np.random.default_rng(64).standard_normal(M).reshape(1000, 1000),
+        True,
+    ),
+    "FP64 1M wide exponents": (
+        "FP64",
+        np.random.default_rng(65).standard_normal(M)
+        * 10.0 ** np.random.default_rng(66).integers(-30, 31, M),
+        False,
+    ),
     "INT64 1M full range": ("INT64", RNG.integers(-(2**63), 2**63 - 1, M, dtype=np.int64), False),
     "INT64 1M below 50k": ("INT64", RNG.integers(0, 50_000, M, dtype=np.int64), False),
     "INT32 1M full range": ("INT32", RNG.integers(-(2**31), 2**31 - 1, M, dtype=np.int32), False),

@@ -1,0 +1,371 @@
+/* The float64 JSON writer's first two passes over a block, eight elements at a time with
+ * AVX-512, chosen at run time: oipcodec_row_f64 in jsonwrite.h, whose scalar loops are the
+ * portable fallback and define what this computes. Included from jsonwrite.h's float64
+ * section, after the functions it uses (oipcodec_f64_fast, oipcodec_f64_exact17).
+ *
+ * Per element: the shortest digits scaled to exactly 17 (d < 10**17) and their exponent, in
+ * scalar code; then, in vector registers, the whole text (up to 23 bytes) and its length,
+ * which the writer's last pass copies. The vector part replaces per-element 128-bit
+ * divisions, the digit count, and above all the branches between "0.000ddd", "ddd.ddd" and
+ * "d.ddde-XX", which real data (|x| below and above 1, or of many scales) mispredicts.
+ *
+ * Method: the division by 10**8 in double precision (d converted to a double is within 16 of
+ * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
+ * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
+ * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
+ * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
+ * jsonwrite.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
+ * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
+ * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
+ * from a table of the 72 layouts (21 positional, 51 exponent forms).
+ *
+ * Built only on x86-64 with GCC or clang (target attributes and __builtin_cpu_supports); the
+ * processor is asked once per row. Elsewhere, or with OIPCODEC_NO_AVX512 defined,
+ * OIPCODEC_F64_AVX512 is 0 and only the scalar loops exist. */
+#ifndef OIPCODEC_JSON_F64_H
+#define OIPCODEC_JSON_F64_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oipcodec/common.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER) && \
+    !defined(OIPCODEC_NO_AVX512)
+#define OIPCODEC_F64_AVX512 1
+#else
+#define OIPCODEC_F64_AVX512 0
+#endif
+
+#if OIPCODEC_F64_AVX512
+#include <immintrin.h>
+
+#define OIPCODEC_AVX512_TARGET                                                          \
+    __attribute__((target("avx2,bmi,bmi2,lzcnt,avx512f,avx512dq,avx512bw,avx512cd,avx512vl," \
+                          "avx512vbmi")))
+
+/* Whether this processor runs oipcodec_f64_block_avx512 (AVX-512 F, DQ, BW, CD, VL and
+ * VBMI, with BMI2 for the scalar part (and LZCNT, which every processor with these has):
+ * Intel Ice Lake and later, AMD Zen 4 and later). */
+static inline int oipcodec_f64_avx512_usable(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vbmi");
+}
+
+/* The layouts of the text (value = d1.d2...d17 * 10**E): byte i of the text is byte
+ * oipcodec_f64_layout[row][i] of the element's source, which holds the 17 digits in bytes
+ * 0-16, '.' in byte 17, '0' in byte 18, 'e' in byte 24, the exponent's sign in byte 25 and its
+ * 1 to 3 digits from byte 26. Rows 0-20, positional (E from OIPCODEC_F64_LO_E to
+ * OIPCODEC_F64_HI_E, row E + 5): E >= 0, digits 1 to E + 1, the point, the other digits;
+ * E < 0, "0.", -E - 1 zeros, the digits; then '0's (which give integral values their ".0";
+ * the length cuts the rest). Rows 21-71, exponent form with n significant digits and an
+ * exponent of m digits (row 21 + 3 (n - 1) + m - 1): the first digit, the point and the
+ * others when n > 1, then 'e', the sign and the exponent's digits. */
+static const uint8_t oipcodec_f64_layout[72][32] = {
+    {18, 17, 18, 18, 18, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+     10, 11, 12, 13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -5 */
+    {18, 17, 18, 18, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+     11, 12, 13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -4 */
+    {18, 17, 18, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+     12, 13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -3 */
+    {18, 17, 18, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+     13, 14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -2 */
+    {18, 17, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+     14, 15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = -1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 0 */
+    {0, 1, 17, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 1 */
+    {0, 1, 2, 17, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 2 */
+    {0, 1, 2, 3, 17, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 3 */
+    {0, 1, 2, 3, 4, 17, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 4 */
+    {0, 1, 2, 3, 4, 5, 17, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 5 */
+    {0, 1, 2, 3, 4, 5, 6, 17, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 6 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 17, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 7 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 17, 9, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 8 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 10, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 9 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 17, 11, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 10 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 11 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 17, 13, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 12 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 17, 14,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 13 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 17,
+     15, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 14 */
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+     17, 16, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* E = 15 */
+    {0, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 1 digit, exponent of 1 */
+    {0, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 1 digit, exponent of 2 */
+    {0, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 1 digit, exponent of 3 */
+    {0, 17, 1, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 2 digits, exponent of 1 */
+    {0, 17, 1, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 2 digits, exponent of 2 */
+    {0, 17, 1, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 2 digits, exponent of 3 */
+    {0, 17, 1, 2, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 3 digits, exponent of 1 */
+    {0, 17, 1, 2, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 3 digits, exponent of 2 */
+    {0, 17, 1, 2, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 3 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 4 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 4 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 4 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 5 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 5 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 5 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 24, 25, 26, 18, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 6 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 24, 25, 26, 27, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 6 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 24, 25, 26, 27, 28, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 6 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 24, 25, 26, 18, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 7 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 24, 25, 26, 27, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 7 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 24, 25, 26, 27, 28, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 7 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 18, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 8 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 8 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 8 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 24, 25, 26, 18, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 9 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 24, 25, 26, 27, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 9 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 24, 25, 26, 27, 28, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 9 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 24, 25, 26, 18, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 10 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 24, 25, 26, 27, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 10 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 24, 25, 26, 27, 28,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 10 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 24, 25, 26, 18,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 11 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 24, 25, 26, 27,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 11 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 24, 25, 26, 27,
+     28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 11 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 24, 25, 26,
+     18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 12 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 24, 25, 26,
+     27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 12 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 24, 25, 26,
+     27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 12 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 25,
+     26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 13 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 25,
+     26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 13 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24, 25,
+     26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 13 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 24,
+     25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 14 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 24,
+     25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 14 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 24,
+     25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 14 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 15 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 15 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 15 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 16 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 16 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 16 digits, exponent of 3 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 24, 25, 26, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 1 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 24, 25, 26, 27, 18, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 2 */
+    {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+     15, 16, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 3 */
+};
+
+/* The 8 digits of each 64-bit lane's v < 10**8 as byte values, the first digit in the lowest
+ * byte (oipcodec_digits8 in eight lanes). */
+OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_digits8_avx512(__m512i v) {
+    /* v / 10**4 = v * ceil(2**45 / 10**4) >> 45, exact for v < 10**8 */
+    __m512i hi = _mm512_srli_epi64(_mm512_mul_epu32(v, _mm512_set1_epi64(0xD1B71759)), 45);
+    __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, _mm512_set1_epi64(10000)));
+    /* two 4-digit numbers in 32-bit lanes: x / 100 = x * 10486 >> 20 for x < 10**4 */
+    __m512i w = _mm512_or_si512(hi, _mm512_slli_epi64(lo, 32));
+    __m512i q = _mm512_srli_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(10486)), 20);
+    w = _mm512_or_si512(
+        q, _mm512_slli_epi32(_mm512_sub_epi32(w, _mm512_mullo_epi32(q, _mm512_set1_epi32(100))),
+                             16));
+    /* four 2-digit numbers in 16-bit lanes: x / 10 = x * 103 >> 10 for x < 100 */
+    q = _mm512_srli_epi16(_mm512_mullo_epi16(w, _mm512_set1_epi16(103)), 10);
+    return _mm512_or_si512(
+        q, _mm512_slli_epi16(_mm512_sub_epi16(w, _mm512_mullo_epi16(q, _mm512_set1_epi16(10))),
+                             8));
+}
+
+/* The text of elements j to j + 7 (those below count) from their digits d17 (< 10**17,
+ * trailing zeros included) and exponents e10 (E = e10 + 16 that of the first digit): text the
+ * element's text (padded to 32 bytes), len its length. Reads nothing at or past count; text is
+ * written in pairs, so it has room for count rounded up to even. */
+OIPCODEC_AVX512_TARGET static inline void
+oipcodec_f64_text8_avx512(const uint64_t *d17, const int *e10, ptrdiff_t j, ptrdiff_t count,
+                          uint8_t (*text)[32], uint64_t *len) {
+    const __m512i e8 = _mm512_set1_epi64(100000000), one = _mm512_set1_epi64(1);
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i ascii = _mm512_set1_epi64(0x3030303030303030LL);
+    /* for a pair of elements in one register, the second's layout indexes 32 bytes further */
+    const __m512i second = _mm512_set_epi64(0x2020202020202020LL, 0x2020202020202020LL,
+                                            0x2020202020202020LL, 0x2020202020202020LL, 0, 0,
+                                            0, 0);
+    __mmask8 k = count - j >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (count - j)) - 1);
+    __mmask8 under, over, positional;
+    __m512i d, q, r, f, a, b, n, E, lpos, lneg, row, A, B, C, D;
+    uint64_t rows[8];
+    int p;
+    d = _mm512_maskz_loadu_epi64(k, d17 + j);
+    q = _mm512_cvttpd_epu64(_mm512_mul_pd(_mm512_cvtepu64_pd(d), _mm512_set1_pd(1e-8)));
+    r = _mm512_sub_epi64(d, _mm512_mullo_epi64(q, e8));
+    under = _mm512_cmplt_epi64_mask(r, zero);
+    q = _mm512_mask_sub_epi64(q, under, q, one);
+    r = _mm512_mask_add_epi64(r, under, r, e8);
+    over = _mm512_cmpge_epi64_mask(r, e8);
+    q = _mm512_mask_add_epi64(q, over, q, one);
+    r = _mm512_mask_sub_epi64(r, over, r, e8);
+    /* q < 10**9: its first digit q / 10**8 = q * ceil(2**57 / 10**8) >> 57 */
+    f = _mm512_srli_epi64(_mm512_mul_epu32(q, _mm512_set1_epi64(1441151881)), 57);
+    a = oipcodec_digits8_avx512(_mm512_sub_epi64(q, _mm512_mul_epu32(f, e8)));
+    b = oipcodec_digits8_avx512(r);
+    /* trailing zero digits are high zero bytes: 17 - (leading zero bytes of b), or 9 -
+     * (those of a) when b is 0 */
+    n = _mm512_mask_blend_epi64(
+        _mm512_testn_epi64_mask(b, b),
+        _mm512_sub_epi64(_mm512_set1_epi64(17), _mm512_srli_epi64(_mm512_lzcnt_epi64(b), 3)),
+        _mm512_sub_epi64(_mm512_set1_epi64(9), _mm512_srli_epi64(_mm512_lzcnt_epi64(a), 3)));
+    f = _mm512_add_epi64(f, _mm512_set1_epi64('0'));
+    a = _mm512_or_si512(a, ascii);
+    b = _mm512_or_si512(b, ascii);
+    E = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, e10 + j)),
+                         _mm512_set1_epi64(16));
+    positional = _mm512_cmpge_epi64_mask(E, _mm512_set1_epi64(OIPCODEC_F64_LO_E)) &
+                 _mm512_cmple_epi64_mask(E, _mm512_set1_epi64(OIPCODEC_F64_HI_E));
+    /* positional lengths: E >= 0, E + 2 + max(nd - 1 - E, 1); E < 0, 1 - E + nd */
+    lpos = _mm512_add_epi64(
+        _mm512_add_epi64(E, _mm512_set1_epi64(2)),
+        _mm512_max_epi64(_mm512_sub_epi64(_mm512_sub_epi64(n, one), E), one));
+    lneg = _mm512_add_epi64(_mm512_sub_epi64(one, E), n);
+    lpos = _mm512_mask_blend_epi64(_mm512_cmplt_epi64_mask(E, zero), lpos, lneg);
+    row = _mm512_sub_epi64(E, _mm512_set1_epi64(OIPCODEC_F64_LO_E));
+    D = zero;
+    if ((positional & k) != k) {
+        /* some in exponent form (a branch per eight elements, which data of one scale
+         * predicts): the exponent's digits (|E| < 1000: / 100 as * 41 >> 12, / 10 as * 103 >>
+         * 10), left aligned after 'e' and the sign; the length, nd + 3 + ne (nd > 1) or 3 +
+         * ne for ne exponent digits; the row, 21 + 3 (nd - 1) + ne - 1 */
+        __mmask8 neg = _mm512_cmplt_epi64_mask(E, zero);
+        __m512i ae = _mm512_abs_epi64(E), h, t, o, ne, lexp;
+        h = _mm512_srli_epi64(_mm512_mul_epu32(ae, _mm512_set1_epi64(41)), 12);
+        o = _mm512_sub_epi64(ae, _mm512_mul_epu32(h, _mm512_set1_epi64(100)));
+        t = _mm512_srli_epi64(_mm512_mul_epu32(o, _mm512_set1_epi64(103)), 10);
+        o = _mm512_sub_epi64(o, _mm512_mul_epu32(t, _mm512_set1_epi64(10)));
+        ne = _mm512_add_epi64(
+            _mm512_sub_epi64(one, _mm512_movm_epi64(
+                                      _mm512_cmpge_epi64_mask(ae, _mm512_set1_epi64(10)))),
+            _mm512_srli_epi64(
+                _mm512_movm_epi64(_mm512_cmpge_epi64_mask(ae, _mm512_set1_epi64(100))), 63));
+        D = _mm512_or_si512(h, _mm512_or_si512(_mm512_slli_epi64(t, 8), _mm512_slli_epi64(o, 16)));
+        D = _mm512_srlv_epi64(_mm512_or_si512(D, _mm512_set1_epi64(0x303030)),
+                              _mm512_slli_epi64(_mm512_sub_epi64(_mm512_set1_epi64(3), ne), 3));
+        D = _mm512_or_si512(_mm512_slli_epi64(D, 16),
+                            _mm512_mask_blend_epi64(neg, _mm512_set1_epi64('+' << 8 | 'e'),
+                                                    _mm512_set1_epi64('-' << 8 | 'e')));
+        lexp = _mm512_add_epi64(
+            _mm512_add_epi64(_mm512_mask_blend_epi64(_mm512_cmpgt_epi64_mask(n, one), zero, n),
+                             ne),
+            _mm512_set1_epi64(3));
+        lpos = _mm512_mask_blend_epi64(positional, lexp, lpos);
+        row = _mm512_mask_blend_epi64(
+            positional,
+            _mm512_add_epi64(_mm512_mullo_epi64(n, _mm512_set1_epi64(3)),
+                             _mm512_add_epi64(ne, _mm512_set1_epi64(17))),
+            row);
+    }
+    _mm512_mask_storeu_epi64(len + j, k, lpos);
+    _mm512_storeu_si512(rows, _mm512_min_epu64(row, _mm512_set1_epi64(71)));
+    /* the text, two elements per register: their digits gathered (A: digits 1-8, B: 9-16,
+     * C: 17, '.', '0'; D: 'e', the sign, the exponent), then laid out by one byte permutation */
+    A = _mm512_or_si512(f, _mm512_slli_epi64(a, 8));
+    B = _mm512_or_si512(_mm512_srli_epi64(a, 56), _mm512_slli_epi64(b, 8));
+    C = _mm512_or_si512(_mm512_srli_epi64(b, 56), _mm512_set1_epi64(0x302E00));
+    for (p = 0; p < 8 && j + p < count; p += 2) {
+        __m512i ab = _mm512_permutex2var_epi64(
+            A, _mm512_set_epi64(0, 0, 9 + p, 1 + p, 0, 0, 8 + p, p), B);
+        __m512i cd = _mm512_permutex2var_epi64(
+            C, _mm512_set_epi64(9 + p, 1 + p, 0, 0, 8 + p, p, 0, 0), D);
+        __m512i idx = _mm512_inserti64x4(
+            _mm512_castsi256_si512(
+                _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[rows[p]])),
+            _mm256_loadu_si256((const __m256i *)oipcodec_f64_layout[rows[p + 1]]), 1);
+        _mm512_storeu_si512(text[j + p],
+                            _mm512_permutexvar_epi8(_mm512_or_si512(idx, second),
+                                                    _mm512_mask_blend_epi64(0xCC, ab, cd)));
+    }
+}
+
+/* The first two passes of oipcodec_row_f64 over one block: for i < count, d17[i] and e10[i]
+ * the shortest digits of element v[i] scaled to 17 and their exponent (oipcodec_f64_fast, or
+ * the exact path where it leaves the element; 0 for zero, infinities and NaN), then their
+ * text as oipcodec_f64_text8_avx512 describes. Eight elements at a time, their digits in
+ * scalar code and the text of the eight before in vector registers: the processor overlaps
+ * the two (they use different execution units), and the vector loads of the digits come
+ * long after the scalar stores, which they would otherwise wait for. */
+OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static void
+oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int *e10,
+                          uint8_t (*text)[32], uint64_t *len) {
+    ptrdiff_t j, i;
+    for (j = 0; j < count; j += 8) {
+        for (i = j; i < j + 8 && i < count; i++) {
+            uint64_t mag = v[i] & 0x7FFFFFFFFFFFFFFFull, d = oipcodec_f64_fast(mag, &e10[i]);
+            if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
+                d = oipcodec_f64_exact17(mag, &e10[i]);
+            }
+            d17[i] = d;
+        }
+        if (j > 0) {
+            oipcodec_f64_text8_avx512(d17, e10, j - 8, count, text, len);
+        }
+    }
+    if (count > 0) {
+        oipcodec_f64_text8_avx512(d17, e10, (count - 1) / 8 * 8, count, text, len);
+    }
+}
+
+#endif /* OIPCODEC_F64_AVX512 */
+
+#endif
