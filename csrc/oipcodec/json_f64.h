@@ -19,9 +19,14 @@
  * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
  * from a table of the 72 layouts (21 positional, 51 exponent forms).
  *
- * Built only on x86-64 with GCC or clang (target attributes and __builtin_cpu_supports); the
- * processor is asked once per row. Elsewhere, or with OIPCODEC_NO_AVX512 defined,
- * OIPCODEC_F64_AVX512 is 0 and only the scalar loops exist. */
+ * Built only on x86-64 with GCC or clang, with a target attribute, and run where
+ * oipcodec_simd_features (cpu.h) has OIPCODEC_SIMD_AVX512_VBMI (Intel Ice Lake and later, AMD
+ * Zen 4 and later); elsewhere only the scalar loops exist or run. */
+#ifndef OIPCODEC_JSON_F64_H
+/* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
+ * parts are defined, and that inclusion defines what follows. */
+#include "oipcodec/jsonwrite.h"
+#endif
 #ifndef OIPCODEC_JSON_F64_H
 #define OIPCODEC_JSON_F64_H
 
@@ -30,30 +35,10 @@
 
 #include "oipcodec/common.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER) && \
-    !defined(OIPCODEC_NO_AVX512)
-#define OIPCODEC_F64_AVX512 1
-#else
-#define OIPCODEC_F64_AVX512 0
-#endif
+#include "oipcodec/cpu.h"
+#include "oipcodec/digits_avx512.h"
 
-#if OIPCODEC_F64_AVX512
-#include <immintrin.h>
-
-#define OIPCODEC_AVX512_TARGET                                                          \
-    __attribute__((target("avx2,bmi,bmi2,lzcnt,avx512f,avx512dq,avx512bw,avx512cd,avx512vl," \
-                          "avx512vbmi")))
-
-/* Whether this processor runs oipcodec_f64_block_avx512 (AVX-512 F, DQ, BW, CD, VL and
- * VBMI, with BMI2 for the scalar part (and LZCNT, which every processor with these has):
- * Intel Ice Lake and later, AMD Zen 4 and later). */
-static inline int oipcodec_f64_avx512_usable(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vbmi");
-}
+#if OIPCODEC_SIMD_X86
 
 /* The layouts of the text (value = d1.d2...d17 * 10**E): byte i of the text is byte
  * oipcodec_f64_layout[row][i] of the element's source, which holds the 17 digits in bytes
@@ -211,30 +196,11 @@ static const uint8_t oipcodec_f64_layout[72][32] = {
      15, 16, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 3 */
 };
 
-/* The 8 digits of each 64-bit lane's v < 10**8 as byte values, the first digit in the lowest
- * byte (oipcodec_digits8 in eight lanes). */
-OIPCODEC_AVX512_TARGET static inline __m512i oipcodec_digits8_avx512(__m512i v) {
-    /* v / 10**4 = v * ceil(2**45 / 10**4) >> 45, exact for v < 10**8 */
-    __m512i hi = _mm512_srli_epi64(_mm512_mul_epu32(v, _mm512_set1_epi64(0xD1B71759)), 45);
-    __m512i lo = _mm512_sub_epi64(v, _mm512_mul_epu32(hi, _mm512_set1_epi64(10000)));
-    /* two 4-digit numbers in 32-bit lanes: x / 100 = x * 10486 >> 20 for x < 10**4 */
-    __m512i w = _mm512_or_si512(hi, _mm512_slli_epi64(lo, 32));
-    __m512i q = _mm512_srli_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(10486)), 20);
-    w = _mm512_or_si512(
-        q, _mm512_slli_epi32(_mm512_sub_epi32(w, _mm512_mullo_epi32(q, _mm512_set1_epi32(100))),
-                             16));
-    /* four 2-digit numbers in 16-bit lanes: x / 10 = x * 103 >> 10 for x < 100 */
-    q = _mm512_srli_epi16(_mm512_mullo_epi16(w, _mm512_set1_epi16(103)), 10);
-    return _mm512_or_si512(
-        q, _mm512_slli_epi16(_mm512_sub_epi16(w, _mm512_mullo_epi16(q, _mm512_set1_epi16(10))),
-                             8));
-}
-
 /* The text of elements j to j + 7 (those below count) from their digits d17 (< 10**17,
  * trailing zeros included) and exponents e10 (E = e10 + 16 that of the first digit): text the
  * element's text (padded to 32 bytes), len its length. Reads nothing at or past count; text is
  * written in pairs, so it has room for count rounded up to even. */
-OIPCODEC_AVX512_TARGET static inline void
+OIPCODEC_TARGET_AVX512_VBMI static inline void
 oipcodec_f64_text8_avx512(const uint64_t *d17, const int *e10, ptrdiff_t j, ptrdiff_t count,
                           uint8_t (*text)[32], uint64_t *len) {
     const __m512i e8 = _mm512_set1_epi64(100000000), one = _mm512_set1_epi64(1);
@@ -245,19 +211,12 @@ oipcodec_f64_text8_avx512(const uint64_t *d17, const int *e10, ptrdiff_t j, ptrd
                                             0x2020202020202020LL, 0x2020202020202020LL, 0, 0,
                                             0, 0);
     __mmask8 k = count - j >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << (count - j)) - 1);
-    __mmask8 under, over, positional;
+    __mmask8 positional;
     __m512i d, q, r, f, a, b, n, E, lpos, lneg, row, A, B, C, D;
     uint64_t rows[8];
     int p;
     d = _mm512_maskz_loadu_epi64(k, d17 + j);
-    q = _mm512_cvttpd_epu64(_mm512_mul_pd(_mm512_cvtepu64_pd(d), _mm512_set1_pd(1e-8)));
-    r = _mm512_sub_epi64(d, _mm512_mullo_epi64(q, e8));
-    under = _mm512_cmplt_epi64_mask(r, zero);
-    q = _mm512_mask_sub_epi64(q, under, q, one);
-    r = _mm512_mask_add_epi64(r, under, r, e8);
-    over = _mm512_cmpge_epi64_mask(r, e8);
-    q = _mm512_mask_add_epi64(q, over, q, one);
-    r = _mm512_mask_sub_epi64(r, over, r, e8);
+    q = oipcodec_divmod_1e8_avx512(d, &r);
     /* q < 10**9: its first digit q / 10**8 = q * ceil(2**57 / 10**8) >> 57 */
     f = _mm512_srli_epi64(_mm512_mul_epu32(q, _mm512_set1_epi64(1441151881)), 57);
     a = oipcodec_digits8_avx512(_mm512_sub_epi64(q, _mm512_mul_epu32(f, e8)));
@@ -345,7 +304,7 @@ oipcodec_f64_text8_avx512(const uint64_t *d17, const int *e10, ptrdiff_t j, ptrd
  * scalar code and the text of the eight before in vector registers: the processor overlaps
  * the two (they use different execution units), and the vector loads of the digits come
  * long after the scalar stores, which they would otherwise wait for. */
-OIPCODEC_AVX512_TARGET OIPCODEC_NOINLINE static void
+OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX512_VBMI OIPCODEC_NOINLINE static void
 oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int *e10,
                           uint8_t (*text)[32], uint64_t *len) {
     ptrdiff_t j, i;
@@ -366,6 +325,6 @@ oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int
     }
 }
 
-#endif /* OIPCODEC_F64_AVX512 */
+#endif /* OIPCODEC_SIMD_X86 */
 
 #endif

@@ -1038,15 +1038,15 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
     uint64_t w2s[OIPCODEC_F64_BLOCK], nds[OIPCODEC_F64_BLOCK];
     int exps[OIPCODEC_F64_BLOCK];
     ptrdiff_t base;
-#if OIPCODEC_F64_AVX512
+#if OIPCODEC_SIMD_X86
     uint8_t text[OIPCODEC_F64_BLOCK][32];
     uint64_t lens[OIPCODEC_F64_BLOCK];
-    int simd = n >= 8 && oipcodec_f64_avx512_usable();
+    int simd = n >= 8 && (oipcodec_simd_features() & OIPCODEC_SIMD_AVX512_VBMI);
 #endif
     (void)ctx;
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
-#if OIPCODEC_F64_AVX512
+#if OIPCODEC_SIMD_X86
         if (simd) {
             oipcodec_f64_block_avx512(v + base, count, digits, exps, text, lens);
         } else
@@ -1087,7 +1087,7 @@ OIPCODEC_HOT static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *
             }
             /* digit i of the 17 is byte i of (first, w1, w2): stored from registers, never
              * read back (a wide load of narrower stores stalls) */
-#if OIPCODEC_F64_AVX512
+#if OIPCODEC_SIMD_X86
             if (simd) {
                 memcpy(out, text[j], 32);
                 out += lens[j];

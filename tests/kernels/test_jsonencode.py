@@ -530,6 +530,8 @@ def _each_writer_inputs() -> dict[str, np.ndarray]:
     values = np.concatenate([_f32_one_of_each_class(), _f32_hard_values()])
     mixed = np.random.default_rng(33).permutation(np.tile(values, 3))
     arrays = {f"FP32-n{n}": mixed[:n] for n in [*lengths, mixed.size]}
+    doubles = np.random.default_rng(35).permutation(np.tile(_f64_categories(), 3))
+    arrays.update({f"FP64-n{n}": doubles[:n] for n in [*lengths, doubles.size]})
     rng = np.random.default_rng(34)
     for datatype, dtype in INT_TYPES.items():
         info = np.iinfo(dtype)
