@@ -38,6 +38,7 @@
 #define OIPCODEC_JSON_F32_SIMD_H
 
 #include "oipcodec/cpu.h"
+#include "oipcodec/digits_simd.h"
 
 #if OIPCODEC_SIMD_X86
 
@@ -154,20 +155,7 @@ static inline void oipcodec_f32_layout_x8(const uint32_t *v, __mmask8 live, cons
         _mm512_srli_epi64(_mm512_mul_epu32(d9, _mm512_set1_epi64(0x55E63B89)), 57);
     const __m512i rest =
         _mm512_sub_epi64(d9, _mm512_mul_epu32(first, _mm512_set1_epi64(100000000)));
-    const __m512i high4 =
-        _mm512_srli_epi64(_mm512_mul_epu32(rest, _mm512_set1_epi64(0xD1B71759)), 45);
-    __m512i w = _mm512_or_si512(
-        high4, _mm512_slli_epi64(
-                   _mm512_sub_epi64(rest, _mm512_mul_epu32(high4, _mm512_set1_epi64(10000))),
-                   32));
-    __m512i qq = _mm512_srli_epi32(_mm512_mullo_epi32(w, _mm512_set1_epi32(10486)), 20);
-    w = _mm512_or_si512(
-        qq, _mm512_slli_epi32(_mm512_sub_epi32(w, _mm512_mullo_epi32(qq, _mm512_set1_epi32(100))),
-                              16));
-    qq = _mm512_srli_epi16(_mm512_mullo_epi16(w, _mm512_set1_epi16(103)), 10);
-    w = _mm512_or_si512(
-        qq, _mm512_slli_epi16(_mm512_sub_epi16(w, _mm512_mullo_epi16(qq, _mm512_set1_epi16(10))),
-                              8));
+    const __m512i w = oipcodec_digits8_avx512(rest);
     {
         /* significant digits: trailing zero digits are high zero bytes of w */
         const __m512i nd =
@@ -382,21 +370,8 @@ static inline void oipcodec_f32_layout_x4(const uint32_t *v, __m128i live, const
             _mm256_srli_epi64(_mm256_mul_epu32(d9, _mm256_set1_epi64x(0x55E63B89)), 57);
         const __m256i rest =
             _mm256_sub_epi64(d9, _mm256_mul_epu32(first, _mm256_set1_epi64x(100000000)));
-        const __m256i high4 =
-            _mm256_srli_epi64(_mm256_mul_epu32(rest, _mm256_set1_epi64x(0xD1B71759)), 45);
-        __m256i w = _mm256_or_si256(
-            high4,
-            _mm256_slli_epi64(
-                _mm256_sub_epi64(rest, _mm256_mul_epu32(high4, _mm256_set1_epi64x(10000))), 32));
-        __m256i qq = _mm256_srli_epi32(_mm256_mullo_epi32(w, _mm256_set1_epi32(10486)), 20);
+        const __m256i w = oipcodec_digits8_avx2(rest);
         __m256i nz;
-        w = _mm256_or_si256(
-            qq, _mm256_slli_epi32(
-                    _mm256_sub_epi32(w, _mm256_mullo_epi32(qq, _mm256_set1_epi32(100))), 16));
-        qq = _mm256_srli_epi16(_mm256_mullo_epi16(w, _mm256_set1_epi16(103)), 10);
-        w = _mm256_or_si256(
-            qq, _mm256_slli_epi16(
-                    _mm256_sub_epi16(w, _mm256_mullo_epi16(qq, _mm256_set1_epi16(10))), 8));
         /* significant digits: 1 + the nonzero digit bytes once each is smeared downwards */
         nz = _mm256_andnot_si256(_mm256_cmpeq_epi8(w, _mm256_setzero_si256()),
                                  _mm256_set1_epi8(1));

@@ -36,7 +36,7 @@
 #include "oipcodec/common.h"
 
 #include "oipcodec/cpu.h"
-#include "oipcodec/digits_avx512.h"
+#include "oipcodec/digits_simd.h"
 
 #if OIPCODEC_SIMD_X86
 

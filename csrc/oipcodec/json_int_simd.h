@@ -41,7 +41,7 @@
 
 #include "oipcodec/common.h"
 #include "oipcodec/cpu.h"
-#include "oipcodec/digits_avx512.h"
+#include "oipcodec/digits_simd.h"
 
 #if OIPCODEC_SIMD_X86
 
@@ -168,20 +168,12 @@ OIPCODEC_TARGET_AVX512_VBMI static inline char *oipcodec_int20_block_avx512(__m5
  * does (oipcodec_write_small). */
 OIPCODEC_TARGET_AVX2 static inline char *oipcodec_int4_block_avx2(__m256i mag, unsigned negative,
                                                                  char *out) {
-    __m256i hi, w, q, ascii;
+    __m256i w, ascii;
     __m128i low_half, high_half;
     uint64_t words[4];
     unsigned nonzero;
     int k;
-    hi = _mm256_srli_epi64(_mm256_mul_epu32(mag, _mm256_set1_epi64x(0xD1B71759)), 45);
-    w = _mm256_sub_epi64(mag, _mm256_mul_epu32(hi, _mm256_set1_epi64x(10000)));
-    w = _mm256_or_si256(hi, _mm256_slli_epi64(w, 32));
-    q = _mm256_srli_epi32(_mm256_mulhi_epu16(w, _mm256_set1_epi32(5243)), 3);
-    w = _mm256_sub_epi16(w, _mm256_mullo_epi16(q, _mm256_set1_epi32(100)));
-    w = _mm256_or_si256(q, _mm256_slli_epi32(w, 16));
-    q = _mm256_mulhi_epu16(w, _mm256_set1_epi16(6554));
-    w = _mm256_sub_epi16(w, _mm256_mullo_epi16(q, _mm256_set1_epi16(10)));
-    w = _mm256_or_si256(q, _mm256_slli_epi16(w, 8));
+    w = oipcodec_digits8_avx2(mag);
     nonzero = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(w, _mm256_setzero_si256()));
     ascii = _mm256_or_si256(w, _mm256_set1_epi8('0'));
     low_half = _mm256_castsi256_si128(ascii);

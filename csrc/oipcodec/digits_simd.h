@@ -1,8 +1,9 @@
-/* Decimal digits in AVX-512 lanes, for the integer and float64 JSON writers (json_int_simd.h,
- * json_f64.h): eight 64-bit values at a time, compiled with a target attribute and called only
- * where oipcodec_simd_features (cpu.h) has OIPCODEC_SIMD_AVX512. */
-#ifndef OIPCODEC_DIGITS_AVX512_H
-#define OIPCODEC_DIGITS_AVX512_H
+/* Decimal digits in vector lanes, for the JSON writers' vector paths (json_f32_simd.h,
+ * json_f64.h, json_int_simd.h): eight 64-bit values at a time with AVX-512, four with AVX2,
+ * each compiled with a target attribute and called only where oipcodec_simd_features (cpu.h)
+ * has the instructions. */
+#ifndef OIPCODEC_DIGITS_SIMD_H
+#define OIPCODEC_DIGITS_SIMD_H
 
 #include "oipcodec/cpu.h"
 
@@ -24,6 +25,20 @@ OIPCODEC_TARGET_AVX512 static inline __m512i oipcodec_digits8_avx512(__m512i v) 
     q = _mm512_mulhi_epu16(w, _mm512_set1_epi16(6554));
     w = _mm512_sub_epi16(w, _mm512_mullo_epi16(q, _mm512_set1_epi16(10)));
     return _mm512_or_si512(q, _mm512_slli_epi16(w, 8));
+}
+
+/* oipcodec_digits8_avx512 in four lanes. */
+OIPCODEC_TARGET_AVX2 static inline __m256i oipcodec_digits8_avx2(__m256i v) {
+    __m256i hi, w, q;
+    hi = _mm256_srli_epi64(_mm256_mul_epu32(v, _mm256_set1_epi64x(0xD1B71759)), 45);
+    w = _mm256_sub_epi64(v, _mm256_mul_epu32(hi, _mm256_set1_epi64x(10000)));
+    w = _mm256_or_si256(hi, _mm256_slli_epi64(w, 32));
+    q = _mm256_srli_epi32(_mm256_mulhi_epu16(w, _mm256_set1_epi32(5243)), 3);
+    w = _mm256_sub_epi16(w, _mm256_mullo_epi16(q, _mm256_set1_epi32(100)));
+    w = _mm256_or_si256(q, _mm256_slli_epi32(w, 16));
+    q = _mm256_mulhi_epu16(w, _mm256_set1_epi16(6554));
+    w = _mm256_sub_epi16(w, _mm256_mullo_epi16(q, _mm256_set1_epi16(10)));
+    return _mm256_or_si256(q, _mm256_slli_epi16(w, 8));
 }
 
 /* v / 10**8 of 8 lanes of any 64-bit v, the remainder in *rem: the quotient from double
