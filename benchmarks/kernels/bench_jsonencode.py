@@ -2,7 +2,8 @@
 
 Each group puts the four side by side on the same array. orjson's text differs from ours only
 where it is wrong for OIP (null for NaN/inf; the arrays here are finite) and it cannot write
-BYTES object arrays, so the BYTES peers decode to str first, as a server would.
+BYTES object arrays, so the BYTES peers decode to str first, as a server would, nor bfloat16,
+so the BF16 peers widen to float32 first.
 
 On a shared machine, time with ``--benchmark-timer=time.thread_time`` (CPU time of the calling
 thread; the writers run in it with the GIL released): the wall clock moves with the other
@@ -16,8 +17,10 @@ import json
 import numpy as np
 import orjson
 import pytest
+from ml_dtypes import bfloat16
 
 OPT = orjson.OPT_SERIALIZE_NUMPY
+BF16 = np.dtype(bfloat16)
 RNG = np.random.default_rng(0)
 M = 1_000_000
 _rng = np.random.default_rng(32)
@@ -59,6 +62,7 @@ CASES = {
     "UINT64 1M full range": ("UINT64", RNG.integers(0, 2**64 - 1, M, dtype=np.uint64), False),
     "BOOL 1M": ("BOOL", RNG.random(M) < 0.5, False),
     "FP16 1M": ("FP16", RNG.standard_normal(M).astype(np.float16), False),
+    "BF16 1M": ("BF16", RNG.standard_normal(M).astype(BF16), False),
     "BYTES 100k": (
         "BYTES",
         np.array([f"token-{i}".encode() for i in RNG.integers(0, 10**6, 100_000)], dtype=object),
@@ -92,6 +96,8 @@ def test_orjson_numpy(benchmark, case) -> None:
     benchmark.group = f"array_to_json {case}"
     if datatype == "BYTES":
         benchmark(lambda: orjson.dumps([b.decode() for b in values.tolist()]))
+    elif datatype == "BF16":  # orjson has no bfloat16: widened to float32 first
+        benchmark(lambda: orjson.dumps(values.astype(np.float32), option=OPT))
     else:
         benchmark(orjson.dumps, _flat(values, nested), option=OPT)
 
@@ -104,4 +110,6 @@ def test_json_dumps_tolist(benchmark, case) -> None:
         benchmark(lambda: json.dumps([b.decode() for b in values.tolist()]).encode())
     else:
         flat = _flat(values, nested)
+        if datatype == "BF16":
+            flat = flat.astype(np.float32)
         benchmark(lambda: json.dumps(flat.tolist(), separators=(",", ":")).encode())

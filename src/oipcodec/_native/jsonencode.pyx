@@ -136,7 +136,9 @@ cdef oipcodec_row_fn _row_writer(str dt):
 
 
 cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t itemsize,
-                        Py_ssize_t max_token, oipcodec_row_fn row, const void *ctx):
+                        Py_ssize_t text_bytes, oipcodec_row_fn row, const void *ctx):
+    # text_bytes: at least the elements' text without commas (the buffer's size; _finish
+    # shrinks a buffer the text fills less than half of, which costs fresh pages next call).
     cdef ptrdiff_t dims[64]
     cdef int ndim = len(shape), k
     cdef Py_ssize_t n = raw.shape[0] // itemsize
@@ -144,7 +146,7 @@ cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t it
         dims[k] = shape[k]
     # The row writers store fixed-width chunks that may run past the text's end.
     cdef Py_ssize_t slack = max(2 * OIPCODEC_HALF_SLOT, OIPCODEC_F32_SLACK, OIPCODEC_F64_SLACK)
-    cdef PyObject *out = _alloc(n * max_token + _structure_size(shape) + slack)
+    cdef PyObject *out = _alloc(text_bytes + _structure_size(shape) + slack)
     cdef char *end
     cdef char *start = PyBytes_AS_STRING(<object>out)
     with nogil:
@@ -164,7 +166,8 @@ cdef object _write_fixed(values, tuple shape, str dt):
         # more than writing the text). The SIMD rows store 64 bytes ahead of at least 16
         # elements; 2 bytes each plus the slack covers that, hence the floor of 2.
         max_token = max(len(str(int(values.min()))), len(str(int(values.max()))), 2)
-    return _write_rows(raw, shape, values.dtype.itemsize, max_token, _row_writer(dt), NULL)
+    return _write_rows(raw, shape, values.dtype.itemsize, values.size * max_token,
+                       _row_writer(dt), NULL)
 
 
 # ------------------------------------------------------------------ FP16 and BF16
@@ -200,7 +203,13 @@ cdef object _write_half(values, tuple shape, int bf16, bint strict):
                 token = table[bits[i] * OIPCODEC_HALF_SLOT: bits[i] * OIPCODEC_HALF_SLOT
                               + lens[bits[i]]].decode("ascii")
                 raise nonfinite_error(i, token)
-    return _write_rows(raw, shape, 2, OIPCODEC_HALF_SLOT, oipcodec_row_half, table)
+    # The exact length of the text, one table lookup per element: sized by the longest text
+    # instead (16 bytes for BF16), the buffer would be shrunk on every call.
+    cdef Py_ssize_t text_bytes = 0
+    with nogil:
+        for i in range(n):
+            text_bytes += lens[bits[i]]
+    return _write_rows(raw, shape, 2, text_bytes, oipcodec_row_half, table)
 
 
 # ------------------------------------------------------------------ FP32 and FP64
@@ -217,8 +226,8 @@ cdef object _write_binary_float(values, tuple shape, bint wide, bint strict):
             token = oipcodec_nonfinite_token(&raw[0], first, wide, &length)
             raise nonfinite_error(first, token[:length].decode("ascii"))
     if wide:
-        return _write_rows(raw, shape, 8, OIPCODEC_F64_MAX, oipcodec_row_f64, NULL)
-    return _write_rows(raw, shape, 4, OIPCODEC_F32_MAX, oipcodec_row_f32, NULL)
+        return _write_rows(raw, shape, 8, n * OIPCODEC_F64_MAX, oipcodec_row_f64, NULL)
+    return _write_rows(raw, shape, 4, n * OIPCODEC_F32_MAX, oipcodec_row_f32, NULL)
 
 
 # ------------------------------------------------------------------ BYTES
