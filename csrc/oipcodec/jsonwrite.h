@@ -43,6 +43,10 @@
  *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/);
  *   on x86-64 the same in SSE2's 16-bit lanes (oipcodec_digits8_sse2): Wojciech Mula's
  *   conversion, from Milo Yip's itoa-benchmark (https://github.com/miloyip/itoa-benchmark).
+ * - vector paths, chosen at run time (cpu.h): FP32 (json_f32_simd.h), FP64's text
+ *   (json_f64.h) and integers (json_int_simd.h) several elements at a time in AVX-512 or AVX2
+ *   lanes, their digits by digits_simd.h; each header says where its method comes from. The
+ *   scalar code here is the portable fallback and the definition: the text is the same.
  * - FP16 and BF16 text: a table of all 65,536 values built once, each by a search over digit
  *   counts with snprintf/strtod (oipcodec_shortest_small).
  * - UTF-8 validity: the well-formed byte sequences of the Unicode Standard (Table 3-7). */
