@@ -153,7 +153,9 @@ OIPCODEC_TARGET_AVX512_VBMI static inline char *oipcodec_int20_block_avx512(__m5
 
 /* One kernel per element type: writes v[i..] with their commas through *end, 8 at a time,
  * while at least 16 elements are left (so each 64-byte store ends inside the room the caller
- * gave the elements not yet written: at least 4 bytes each, plus the buffer's slack); returns
+ * gave the elements not yet written: at least 3 bytes each, their comma included, plus the
+ * buffer's 32 bytes of slack; the second store of a block starts at most 4 elements' text in,
+ * which leaves it 12 x 3 + 32 = 68 bytes); returns
  * the index of the first element not written, which the caller writes with the scalar
  * writer. LOAD widens 8 elements to 64-bit lanes; SIGNED says whether a lane can be negative.
  * WIDE_VALUES says what a block with a magnitude of 10**8 or more does: 0, there is none

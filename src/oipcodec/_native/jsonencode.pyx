@@ -46,7 +46,6 @@ cdef extern from "Python.h":
 _MAX_TOKEN = {
     "BOOL": 5, "UINT8": 3, "UINT16": 5, "UINT32": 10, "UINT64": 20,
     "INT8": 4, "INT16": 6, "INT32": 11, "INT64": 20,
-    "FP16": OIPCODEC_HALF_SLOT, "BF16": OIPCODEC_HALF_SLOT,
 }
 
 # Integer arrays from this many elements get a buffer sized by their own min and max (one
