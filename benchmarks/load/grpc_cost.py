@@ -23,17 +23,22 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from oipcodec import InferRequest, Tensor, pb
+
+# Run as a script, this file has benchmarks/load on sys.path: the repository goes first,
+# for the test suite's free-port helper.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.support.ports import free_port, free_ports
 
 MODEL = "identity"
 METHOD = "/inference.GRPCInferenceService/ModelInfer"
@@ -79,12 +84,6 @@ else:
     print("ready", flush=True)
     server.wait_for_termination()
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def process_cpu(pid: int) -> float:
@@ -150,7 +149,7 @@ def main() -> None:
     request = InferRequest([tensor], model_name=MODEL)
     rows: list[tuple[str, tuple[float, float, float]]] = []
 
-    http_port, grpc_port = free_port(), free_port()
+    http_port, grpc_port = free_ports(2)
     command = (
         f"-m oipcodec serve --http-port {http_port} --grpc-port {grpc_port} --log-level warning"
     )

@@ -21,13 +21,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+# Run as a script, this file has benchmarks/load on sys.path: the repository goes first,
+# for the test suite's free-port helper.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.support.ports import free_ports
 
 #: (payload, path) pairs measured, in the order of the table.
 CASES = [
@@ -61,18 +65,6 @@ def figures(results: Any) -> dict[tuple[str, str], tuple[float, float]]:
             load = row["load"][-1]
             table[row["payload"], row["path"]] = (load["rps"], load["mb_per_s"])
     return table
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free TCP ports on 127.0.0.1."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def measure_ray(replicas: list[int], args: argparse.Namespace) -> dict[str, Any]:

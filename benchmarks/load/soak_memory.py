@@ -37,15 +37,14 @@ from pathlib import Path
 
 import numpy as np
 
+# Run as a script, this file has benchmarks/load on sys.path: the repository goes first,
+# for the test suite's free-port helper.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.support.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 ABORTED = 24 << 20
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def rss_mb(pid: int) -> float:

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from oipcodec.server.malloc import _glibc
 from oipcodec.server.model import TensorSpec
 from oipcodec.testing import background
 from tests.support.ports import free_port
+from tests.support.serve_process import serve_process
 from tests.support.server_models import AsyncEcho, Counter, Failing, all_models
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -340,24 +340,11 @@ def test_thread_mode_port_in_use() -> None:
 # ------------------------------------------------------------------------------ the command
 
 
-@contextlib.contextmanager
-def _serve(*args: str) -> Iterator[subprocess.Popen[str]]:
+def _serve(*args: str) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "oipcodec", "serve", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
+    return serve_process(*args, env=env)
 
 
 def _wait_ready(port: int, process: subprocess.Popen[str], timeout: float = 60) -> None:

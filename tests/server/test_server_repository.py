@@ -17,7 +17,6 @@ import importlib.util
 import os
 import py_compile
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.repository import ModelRepository
 from oipcodec.testing import RunningServer, background
 from tests.support.ports import free_ports
+from tests.support.serve_process import serve_process
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("tritonclient.http")
@@ -490,28 +490,11 @@ def test_control_choices_are_the_modes() -> None:
 # ------------------------------------------------------------------------------ the command
 
 
-@contextlib.contextmanager
-def _command(*args: str, cwd: Path) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "oipcodec", "serve", *args],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(30)
-
-
 def test_serve_a_repository_from_the_command(tmp_path: Path) -> None:
     make_repository(tmp_path / "models")
     http_port, grpc_port = free_ports(2)
     arguments = ["--model-repository", "models", "--http-port", str(http_port)]
-    with _command(*arguments, "--grpc-port", str(grpc_port), cwd=tmp_path) as process:
+    with serve_process(*arguments, "--grpc-port", str(grpc_port), cwd=tmp_path) as process:
         client = httpclient.InferenceServerClient(f"127.0.0.1:{http_port}")
         try:
             deadline = time.monotonic() + 60

@@ -4,7 +4,9 @@ it."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,3 +35,25 @@ def run_serve(log_dir: Path, *args: str) -> Iterator[dict[str, str]]:
 
     with running(command, ready, log_dir / "serve.log"):
         yield {"http": http, "grpc": f"127.0.0.1:{grpc_port}"}
+
+
+@contextlib.contextmanager
+def serve_process(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``python -m oipcodec serve ARGS`` as it is, for tests that read what it prints (stdout and
+    stderr together, as text) or how it exits; killed on the way out if still running."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "oipcodec", "serve", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
