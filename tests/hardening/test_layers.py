@@ -14,7 +14,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "oipcodec"
 
-FOUNDATION = {"_version", "datatypes", "errors", "limits", "types"}
+FOUNDATION = {"_deprecated", "_version", "datatypes", "errors", "limits", "types"}
 KERNEL_INTERNALS = {"_native", "_pure", "_shared"}
 CODECS = {"raw", "rest", "pb", "proto", "sharedmem", "compression", "v1", "graphpipe"}
 

@@ -1,0 +1,35 @@
+"""Former public names, still found for one release with a :class:`DeprecationWarning`.
+
+A module that renamed or moved public names sets ``__getattr__ = moved(__name__, {...})``;
+the table maps each former name to ``"module"`` or ``"module:attribute"``, imported only when
+the name is used. The CHANGELOG lists every entry; the next release removes them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Callable, Mapping
+
+
+def moved(module: str, table: Mapping[str, str]) -> Callable[[str], object]:
+    """A module ``__getattr__`` that answers each former name in ``table`` with a warning."""
+
+    def __getattr__(name: str) -> object:
+        try:
+            target = table[name]
+        except KeyError:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
+        where, _, attribute = target.partition(":")
+        value: object = importlib.import_module(where)
+        if attribute:
+            value = getattr(value, attribute)
+        new = f"{where}.{attribute}" if attribute else where
+        warnings.warn(
+            f"{module}.{name} is deprecated and will be removed in the next release: use {new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+
+    return __getattr__
