@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from oipcodec import LimitError
+from oipcodec.errors import LimitError
 from oipcodec.client import (
     AsyncHttpClient,
     HttpClient,

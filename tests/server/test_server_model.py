@@ -21,7 +21,8 @@ import numpy as np
 import orjson
 import pytest
 
-from oipcodec import DatatypeError, InferRequest, RequestedOutput, Tensor
+from oipcodec import InferRequest, RequestedOutput, Tensor
+from oipcodec.errors import DatatypeError
 from oipcodec.server import (
     AddSub,
     Identity,

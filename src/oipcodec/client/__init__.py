@@ -46,7 +46,7 @@ from oipcodec.errors import (
 )
 
 if TYPE_CHECKING:
-    from oipcodec.client.graphpipe import GraphPipeClient
+    from oipcodec.client.graphpipe_client import GraphPipeClient
     from oipcodec.client.grpc_client import AsyncGrpcClient, GrpcClient, StreamResult
     from oipcodec.client.http_client import AsyncHttpClient, HttpClient
 
@@ -72,7 +72,7 @@ _LAZY = {
     "GrpcClient": "grpc_client",
     "AsyncGrpcClient": "grpc_client",
     "StreamResult": "grpc_client",
-    "GraphPipeClient": "graphpipe",
+    "GraphPipeClient": "graphpipe_client",
 }
 
 

@@ -166,7 +166,7 @@ class HttpClient(_Common):
     ``pool_size``: connections kept alive, the most that run at once (more threads than that
     wait for a free one). ``headers`` go with every request. ``limits`` bound what an answer
     may hold: an answer body over ``limits.max_body_bytes`` is refused with
-    :class:`~oipcodec.LimitError` before it is read.
+    :class:`~oipcodec.errors.LimitError` before it is read.
     Thread-safe: share one client between threads. Close it (or use ``with``) when done.
     """
 
@@ -358,7 +358,7 @@ class AsyncHttpClient(_Common):
 
     The session is opened on first use, in the running event loop; ``await client.close()``
     (or ``async with``) closes it. ``pool_size`` bounds the connections open at once. An
-    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.LimitError`
+    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.errors.LimitError`
     (chunked answers too, as the chunks arrive). ``timeout`` bounds the whole call (aiohttp's
     ``total``). aiohttp reads the framing (llhttp): a chunk size that is not hex digits is
     refused, a :class:`~oipcodec.client.ServerConnectionError`.

@@ -14,7 +14,7 @@ Objects (no wire involved):
 - :func:`to_oip_request` / :func:`to_oip_response`: a KServe object (from any of KServe's
   decoders, or built by hand) to an :class:`oipcodec.InferRequest` / :class:`InferResponse`.
   Raw bytes become zero-copy views (:func:`oipcodec.raw.raw_to_array`), lists go through
-  :func:`oipcodec.flatten` (C, type- and range-checked), numpy arrays are taken as they are.
+  :func:`oipcodec.kernels.flatten` (C, type- and range-checked), numpy arrays are taken as they are.
 - :func:`from_oip_request` / :func:`from_oip_response`: the other way; tensors carry the numpy
   arrays themselves (``get_predict_input`` and KServe's ``to_rest`` take them as they are), or,
   for an answer to a gRPC request, their raw bytes (what KServe's ``to_grpc`` sends); an
@@ -131,7 +131,7 @@ def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferReq
     ``set_data_from_numpy(binary_data=True)``) become a read-only view checked against the shape
     (BYTES framing validated); a numpy array is taken as it is (its dtype must carry the
     datatype); a list (JSON, typed gRPC contents) or ``InferTensorContents`` is converted by
-    :func:`oipcodec.flatten`. ``binary_data_size`` is dropped from the parameters (it describes
+    :func:`oipcodec.kernels.flatten`. ``binary_data_size`` is dropped from the parameters (it describes
     the transport); gRPC ``InferParameter`` values become Python values. An empty ``id`` or
     ``model_version`` (protobuf's default) becomes ``None``.
     """
@@ -354,7 +354,7 @@ def request_to_rest(
     request: Any, *, binary: bool = True, nested: bool = False
 ) -> tuple[bytes, int | None]:
     """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``, the inputs in
-    binary (``binary=True``) or JSON written by :func:`oipcodec.array_to_json`. The request's
+    binary (``binary=True``) or JSON written by :func:`oipcodec.kernels.array_to_json`. The request's
     own parameters and requested outputs are sent as they are (nothing is added)."""
     return rest.encode_request(
         to_oip_request(request), binary=binary, nested=nested, binary_outputs=False

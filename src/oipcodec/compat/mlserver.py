@@ -9,7 +9,7 @@ first used (``from oipcodec.compat.mlserver import OIPCodec`` registers them). W
 kernels, whatever its ``data`` holds:
 
 - a Python list, flat or nested (MLServer's REST JSON, gRPC typed contents and raw contents
-  after MLServer unpacked them): :func:`oipcodec.flatten`, which checks every element
+  after MLServer unpacked them): :func:`oipcodec.kernels.flatten`, which checks every element
   (Triton's strictness: ``1.5`` for an INT32 input, ``300`` for INT8, ragged nesting are
   errors naming the input and the element, never a silent wrap or truncation);
 - a numpy array (what the transports below hand over): used as it is when its dtype is the
@@ -165,8 +165,8 @@ def decode_data(
 
     "data: row-major, no stride or padding, flat or nested; element count must equal the
     product of shape" (OIP REST): the count is checked, the nesting may be either. Raises
-    :class:`~oipcodec.DecodeError` naming the element at fault, :class:`~oipcodec.ShapeError`
-    for a count that disagrees with ``shape``, :class:`~oipcodec.LimitError` past ``limits``.
+    :class:`~oipcodec.DecodeError` naming the element at fault, :class:`~oipcodec.errors.ShapeError`
+    for a count that disagrees with ``shape``, :class:`~oipcodec.errors.LimitError` past ``limits``.
     """
     row = datatypes.get(datatype)
     count = element_count(shape, limits)

@@ -55,7 +55,7 @@ from oipcodec.errors import (
 )
 from oipcodec.server.config import HTTP_PROTOCOLS, ServerConfig
 from oipcodec.server.demo import AddSub, Identity, Simple, SimpleString, demo_models
-from oipcodec.server.errors import _deprecated_name
+from oipcodec._deprecated import moved
 
 if TYPE_CHECKING:
     from oipcodec.testing import background
@@ -105,13 +105,22 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def _background(name: str) -> Any:
     if name == "background":
         # A plain alias of oipcodec.testing.background, which imports this package (so it is
         # imported on first use, not here).
         from oipcodec.testing import background
 
         return background
-    # ServerError and RequestTimeoutError: the former names of RequestError and
-    # BodyTimeoutError, deprecated (the client's errors of those names are other classes).
-    return _deprecated_name(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# The former names of RequestError and BodyTimeoutError (the client's have those names).
+__getattr__ = moved(
+    __name__,
+    {
+        "ServerError": "oipcodec.errors:RequestError",
+        "RequestTimeoutError": "oipcodec.errors:BodyTimeoutError",
+    },
+    _background,
+)

@@ -34,7 +34,7 @@ import numpy as np
 from oipcodec import __version__, datatypes, graphpipe
 from oipcodec.errors import DecodeError, InvalidArgumentError, OIPError, RequestError
 from oipcodec.limits import Limits
-from oipcodec.server.errors import from_exception
+from oipcodec.errors import request_error_for as from_exception
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry

@@ -55,6 +55,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from oipcodec.errors import RepositoryError
 from oipcodec.server.model import Model, TensorSpec, datatype_of_config
 
 __all__ = [
@@ -79,10 +80,6 @@ MODEL_CONTROL_MODES = ("none", "explicit")
 
 _PREFIX = "oipcodec_repository_"
 _imports = itertools.count(1)
-
-
-class RepositoryError(ValueError):
-    """A model folder that cannot be served; the message is one line saying why."""
 
 
 def models_offered(module: ModuleType, where: str) -> list[Model]:
