@@ -580,54 +580,15 @@ def test_background_lives_in_oipcodec_testing_and_keeps_its_old_names() -> None:
 # ------------------------------------------------------------------------------ errors
 
 
-def test_every_exception_class_is_defined_in_oipcodec_errors() -> None:
-    import oipcodec.client
-    import oipcodec.client.errors
-    import oipcodec.server.errors
-
-    for module in (
-        oipcodec.server,
-        oipcodec.server.errors,
-        oipcodec.client,
-        oipcodec.client.errors,
-    ):
-        for name in module.__all__:
-            value = getattr(module, name)
-            if isinstance(value, type) and issubclass(value, BaseException):
-                assert value.__module__ == "oipcodec.errors", (module.__name__, name)
-
-
-@pytest.mark.parametrize(
-    ("old", "new"), [("ServerError", "RequestError"), ("RequestTimeoutError", "BodyTimeoutError")]
-)
-def test_the_server_errors_former_names_warn(old: str, new: str) -> None:
-    import oipcodec.client
-    import oipcodec.errors
-    import oipcodec.server.errors
-
-    for module in (oipcodec.server, oipcodec.server.errors):
-        with pytest.warns(DeprecationWarning, match=f"{module.__name__}.{old} is deprecated"):
-            alias = getattr(module, old)
-        assert alias is getattr(oipcodec.errors, new)
-        assert alias is not getattr(oipcodec.client, old)  # the client's is another class
-    with pytest.warns(DeprecationWarning, match=f"use oipcodec.server.{new}"):
-        exec(f"from oipcodec.server import {old}", {})
-    with pytest.raises(AttributeError, match="no attribute 'NoSuchError'"):
-        oipcodec.server.NoSuchError  # noqa: B018
-
-
 def test_client_error_names_do_not_warn() -> None:
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         from oipcodec.client import RequestTimeoutError, ServerError
-        from oipcodec.client.errors import GRPC_CODE_FOR_STATUS, HTTP_STATUS_FOR_CODE
     from oipcodec import errors
 
     assert (ServerError, RequestTimeoutError) == (errors.ServerError, errors.RequestTimeoutError)
-    assert HTTP_STATUS_FOR_CODE is errors.HTTP_STATUS_FOR_CODE
-    assert GRPC_CODE_FOR_STATUS is errors.GRPC_CODE_FOR_STATUS
 
 
 def test_status_table_round_trips() -> None:
