@@ -21,7 +21,10 @@ from oipcodec.proto import trtis_v1_pb2 as pb
 
 #: The model inputs a case may be checked against, with the batch dimension first.
 SPECS = (
-    (trtis_v1.InputSpec("INPUT0", "INT32", (-1, 16)), trtis_v1.InputSpec("INPUT1", "INT32", (-1, 16))),
+    (
+        trtis_v1.InputSpec("INPUT0", "INT32", (-1, 16)),
+        trtis_v1.InputSpec("INPUT1", "INT32", (-1, 16)),
+    ),
     (trtis_v1.InputSpec("X", "FP32", (-1, -1)),),
     (trtis_v1.InputSpec("S", "BYTES", (-1, 4)),),
     (trtis_v1.InputSpec("B", "BOOL", (-1,)),),

@@ -24,7 +24,10 @@ HEADER = (
     'output { name: "OUTPUT0" } output { name: "OUTPUT1" }'
 )
 BINARY = text_format.Parse(HEADER, v1pb.InferRequestHeader()).SerializeToString()
-SPECS = [trtis_v1.InputSpec("INPUT0", "INT32", (-1, 16)), trtis_v1.InputSpec("INPUT1", "INT32", (-1, 16))]
+SPECS = [
+    trtis_v1.InputSpec("INPUT0", "INT32", (-1, 16)),
+    trtis_v1.InputSpec("INPUT1", "INT32", (-1, 16)),
+]
 A = np.arange(16, dtype=np.int32).reshape(1, 16)
 BODY = A.tobytes() + A.tobytes()
 OUTPUTS = [Tensor("OUTPUT0", "INT32", (1, 16), A), Tensor("OUTPUT1", "INT32", (1, 16), A)]
@@ -36,7 +39,9 @@ def test_the_cases_agree() -> None:
     expected = text_format.Parse(HEADER, v1pb.InferRequestHeader())
     assert trtis_v1.parse_request_header(HEADER) == expected
     assert trtis_v1.parse_request_header(BINARY, binary=True) == expected
-    assert trtis_v1.response_header_text(ANSWER) == text_format.MessageToString(ANSWER, as_one_line=True)
+    assert trtis_v1.response_header_text(ANSWER) == text_format.MessageToString(
+        ANSWER, as_one_line=True
+    )
 
 
 @pytest.mark.benchmark(group="v1 request header: read")

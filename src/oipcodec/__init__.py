@@ -59,6 +59,8 @@ _KERNELS = (
     "unpack_fp16",
     "view_bf16",
 )
+
+
 def _on_demand(name: str) -> object:
     if name in _ON_DEMAND:
         return importlib.import_module(f"oipcodec.{name}")

@@ -27,6 +27,7 @@ from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from oipcodec import datatypes
 from oipcodec import kernels as _facade
+from oipcodec._deprecated import moved
 from oipcodec._shared.buffers import byte_view
 from oipcodec.errors import (
     DecodeError,
@@ -37,7 +38,6 @@ from oipcodec.errors import (
 )
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
-from oipcodec._deprecated import moved
 from oipcodec.proto import trtis_v1_pb2 as messages
 from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.types import InferResponse, Tensor
@@ -102,7 +102,8 @@ def code_for(exc: BaseException) -> int:
 
 
 def status(code: Any, msg: str = "", server_id: str = "", request_id: int = 0) -> Any:
-    """A ``RequestStatus`` message (``code``: a ``RequestStatusCode``, e.g. ``messages.SUCCESS``)."""
+    """A ``RequestStatus`` message (``code``: a ``RequestStatusCode``, e.g.
+    ``messages.SUCCESS``)."""
     return messages.RequestStatus(code=code, msg=msg, server_id=server_id, request_id=request_id)
 
 

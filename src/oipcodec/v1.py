@@ -3,7 +3,7 @@
 import warnings
 
 from oipcodec.trtis_v1 import *  # noqa: F403
-from oipcodec.trtis_v1 import __all__, messages
+from oipcodec.trtis_v1 import __all__, messages  # noqa: F401
 
 warnings.warn(
     "oipcodec.v1 is deprecated and will be removed in the next release: use oipcodec.trtis_v1",

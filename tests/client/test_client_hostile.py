@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 import pytest
 
-from oipcodec.errors import LimitError
 from oipcodec.client import (
     AsyncHttpClient,
     HttpClient,
@@ -23,6 +22,7 @@ from oipcodec.client import (
     ServerConnectionError,
     ServerError,
 )
+from oipcodec.errors import LimitError
 from oipcodec.limits import Limits
 from tests.support.hostile import (
     HostileServer,

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from oipcodec import InferResponse, Tensor
 from oipcodec import trtis_v1 as v1
-from oipcodec.kernels import serialize_bytes
 from oipcodec.errors import (
     DecodeError,
     InvalidArgumentError,
@@ -24,6 +23,7 @@ from oipcodec.errors import (
     UnavailableError,
     UnsupportedError,
 )
+from oipcodec.kernels import serialize_bytes
 from oipcodec.limits import Limits
 from oipcodec.proto import trtis_v1_pb2 as pb
 

@@ -200,7 +200,9 @@ def test_a_request_error_keeps_its_attributes_through_pickling() -> None:
 def test_request_error_for() -> None:
     found = errors.NotFoundError("x")
     assert errors.request_error_for(found) is found
-    assert isinstance(errors.request_error_for(errors.DecodeError("bad")), errors.InvalidArgumentError)
+    assert isinstance(
+        errors.request_error_for(errors.DecodeError("bad")), errors.InvalidArgumentError
+    )
     internal = errors.request_error_for(KeyError("k"))
     assert isinstance(internal, errors.InternalError) and "KeyError" in internal.message
 

@@ -3,7 +3,7 @@
 import warnings
 
 from oipcodec.client.graphpipe_client import *  # noqa: F403
-from oipcodec.client.graphpipe_client import __all__
+from oipcodec.client.graphpipe_client import __all__  # noqa: F401
 
 warnings.warn(
     "oipcodec.client.graphpipe is deprecated and will be removed in the next release: "

@@ -31,7 +31,12 @@ import orjson
 from oipcodec import rest
 from oipcodec.client._pool import ConnectionPool, answer_too_large, connect_message
 from oipcodec.client._request import Inputs, Outputs, build_request
-from oipcodec.client.shm import RegionTable, SharedMemoryRegion
+from oipcodec.client.shm import (
+    Action,
+    AsyncSharedMemoryCalls,
+    RegionTable,
+    SharedMemoryCalls,
+)
 from oipcodec.errors import (
     DecodeError,
     RequestTimeoutError,
@@ -151,7 +156,7 @@ class _Common:
         return f"{type(self).__name__}({self.url!r})"
 
 
-class HttpClient(_Common):
+class HttpClient(SharedMemoryCalls, _Common):
     """A synchronous OIP REST client over a pool of keep-alive HTTP/1.1 connections.
 
     ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
@@ -311,32 +316,13 @@ class HttpClient(_Common):
 
     # ------------------------------------------------------------------ shared memory
 
-    def register_system_shared_memory(
-        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
-    ) -> None:
-        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
-        as region ``name`` (the server must run with its shared-memory extension on)."""
-        document = {"key": key, "offset": offset, "byte_size": byte_size}
-        self._post_json(_shm_path(name, "register"), document, timeout)
-        self.regions.add(name, (key, byte_size, offset))
-
-    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
-        """Register ``region`` (:mod:`oipcodec.client.shm`) under its name."""
-        self.register_system_shared_memory(
-            region.name, region.key, region.byte_size, region.offset, timeout
-        )
-        self.regions.add(region.name, region)
-
-    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
-        """Unregister region ``name``, or every region when empty."""
-        self._post_json(_shm_path(name, "unregister"), {}, timeout)
-        self.regions.remove(name)
-
-    def system_shared_memory_status(
-        self, name: str = "", timeout: float | None = None
+    def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
     ) -> list[dict[str, Any]]:
-        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
-        path = _shm_path(name, "status")
+        path = _shm_path(name, action)
+        if action != "status":
+            self._post_json(path, fields, timeout)
+            return []
         status, body, headers = self._get(path, timeout)
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 
@@ -353,7 +339,7 @@ class HttpClient(_Common):
         self.close()
 
 
-class AsyncHttpClient(_Common):
+class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
     """The asyncio twin of :class:`HttpClient` (aiohttp); the same methods, as coroutines.
 
     The session is opened on first use, in the running event loop; ``await client.close()``
@@ -513,35 +499,13 @@ class AsyncHttpClient(_Common):
             f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/unload", {}, timeout
         )
 
-    async def register_system_shared_memory(
-        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
-    ) -> None:
-        """As :meth:`HttpClient.register_system_shared_memory`."""
-        document = {"key": key, "offset": offset, "byte_size": byte_size}
-        await self._post_json(_shm_path(name, "register"), document, timeout)
-        self.regions.add(name, (key, byte_size, offset))
-
-    async def register_region(
-        self, region: SharedMemoryRegion, timeout: float | None = None
-    ) -> None:
-        """As :meth:`HttpClient.register_region`."""
-        await self.register_system_shared_memory(
-            region.name, region.key, region.byte_size, region.offset, timeout
-        )
-        self.regions.add(region.name, region)
-
-    async def unregister_system_shared_memory(
-        self, name: str = "", timeout: float | None = None
-    ) -> None:
-        """As :meth:`HttpClient.unregister_system_shared_memory`."""
-        await self._post_json(_shm_path(name, "unregister"), {}, timeout)
-        self.regions.remove(name)
-
-    async def system_shared_memory_status(
-        self, name: str = "", timeout: float | None = None
+    async def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
     ) -> list[dict[str, Any]]:
-        """As :meth:`HttpClient.system_shared_memory_status`."""
-        path = _shm_path(name, "status")
+        path = _shm_path(name, action)
+        if action != "status":
+            await self._post_json(path, fields, timeout)
+            return []
         status, body, headers = await self._request("GET", path, timeout=timeout)
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 

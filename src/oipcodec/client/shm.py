@@ -35,7 +35,7 @@ import contextlib
 import mmap
 import os
 import secrets
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.sharedmem import Location, open_key, parameters_for, unlink_key
 from oipcodec.types import RequestedOutput, Tensor
 
-__all__ = ["RegionTable", "SharedMemoryRegion"]
+__all__ = ["AsyncSharedMemoryCalls", "RegionTable", "SharedMemoryCalls", "SharedMemoryRegion"]
 
 
 class SharedMemoryRegion:
@@ -223,3 +223,94 @@ class RegionTable:
             return region.view(where, writable)
         except (ValueError, OSError) as exc:
             raise DecodeError(str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- client methods
+
+#: A system shared-memory call: what each transport's ``_shm_request`` is asked to do.
+Action = Literal["register", "unregister", "status"]
+
+
+class SharedMemoryCalls:
+    """The system shared-memory methods of a client, one implementation for every transport.
+
+    A client provides ``regions`` (a :class:`RegionTable`) and ``_shm_request(action, name,
+    fields, timeout)``, which sends one call over its protocol and returns the status list
+    (``[]`` for register and unregister); these methods keep ``regions`` in step with the
+    server, so that outputs in a registered region come back as views of it.
+    """
+
+    regions: RegionTable
+
+    def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
+    ) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
+        as region ``name`` (the server must run with its shared-memory extension on)."""
+        fields = {"key": key, "offset": offset, "byte_size": byte_size}
+        self._shm_request("register", name, fields, timeout)
+        self.regions.add(name, (key, byte_size, offset))
+
+    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
+        """Register ``region`` under its name."""
+        self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
+        """Unregister region ``name``, or every region when empty."""
+        self._shm_request("unregister", name, {}, timeout)
+        self.regions.remove(name)
+
+    def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
+        return self._shm_request("status", name, {}, timeout)
+
+
+class AsyncSharedMemoryCalls:
+    """:class:`SharedMemoryCalls` for an asyncio client (an ``async`` ``_shm_request``)."""
+
+    regions: RegionTable
+
+    async def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
+    ) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    async def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """As :meth:`SharedMemoryCalls.register_system_shared_memory`."""
+        fields = {"key": key, "offset": offset, "byte_size": byte_size}
+        await self._shm_request("register", name, fields, timeout)
+        self.regions.add(name, (key, byte_size, offset))
+
+    async def register_region(
+        self, region: SharedMemoryRegion, timeout: float | None = None
+    ) -> None:
+        """As :meth:`SharedMemoryCalls.register_region`."""
+        await self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    async def unregister_system_shared_memory(
+        self, name: str = "", timeout: float | None = None
+    ) -> None:
+        """As :meth:`SharedMemoryCalls.unregister_system_shared_memory`."""
+        await self._shm_request("unregister", name, {}, timeout)
+        self.regions.remove(name)
+
+    async def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """As :meth:`SharedMemoryCalls.system_shared_memory_status`."""
+        return await self._shm_request("status", name, {}, timeout)

@@ -163,7 +163,8 @@ class V1HttpClient:
         text = answer.get(trtis_v1.STATUS_HEADER)
         if text is None:
             raise ServerError(
-                f"the answer has no {trtis_v1.STATUS_HEADER} header (HTTP {status}): not a v1 server?",
+                f"the answer has no {trtis_v1.STATUS_HEADER} header (HTTP {status}): "
+                "not a v1 server?",
                 status=status,
                 url=self._http._where(path),
             )

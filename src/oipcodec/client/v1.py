@@ -3,7 +3,12 @@
 import warnings
 
 from oipcodec.client.trtis_client import *  # noqa: F403
-from oipcodec.client.trtis_client import Outputs, __all__, build_header, read_outputs
+from oipcodec.client.trtis_client import (  # noqa: F401
+    Outputs,
+    __all__,
+    build_header,
+    read_outputs,
+)
 
 warnings.warn(
     "oipcodec.client.v1 is deprecated and will be removed in the next release: "

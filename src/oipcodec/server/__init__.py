@@ -43,6 +43,7 @@ name of another layer.
 
 from typing import TYPE_CHECKING, Any
 
+from oipcodec._deprecated import moved
 from oipcodec.errors import (
     BodyTimeoutError,
     InternalError,
@@ -55,7 +56,6 @@ from oipcodec.errors import (
 )
 from oipcodec.server.config import HTTP_PROTOCOLS, ServerConfig
 from oipcodec.server.demo import AddSub, Identity, Simple, SimpleString, demo_models
-from oipcodec._deprecated import moved
 
 if TYPE_CHECKING:
     from oipcodec.testing import background

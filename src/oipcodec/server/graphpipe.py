@@ -33,8 +33,8 @@ import numpy as np
 
 from oipcodec import __version__, datatypes, graphpipe
 from oipcodec.errors import DecodeError, InvalidArgumentError, OIPError, RequestError
-from oipcodec.limits import Limits
 from oipcodec.errors import request_error_for as from_exception
+from oipcodec.limits import Limits
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry

@@ -51,10 +51,10 @@ from oipcodec.errors import (
     PayloadTooLargeError,
     RequestError,
 )
+from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
 from oipcodec.server import graphpipe as graphpipe_endpoint
-from oipcodec.errors import request_error_for as from_exception
 from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME, extensions
 from oipcodec.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from oipcodec.server.metrics import render

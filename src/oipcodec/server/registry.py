@@ -36,8 +36,8 @@ from oipcodec.errors import (
     RequestError,
     UnavailableError,
 )
-from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.errors import request_error_for as from_exception
+from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
 from oipcodec.server.repository import ModelRepository, RepositoryError
 from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
