@@ -6,17 +6,14 @@
     ├── DecodeError, EncodeError, DatatypeError, ShapeError   codec errors, also ValueError
     │   └── LimitError (a DecodeError), BytesTensorError (also struct.error)
     ├── ClientError               a client call failed outside the codec (not a ValueError)
-    │   ├── ServerError           the server answered with an error
-    │   ├── RequestTimeoutError   also a TimeoutError
-    │   └── ServerConnectionError also a ConnectionError
+    │   └── ServerError, RequestTimeoutError (TimeoutError), ServerConnectionError
+    │       (ConnectionError)
     ├── RequestError              what a server answers a request with (a model may raise it)
-    │   └── InvalidArgumentError, NotFoundError, ... BodyTimeoutError, AlreadyExistsError
-    ├── RepositoryError           a model folder that cannot be served (also ValueError)
-    └── WorkloadError (ValueError), BenchError   the benchmark harness
+    └── RepositoryError (ValueError), WorkloadError (ValueError), BenchError
 
-A message says where (tensor, element index, byte offset) and what was expected; kernels do
-not know tensor names, so the codec attaches one with :meth:`OIPError.for_tensor`. The status
-table maps error kinds (gRPC code names) to HTTP statuses for every protocol. docs/api/errors.md.
+A message says where (tensor, element index, byte offset) and what was expected; the codec
+names the tensor with :meth:`OIPError.for_tensor`. The status table maps each error kind (a
+gRPC code name) to its HTTP status, for every protocol. docs/api/errors.md.
 """
 
 from __future__ import annotations

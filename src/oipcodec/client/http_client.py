@@ -1,20 +1,15 @@
 """OIP REST clients: :class:`HttpClient` (its own pool on sockets) and :class:`AsyncHttpClient`
 (aiohttp).
 
-Both keep connections alive in a pool and build and read bodies with :mod:`oipcodec.rest`:
-inputs go as JSON (``binary=False``, flat or ``nested=True``) or with the binary tensor data
-extension (``binary=True``, the default, outputs asked in binary too), optionally gzip- or
-deflate-compressed (``compression=``: the request body, and the answer through
-``Accept-Encoding``). Binary outputs come back as read-only numpy views of the response body.
+Both keep connections alive and build and read bodies with :mod:`oipcodec.rest`: inputs as
+JSON (``binary=False``) or with the binary tensor data extension (``binary=True``, the
+default), optionally gzip- or deflate-compressed (``compression=``). Binary outputs come back
+as read-only numpy views of the response body.
 
-Why these transports, by ``benchmarks/load/client_overhead.py`` (figures of one run in
-docs/measurements.md, "HTTP clients"): for the synchronous client, with 8 threads sharing
-it, the client process's CPU per request decides, and there urllib3 (what it was built on
-first) cost 2-4x what the pool of :mod:`oipcodec.client._pool` costs on the standard
-library's sockets, which also beats bare
-``http.client`` one request at a time. aiohttp is the cheapest asyncio client measured; httpx
-costs 2-4x more per request than either. Nothing decompresses for us (aiohttp is told
-``auto_decompress=False``): :func:`oipcodec.rest.decode_response` inflates with its size cap.
+Decision: the synchronous client runs on :mod:`oipcodec.client._pool` and the asyncio one on
+aiohttp, the cheapest transports per request measured (docs/measurements.md#http-clients).
+Nothing decompresses for us (aiohttp has ``auto_decompress=False``):
+:func:`oipcodec.rest.decode_response` inflates with its size cap.
 """
 
 from __future__ import annotations

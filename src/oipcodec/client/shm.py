@@ -1,32 +1,16 @@
-"""System shared memory for a client on the server's host: regions, and tensors in them.
+"""System shared memory for a client on the server's host: regions, tensors in them, and the
+clients' shared-memory calls.
 
 :class:`SharedMemoryRegion` makes (or opens) a POSIX shared-memory object with the standard
-library (``shm_open`` and ``mmap``; no libcshm, no resource tracker), puts arrays into it
-and reads arrays out of it as numpy views::
+library (``shm_open`` and ``mmap``; no libcshm, no resource tracker), writes arrays into it
+(:meth:`~SharedMemoryRegion.input`) and reads them back as numpy views.
+:class:`SharedMemoryCalls` (and its asyncio twin) are the register / unregister / status
+methods of every client, one implementation over each transport's ``_shm_request``.
 
-    import numpy as np
-    from oipcodec.client import HttpClient
-    from oipcodec.client.shm import SharedMemoryRegion
-
-    image = np.ones((1, 3, 224, 224), np.float32)
-    with HttpClient("http://127.0.0.1:8000") as client, \\
-            SharedMemoryRegion.create("inputs", image.nbytes) as inputs, \\
-            SharedMemoryRegion.create("outputs", image.nbytes) as outputs:
-        client.register_region(inputs)
-        client.register_region(outputs)
-        answer = client.infer(
-            "identity",
-            [inputs.input("INPUT0", image)],
-            outputs=[outputs.output("INPUT0")],
-        )
-        answer.output("INPUT0").data  # a view of the outputs region
-        client.unregister_system_shared_memory()
-
-A region registered through a client (:meth:`register_region`, or
-``register_system_shared_memory`` with its key) is opened by that client too, so an output
-the server wrote there comes back as an array whose data is a view of the region. Such a
-view is valid while the region is open; :meth:`SharedMemoryRegion.close` with views still
-alive leaves the mapping to be unmapped when the last of them goes.
+Invariant: a region registered through a client is opened by that client too, so an output
+the server wrote there comes back as a view of the region, valid while the region is open;
+:meth:`SharedMemoryRegion.close` with views alive leaves the unmapping to the last of them.
+docs/shared-memory.md has a worked example.
 """
 
 from __future__ import annotations

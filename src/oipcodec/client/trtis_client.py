@@ -1,27 +1,15 @@
 """Clients of the TensorRT Inference Server v1 API (``oipcodec serve`` speaks it, as TRTIS 1.x
 did): :class:`V1HttpClient` (``/api/`` over oipcodec's keep-alive HTTP pool) and
-:class:`V1GrpcClient` (``nvidia.inferenceserver.GRPCService``).
+:class:`V1GrpcClient` (``nvidia.inferenceserver.GRPCService``); codec: :mod:`oipcodec.trtis_v1`.
 
-::
+``outputs`` maps each output to ``None`` (RAW: a numpy view of the answer's bytes) or ``k``
+(its ``k`` best classes per batch row, ``(index, value, label)``). ``batch_size``: the first
+dimension of every input is the batch; without it inputs go with their whole shape and
+``batch_size: 1``. A failed request raises :class:`~oipcodec.errors.ServerError` with the
+``RequestStatus`` message and the v1 code's name as ``code``.
 
-    from oipcodec.client.trtis_client import V1HttpClient
-
-    with V1HttpClient("http://127.0.0.1:8000") as client:
-        result = client.infer(
-            "simple",
-            {"INPUT0": np.ones((1, 16), np.int32), "INPUT1": np.ones((1, 16), np.int32)},
-            outputs={"OUTPUT0": None, "OUTPUT1": 3},  # RAW, and the 3 best classes
-            batch_size=1,
-        )
-        result.outputs["OUTPUT0"]  # numpy array, a view of the answer's bytes
-        result.classes["OUTPUT1"]  # per batch row: [(index, value, label), ...]
-
-A v1 answer names no datatype, so a client reads each model's configuration (its
-``ServerStatus``) once and keeps it. ``batch_size``: the first dimension of every input is
-the batch (for a model whose ``max_batch_size`` is above 0); without it, inputs are sent with
-their whole shape and ``batch_size: 1`` (a model that does not batch). A failed request
-raises :class:`~oipcodec.ServerError` with the ``RequestStatus`` message; ``code`` is the
-v1 code's name (``NOT_FOUND``, ``INVALID_ARG``...).
+Invariant: a v1 answer names no datatype, so a client reads each model's configuration (its
+``ServerStatus``) once and keeps it. docs/v1.md has a worked example.
 """
 
 from __future__ import annotations
