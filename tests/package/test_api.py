@@ -35,24 +35,16 @@ TOP_LEVEL = {
     "__version__",
 }
 
-KERNELS = [
-    "array_to_json",
-    "bytes_offsets",
-    "deserialize_bytes",
-    "flatten",
-    "json_to_array",
-    "little_endian_view",
-    "pack_bf16",
-    "pack_fp16",
-    "serialize_bytes",
-    "unflatten",
-    "unpack_bf16",
-    "unpack_fp16",
-    "view_bf16",
-]
+#: The kernel functions the top level re-exported until this release.
+KERNELS = sorted(oipcodec._KERNELS)
 
 
 # ------------------------------------------------------------------------------ the surface
+
+
+def test_the_former_kernel_names_are_the_thirteen_kernels() -> None:
+    assert len(KERNELS) == 13
+    assert set(KERNELS) <= set(kernels.__all__)
 
 
 def test_the_top_level_is_small_and_every_name_resolves() -> None:
