@@ -442,6 +442,8 @@ class ConnectionPool:
                 head, body, method, self._max_body, deadline
             )
             return status, data, answer
+        except (RequestTimeoutError, ServerConnectionError):
+            raise  # the retry's own connect failed: already said (and a Timeout/OSError)
         except _TooLarge as exc:
             raise answer_too_large(method, where, str(exc), self._max_body) from None
         except TimeoutError:
