@@ -303,6 +303,11 @@ class RequestError(OIPError):
         OIPError.__init__(self, message)
         self.message = message
 
+    def for_tensor(self, name: str, kind: str = "tensor", offset_base: int = 0) -> RequestError:
+        """The same answer, its message naming tensor ``name`` (an ``except OIPError`` that
+        locates codec errors may meet a RequestError too)."""
+        return type(self)(f"{kind} '{name}': {self.message}")
+
     def __reduce__(self) -> tuple[object, ...]:
         # As BaseException's: the one argument, then the attributes (``executed``...).
         return (type(self), (self.message,), self.__dict__)

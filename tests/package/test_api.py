@@ -189,6 +189,13 @@ def test_a_request_error_keeps_its_attributes_through_pickling() -> None:
     assert (back.message, back.executed, back.http_status) == ("boom", True, 500)
 
 
+def test_every_error_can_be_located_in_a_tensor() -> None:
+    located = errors.NotFoundError("no such region").for_tensor("x", "input")
+    assert type(located) is errors.NotFoundError and located.message == "input 'x': no such region"
+    decode = errors.DecodeError("bad", index=1).for_tensor("x", "input")
+    assert (type(decode), decode.tensor, decode.index) == (errors.DecodeError, "x", 1)
+
+
 def test_request_error_for() -> None:
     found = errors.NotFoundError("x")
     assert errors.request_error_for(found) is found
