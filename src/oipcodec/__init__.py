@@ -12,10 +12,10 @@ the codecs, then ``server``, ``client``, ``compat``, ``bench``), and anything wi
 of its own loads on first use. docs/design.md.
 """
 
-import importlib
+from importlib import import_module as _import_module
 
 from oipcodec import datatypes, kernels, pb, raw, rest
-from oipcodec._deprecated import moved
+from oipcodec._deprecated import moved as _moved
 from oipcodec._version import __version__
 from oipcodec.errors import DecodeError, EncodeError, OIPError
 from oipcodec.limits import Limits
@@ -63,11 +63,11 @@ _KERNELS = (
 
 def _on_demand(name: str) -> object:
     if name in _ON_DEMAND:
-        return importlib.import_module(f"oipcodec.{name}")
+        return _import_module(f"oipcodec.{name}")
     raise AttributeError(f"module 'oipcodec' has no attribute {name!r}")
 
 
-__getattr__ = moved(
+__getattr__ = _moved(
     __name__,
     {
         **{name: f"oipcodec.kernels:{name}" for name in _KERNELS},

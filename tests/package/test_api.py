@@ -7,6 +7,7 @@ import ast
 import importlib
 import pickle
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,9 @@ def test_the_top_level_is_small_and_every_name_resolves() -> None:
     assert len(oipcodec.__all__) <= 16
     for name in oipcodec.__all__:
         assert getattr(oipcodec, name) is not None, name
+    # Beyond __all__, only the submodules that importing the package loaded.
+    extra = {n: v for n, v in vars(oipcodec).items() if not n.startswith("_")}.keys() - TOP_LEVEL
+    assert all(isinstance(getattr(oipcodec, n), types.ModuleType) for n in extra), extra
 
 
 def test_every_format_module_is_imported_the_same_way() -> None:
