@@ -24,7 +24,7 @@ def test_tensor_accepts_any_layout_and_byte_order() -> None:
         ("FP32", np.arange(6, dtype=">f4").reshape(2, 3).T),
         ("INT64", np.arange(6, dtype="<i8")[::-1]),
     ):
-        t = Tensor("x", datatype, list(data.shape), data)
+        t = Tensor("x", datatype, data.shape, data)
         assert t.data is data and t.shape == data.shape
         assert t.data.dtype == data.dtype and not t.data.flags.c_contiguous
 

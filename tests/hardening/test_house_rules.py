@@ -1,9 +1,10 @@
-"""The house rules of the source's words (issue 33, docs/development.md): a module docstring says
-what the module is for, its invariants and where the docs are, in about 15 lines (at most 20
-here); a comment states a decision, its invariant and one reason, and a measurement appears
-only as that reason with a link to docs/measurements.md. Dates, run logs and before/after
-series ("118 -> 164 req/s", "3.5 ms, now 1.3", "6 alternating runs") go stale without a signal:
-they belong in docs/measurements.md, so none may appear in src/ or csrc/.
+"""The house rules of the source's words (issue 33; docs/development.md, "House style for
+words"): a module docstring says what the module is for, its invariants and where the docs
+are, in about 15 lines (at most 20 here); a comment states a decision, its invariant and one
+reason, and a measured figure appears only as that reason with a link to docs/measurements.md.
+Dates, run logs and before/after series ("118 -> 164 req/s", "3.5 ms, now 1.3", "6 alternating
+runs") go stale without a signal: they belong in docs/measurements.md, so none may appear in
+src/ or csrc/.
 
 The files are read as text (URLs taken out: a dated page address is a citation, not a
 measurement), so a figure in a comment, a docstring or a message counts alike.
@@ -41,6 +42,20 @@ DATED_FIGURES = {
         rf"\bfrom\s+{_NUMBER}\s*{_UNIT}?\s+to\s+{_NUMBER}\s*{_UNIT}(?![\w-])"
     ),
 }
+#: A measured figure: a time, a throughput, a share of the CPU or a speed-up. It may stand in a
+#: comment only as the one reason for a decision, with docs/measurements.md named within
+#: ``_LINK_LINES`` lines of it (where the run that gave it is written down).
+MEASURED = re.compile(
+    r"(?<![\w.])\d[\d,.]*[ -]?(?:ms|us|µs|ns|req/s|requests/s|[kMG]B/s)(?!\w)"
+    r"|\d(?:\.\d+)?% (?:faster|slower|fewer|more|less|of the)\b"
+    r"|\d(?:\.\d+)?x (?:faster|slower)\b"
+)
+#: A machine a figure was measured on ("on one Zen 4 core"; not "Zen 4 and later").
+MACHINE = re.compile(
+    r"\bon (?:one|a|an|this|the|my) (?:[\w-]+ ){0,2}"
+    r"(?:Zen ?\d|Xeon|EPYC|Ryzen|Core i[3579]|Apple M\d|Graviton)\b"
+)
+_LINK_LINES = 4
 #: "2.24 to 1.96 ms" is a series, "1 to 3 ms" a range: a range ascends.
 _TO_SERIES = re.compile(rf"({_NUMBER})\s*{_UNIT}?\s+to\s+({_NUMBER})\s*{_UNIT}(?![\w-])")
 _URL = re.compile(r"\b\w+://\S+")
@@ -109,6 +124,21 @@ def dated_figures(text: str) -> list[str]:
     return found
 
 
+def unlinked_figures(text: str) -> list[str]:
+    """``line: text`` for each measured figure, or machine, with no link to
+    docs/measurements.md within ``_LINK_LINES`` lines of it."""
+    lines = text.splitlines()
+    found = []
+    for number, line in enumerate(lines, 1):
+        bare = _URL.sub("", line)
+        if not (MEASURED.search(bare) or MACHINE.search(bare)):
+            continue
+        near = lines[max(0, number - 1 - _LINK_LINES) : number + _LINK_LINES]
+        if not any("measurements.md" in other for other in near):
+            found.append(f"{number}: {line.strip()}")
+    return found
+
+
 def test_module_docstrings_are_short() -> None:
     modules = _python_modules()
     assert len(modules) > 50  # not vacuous: the package's modules, the .pyx kernels among them
@@ -135,6 +165,48 @@ def test_no_dated_figures_in_the_source() -> None:
         "dated figures (move them to docs/measurements.md; keep one reason with a link):\n"
         + "\n".join(f"{path}:{hit}" for path, hits in found.items() for hit in hits)
     )
+
+
+def test_measured_figures_link_their_page() -> None:
+    found = {}
+    for path in _text_files():
+        hits = unlinked_figures(path.read_text(errors="replace"))
+        if hits:
+            found[str(path.relative_to(ROOT))] = hits
+    assert not found, (
+        "measured figures without docs/measurements.md near them (keep one as the reason, with "
+        "the link; move the rest there):\n"
+        + "\n".join(f"{path}:{hit}" for path, hits in found.items() for hit in hits)
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# the zeroing pass (2.6% of the server's CPU on 3 MB request bodies)",
+        "process 531-616 us of CPU per request through urllib3, 355 us through a plain pool",
+        " * (on 1M standard normal values on one Zen 4 core: scalar 14.0 ms, AVX2",
+        "# the split loops ran 13% faster",
+    ],
+)
+def test_an_unlinked_figure_is_found(text: str) -> None:
+    assert unlinked_figures(text)
+    linked = text + '\n# (docs/measurements.md, "JSON writer")'
+    assert unlinked_figures(linked) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "        + f\" {'MB/s':>8} {'p50 ms':>8} {'p90 ms':>8}\"",
+        "#: Seconds one example program may take.",
+        "    timeout: float = 60,  # seconds",
+        "Triton's default is 64 MB.",
+        "#define OIPCODEC_SIMD_AVX512 2 /* AVX-512 F, CD, BW, DQ, VL (Skylake-SP, Zen 4 and later) */",
+    ],
+)
+def test_a_figure_that_is_not_a_measurement_is_not_flagged(text: str) -> None:
+    assert unlinked_figures(text) == []
 
 
 @pytest.mark.parametrize(
