@@ -88,7 +88,8 @@ _PYX_DOCSTRING = re.compile(
 
 
 def docstring_lines(path: Path) -> int:
-    """The lines of the module docstring of ``path``, its quotes included (0 without one)."""
+    """The lines of the module docstring of ``path``, its quotes included; for a Cython module
+    without one, the lines of its header comment (0 without either)."""
     text = path.read_text()
     if path.suffix == ".py":
         node = ast.parse(text)
@@ -102,7 +103,15 @@ def docstring_lines(path: Path) -> int:
         first = node.body[0]
         return (first.end_lineno or first.lineno) - first.lineno + 1
     match = _PYX_DOCSTRING.match(text)  # Cython: the first string literal, before any code
-    return text[match.start(1) : match.end()].count("\n") + 1 if match else 0
+    if match:
+        return text[match.start(1) : match.end()].count("\n") + 1
+    # else the header comment the kernels open with in its place (compiler directives aside)
+    header = 0
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        header += not re.match(r"#\s*(?:cython|distutils):", line)
+    return header
 
 
 def dated_figures(text: str) -> list[str]:
@@ -142,6 +151,7 @@ def unlinked_figures(text: str) -> list[str]:
 def test_module_docstrings_are_short() -> None:
     modules = _python_modules()
     assert len(modules) > 50  # not vacuous: the package's modules, the .pyx kernels among them
+    assert any(docstring_lines(path) for path in modules if path.suffix == ".pyx")
     long = {}
     for path in modules:
         lines = docstring_lines(path)
@@ -251,6 +261,8 @@ def test_a_long_docstring_is_counted(tmp_path: Path) -> None:
     pyx = tmp_path / "m.pyx"
     pyx.write_text('# cython: language_level=3\n"""one\ntwo\n"""\n\ncdef int x = 1\n')
     assert docstring_lines(py) == 22
+    assert docstring_lines(pyx) == 3
+    pyx.write_text("# cython: boundscheck=False\n# one\n#\n# two\n\ncdef int x = 1\n")
     assert docstring_lines(pyx) == 3
     (tmp_path / "none.py").write_text("X = 1\n")
     assert docstring_lines(tmp_path / "none.py") == 0
