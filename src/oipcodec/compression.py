@@ -2,20 +2,17 @@
 
 HTTP bodies may be compressed (``Content-Encoding: gzip`` or ``deflate``); this module is the one
 place that compresses and inflates them, for the REST codec, the server and the clients. The
-library is picked once, at import, by what is installed:
+library is picked once, at import, by what is installed (:data:`BACKEND` says which):
 
-- ``isal`` (python-isal, Intel's ISA-L): compresses random FP32 about 20x and tokens or JSON text
-  20-100x faster than the standard library's level 6 with a ratio within a few percent of it, and
-  inflates 1.5-2x faster. Level 2 (ISA-L's own default): level 1 loses about 5% of the ratio on
-  JSON text at no gain in speed; level 3 is several times slower on float data; level 0 gives up
-  10-30% of the ratio.
-- ``zlib_ng`` (zlib-ng, zlib's API): when ISA-L is absent; level 2, within 3% of level 6's ratio.
-- the standard library's ``zlib``: the fallback, at level 6 (zlib's default).
+- ``isal`` (python-isal, Intel's ISA-L) at level 2, ISA-L's default: tens of times faster than
+  zlib's level 6 at about its ratio, where level 1 is no faster and larger on JSON text
+  (docs/measurements.md, "Compression");
+- ``zlib_ng`` (zlib-ng, zlib's API) at level 2, which keeps level 6's ratio: when ISA-L is absent;
+- the standard library's ``zlib`` at level 6 (zlib's default): the fallback.
 
-Install the first with ``pip install oipcodec[fast-compression]`` (the ``server`` and ``bench``
-extras include it). Whichever library runs, the bytes on the wire are standard gzip (RFC 1952)
-and zlib-wrapped deflate (RFC 1950), which any peer reads, and inflating keeps the same size cap.
-:data:`BACKEND` says which library was picked.
+``pip install oipcodec[fast-compression]`` installs ISA-L (the ``server`` and ``bench`` extras
+include it). Whichever library runs, the bytes on the wire are standard gzip (RFC 1952) and
+zlib-wrapped deflate (RFC 1950), which any peer reads, and inflating keeps the same size cap.
 """
 
 from __future__ import annotations

@@ -1,30 +1,19 @@
 """Protobuf ModelInfer messages: serialized ``ModelInferRequest`` / ``ModelInferResponse`` bytes
 to and from :class:`~oipcodec.InferRequest` / :class:`~oipcodec.InferResponse`.
 
-The messages are those of ``oipcodec/proto/open_inference_grpc.proto`` (package ``inference``,
-the OIP / KServe V2 / Triton gRPC API), read and written by the ``pbwire`` kernel straight from
-and into the message bytes, without building protobuf objects:
+The messages are those of ``oipcodec/proto/open_inference_grpc.proto`` (package ``inference``),
+read and written by the ``pbwire`` kernel straight from and into the message bytes, without
+building protobuf objects. Invariants:
 
-- ``raw=True`` (the default, and what Triton answers with) puts every tensor in
-  ``raw_input_contents`` / ``raw_output_contents``: little-endian, row-major, BYTES with the
-  4-byte length framing. ``raw=False`` uses each datatype's typed ``InferTensorContents``
-  field. FP16 and BF16 have no typed field ("FP16 and BF16 must be represented as raw
-  content"), and the spec forbids raw and typed contents in one message ("if this field is
-  specified then InferInputTensor::contents must not be specified"), so a message holding an
-  FP16 or BF16 tensor is written with raw contents even when ``raw=False``.
-- Decoded tensors are numpy arrays of the declared shape: raw contents and packed fp32/fp64
-  contents are read-only views of the message bytes (no copy); varint contents are decoded
-  into new arrays; BYTES become object arrays of bytes; BF16 becomes ``ml_dtypes.bfloat16``
-  (a view) when ml_dtypes is installed, else float32.
-- Parameters keep their types: bool -> bool_param, an int in the int64 range -> int64_param,
-  a larger non-negative int (< 2**64) -> uint64_param, float -> double_param, str ->
-  string_param; decoding gives back bool, int, float and str.
-- Every size is checked against shape x itemsize before an array is made, and every limit of
-  :class:`~oipcodec.Limits` before memory is allocated; errors are :class:`DecodeError`
-  (:class:`EncodeError` when encoding) naming the tensor, element index and byte offset
-  (offsets are in the message, except inside one tensor's raw contents, where they count
-  from the start of that entry).
-- A message with duplicate tensor names is refused, both ways.
+- ``raw=True`` (the default, Triton's) puts every tensor in the raw contents; a message holding
+  FP16 or BF16 is written raw even with ``raw=False`` (they have no typed field, and the spec
+  forbids raw and typed contents in one message);
+- raw and packed FP32/FP64 contents decode to read-only views of the message (no copy);
+- every size is checked against shape x itemsize, and every limit of :class:`~oipcodec.Limits`,
+  before memory is allocated; errors are :class:`DecodeError` / :class:`EncodeError` naming the
+  tensor, the element and the byte offset; duplicate tensor names are refused both ways.
+
+Parameters, datatypes and what is stricter than protobuf: docs/codec.md, "Protobuf messages".
 """
 
 from __future__ import annotations

@@ -18,8 +18,15 @@ def test_tensor_accepts_matching_data_and_stores_shape_as_tuple() -> None:
 
 
 def test_tensor_accepts_any_layout_and_byte_order() -> None:
-    Tensor("x", "FP32", [3, 2], np.zeros((2, 3), ">f4").T)
-    Tensor("x", "INT64", [6], np.arange(6, dtype="<i8")[::-1])
+    """A transposed big-endian array and a reversed view are kept as given (no copy, no
+    conversion): the codecs read any layout and byte order."""
+    for datatype, data in (
+        ("FP32", np.arange(6, dtype=">f4").reshape(2, 3).T),
+        ("INT64", np.arange(6, dtype="<i8")[::-1]),
+    ):
+        t = Tensor("x", datatype, data.shape, data)
+        assert t.data is data and t.shape == data.shape
+        assert t.data.dtype == data.dtype and not t.data.flags.c_contiguous
 
 
 def test_scalar_shape_holds_one_element() -> None:
@@ -79,7 +86,8 @@ def test_bytes_tensor_accepts_object_s_and_u() -> None:
         np.array([b"a", b"bc"]),
         np.array(["a", "b"]),
     ):
-        Tensor("b", "BYTES", [2], data)
+        t = Tensor("b", "BYTES", [2], data)
+        assert t.data is data and t.shape == (2,) and t.datatype == "BYTES"
 
 
 def test_bf16_accepts_float32_values_and_bfloat16() -> None:

@@ -26,9 +26,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import subprocess
 import sys
-import time
 import types
 import urllib.error
 import urllib.request
@@ -41,6 +39,8 @@ import pytest
 
 from tests.support.peers import require_peer
 from tests.support.ports import free_ports
+from tests.support.processes import http_status
+from tests.support.serve_process import serve_process
 
 require_peer("tensorrtserver")
 grpc = require_peer("grpc")
@@ -101,38 +101,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         paths = [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])]
         env["PYTHONPATH"] = os.pathsep.join(paths)
     env.pop("LD_LIBRARY_PATH", None)  # OpenSSL 1.1 is the reference client's, not the server's
-    with open(log, "wb") as sink:
-        process = subprocess.Popen(
-            [
-                *(python, "-m", "oipcodec", "serve", "--log-level", "warning"),
-                *("--http-port", str(http_port), "--grpc-port", str(grpc_port)),
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{http_port}/api/health/ready", timeout=2
-                ) as answer:
-                    if answer.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"oipcodec serve ({python}) did not start:\n{log.read_text()}")
-            time.sleep(0.2)
+    args = ["--log-level", "warning", "--http-port", str(http_port), "--grpc-port", str(grpc_port)]
+
+    def ready() -> bool:
+        return http_status(f"http://127.0.0.1:{http_port}/api/health/ready") == 200
+
+    with serve_process(*args, env=env, program=[python, "-m", "oipcodec"], ready=ready, log=log):
         yield Server(http_port, grpc_port)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
 
 
 def http(

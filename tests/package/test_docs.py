@@ -18,16 +18,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.support.ports import free_port
+from tests.support.serve_process import serve_command, serve_process
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 README = ROOT / "README.md"
@@ -272,8 +271,7 @@ def test_ci_runs_the_readme_commands() -> None:
 
 
 #: The command the README names: the installed script, else the module (a source checkout).
-_SCRIPT = shutil.which("oipcodec", path=str(Path(sys.executable).parent))
-_OIPCODEC = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "oipcodec"]
+_OIPCODEC = serve_command()
 
 
 def _oipcodec(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -305,19 +303,13 @@ def test_serve_command_answers_and_stops() -> None:
     from oipcodec.client import HttpClient
 
     port = free_port()
-    command = [*_OIPCODEC, "serve", "--http-port", str(port)]
-    command += ["--grpc-port", "-1"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        with HttpClient(f"http://127.0.0.1:{port}") as client:
-            deadline = time.monotonic() + 60
-            while not _ready(client):
-                assert server.poll() is None, server.communicate()[0]
-                assert time.monotonic() < deadline, "oipcodec serve did not become ready"
-                time.sleep(0.1)
-            answer = client.infer("simple", {"INPUT0": _ints(), "INPUT1": _ints()})
-            assert answer.output("OUTPUT0").data.tolist() == [list(range(0, 32, 2))]
-    finally:
+    args = ["--http-port", str(port), "--grpc-port", "-1"]
+    with (
+        HttpClient(f"http://127.0.0.1:{port}") as client,
+        serve_process(*args, program=_OIPCODEC, ready=lambda: _ready(client)) as server,
+    ):
+        answer = client.infer("simple", {"INPUT0": _ints(), "INPUT1": _ints()})
+        assert answer.output("OUTPUT0").data.tolist() == [list(range(0, 32, 2))]
         server.terminate()
         out, _ = server.communicate(timeout=30)
     assert server.returncode == 0, out

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from tests.support.console import SCRIPT as FOUND
-from tests.support.console import script_env, wait_ready
+from tests.support.console import script_env
 from tests.support.ports import free_ports
+from tests.support.serve_process import answers_ready, serve_process
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 httpclient = pytest.importorskip("tritonclient.http")
@@ -60,26 +61,12 @@ def make_package(folder: Path, models: str = MODELS_PY) -> None:
 def serving(folder: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], int, int]]:
     """``oipcodec serve ARGS`` started in ``folder`` on free ports; stopped with SIGTERM."""
     http_port, grpc_port = free_ports(2)
-    command = [SCRIPT, "serve", "--http-port", str(http_port), "--grpc-port", str(grpc_port)]
-    process = subprocess.Popen(
-        [*command, *args],
-        cwd=folder,
-        env=script_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        wait_ready(process, http_port)
+    ports = ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
+    with serve_process(
+        *ports, *args, cwd=folder, env=script_env(), program=[SCRIPT],
+        ready=answers_ready(f"127.0.0.1:{http_port}"),
+    ) as process:  # fmt: skip
         yield process, http_port, grpc_port
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
-                process.kill()
-                process.wait(30)
 
 
 def call_add_one(http_port: int, grpc_port: int) -> None:

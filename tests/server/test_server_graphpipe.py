@@ -4,11 +4,9 @@ client's tests are in tests/compat/test_compat_graphpipe.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client as httplib
 import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from oipcodec.testing import RunningServer, background
 from tests.support import graphpipe_fb as ref
 from tests.support.graphpipe_models import MODELS, graphpipe_server
 from tests.support.ports import free_ports
+from tests.support.serve_process import serve_process
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
@@ -175,28 +174,23 @@ def test_the_graphpipe_port_serves_one_model_at_root(server: RunningServer) -> N
 def test_serve_command_with_a_graphpipe_port(tmp_path: Path) -> None:
     http_port, graphpipe_port = free_ports(2)
     root = Path(__file__).resolve().parents[2]
-    command = [
-        sys.executable, "-m", "oipcodec", "serve", "--http-port", str(http_port),
-        "--grpc-port", "-1", "--graphpipe-port", str(graphpipe_port),
+    args = [
+        "--http-port", str(http_port), "--grpc-port", "-1",
+        "--graphpipe-port", str(graphpipe_port),
         "--graphpipe-model", "gp_echo", "--model-module", "tests.support.graphpipe_models",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": f"{root / 'src'}:{root}"}
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            try:
-                with GraphPipeClient(f"http://127.0.0.1:{graphpipe_port}", timeout=5) as client:
-                    (out,) = client.infer([np.array([1.5])], ["x"])
-                break
-            except Exception:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.1)
-        assert out.tolist() == [1.5]
-    finally:
-        process.terminate()
-        process.wait(TIMEOUT)
+    answers: list[list[float]] = []
+
+    def ready() -> bool:
+        url = f"http://127.0.0.1:{graphpipe_port}"
+        with contextlib.suppress(Exception), GraphPipeClient(url, timeout=5) as client:
+            (out,) = client.infer([np.array([1.5])], ["x"])
+            answers.append(out.tolist())
+        return bool(answers)
+
+    with serve_process(*args, cwd=tmp_path, env=env, ready=ready, startup_seconds=TIMEOUT):
+        assert answers == [[1.5]]
 
 
 def test_two_processes_share_the_graphpipe_port() -> None:

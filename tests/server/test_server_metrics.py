@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import http.client as httplib
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +21,8 @@ from oipcodec.server import ServerConfig
 from oipcodec.server.stats import PATHS
 from oipcodec.testing import RunningServer, background
 from tests.support.ports import free_ports
+from tests.support.processes import http_status
+from tests.support.serve_process import serve_process
 from tests.support.server_models import Pid
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -243,19 +243,12 @@ def test_serve_command_metrics_port() -> None:
     """``oipcodec serve --metrics-port P``: the metrics on P (and /metrics on the REST port),
     counting what the REST port served."""
     http_port, metrics_port = free_ports(2)
-    command = [sys.executable, "-m", "oipcodec", "serve", "--grpc-port", "-1"]
-    command += ["--http-port", str(http_port), "--metrics-port", str(metrics_port)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            assert time.monotonic() < deadline, "the server did not start"
-            try:
-                if _get("127.0.0.1", metrics_port, "/metrics")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)
+    args = ["--grpc-port", "-1", "--http-port", str(http_port), "--metrics-port", str(metrics_port)]
+
+    def ready() -> bool:
+        return http_status(f"http://127.0.0.1:{metrics_port}/metrics") == 200
+
+    with serve_process(*args, ready=ready) as process:
         server = RunningServer("127.0.0.1", http_port, None, metrics_port)
         for _ in range(3):
             _pid_of_answer(server, "identity")
@@ -264,10 +257,6 @@ def test_serve_command_metrics_port() -> None:
             assert samples[_model("nv_inference_request_success", "identity")] == 3
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
     assert process.returncode == 0, output
     assert f"metrics 127.0.0.1:{metrics_port}" in output
 

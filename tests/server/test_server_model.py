@@ -38,7 +38,7 @@ from oipcodec.server.malloc import _glibc
 from oipcodec.server.model import TensorSpec
 from oipcodec.testing import background
 from tests.support.ports import free_port
-from tests.support.serve_process import serve_process
+from tests.support.serve_process import answers_ready, serve_process
 from tests.support.server_models import AsyncEcho, Counter, Failing, all_models
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -341,22 +341,16 @@ def test_thread_mode_port_in_use() -> None:
 # ------------------------------------------------------------------------------ the command
 
 
-def _serve(*args: str) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
+def _serve(
+    *args: str, ready_port: int | None = None
+) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
+    """``oipcodec serve ARGS`` with this checkout's tests importable; with ``ready_port``,
+    once the REST port answers ready."""
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     )
-    return serve_process(*args, env=env)
-
-
-def _wait_ready(port: int, process: subprocess.Popen[str], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stdout.read() if process.stdout else ""
-        with contextlib.suppress(OSError):
-            if _get(port, "/v2/health/ready")[0] == 200:
-                return
-        time.sleep(0.1)
-    raise AssertionError("the server did not become ready")
+    ready = None if ready_port is None else answers_ready(f"127.0.0.1:{ready_port}")
+    return serve_process(*args, env=env, ready=ready)
 
 
 def _pid_of_answer(port: int) -> int:
@@ -379,8 +373,7 @@ def test_serve_command_workers_and_sigterm() -> None:
         "--model-module",
         "tests.support.server_models",
     ]
-    with _serve(*args, "--workers", "2") as process:
-        _wait_ready(port, process)
+    with _serve(*args, "--workers", "2", ready_port=port) as process:
         # New connections are spread over the processes by the kernel (once both listen).
         pids = set()
         deadline = time.monotonic() + 30
@@ -397,8 +390,7 @@ def test_serve_command_workers_and_sigterm() -> None:
 
 def test_serve_command_demo_models_and_port_in_use() -> None:
     port = free_port()
-    with _serve("--http-port", str(port), "--grpc-port", "-1") as process:
-        _wait_ready(port, process)
+    with _serve("--http-port", str(port), "--grpc-port", "-1", ready_port=port) as process:
         index = orjson.loads(_get(port, "/v2/models/simple")[1])
         assert index["name"] == "simple"
         with _serve("--http-port", str(port), "--grpc-port", "-1") as second:
@@ -417,8 +409,7 @@ def test_serve_command_demo_models_and_port_in_use() -> None:
 def test_serve_command_pads_the_heap(option: tuple[str, ...], pad: int | None) -> None:
     port = free_port()
     args = ["--http-port", str(port), "--grpc-port", "-1", "--log-level", "debug", *option]
-    with _serve(*args) as process:
-        _wait_ready(port, process)
+    with _serve(*args, ready_port=port) as process:
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=60)
     assert process.returncode == 0, output

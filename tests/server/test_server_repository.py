@@ -12,13 +12,11 @@ subprocesses on free ports of 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import os
 import py_compile
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.repository import ModelRepository
 from oipcodec.testing import RunningServer, background
 from tests.support.ports import free_ports
-from tests.support.serve_process import serve_process
+from tests.support.serve_process import answers_ready, serve_process
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("tritonclient.http")
@@ -494,17 +492,11 @@ def test_serve_a_repository_from_the_command(tmp_path: Path) -> None:
     make_repository(tmp_path / "models")
     http_port, grpc_port = free_ports(2)
     arguments = ["--model-repository", "models", "--http-port", str(http_port)]
-    with serve_process(*arguments, "--grpc-port", str(grpc_port), cwd=tmp_path) as process:
+    arguments += ["--grpc-port", str(grpc_port)]
+    ready = answers_ready(f"127.0.0.1:{http_port}")
+    with serve_process(*arguments, cwd=tmp_path, ready=ready) as process:
         client = httpclient.InferenceServerClient(f"127.0.0.1:{http_port}")
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert process.poll() is None, process.stdout.read() if process.stdout else ""
-                with contextlib.suppress(Exception):
-                    if client.is_server_ready():
-                        break
-                assert time.monotonic() < deadline, "the server did not become ready"
-                time.sleep(0.2)
             np.testing.assert_array_equal(_infer_add(client, httpclient, [1, 2, 3]), [[2, 3, 4]])
         finally:
             client.close()

@@ -11,8 +11,10 @@ ports wherever the page names 8000 or 8001 (the files, the commands) and gives t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shlex
 import signal
 import subprocess
 from dataclasses import dataclass
@@ -20,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.console import SCRIPT, script_env, wait_ready
+from tests.support.console import SCRIPT, script_env
 from tests.support.ports import free_ports
+from tests.support.serve_process import answers_ready, serve_process
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("tritonclient.http")
@@ -86,23 +89,22 @@ def test_the_walkthrough_runs(tmp_path: Path) -> None:
 
     env = script_env()
     server: subprocess.Popen[str] | None = None
-    try:
+    with contextlib.ExitStack() as stack:
         for step in walkthrough():
             if step.path is not None:
                 (tmp_path / step.path).write_text(ported(step.text))
                 continue
             command = ported(step.text)
             if command.startswith("oipcodec serve"):
-                command += f" --http-port {http_port} --grpc-port {grpc_port}"
-                server = subprocess.Popen(
-                    ["bash", "-c", f"exec {command}"],
-                    cwd=tmp_path,
-                    env=env,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    text=True,
-                )
-                wait_ready(server, http_port)
+                # The console script found on the environment's PATH, as the shell finds it.
+                program, _, *args = shlex.split(command)
+                args += ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
+                server = stack.enter_context(
+                    serve_process(
+                        *args, cwd=tmp_path, env=env, program=[program],
+                        ready=answers_ready(f"127.0.0.1:{http_port}"),
+                    )
+                )  # fmt: skip
                 continue
             result = subprocess.run(
                 ["bash", "-c", command],
@@ -129,7 +131,3 @@ def test_the_walkthrough_runs(tmp_path: Path) -> None:
         output, _ = server.communicate(timeout=60)
         assert server.returncode == 0, output
         assert "Traceback" not in output
-    finally:
-        if server is not None and server.poll() is None:
-            server.kill()
-            server.wait(30)

@@ -8,8 +8,11 @@ import contextlib
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+
+import pytest
 
 from tests.support.ports import free_ports
 from tests.support.processes import http_status, running
@@ -39,21 +42,59 @@ def run_serve(log_dir: Path, *args: str) -> Iterator[dict[str, str]]:
 
 @contextlib.contextmanager
 def serve_process(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    program: Sequence[str] | None = None,
+    ready: Callable[[], bool] | None = None,
+    log: Path | None = None,
+    startup_seconds: float = 60,
 ) -> Iterator[subprocess.Popen[str]]:
-    """``python -m oipcodec serve ARGS`` as it is, for tests that read what it prints (stdout and
-    stderr together, as text) or how it exits; killed on the way out if still running."""
+    """``oipcodec serve ARGS`` as it is, for tests that read what it prints (stdout and stderr
+    together, as text, or into ``log``) or how it exits.
+
+    ``program`` runs instead of ``python -m oipcodec`` (the console script, another
+    interpreter). With ``ready``, the process is yielded once ``ready()`` is true (polled every
+    0.1 s; the test fails with the output when it exits first or ``startup_seconds`` pass).
+    On the way out a process still running is sent SIGTERM, then killed 30 s later."""
+    command = [*(program or [sys.executable, "-m", "oipcodec"]), "serve", *args]
+    sink = log.open("w") if log is not None else None
     process = subprocess.Popen(
-        [sys.executable, "-m", "oipcodec", "serve", *args],
+        command,
         cwd=cwd,
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=sink or subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
+        if ready is not None:
+            deadline = time.monotonic() + startup_seconds
+            while not ready():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    output = process.communicate()[0] or ""
+                    if log is not None and sink is not None:
+                        sink.flush()
+                        output = log.read_text(errors="replace")
+                    pytest.fail(
+                        f"oipcodec serve did not start (exit code {process.returncode}):\n"
+                        + output[-4000:]
+                    )
+                time.sleep(0.1)
         yield process
     finally:
         if process.poll() is None:
-            process.kill()
-        process.wait(30)
+            process.terminate()
+            try:
+                process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:  # pragma: no cover - a hung server
+                process.kill()
+                process.communicate(timeout=30)
+        if sink is not None:
+            sink.close()
+
+
+def answers_ready(http: str) -> Callable[[], bool]:
+    """``ready`` for :func:`serve_process`: ``GET http://HTTP/v2/health/ready`` answers 200."""
+    return lambda: http_status(f"http://{http}/v2/health/ready") == 200

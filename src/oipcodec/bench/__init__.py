@@ -1,28 +1,17 @@
 """``oipcodec bench``: the end-to-end harness. Which encoding path should I use, and what does
 the native codec buy me, measured on this machine.
 
-For each payload x encoding path (REST JSON flat and nested, REST binary, REST binary+gzip,
-gRPC raw and typed contents) and each client implementation (oipcodec native, oipcodec pure,
-tritonclient when installed), it measures requests/s, tensor MB/s and latency percentiles at
-a few concurrency levels against an OIP server, and the codec-only cost per request on the
-client and the server side (the encode/decode calls timed in-process on the same payloads).
-KServe's and MLServer's server codecs, when installed, are rows of the same table
-(:mod:`oipcodec.bench.peers`): their decode + encode timed in-process, requests/s only
-against a server of theirs given by ``--url`` / ``--grpc-target``.
-
-Each implementation runs in its own subprocess with ``OIPCODEC_PURE`` set for it, and that
-process starts its own embedded server (a subprocess of it, on 127.0.0.1, free ports), so
-``pure`` means pure kernels in the client *and* the server. With ``--url`` / ``--grpc-target``
-any OIP server is measured instead (only the client side then changes between
-implementations). ``--model`` names the model: one that declares its inputs gets requests
-generated from its metadata (:mod:`oipcodec.bench.workload`, as perf_analyzer builds them),
-answers checked against its declared outputs; one that declares none must echo the payloads.
-Load runs in threads of one process, each with a blocking client (oipcodec's
-HttpClient/GrpcClient shared by the threads; tritonclient's per thread), closed loop: a thread
-sends its next request when the previous answer is decoded.
+For each payload, encoding path and client implementation (oipcodec native and pure,
+tritonclient when installed) it measures requests/s, MB/s and latency percentiles at a few
+concurrency levels, and the codec-only cost per request on each side; KServe's and MLServer's
+server codecs are rows of the same table (:mod:`oipcodec.bench.peers`). Each implementation
+runs in a subprocess of its own (``OIPCODEC_PURE`` set for it) that starts its own embedded
+server, so ``pure`` is the pure kernels in the client *and* the server; ``--url`` /
+``--grpc-target`` measure any OIP server instead. Load is closed loop: threads of one
+process, each sending its next request once the previous answer is decoded.
 
 The harness sits on top: it may import every other layer (codecs, server, client, compat), and
-nothing but the CLI imports it.
+nothing but the CLI imports it. Reading and reproducing the figures: docs/benchmarks.md.
 """
 
 from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS, EncodingPath

@@ -1,20 +1,16 @@
 """The chart of ``oipcodec bench`` (``throughput.png``), drawn with matplotlib.
 
-One figure per run, a row of panels per payload:
+One figure per run, a row of panels per payload: requests/s at the highest concurrency level,
+a horizontal bar per encoding path and implementation, on a log axis (JSON and binary paths
+differ by orders of magnitude); latency at that level (p50 a bar, p99 a tick joined to it);
+and, when peer servers' codecs were measured, each peer's server codec time per request next
+to oipcodec's own, hatched: codec-only figures are never drawn among end-to-end ones. One
+colour per implementation across the panels, one legend; a payload's most requests/s reads
+"best"; the title names the machine (CPUs, platform, Python) and the date of the run; a path
+an implementation cannot take reads "not supported", a failed one "error".
 
-- requests/s at the highest concurrency level, a horizontal bar per encoding path and
-  implementation, on a log axis (JSON and binary paths differ by orders of magnitude);
-- latency at that level: p50 as a bar, p99 as a tick joined to it;
-- when peer servers' codecs were measured (``kserve``, ``mlserver``; codec only unless
-  ``--url`` / ``--grpc-target`` point at such a server), the server codec time per request
-  (decode the request, encode the identity answer, in-process) of each peer next to
-  oipcodec's own, hatched: codec-only figures are never drawn among end-to-end ones.
-
-Colours are one per implementation across all panels, with one legend; the most requests/s
-of a payload reads "best"; the title names the machine (CPUs, platform, Python) and the date.
-A path an implementation cannot take reads "not supported", a failed one "error". matplotlib
-(the ``bench`` extra) is imported only when the chart is drawn, through its Agg canvas, so the
-global backend of a process that imported :mod:`oipcodec.bench` (a notebook, say) stays as it
+matplotlib (the ``bench`` extra) is imported only when the chart is drawn, through its Agg
+canvas, so the global backend of a process that imported :mod:`oipcodec.bench` stays as it
 was; :func:`missing` says when it is not installed, and ``oipcodec bench`` then skips the
 chart with a note.
 """

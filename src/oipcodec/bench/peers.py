@@ -4,34 +4,10 @@ in-process so that their server codec time per request stands next to oipcodec's
 
 Decode is the request's wire bytes to the numpy arrays a model holds; encode is those arrays,
 given back as the identity model's outputs, to the answer's wire bytes. Each step is the
-peer's own code, as its server runs it:
-
-KServe 0.21 (``kserve.protocol``; the model reads its input and answers as KServe's own model
-servers do, with ``kserve.utils.utils.get_predict_input`` and ``get_predict_response``: an
-array, or the list of strings of BYTES in JSON, and outputs in binary when the request asked):
-
-- REST JSON: ``json.loads`` and pydantic ``InferenceRequest`` (FastAPI's body), then
-  ``InferRequest.from_inference_request``; the answer's ``to_rest()`` dict through
-  ``InferenceResponse.model_validate`` (the v2 infer endpoint), FastAPI's ``jsonable_encoder``
-  and ``JSONResponse``.
-- REST binary: ``InferRequest.from_bytes``; the answer's ``to_rest()`` bytes.
-- gRPC: ``ModelInferRequest.FromString`` and ``InferRequest.from_grpc`` (the servicer's
-  ``ModelInfer``); ``to_grpc().SerializeToString()``.
-
-MLServer 1.7 (``mlserver``; a model that decodes with ``NumpyCodec``, ``StringCodec`` for BYTES,
-and answers with the same codec's ``encode_output``):
-
-- REST JSON: ``orjson.loads`` (its ``Request.json``) and pydantic
-  ``InferenceRequest.model_validate`` (FastAPI's body); the ``InferenceResponse`` dumped as its
-  routes do (``mode="json"``, ``exclude_unset``, ``exclude_none``) and written by
-  ``encode_to_json_bytes`` (its ``Response.render``).
-- gRPC: ``ModelInferRequest.FromString`` and ``ModelInferRequestConverter.to_types`` (raw
-  contents through ``mlserver.raw.inject_raw``); ``ModelInferResponseConverter.from_types``,
-  raw when the request was (the servicer's ``_GetReturnRaw``), ``SerializeToString()``.
-
-The paths and datatypes a peer's server cannot take are named by :func:`unsupported`. A peer
-is timed in a worker process of its own: KServe's, MLServer's and tritonclient's protobuf
-modules all register ``inference.*`` in protobuf's default pool, so no two share a process.
+peer's own code, as its server runs it (``_kserve`` and ``_mlserver`` list the calls). The
+paths and datatypes a peer's server cannot take are named by :func:`unsupported`. A peer is
+timed in a worker process of its own: KServe's, MLServer's and tritonclient's protobuf modules
+all register ``inference.*`` in protobuf's default pool, so no two share a process.
 """
 
 from __future__ import annotations
@@ -94,6 +70,19 @@ def server_codec(peer: str, protocol: str, model: str, body: bytes,
 
 
 def _kserve(protocol: str, model: str, body: bytes, header_length: int | None) -> ServerCodec:
+    """KServe 0.21 (``kserve.protocol``). The model reads its input and answers as KServe's own
+    model servers do, with ``kserve.utils.utils.get_predict_input`` and
+    ``get_predict_response``: an array, or the list of strings of BYTES in JSON, and outputs in
+    binary when the request asked.
+
+    - REST JSON: ``json.loads`` and pydantic ``InferenceRequest`` (FastAPI's body), then
+      ``InferRequest.from_inference_request``; the answer's ``to_rest()`` dict through
+      ``InferenceResponse.model_validate`` (the v2 infer endpoint), FastAPI's
+      ``jsonable_encoder`` and ``JSONResponse``.
+    - REST binary: ``InferRequest.from_bytes``; the answer's ``to_rest()`` bytes.
+    - gRPC: ``ModelInferRequest.FromString`` and ``InferRequest.from_grpc`` (the servicer's
+      ``ModelInfer``); ``to_grpc().SerializeToString()``.
+    """
     from kserve.protocol.infer_type import InferRequest
     from kserve.utils.utils import get_predict_input, get_predict_response
 
@@ -148,6 +137,18 @@ def _kserve(protocol: str, model: str, body: bytes, header_length: int | None) -
 
 
 def _mlserver(protocol: str, model: str, body: bytes) -> ServerCodec:
+    """MLServer 1.7 (``mlserver``): a model that decodes with ``NumpyCodec`` (``StringCodec``
+    for BYTES) and answers with the same codec's ``encode_output``.
+
+    - REST JSON: ``orjson.loads`` (its ``Request.json``) and pydantic
+      ``InferenceRequest.model_validate`` (FastAPI's body); the ``InferenceResponse`` dumped as
+      its routes do (``mode="json"``, ``exclude_unset``, ``exclude_none``) and written by
+      ``encode_to_json_bytes`` (its ``Response.render``).
+    - gRPC: ``ModelInferRequest.FromString`` and ``ModelInferRequestConverter.to_types`` (raw
+      contents through ``mlserver.raw.inject_raw``); ``ModelInferResponseConverter.from_types``,
+      raw when the request was (the servicer's ``_GetReturnRaw``), ``SerializeToString()``.
+    """
+
     # Imported by name: MLServer has no stubs (and cannot share an environment with KServe).
     def module(name: str) -> Any:
         return importlib.import_module(f"mlserver.{name}")

@@ -2,20 +2,16 @@
 payload, or, for a model that declares its inputs, a request generated from its metadata, as
 Triton's perf_analyzer builds one.
 
-A model's workload comes from its metadata (``GET /v2/models/NAME`` or gRPC ModelMetadata) and,
-over REST, its configuration (``GET /v2/models/NAME/config``: ``max_batch_size``). Each
-declared input gets deterministic pseudo-random values of its datatype and shape (BYTES: short
-strings). A ``-1`` dimension comes from ``--shape NAME:d1,d2,...``; for a batching model
-(``max_batch_size > 0``) the first dimension is the batch (``--batch-size``, default 1) and
-``--shape`` gives the dimensions after it, as perf_analyzer's does (the whole shape is taken
-too). A ``-1`` left without a value is an error naming the input and the option, as
-perf_analyzer's "provide the --shape argument". ``--input-data FILE`` gives real values
-instead, in perf_analyzer's JSON form (see :func:`read_input_data`).
+A model's workload comes from its metadata and, over REST, its configuration
+(``max_batch_size``): deterministic pseudo-random values of each declared input's datatype and
+shape, or real ones from ``--input-data FILE`` (perf_analyzer's JSON form,
+:func:`read_input_data`). A ``-1`` dimension takes its size from ``--shape NAME:d1,d2,...``
+(after the batch dimension, ``--batch-size``, for a batching model); one left without a size
+is an error naming the input and the option, as perf_analyzer guesses none.
 
-Every answer is checked: its status (an error answer raises in the client), and each declared
-output present with its declared datatype and a shape the declared one accepts (``-1``
-matches any size). An identity workload also checks, once per row, that the answer holds the
-values sent.
+Every answer is checked: its status, and each declared output present with its declared
+datatype and a shape the declared one accepts; an identity workload also checks, once per row,
+that the answer holds the values sent. In full: docs/benchmarks.md, "Your own model".
 """
 
 from __future__ import annotations

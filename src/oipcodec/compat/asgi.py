@@ -1,35 +1,16 @@
 """oipcodec's REST app mounted under a prefix of a Starlette or FastAPI app.
 
-::
+:func:`mount` puts a :class:`oipcodec.server.RestApp` under a prefix (``/oip/v2/...``;
+tritonclient then calls ``InferenceServerClient("host:port/oip")``) and chains loading and
+unloading its models onto the parent app's lifespan, which Starlette does not pass to mounted
+apps: the models of a plain ``app.mount`` are never loaded (503, health ready 400). With a
+lifespan of your own, pass ``manage_models=False`` and enter :func:`lifespan` in it. The app
+routes on the path without ``scope["root_path"]``, so Starlette's ``Mount`` and uvicorn's
+``--root-path`` both work.
 
-    from fastapi import FastAPI
-    from oipcodec.compat.asgi import mount
-
-    app = FastAPI()
-    mount(app, [MyModel()], prefix="/oip")  # POST /oip/v2/models/my_model/infer, ...
-
-The mounted app (:class:`oipcodec.server.RestApp`) answers every OIP REST endpoint under the
-prefix; tritonclient reaches it with ``InferenceServerClient("host:port/oip")``. Two things make
-this work, and they are what :func:`mount` takes care of:
-
-- **The prefix.** Starlette's ``Mount`` (and uvicorn's ``--root-path``) keep the full path in
-  ``scope["path"]`` and put the prefix in ``scope["root_path"]``, as the ASGI spec says; the app
-  routes on the path without its ``root_path``. A plain ``app.mount("/oip", create_app(...))``
-  therefore routes correctly too, behind a proxy's ``root_path`` as well.
-- **Loading the models.** Starlette does not pass lifespan events to mounted apps, so the models
-  of a plain ``app.mount`` are never loaded (model endpoints answer 503 and ``/v2/health/ready``
-  400). :func:`mount` chains loading and unloading onto the parent app's lifespan; with an app
-  whose lifespan you write yourself, enter :func:`lifespan` in it instead::
-
-      rest_app = mount(app, models, prefix="/oip", manage_models=False)
-
-      @asynccontextmanager
-      async def app_lifespan(app):
-          async with lifespan(rest_app):
-              yield
-
-Starlette/FastAPI are not imported by this module; any app with ``mount(path, app, name=...)``
-and a Starlette ``router.lifespan_context`` will do.
+Starlette and FastAPI are not imported here: any app with ``mount(path, app, name=...)`` and a
+Starlette ``router.lifespan_context`` will do. Examples: docs/compat.md, "FastAPI and
+Starlette".
 """
 
 from __future__ import annotations

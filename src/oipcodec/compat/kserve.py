@@ -1,81 +1,19 @@
 """KServe: ``kserve.protocol.infer_type`` requests and responses to and from oipcodec's.
 
-KServe's ``InferRequest`` / ``InferResponse`` hold each tensor as a Python list (JSON), raw bytes
-(gRPC raw contents) or a numpy array (what a model returns). Its own codecs go through Python
-lists: a binary-extension body is read into an array, turned into a list by
-``set_data_from_numpy(binary_data=False)`` and back into an array by ``as_numpy()``; typed gRPC
-contents become lists; JSON is parsed into lists by FastAPI and validated by pydantic. The
-functions here go from the wire bytes straight to arrays with oipcodec's kernels and hand KServe
-objects whose tensors *are* those arrays (``InferInput.data`` is the numpy array, which
-``kserve.utils.utils.get_predict_input`` returns as it is):
+KServe's own codecs go through Python lists; these functions go from the wire bytes straight to
+arrays with the kernels and hand KServe objects whose tensors *are* those arrays:
 
-Objects (no wire involved):
+- objects: :func:`to_oip_request`, :func:`to_oip_response`, :func:`from_oip_request`,
+  :func:`from_oip_response` (an answer without an id gets the request's, else a UUID4);
+- REST bodies (as :func:`oipcodec.rest.decode_request`): :func:`request_from_rest`,
+  :func:`response_to_rest`, :func:`request_to_rest`, :func:`response_from_rest`;
+- gRPC messages (through :mod:`oipcodec.pb`): :func:`request_from_grpc`,
+  :func:`response_to_grpc`, :func:`request_to_grpc`, :func:`response_from_grpc`;
+- a ``kserve.ModelServer``: :func:`patch_dataplane` (binary REST bodies straight to arrays).
 
-- :func:`to_oip_request` / :func:`to_oip_response`: a KServe object (from any of KServe's
-  decoders, or built by hand) to an :class:`oipcodec.InferRequest` / :class:`InferResponse`.
-  Raw bytes become zero-copy views (:func:`oipcodec.raw.raw_to_array`), lists go through
-  :func:`oipcodec.kernels.flatten` (C, type- and range-checked), numpy arrays are taken as they are.
-- :func:`from_oip_request` / :func:`from_oip_response`: the other way; tensors carry the numpy
-  arrays themselves (``get_predict_input`` and KServe's ``to_rest`` take them as they are), or,
-  for an answer to a gRPC request, their raw bytes (what KServe's ``to_grpc`` sends); an
-  answer without an id gets the request's, else a UUID4, as KServe's own models do.
-
-REST (``body`` and ``header_length`` as :func:`oipcodec.rest.decode_request`: JSON, or JSON plus
-the binary tensor data extension, optionally gzip/deflate):
-
-- :func:`request_from_rest` (KServe: FastAPI's JSON parse + ``InferRequest.from_inference_request``,
-  or ``InferRequest.from_bytes``), :func:`response_to_rest` (KServe: ``InferResponse.to_rest``
-  + ``orjson.dumps``), and for clients :func:`request_to_rest`, :func:`response_from_rest`.
-
-gRPC (KServe's ``ModelInferRequest`` / ``ModelInferResponse`` messages, or their serialized
-bytes, through :mod:`oipcodec.pb`):
-
-- :func:`request_from_grpc` (KServe: ``InferRequest.from_grpc``), :func:`response_to_grpc`
-  (``InferResponse.to_grpc``), :func:`request_to_grpc`, :func:`response_from_grpc`.
-
-A KServe model server: :func:`patch_dataplane` makes a ``kserve.ModelServer``'s data plane decode
-binary-extension REST bodies with :func:`request_from_rest`. Recipe (a custom model)::
-
-    import kserve
-    from oipcodec import InferResponse, Tensor
-    from oipcodec.compat import kserve as oip_kserve
-
-    class Doubler(kserve.Model):
-        def __init__(self, name):
-            super().__init__(name)
-            self.ready = True
-
-        def predict(self, payload, headers=None, response_headers=None):
-            request = oip_kserve.to_oip_request(payload)  # arrays, no per-element work
-            x = request.input("INPUT0").data
-            outputs = [Tensor.from_array("OUTPUT0", x * 2)]
-            response = InferResponse(self.name, outputs, id=request.id)
-            return oip_kserve.from_oip_response(response, request=payload)
-
-    if __name__ == "__main__":
-        server = kserve.ModelServer()  # REST 0.0.0.0:8080, gRPC [::]:8081: every interface
-        oip_kserve.patch_dataplane(server.dataplane)  # binary REST bodies straight to arrays
-        server.start([Doubler("doubler")])
-
-KServe (0.21) has no setting for the listen address: its ``ModelServer`` listens on every
-interface (REST ``0.0.0.0``, gRPC ``[::]``); keep the ports behind a firewall, or on a host
-with no other network, when that is not wanted.
-
-Datatypes: every OIP datatype converts. KServe itself has no BF16 (its ``as_numpy`` and
-``set_data_from_numpy`` refuse it): a BF16 output of :func:`from_oip_response` is given to KServe
-as raw bytes, which its ``to_grpc`` sends as raw contents but its ``to_rest`` cannot write; use
-:func:`response_to_rest`. KServe refuses FP16 in JSON; oipcodec accepts it.
-
-Parameters: KServe's gRPC ``InferParameter`` has bool, int64 and string only; a float (or an
-int beyond int64) parameter written by :func:`request_to_grpc` / :func:`response_to_grpc` is a
-``double_param`` / ``uint64_param`` field that KServe's message keeps as an unknown field, and
-KServe's own ``to_grpc`` refuses floats.
-
-Errors: anything malformed raises :class:`oipcodec.DecodeError` (or :class:`EncodeError`)
-naming the input or output, the element index and the byte offset; never a numpy reshape error
-or ``struct.error``.
-
-``kserve`` is imported only inside the functions that build or read its objects.
+Malformed input raises :class:`oipcodec.DecodeError` naming the tensor, the element and the
+byte offset. ``kserve`` is imported only inside the functions that build or read its objects.
+The recipe, datatypes and parameters: docs/compat.md, "KServe".
 """
 
 from __future__ import annotations

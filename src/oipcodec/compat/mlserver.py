@@ -2,83 +2,18 @@
 
 Two independent parts, both for MLServer 1.7 (``pip install "oipcodec[integration-mlserver]"``):
 
-**The codec** (content type ``"oip"``): :data:`OIPCodec` is an MLServer ``InputCodec`` and
-:data:`OIPRequestCodec` a ``RequestCodec``, both registered in MLServer's codec registry when
-first used (``from oipcodec.compat.mlserver import OIPCodec`` registers them). Where MLServer's
-``NumpyCodec`` does ``np.array(list, dtype)``, they decode a ``RequestInput`` through the
-kernels, whatever its ``data`` holds:
+- the codec, content type ``"oip"``: :data:`OIPCodec` (an ``InputCodec``) and
+  :data:`OIPRequestCodec` (a ``RequestCodec``), registered in MLServer's codec registry when
+  first imported. They decode a list, an array or raw bytes through the kernels to the arrays
+  ``NumpyCodec`` gives, with Triton's strictness (a wrong element is refused, not cast), BYTES
+  as ``bytes`` and BF16 added. ``can_encode`` is False: select them by content type;
+- the transports, :func:`install` (or :func:`install_rest` on an app you build): REST routes
+  in front of MLServer's own, with the binary extension and compression, and gRPC converters
+  on :func:`oipcodec.raw.raw_to_array` / :func:`oipcodec.raw.array_to_raw`. Idempotent; call
+  it when the runtime module is imported, so it runs in every MLServer process.
 
-- a Python list, flat or nested (MLServer's REST JSON, gRPC typed contents and raw contents
-  after MLServer unpacked them): :func:`oipcodec.kernels.flatten`, which checks every element
-  (Triton's strictness: ``1.5`` for an INT32 input, ``300`` for INT8, ragged nesting are
-  errors naming the input and the element, never a silent wrap or truncation);
-- a numpy array (what the transports below hand over): used as it is when its dtype is the
-  datatype's (no copy), else converted with the same checks;
-- a bytes-like object, for any datatype but BYTES: the tensor's raw little-endian bytes (the
-  gRPC ``raw_input_contents`` form), decoded by :func:`oipcodec.raw.raw_to_array` as a
-  zero-copy view after checking the size against the shape.
-
-Results are those of ``NumpyCodec.decode_input`` for every datatype MLServer supports
-(tests/compat/test_compat_mlserver.py compares them), with these documented differences: BYTES come
-back as an object array of ``bytes`` (``str`` elements UTF-8 encoded), where NumpyCodec gives a
-fixed-width ``S``/``U`` array and refuses elements whose length differs from the last
-dimension; ``null`` in a float tensor is NaN in both, but wrong elements that NumpyCodec casts
-(``1.5`` for INT32, ``1`` for BOOL) raise :class:`~oipcodec.DecodeError` here. BF16, which
-MLServer's datatype enum lacks, is supported: ``ml_dtypes.bfloat16`` arrays (float32 holding
-BF16 values without ml_dtypes), from floats rounded to nearest even or from raw bytes.
-
-Encoding mirrors ``NumpyCodec.encode_output`` (same datatype, same shape rule: a 1-D array of
-N elements gets shape ``[N, 1]``, parameters ``content_type: "oip"``). The output's ``data``
-is the array itself when the transports below are installed in the process (they write it with
-the kernels), else the flat list NumpyCodec writes (NaN as ``None``): MLServer's stock
-transports cannot serialize arrays. ``encode_output(..., as_list=True/False)`` forces either.
-
-:data:`OIPCodec` reports ``can_encode() == False``, so MLServer never picks it by payload in
-place of NumpyCodec (two codecs claiming ``np.ndarray`` make MLServer log a warning on every
-call); select it by content type (``"oip"`` in a model's settings or a request's parameters)
-or as a ``default_codec``. :data:`OIPRequestCodec` decodes every input of a request into a dict
-``name -> array`` and encodes a dict of arrays (or one array, as ``output-1``, like
-``NumpyRequestCodec``).
-
-**The transports** (:func:`install`): MLServer parses a REST body with ``orjson.loads`` into
-Python objects, validates them element by element with pydantic into an ``InferenceRequest``,
-and hands lists to the model; its gRPC servicer turns ``raw_input_contents`` into lists with
-``struct.unpack``. :func:`install` replaces both paths in a running ``mlserver start``:
-
-- REST: routes for ``POST /v2/models/{name}[/versions/{v}]/infer`` placed in front of
-  MLServer's own. A body is decoded by :func:`oipcodec.rest.decode_request` (JSON data parsed
-  straight into arrays; the binary tensor data extension, which MLServer lacks, and gzip/deflate
-  bodies), turned into an ``InferenceRequest`` without per-element validation, and passed to
-  MLServer's data plane as usual (model lookup, middlewares, caching). Numeric inputs reach the
-  model as ``TensorData`` holding a numpy array of the input's shape; BYTES inputs as a flat
-  list, of ``str`` when the body is all JSON (what MLServer's REST path gives, so the ``str`` and
-  ``np`` codecs keep working) and of ``bytes`` when it has binary parts. The answer is written by
-  :func:`oipcodec.rest.encode_response`, in binary for the outputs the request asks so
-  (:func:`oipcodec.rest.binary_outputs`: ``binary_data_output`` / ``binary_data``, Triton's
-  rules, the same as ``oipcodec serve``: a ``binary_data`` that is not a boolean is a 400 naming
-  the output); NaN in JSON data is the token ``NaN`` (MLServer writes ``null``). Triton's raw
-  binary request (header length 0) is refused with a 400. MLServer's errors keep their status
-  codes; a codec error is a 400.
-- gRPC: MLServer's converters unpack ``raw_input_contents`` with :func:`oipcodec.raw.raw_to_array`
-  (numeric inputs become zero-copy arrays, BYTES a list of ``bytes`` as before) and pack
-  ``raw_output_contents`` with :func:`oipcodec.raw.array_to_raw`; typed contents accept
-  array-backed outputs.
-
-Call :func:`install` when the custom runtime's module is imported (MLServer imports it before it
-sets up the model, so the REST routes go in when MLServer registers the model's custom
-handlers); it is idempotent, and a no-op for the parts whose MLServer objects are not there.
-:func:`install_rest` puts the routes into any MLServer FastAPI app directly (for code that
-builds ``MLServer`` itself).
-
-With MLServer's parallel inference workers (its default: one), every process imports the
-runtime module, so :func:`install` runs in the server process (the transports) and in each
-worker (the codec); MLServer pickles each request to a worker and its answer back, a copy of
-every array each way (with ``parallel_workers: 0`` the model gets the transports' zero-copy
-views). MLServer 1.7.1's workers need uvloop < 0.22 (the ``integration-mlserver`` extra pins
-it; docs/compat.md says why).
-
-MLServer is imported only inside the functions that need it: importing this module works
-without it.
+MLServer is imported only inside the functions that need it. The recipe, each part in full
+and the differences from ``NumpyCodec``: docs/compat.md, "MLServer".
 """
 
 from __future__ import annotations

@@ -1,55 +1,17 @@
 """oipcodec's server on Ray Serve: OIP REST and gRPC, each replica decoding with oipcodec.
 
-One Serve deployment, :class:`OIPServer`, runs on every replica the same two front ends as
-``oipcodec serve``: the REST app (:class:`oipcodec.server.RestApp`, a plain ASGI app) as the
-deployment's ingress, and the handlers of ``inference.GRPCInferenceService``
-(:class:`oipcodec.server.grpc_service.InferenceServicer`) as its gRPC methods, over one model
-registry. Decoding, limits, the binary extension, compression and the error answers are
-therefore those of ``oipcodec serve``; Ray Serve adds the replicas, their placement over a
-cluster, autoscaling and restarts.
-
-Start it from Python::
-
-    from ray import serve
-    from oipcodec.compat import ray as oip_ray
-
-    serve.start(http_options={"host": "0.0.0.0", "port": 8000},
-                grpc_options=oip_ray.grpc_options(port=9000))
-    serve.run(oip_ray.build_app(model_module="my.models", num_replicas=2))
-
-or with Serve's CLI, whose application builder is :func:`app_builder`::
-
-    serve run oipcodec.compat.ray:app_builder model_module=my.models num_replicas=2
-
-gRPC: Serve's gRPC proxy learns the service from the functions named in
-``gRPCOptions.grpc_servicer_functions``; :data:`GRPC_SERVICER_FUNCTION` (this module's
-:func:`add_inference_service_to_server`) registers ``ModelInfer`` without a request
-deserializer, so the proxy forwards the request's bytes as they came (no protobuf message is
-built in the proxy) and each replica decodes them with :func:`oipcodec.pb.decode_request`, its
-tensors views of those bytes. The proxy hop still copies the message each way: the proxy
-pickles it into a Ray actor call and the replica unpickles it (at least two copies, plus what
-Ray's transport adds; large arguments go through Ray's object store), and the answer's bytes
-come back the same way. The other RPCs are parsed by the proxy with oipcodec's generated
-messages. ``ModelStreamInfer`` and the shared-memory RPCs are not offered (shared memory
-cannot cross machines).
-
-Several models, each with replicas of its own: deploy each as an application of its own
-whose route prefix is the model's OIP path, built with ``full_path=True`` (the app then
-routes on the whole request path, not on the path under Serve's route prefix); Serve sends a
-request to the application with the longest matching prefix::
-
-    serve.run(build_app([Big()], full_path=True, num_replicas=4),
-              name="big", route_prefix="/v2/models/big")
-    serve.run(build_app(model_module="my.small_models"), name="oip", route_prefix="/")
-
-gRPC clients name the application in the call's metadata (``application: big``;
-tritonclient: ``headers={"application": "big"}``), as Serve's gRPC proxy routes by it.
-
-Each answer of ``infer`` carries the replica that computed it in its parameters
-(``"ray_replica"``, Serve's replica id) unless ``tag_replica=False``, so a client can see
-how requests spread.
+One Serve deployment runs on every replica the front ends of ``oipcodec serve`` over one model
+registry: the REST app as its ingress and the handlers of ``inference.GRPCInferenceService``
+as its gRPC methods, so decoding, limits and error answers are those of ``oipcodec serve``;
+Ray Serve adds the replicas, their placement, autoscaling and restarts. :func:`build_app`
+builds the application (:func:`app_builder` for ``serve run``), :func:`grpc_options` Serve's
+gRPC options. :data:`GRPC_SERVICER_FUNCTION` registers ``ModelInfer`` without a request
+deserializer, so Serve's proxy forwards the message's bytes and each replica decodes them
+into views. Each answer of ``infer`` names its replica in the ``"ray_replica"`` parameter
+unless ``tag_replica=False``.
 
 Needs Ray Serve (the ``integration-ray`` extra); importing this module imports ``ray.serve``.
+Starting it, several models, and what Serve's proxy copies: docs/distributed.md, "Ray Serve".
 """
 
 from __future__ import annotations

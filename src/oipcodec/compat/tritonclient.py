@@ -1,37 +1,17 @@
 """Drop-in replacements for ``tritonclient.utils``' codec helpers, and result decoders.
 
-Swap the import and keep the code::
-
-    # from tritonclient.utils import serialize_byte_tensor, deserialize_bytes_tensor
-    from oipcodec.compat.tritonclient import serialize_byte_tensor, deserialize_bytes_tensor
-
 :func:`serialize_byte_tensor`, :func:`deserialize_bytes_tensor`, :func:`np_to_triton_dtype`
-and :func:`triton_to_np_dtype` have tritonclient's signatures and give the same results for
-the same input (tests/compat/test_compat_tritonclient.py compares them with the installed
-tritonclient on every datatype), the BYTES framing done by oipcodec's kernels instead of a
-Python loop. Where the two differ it is on bad input, and the difference keeps callers'
-``except`` clauses working:
+and :func:`triton_to_np_dtype` have tritonclient's signatures and results (the tests compare
+them with the installed tritonclient on every datatype), the BYTES framing done by the
+kernels. They differ on bad input only, and keep callers' ``except`` clauses working: a
+malformed framed buffer raises :class:`BytesTensorError`, both an
+:class:`oipcodec.DecodeError` naming the element and offset and the ``struct.error``
+tritonclient raises; a refused dtype raises tritonclient's ``InferenceServerException``.
 
-- a malformed framed buffer makes tritonclient raise ``struct.error``; here it raises
-  :class:`BytesTensorError`, which is both an :class:`oipcodec.DecodeError` and a
-  ``struct.error``, with a message naming the element and byte offset. That covers a length
-  prefix cut short (fewer than 4 bytes left) and a length running past the end, both
-  ``struct.error`` in tritonclient too.
-- refused dtypes raise tritonclient's own ``InferenceServerException`` with its message
-  (:class:`InferenceServerException` here when tritonclient is not installed).
-
-tritonclient 2.73 (r26.06 and later) has no BF16 helpers: BF16 tensors are
-``ml_dtypes.bfloat16`` arrays, which :func:`np_to_triton_dtype` / :func:`triton_to_np_dtype`
-map as tritonclient does. Older releases' ``serialize_bf16_tensor`` /
-``deserialize_bf16_tensor`` are not reproduced.
-
-The decoders turn a response received by tritonclient into an :class:`oipcodec.InferResponse`
-through the kernels: :func:`decode_http_result` (a ``tritonclient.http.InferResult``),
-:func:`decode_http_body` (the raw HTTP body, skipping tritonclient's JSON parse altogether) and
-:func:`decode_grpc_response` (a ``tritonclient.grpc.InferResult``, a ``ModelInferResponse``
-message or its serialized bytes).
-
-tritonclient is imported only when an exception class or message type is needed.
+:func:`decode_http_result`, :func:`decode_http_body` and :func:`decode_grpc_response` turn what
+tritonclient received into an :class:`oipcodec.InferResponse` through the kernels.
+tritonclient is imported only when an exception class or message type is needed. Examples and
+BF16: docs/compat.md, "tritonclient".
 """
 
 from __future__ import annotations
