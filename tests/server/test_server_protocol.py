@@ -1,4 +1,4 @@
-"""oipcodec's HTTP/1.1 protocol (server/protocol.py) over real sockets on 127.0.0.1: raw bytes
+"""oipcodec's HTTP/1.1 protocol (server/http11/) over real sockets on 127.0.0.1: raw bytes
 in, the answers read by h11 (``Conn``, tests/support/http1.py), so that framing, timing and
 connection handling are seen as a client sees them.
 
@@ -33,7 +33,7 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 import uvicorn
 
-from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION, HttpProtocol
+from oipcodec.server.http11 import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION, HttpProtocol
 
 LIMIT = 1 << 20
 BODY_TIMEOUT = 1.0

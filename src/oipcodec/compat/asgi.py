@@ -8,7 +8,7 @@
     app = FastAPI()
     mount(app, [MyModel()], prefix="/oip")  # POST /oip/v2/models/my_model/infer, ...
 
-The mounted app (:class:`oipcodec.server.RestApp`) answers every OIP REST endpoint under the
+The mounted app (:class:`oipcodec.server.frontends.rest_frontend.RestApp`) answers every OIP REST endpoint under the
 prefix; tritonclient reaches it with ``InferenceServerClient("host:port/oip")``. Two things make
 this work, and they are what :func:`mount` takes care of:
 
@@ -41,7 +41,9 @@ from typing import TYPE_CHECKING, Any
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
-    from oipcodec.server import Model, ModelRegistry, RestApp
+    from oipcodec.server import Model
+    from oipcodec.server.frontends.rest_frontend import RestApp
+    from oipcodec.server.registry import ModelRegistry
 
 __all__ = ["lifespan", "mount"]
 
@@ -56,14 +58,14 @@ def mount(
     manage_models: bool = True,
 ) -> RestApp:
     """Mount an OIP REST app serving ``models`` (default: the demo models; or a
-    :class:`~oipcodec.server.ModelRegistry`) on ``app`` (Starlette or FastAPI) under ``prefix``.
+    :class:`~oipcodec.server.registry.ModelRegistry`) on ``app`` (Starlette or FastAPI) under ``prefix``.
 
     With ``manage_models`` (the default) the models are loaded when ``app``'s lifespan starts,
     after the app's own startup, and unloaded when it ends, before the app's own shutdown;
     health/ready answers 400 until then. ``manage_models=False`` leaves that to you
-    (:func:`lifespan`). Returns the mounted :class:`~oipcodec.server.RestApp`.
+    (:func:`lifespan`). Returns the mounted :class:`~oipcodec.server.frontends.rest_frontend.RestApp`.
     """
-    from oipcodec.server import create_app
+    from oipcodec.server.runtime import create_app
 
     if not prefix.startswith("/") or prefix == "/":
         raise ValueError(f"prefix must start with '/' and not be the root, got {prefix!r}")

@@ -1,5 +1,5 @@
 """Inference statistics, in one place: what the statistics endpoints, the gRPC ModelStatistics
-RPC and the Prometheus metrics (server/metrics.py) all read.
+RPC and the Prometheus metrics (frontends/metrics_frontend.py) all read.
 
 Every count is a plain integer slot that only its own process writes, so recording a request
 is a handful of integer additions with no lock (predict may run in threads, but the counters

@@ -27,20 +27,38 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from oipcodec import __version__, datatypes, graphpipe
-from oipcodec.errors import DecodeError, InvalidArgumentError, OIPError, RequestError
+from oipcodec.errors import (
+    DecodeError,
+    InvalidArgumentError,
+    NotFoundError,
+    OIPError,
+    RequestError,
+)
 from oipcodec.limits import Limits
 from oipcodec.server.errors import from_exception
+from oipcodec.server.frontends._asgi import (
+    Answer,
+    MethodNotAllowed,
+    Receive,
+    Scope,
+    Send,
+    joined,
+    json_answer,
+    read_body,
+    respond,
+)
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput, Tensor
 
-__all__ = ["CONTENT_TYPE", "answer", "metadata"]
+__all__ = ["CONTENT_TYPE", "GraphPipeApp", "GraphPipeRoutes", "answer", "metadata"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -104,6 +122,62 @@ async def answer(
         sent = sum(len(part) for part in parts)
         stats.answered(model, "graphpipe", infer_request.inputs, received, timings, size, sent)
     return 200, parts, CONTENT_TYPE
+
+
+async def _endpoint(
+    registry: ModelRegistry,
+    limits: Limits,
+    method: str,
+    name: str,
+    scope: Scope,
+    receive: Receive,
+) -> Answer:
+    """GraphPipe's endpoint for model ``name``: POST a Request flatbuffer, GET the metadata as
+    JSON."""
+    if method not in ("GET", "POST"):
+        raise MethodNotAllowed("GET, POST")
+    model = registry.get(name)  # 404 / 503 before reading the body
+    if method == "GET":
+        return json_answer(200, metadata(model).document())
+    body = await read_body(scope, dict(scope["headers"]), receive, limits)
+    status, parts, content_type = await answer(registry, model, body, limits)
+    return status, joined(parts, scope), [(b"content-type", content_type)]
+
+
+class GraphPipeRoutes:
+    """``/graphpipe/<model>``, mounted beside the REST app."""
+
+    def __init__(self, registry: ModelRegistry, limits: Limits) -> None:
+        self.registry = registry
+        self.limits = limits
+
+    async def __call__(
+        self, method: str, path: str, parts: Sequence[str], scope: Scope, receive: Receive
+    ) -> Answer:
+        if len(parts) != 2:
+            raise NotFoundError(f"no endpoint {path}")
+        return await _endpoint(self.registry, self.limits, method, parts[1], scope, receive)
+
+
+class GraphPipeApp:
+    """The ASGI app of the GraphPipe port: one model's endpoint at ``/`` (run without
+    lifespan events: the runtime loads the models)."""
+
+    def __init__(self, registry: ModelRegistry, model: str, limits: Limits) -> None:
+        self.registry = registry
+        self.model = model
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await respond(scope, receive, send, lambda m, p: self._route(m, p, scope, receive))
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> Answer:
+        if path.strip("/").split("/") != [""]:
+            raise NotFoundError(f"no endpoint {path}: this port serves GraphPipe at /")
+        return await _endpoint(self.registry, self.limits, method, self.model, scope, receive)
 
 
 def _infer_request(model: Model, request: graphpipe.GraphPipeRequest) -> InferRequest:
