@@ -8,9 +8,10 @@
     app = FastAPI()
     mount(app, [MyModel()], prefix="/oip")  # POST /oip/v2/models/my_model/infer, ...
 
-The mounted app (:class:`oipcodec.server.frontends.rest_frontend.RestApp`) answers every OIP REST endpoint under the
-prefix; tritonclient reaches it with ``InferenceServerClient("host:port/oip")``. Two things make
-this work, and they are what :func:`mount` takes care of:
+The mounted app (a :class:`~oipcodec.server.frontends.rest_frontend.RestApp`) answers every
+OIP REST endpoint under the prefix; tritonclient reaches it with
+``InferenceServerClient("host:port/oip")``. Two things make this work, and they are what
+:func:`mount` takes care of:
 
 - **The prefix.** Starlette's ``Mount`` (and uvicorn's ``--root-path``) keep the full path in
   ``scope["path"]`` and put the prefix in ``scope["root_path"]``, as the ASGI spec says; the app
@@ -58,12 +59,14 @@ def mount(
     manage_models: bool = True,
 ) -> RestApp:
     """Mount an OIP REST app serving ``models`` (default: the demo models; or a
-    :class:`~oipcodec.server.registry.ModelRegistry`) on ``app`` (Starlette or FastAPI) under ``prefix``.
+    :class:`~oipcodec.server.registry.ModelRegistry`) on ``app`` (Starlette or FastAPI) under
+    ``prefix``.
 
     With ``manage_models`` (the default) the models are loaded when ``app``'s lifespan starts,
     after the app's own startup, and unloaded when it ends, before the app's own shutdown;
     health/ready answers 400 until then. ``manage_models=False`` leaves that to you
-    (:func:`lifespan`). Returns the mounted :class:`~oipcodec.server.frontends.rest_frontend.RestApp`.
+    (:func:`lifespan`). Returns the mounted
+    :class:`~oipcodec.server.frontends.rest_frontend.RestApp`.
     """
     from oipcodec.server.runtime import create_app
 

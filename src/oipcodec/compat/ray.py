@@ -1,12 +1,13 @@
 """oipcodec's server on Ray Serve: OIP REST and gRPC, each replica decoding with oipcodec.
 
 One Serve deployment, :class:`OIPServer`, runs on every replica the same two front ends as
-``oipcodec serve``: the REST app (:class:`oipcodec.server.frontends.rest_frontend.RestApp`, a plain ASGI app) as the
-deployment's ingress, and the handlers of ``inference.GRPCInferenceService``
-(:class:`oipcodec.server.frontends.grpc_frontend.InferenceServicer`) as its gRPC methods, over one model
-registry. Decoding, limits, the binary extension, compression and the error answers are
-therefore those of ``oipcodec serve``; Ray Serve adds the replicas, their placement over a
-cluster, autoscaling and restarts.
+``oipcodec serve``: the REST app (:class:`oipcodec.server.frontends.rest_frontend.RestApp`,
+a plain ASGI app) as the deployment's ingress, and the handlers of
+``inference.GRPCInferenceService``
+(:class:`oipcodec.server.frontends.grpc_frontend.InferenceServicer`) as its gRPC methods,
+over one model registry. Decoding, limits, the binary extension, compression and the error
+answers are therefore those of ``oipcodec serve``; Ray Serve adds the replicas, their
+placement over a cluster, autoscaling and restarts.
 
 Start it from Python::
 

@@ -1,7 +1,7 @@
 """The TensorRT Inference Server v1 API, served from the same models as the OIP.
 
-:class:`V1Frontend` holds what the HTTP routes (:class:`V1Routes`, mounted under ``/api/``) and the gRPC
-``nvidia.inferenceserver.GRPCService`` (:class:`V1Servicer`) share: health, the
+:class:`V1Frontend` holds what the HTTP routes (:class:`V1Routes`, mounted under ``/api/``)
+and the gRPC ``nvidia.inferenceserver.GRPCService`` (:class:`V1Servicer`) share: health, the
 ``ServerStatus``, inference and model control over the server's :class:`ModelRegistry`.
 
 Every answer carries a ``RequestStatus``: over HTTP in the ``NV-Status`` header (one-line

@@ -1,4 +1,4 @@
-"""Which models a server runs: a model module's ``MODELS``, a model repository, or the demo models."""
+"""Which models a server runs: a model module's ``MODELS``, a repository, or the demo models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The listening sockets: binding (a port in use named by its option), and ports shared by workers."""
+"""The listening sockets: binding (a port in use named by its option), ports shared by workers."""
 
 from __future__ import annotations
 
