@@ -863,3 +863,11 @@ def test_graceful_shutdown_closes_idle_connections() -> None:
         answer = busy.read_answer()
         assert (answer.status, answer.body) == (200, b"done")
         assert answer.closes and busy.closed_by_server()
+
+
+def test_the_transport_and_the_front_ends_name_the_same_scope_extensions() -> None:
+    # http11 imports nothing of the server, so each side states the names; they must agree.
+    from oipcodec.server import metadata
+
+    assert metadata.BODY_TIMEOUT_EXTENSION == BODY_TIMEOUT_EXTENSION
+    assert metadata.BUFFERS_EXTENSION == BUFFERS_EXTENSION

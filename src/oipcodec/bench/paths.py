@@ -721,7 +721,7 @@ def _shm_ops(implementation: str, workload: Workload) -> CodecOps:
     regions and sends the JSON that names them; the server reads them as views (the model's
     inputs) and writes the answer into the output regions; the client reads those as views."""
     from oipcodec.client.shm import RegionTable
-    from oipcodec.server.shm import SharedMemoryRegions
+    from oipcodec.server.regions import SharedMemoryRegions
 
     model, inputs = workload.model, workload.inputs
     server = SharedMemoryRegions()

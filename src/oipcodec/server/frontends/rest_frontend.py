@@ -54,7 +54,7 @@ from oipcodec.server.frontends._asgi import (
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.shm import cuda_unsupported
+from oipcodec.server.regions import cuda_unsupported
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 

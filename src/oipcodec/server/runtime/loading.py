@@ -11,7 +11,7 @@ from oipcodec.server.config import ServerConfig
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.repository import ModelRepository, models_offered, where_raised
-from oipcodec.server.shm import SharedMemoryRegions
+from oipcodec.server.regions import SharedMemoryRegions
 
 __all__ = ["Models", "load_model_module"]
 
