@@ -39,8 +39,8 @@ from oipcodec.errors import (
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
-from oipcodec.server.repository import ModelRepository, RepositoryError
 from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.server.repository import ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput

@@ -29,8 +29,8 @@ from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.errors import from_exception
 from oipcodec.server.metadata import SERVER_NAME, extensions
-from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
+from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferResponse
 
 __all__ = ["SERVICE", "InferenceServicer"]

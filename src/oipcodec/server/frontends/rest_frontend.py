@@ -53,8 +53,8 @@ from oipcodec.server.frontends._asgi import (
 )
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
-from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.regions import cuda_unsupported
+from oipcodec.server.registry import ModelRegistry
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 

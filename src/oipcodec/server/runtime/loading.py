@@ -9,9 +9,9 @@ from collections.abc import Iterable
 
 from oipcodec.server.config import ServerConfig
 from oipcodec.server.model import Model
+from oipcodec.server.regions import SharedMemoryRegions
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.repository import ModelRepository, models_offered, where_raised
-from oipcodec.server.regions import SharedMemoryRegions
 
 __all__ = ["Models", "load_model_module"]
 
