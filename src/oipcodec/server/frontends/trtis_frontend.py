@@ -235,7 +235,7 @@ def _answer(
     return (200 if exc is None else 400), body, out
 
 
-def _format(scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
+def _format(scope: Scope, headers: dict[bytes, bytes]) -> str:
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     given = query.get("format", [""])[-1]
     if given:
