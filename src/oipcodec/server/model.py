@@ -1,10 +1,7 @@
 """The model API: what a model declares (its tensors' metadata) and what it implements.
 
 A model is a subclass of :class:`Model` with a ``predict`` method taking and returning numpy
-arrays by tensor name. The server checks every request against the declared inputs *before*
-``predict`` runs (names, datatypes, shapes with ``-1`` for a variable dimension; ``-1``
-appears only in metadata, a request's shapes are non-negative), so
-``predict`` only ever sees arrays it was promised::
+arrays by tensor name::
 
     class Scale(Model):
         name = "scale"
@@ -14,20 +11,9 @@ appears only in metadata, a request's shapes are non-negative), so
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * float(parameters.get("factor", 2.0))}
 
-What ``predict`` returns is checked the same way against the declared outputs (names,
-datatypes, shapes, and with ``max_batch_size`` one row per request row), a value that is not
-an array of the declared datatype converted when every value fits exactly
-(:func:`fit_datatype`); a model that breaks its declaration is answered as an internal error
-(500, gRPC INTERNAL) naming the model and the output. ``outputs = None`` answers anything.
-
-A model whose inputs and outputs all start with a ``-1`` (batch) dimension may declare
-``max_batch_size``: requests with more rows are refused, and its configuration (``GET
-/v2/models/<name>/config``, Triton's form) lists dims without that dimension, as Triton's do.
-``config_parameters`` (strings by name) are the configuration's ``parameters``.
-
-``predict`` may be ``async def``. A plain ``def predict`` runs on the event loop (fastest for
-cheap numpy work); set ``run_in_thread = True`` when it blocks for long (a real network), and
-it runs in a worker thread while the server keeps answering.
+Invariant: every request is checked against the declared inputs before ``predict`` runs, and
+what it returns against the declared outputs (a breach is an internal error naming the model
+and the output). docs/serving.md#your-models: batching, configuration, async and threads.
 """
 
 from __future__ import annotations

@@ -1,26 +1,14 @@
 """The GraphPipe front end: a model's GraphPipe endpoint, on the REST port and on a port of its own.
 
 ``POST /graphpipe/<model>`` (and ``POST /`` on the ``--graphpipe-port``) takes a ``Request``
-flatbuffer: an ``InferRequest`` runs the model and is answered an ``InferResponse``, a
-``MetadataRequest`` is answered the model's ``MetadataResponse``. ``GET`` on the same path
-answers the metadata as JSON, GraphPipe's "simple mode".
+flatbuffer and answers an ``InferResponse`` or a ``MetadataResponse``; ``GET`` answers the
+metadata as JSON (GraphPipe's "simple mode").
 
-What is answered how:
-
-- A body that is not a ``Request`` flatbuffer at all (the verifier refuses it): 400 with a
-  text message naming the byte offset. GraphPipe's clients raise an HTTP error for any status
-  but 200 without reading the body, so only this, an unknown model (404), a model that is not
-  ready (503) and a body over the size limit (413) are not 200.
-- Any other problem, of the request or of the model, is an ``InferResponse`` whose ``errors``
-  hold one ``Error``, with status 200, which GraphPipe's clients raise with its message. Its
-  ``code`` is the HTTP status oipcodec's REST front end answers for the same problem: 400 a
-  request that does not fit the model or the limits (message naming the input and what was
-  expected), 404 / 503 a model's NotFoundError / UnavailableError, 500 the model failed.
-- ``input_names`` left empty means the model's inputs in their declared order; ``output_names``
-  left empty means every output. ``config``, when not empty, reaches ``predict`` as the request
-  parameter ``"config"`` (a str; it must be UTF-8).
-- A model input of datatype BOOL takes a Uint8 tensor of 0 and 1, and one of BF16 a Float32
-  tensor (rounded to BF16, nearest even), since GraphPipe has neither type.
+Invariant: only a body the flatbuffer verifier refuses (400), an unknown model (404), a model
+that is not ready (503) and a body over the limit (413) are not 200, since GraphPipe's clients
+read no body of another status; any other problem is an ``InferResponse`` whose one ``Error``
+carries the status the REST front end would answer. BOOL and BF16 inputs take Uint8 and
+Float32 tensors (GraphPipe has neither type). docs/graphpipe.md has the details.
 """
 
 from __future__ import annotations
