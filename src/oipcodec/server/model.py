@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -371,18 +371,15 @@ class Model:
                     f"unexpected inference input '{tensor.name}' for model '{self.name}'; "
                     f"its inputs are {_names(self.inputs)}"
                 )
-            if tensor.datatype != spec.datatype:
-                raise InvalidArgumentError(
-                    f"input '{tensor.name}' of model '{self.name}' has datatype "
-                    f"{tensor.datatype}, the model expects {spec.datatype}"
-                )
-            if not spec.accepts(tensor.shape):
-                raise InvalidArgumentError(
-                    f"input '{tensor.name}' of model '{self.name}' has shape "
-                    f"{list(tensor.shape)}, the model expects {list(spec.shape)} "
-                    "(-1: any size)"
-                )
-        missing = [s.name for s in self.inputs if not s.optional and s.name not in arrays]
+            _check_declared(
+                spec,
+                tensor,
+                lambda name, what, got, want: InvalidArgumentError(
+                    f"input '{name}' of model '{self.name}' has {what} {got}, "
+                    f"the model expects {want}"
+                ),
+            )
+        missing = _missing(self.inputs, arrays)
         if missing:
             raise InvalidArgumentError(
                 f"model '{self.name}' expects input(s) {missing} that the request does not have"
@@ -443,8 +440,7 @@ class Model:
                         f"model '{self.name}' returned output '{extra[0]}', which it does not "
                         f"declare; its outputs are {list(specs)}"
                     )
-                missing = [s.name for s in specs.values() if not s.optional]
-                missing = [name for name in missing if name not in produced]
+                missing = _missing(specs.values(), produced)
                 if missing:
                     raise InternalError(
                         f"model '{self.name}' did not return its output '{missing[0]}'; "
@@ -499,16 +495,14 @@ class Model:
             ) from None
         if spec is None:
             return tensor
-        if tensor.datatype != spec.datatype:
-            raise InternalError(
-                f"model '{self.name}' returned output '{name}' as {tensor.datatype}, "
-                f"its metadata says {spec.datatype}"
-            )
-        if not spec.accepts(tensor.shape):
-            raise InternalError(
-                f"model '{self.name}' returned output '{name}' of shape {list(tensor.shape)}, "
-                f"its metadata says {list(spec.shape)} (-1: any size)"
-            )
+        _check_declared(
+            spec,
+            tensor,
+            lambda name, what, got, want: InternalError(
+                f"model '{self.name}' returned output '{name}' "
+                f"{'as' if what == 'datatype' else 'of shape'} {got}, its metadata says {want}"
+            ),
+        )
         if batch is not None and tensor.shape[0] != batch:
             raise InternalError(
                 f"model '{self.name}' returned output '{name}' with {tensor.shape[0]} rows "
@@ -549,6 +543,24 @@ def datatype_of_config(data_type: str) -> str:
     if not data_type.startswith("TYPE_") or datatype not in datatypes.DATATYPES:
         raise ValueError(f"unknown data_type {data_type!r} (TYPE_FP32, TYPE_STRING...)")
     return datatype
+
+
+def _check_declared(
+    spec: TensorSpec, tensor: Tensor, mismatch: Callable[[str, str, str, str], Exception]
+) -> None:
+    """One check for inputs and outputs: ``tensor`` has the declared datatype and a shape the
+    declaration accepts; else ``mismatch(name, what, got, expected)`` is raised (``what``:
+    ``"datatype"`` or ``"shape"``), each side wording its own error."""
+    if tensor.datatype != spec.datatype:
+        raise mismatch(tensor.name, "datatype", tensor.datatype, spec.datatype)
+    if not spec.accepts(tensor.shape):
+        shape = f"{list(spec.shape)} (-1: any size)"
+        raise mismatch(tensor.name, "shape", str(list(tensor.shape)), shape)
+
+
+def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
+    """The declared tensors that are not ``optional`` and not ``present``, in order."""
+    return [s.name for s in specs if not s.optional and s.name not in present]
 
 
 def _names(specs: Sequence[TensorSpec]) -> list[str]:
