@@ -271,9 +271,14 @@ class _RepositoryFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
+#: The one finder installed, an instance: ``importlib.invalidate_caches()`` calls every finder's
+#: ``invalidate_caches`` as a method, which a class on ``sys.meta_path`` fails.
+_FINDER = _RepositoryFinder()
+
+
 def _install_finder() -> None:
-    if not any(finder is _RepositoryFinder for finder in sys.meta_path):
-        sys.meta_path.insert(0, _RepositoryFinder)
+    if not any(finder is _FINDER for finder in sys.meta_path):
+        sys.meta_path.insert(0, _FINDER)
 
 
 def _import_fresh(package: str, directory: Path, code: Path) -> ModuleType:
