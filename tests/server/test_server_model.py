@@ -721,3 +721,15 @@ def test_cli_offers_the_http_protocols_the_config_takes() -> None:
     serve = commands.choices["serve"]
     option = next(a for a in serve._actions if a.dest == "http_protocol")
     assert tuple(option.choices) == HTTP_PROTOCOLS
+
+
+def test_importing_the_server_leaves_grpc_and_uvicorn_for_when_a_port_needs_them() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, oipcodec.server, oipcodec.server.runtime\n"
+        "assert 'grpc' not in sys.modules and 'uvicorn' not in sys.modules, sorted(\n"
+        "    m for m in ('grpc', 'uvicorn') if m in sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,18 +9,20 @@ Only this module wires front ends together: each of them knows the registry, nev
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.frontends.graphpipe_frontend import GraphPipeApp, GraphPipeRoutes
-from oipcodec.server.frontends.grpc_frontend import InferenceServicer
 from oipcodec.server.frontends.metrics_frontend import MetricsApp, MetricsRoutes
 from oipcodec.server.frontends.rest_frontend import RestApp
-from oipcodec.server.frontends.trtis_frontend import V1Frontend, V1Routes, add_to_server
+from oipcodec.server.frontends.trtis_frontend import V1Frontend, V1Routes
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.stats import Statistics
+
+if TYPE_CHECKING:
+    from oipcodec.server.frontends.grpc_frontend import InferenceServicer
 
 __all__ = ["create_app", "create_grpc_server", "create_rest_app", "graphpipe_app", "metrics_app"]
 
@@ -100,7 +102,11 @@ def create_grpc_server(
     (SO_REUSEPORT); it is off by default so that a port in use is an error. ``server_name``
     is the name in the server metadata.
     """
+    # grpcio is imported when a gRPC port is served, not with the package.
     import grpc
+
+    from oipcodec.server.frontends.grpc_frontend import InferenceServicer
+    from oipcodec.server.frontends.trtis_frontend import add_to_server
 
     servicer = InferenceServicer(registry, limits=limits, server_name=server_name)
     server = grpc.aio.server(
