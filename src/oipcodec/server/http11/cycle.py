@@ -15,20 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 from oipcodec.kernels import uninitialized_bytearray
 from oipcodec.server.http11.grammar import (
-    _BAD_NAME,
-    _BAD_VALUE,
-    _CHUNK_SIZE,
-    _MAX_CHUNK_LINE,
-    _STATUS_LINES,
-    _TRAILER_LINE,
-    _BadRequest,
-    _Head,
-    _status_line,
-    _tokens,
+    BAD_NAME,
+    BAD_VALUE,
+    CHUNK_SIZE,
+    MAX_CHUNK_LINE,
+    STATUS_LINES,
+    TRAILER_LINE,
+    BadRequest,
+    Head,
+    status_line,
+    tokens,
 )
 
 if TYPE_CHECKING:
     from oipcodec.server.http11.protocol import HttpProtocol
+
+__all__ = ["Cycle"]
 
 log = logging.getLogger("oipcodec.server")
 access_log = logging.getLogger("uvicorn.access")
@@ -39,7 +41,7 @@ _JOIN_ANSWER = 1 << 14
 _NO_BODY = bytearray()
 
 
-class _Cycle:
+class Cycle:
     """One request and its answer: the ``receive`` and ``send`` of its ASGI call."""
 
     __slots__ = (
@@ -68,7 +70,7 @@ class _Cycle:
         "waiting",
     )
 
-    def __init__(self, proto: HttpProtocol, scope: dict[str, Any], head: _Head) -> None:
+    def __init__(self, proto: HttpProtocol, scope: dict[str, Any], head: Head) -> None:
         self.proto = proto
         self.scope = scope
         self.keep_alive = not head.close
@@ -260,7 +262,7 @@ class _Cycle:
         else:
             try:
                 self._feed_chunked()
-            except _BadRequest as exc:
+            except BadRequest as exc:
                 proto._refuse(exc.status, exc.message)
         if self.given or self.chunks:
             self.wake()
@@ -282,29 +284,29 @@ class _Cycle:
                 continue
             line_end = buf.find(b"\r\n", proto.start, proto.end)
             if line_end < 0:
-                if proto.end - proto.start > _MAX_CHUNK_LINE:
-                    raise _BadRequest(400, "a chunk-size or trailer line is too long")
+                if proto.end - proto.start > MAX_CHUNK_LINE:
+                    raise BadRequest(400, "a chunk-size or trailer line is too long")
                 return
             line = bytes(buf[proto.start : line_end])
             proto.start = line_end + 2
             if state == "data-end":
                 if line:
-                    raise _BadRequest(400, "chunk data longer than its size")
+                    raise BadRequest(400, "chunk data longer than its size")
                 self.chunk_state = "size"
             elif state == "size":
-                match = _CHUNK_SIZE.fullmatch(line)
+                match = CHUNK_SIZE.fullmatch(line)
                 if match is None or len(match.group(1).lstrip(b"0")) > 16:
-                    raise _BadRequest(400, "malformed chunk-size line")
+                    raise BadRequest(400, "malformed chunk-size line")
                 self.chunk_left = int(match.group(1), 16)
                 self.chunk_state = "data" if self.chunk_left else "trailer"
             elif line:  # a trailer field: checked as a header line, then ignored
-                if _TRAILER_LINE.fullmatch(line) is None:
-                    raise _BadRequest(400, "malformed trailer line")
+                if TRAILER_LINE.fullmatch(line) is None:
+                    raise BadRequest(400, "malformed trailer line")
                 name, _, value = line.partition(b":")
                 name = name.lower()
                 if name in (b"content-length", b"transfer-encoding"):
-                    raise _BadRequest(400, f"{name.decode()} in the trailer section")
-                if name == b"connection" and b"close" in _tokens(value):
+                    raise BadRequest(400, f"{name.decode()} in the trailer section")
+                if name == b"connection" and b"close" in tokens(value):
                     self.keep_alive = False  # (llhttp honours it there too)
                 continue
             else:
@@ -377,10 +379,10 @@ class _Cycle:
             unread = self.remaining if self.remaining is not None else -1
             if unread < 0 or self.continue_:
                 self.keep_alive = False  # where the unread body ends is not known
-        parts = [_STATUS_LINES[status] if 100 <= status < 600 else _status_line(status)]
+        parts = [STATUS_LINES[status] if 100 <= status < 600 else status_line(status)]
         said_close = False
         for name, value in (*proto.server_state.default_headers, *headers):
-            if _BAD_NAME.search(name) or _BAD_VALUE.search(value):
+            if BAD_NAME.search(name) or BAD_VALUE.search(value):
                 raise RuntimeError(f"invalid response header {name!r}: {value!r}")
             name = name.lower()
             if name == b"content-length":

@@ -12,6 +12,20 @@ import http
 import re
 import urllib.parse
 
+__all__ = [
+    "BAD_NAME",
+    "BAD_VALUE",
+    "CHUNK_SIZE",
+    "CRLF",
+    "MAX_CHUNK_LINE",
+    "STATUS_LINES",
+    "TRAILER_LINE",
+    "BadRequest",
+    "Head",
+    "status_line",
+    "tokens",
+]
+
 _TCHAR = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]"
 _TOKEN = _TCHAR + rb"+"
 #: The request methods llhttp (uvicorn's httptools parser) knows for HTTP/1.x; any other
@@ -31,9 +45,9 @@ _ANY_VERSION = re.compile(rb"(" + _TOKEN + rb") +" + _TARGET + rb" +HTTP/\d+(\.\
 #: and tabs (obs-fold continuation lines do not match: RFC 9112 5.2 lets a server reject them).
 _HEADER_LINES = re.compile(rb"(?:" + _TOKEN + rb":[\t\x20-\x7e\x80-\xff]*\r\n)*")
 #: One trailer field line (without its CRLF): the same grammar as a header line.
-_TRAILER_LINE = re.compile(_TOKEN + rb":[\t\x20-\x7e\x80-\xff]*")
-_BAD_NAME = re.compile(rb"[^!#$%&'*+.^_`|~0-9A-Za-z-]")
-_BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+TRAILER_LINE = re.compile(_TOKEN + rb":[\t\x20-\x7e\x80-\xff]*")
+BAD_NAME = re.compile(rb"[^!#$%&'*+.^_`|~0-9A-Za-z-]")
+BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 #: A chunk-size line as llhttp reads it: hex digits, then extensions ``;name[=value]``, the
 #: value a token, a quoted-string or (llhttp) token characters then a quoted-string, with no
 #: whitespace anywhere (RFC 9112 7.1.1 allows BWS around ``;`` and ``=``; llhttp does not,
@@ -42,17 +56,17 @@ _CHUNK_EXT = (
     rb";(?:" + _TCHAR + rb"+|(?=[=;]))"
     rb"(?:=" + _TCHAR + rb"*(?:\"(?:[\t !#-\[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*\")?)?"
 )
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]+)(?:" + _CHUNK_EXT + rb")*")
+CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]+)(?:" + _CHUNK_EXT + rb")*")
 _AUTHORITY = b"-!$%&'()*+,.0123456789:;=@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~"
-_CRLF = frozenset(b"\r\n")
+CRLF = frozenset(b"\r\n")
 #: Content-Length must fit in 64 bits, as chunk sizes (16 hex digits); llhttp refuses larger.
 _MAX_LENGTH = 1 << 64
 
 #: Longest chunk-size line or trailer section of a chunked body.
-_MAX_CHUNK_LINE = 1 << 12
+MAX_CHUNK_LINE = 1 << 12
 
 
-def _status_line(status: int) -> bytes:
+def status_line(status: int) -> bytes:
     try:
         phrase = http.HTTPStatus(status).phrase.encode()
     except ValueError:
@@ -60,15 +74,15 @@ def _status_line(status: int) -> bytes:
     return b"HTTP/1.1 %d %s\r\n" % (status, phrase)
 
 
-_STATUS_LINES = {status: _status_line(status) for status in range(100, 600)}
+STATUS_LINES = {status: status_line(status) for status in range(100, 600)}
 
 
-def _tokens(value: bytes) -> set[bytes]:
+def tokens(value: bytes) -> set[bytes]:
     """The elements of a comma-separated header value, in lower case."""
     return {t.strip(b" \t") for t in value.lower().split(b",")}
 
 
-class _BadRequest(Exception):
+class BadRequest(Exception):
     """A request the protocol answers itself (and then closes the connection)."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -77,7 +91,7 @@ class _BadRequest(Exception):
         self.message = message
 
 
-class _Head:
+class Head:
     """A parsed request head."""
 
     __slots__ = ("chunked", "close", "continue_", "headers", "length", "method", "target", "v10")
@@ -87,17 +101,17 @@ class _Head:
         request_line = head if line_end < 0 else head[:line_end]
         match = _REQUEST_LINE.fullmatch(request_line) or _ANY_VERSION.fullmatch(request_line)
         if match is None:
-            raise _BadRequest(400, "malformed HTTP request line")
+            raise BadRequest(400, "malformed HTTP request line")
         if match.group(1) not in _METHODS:
-            raise _BadRequest(501, f"unknown method {match.group(1).decode('ascii')!r}")
+            raise BadRequest(501, f"unknown method {match.group(1).decode('ascii')!r}")
         if match.re is _ANY_VERSION:
-            raise _BadRequest(505, "only HTTP/1.0 and HTTP/1.1 are served")
+            raise BadRequest(505, "only HTTP/1.0 and HTTP/1.1 are served")
         self.method = match.group(1).decode("ascii")
         self.target = match.group(2)
         self.v10 = match.group(3) == b"0"
         lines = b"" if line_end < 0 else head[line_end + 2 :] + b"\r\n"
         if _HEADER_LINES.fullmatch(lines) is None:
-            raise _BadRequest(400, "malformed HTTP header line")
+            raise BadRequest(400, "malformed HTTP header line")
         headers = []
         length: int | None = None
         codings: list[bytes] | None = None  # each Transfer-Encoding element, empty ones too
@@ -111,10 +125,10 @@ class _Head:
             if name == b"content-length":
                 if not value.isdigit() or len(value.lstrip(b"0")) > 20 or int(value) >= _MAX_LENGTH:
                     shown = value[:40].decode("latin-1")
-                    raise _BadRequest(400, f"invalid Content-Length {shown!r}")
+                    raise BadRequest(400, f"invalid Content-Length {shown!r}")
                 if length is not None:  # RFC 9110 8.6 allows either; llhttp refuses both
                     same = "different" if int(value) != length else "identical"
-                    raise _BadRequest(400, f"two {same} Content-Length headers")
+                    raise BadRequest(400, f"two {same} Content-Length headers")
                 length = int(value)
             elif name == b"transfer-encoding":
                 # (a tab after a coding makes it another coding for llhttp: only spaces go)
@@ -129,18 +143,18 @@ class _Head:
         self.chunked = codings is not None
         if codings is not None:
             if length is not None:
-                raise _BadRequest(400, "a request with both Content-Length and Transfer-Encoding")
+                raise BadRequest(400, "a request with both Content-Length and Transfer-Encoding")
             if self.v10:
-                raise _BadRequest(400, "Transfer-Encoding in an HTTP/1.0 request")
+                raise BadRequest(400, "Transfer-Encoding in an HTTP/1.0 request")
             named = [c for c in codings if c]
             if not named:
-                raise _BadRequest(400, "an empty Transfer-Encoding")
+                raise BadRequest(400, "an empty Transfer-Encoding")
             if b"chunked" in codings and codings.index(b"chunked") != len(codings) - 1:
-                raise _BadRequest(400, "chunked is not the final transfer coding")
+                raise BadRequest(400, "chunked is not the final transfer coding")
             if named != [b"chunked"]:
-                raise _BadRequest(501, "the only transfer coding served is chunked")
+                raise BadRequest(501, "the only transfer coding served is chunked")
         self.length = 0 if length is None and codings is None else length
-        self.close = self.v10 or b"close" in _tokens(connection)
+        self.close = self.v10 or b"close" in tokens(connection)
 
     def path(self) -> tuple[str, bytes, bytes]:
         """The target's path (percent-decoded), raw path and query string."""
@@ -150,7 +164,7 @@ class _Head:
             if target == b"*":
                 return "*", b"*", b""
             if not sep or scheme.lower() not in (b"http", b"https"):
-                raise _BadRequest(400, "malformed request target")
+                raise BadRequest(400, "malformed request target")
             end = len(rest) - len(rest.lstrip(_AUTHORITY))  # the path or query after it
             target = rest[end:] if rest[end:].startswith(b"/") else b"/" + rest[end:]
         raw, _, query = target.partition(b"?")

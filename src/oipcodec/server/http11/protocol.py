@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 
 from oipcodec.server.http11.budget import BUDGET_BODIES, BodyBudget
-from oipcodec.server.http11.cycle import _Cycle
-from oipcodec.server.http11.grammar import _CRLF, _STATUS_LINES, _BadRequest, _Head
+from oipcodec.server.http11.cycle import Cycle
+from oipcodec.server.http11.grammar import CRLF, STATUS_LINES, BadRequest, Head
 
 __all__ = ["BODY_TIMEOUT_EXTENSION", "BUFFERS_EXTENSION", "HttpProtocol"]
 
@@ -97,7 +97,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         self.buf = bytearray(_READ_BUFFER)
         self.start = 0
         self.end = 0
-        self.cycle: _Cycle | None = None
+        self.cycle: Cycle | None = None
         self.skip = 0  # bytes of an unread body still to drop before the next head
         self.reading = True
         self.closed = False
@@ -196,7 +196,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
                 self.skip -= dropped
                 if self.skip:
                     return
-            while self.start < self.end and self.buf[self.start] in _CRLF:
+            while self.start < self.end and self.buf[self.start] in CRLF:
                 # RFC 9112 2.2: empty lines before a request are ignored (llhttp skips any CR
                 # and LF there)
                 self.start += 1
@@ -218,9 +218,9 @@ class HttpProtocol(asyncio.BufferedProtocol):
             head_bytes = bytes(self.buf[self.start : head_end])
             self.start = head_end + 4
             try:
-                head = _Head(head_bytes)
+                head = Head(head_bytes)
                 path, raw_path, query = head.path()
-            except _BadRequest as exc:
+            except BadRequest as exc:
                 self._refuse(exc.status, exc.message)
                 return
             if self.timer_kind == "head":
@@ -229,7 +229,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
             # it finds one in progress): no timer to cancel and set again per request.
             self._start_cycle(head, path, raw_path, query)
 
-    def _start_cycle(self, head: _Head, path: str, raw_path: bytes, query: bytes) -> None:
+    def _start_cycle(self, head: Head, path: str, raw_path: bytes, query: bytes) -> None:
         scope = {
             "type": "http",
             "asgi": {"version": self.config.asgi_version, "spec_version": "2.3"},
@@ -246,13 +246,13 @@ class HttpProtocol(asyncio.BufferedProtocol):
             "state": self.app_state.copy(),
             "extensions": dict(self.extensions),
         }
-        cycle = self.cycle = _Cycle(self, scope, head)
+        cycle = self.cycle = Cycle(self, scope, head)
         task = self.loop.create_task(cycle.run(self.app))
         tasks = self.server_state.tasks
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    def _cycle_done(self, cycle: _Cycle) -> None:
+    def _cycle_done(self, cycle: Cycle) -> None:
         """The answer to ``cycle`` is out: go on with the next request, or close."""
         self.server_state.total_requests += 1
         self.cycle = None
@@ -264,7 +264,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
             self._close(linger=not cycle.given)
             return
         # The answer kept the connection only for a body read to its end, or for the unread
-        # rest of a Content-Length body, dropped as it comes (_Cycle._start_answer).
+        # rest of a Content-Length body, dropped as it comes (Cycle._start_answer).
         self.skip = 0 if cycle.given else cycle.remaining or 0
         self._resume_reading()
         self.activity = self.loop.time()  # idle from now
@@ -276,7 +276,7 @@ class HttpProtocol(asyncio.BufferedProtocol):
         log.info("HTTP request refused with %d: %s", status, message)
         body = orjson.dumps({"error": message})
         self.transport.write(
-            _STATUS_LINES[status]
+            STATUS_LINES[status]
             + b"content-type: application/json\r\nconnection: close\r\n"
             + b"content-length: %d\r\n\r\n" % len(body)
             + body
