@@ -5,7 +5,7 @@ inference, the model repository, shared memory) and Triton's model configuration
 statistics the way Triton does: Triton's statuses and error map, KServe's health bodies, JSON
 and binary-extension bodies, gzip/deflate both ways, Triton's raw binary request. Other front
 ends' routes (v1 API, GraphPipe, /metrics) are mounted on it by the runtime, never built here.
-docs/serving.md describes each endpoint's answers.
+docs/serving.md#what-the-server-speaks and docs/protocol.md give each endpoint's answers.
 
 No traceback reaches a client: an unexpected exception is logged with its traceback and
 answered 500 with a one-line message.

@@ -1,14 +1,10 @@
-"""Running the server: REST (uvicorn) and gRPC (grpc.aio) on one event loop and one registry.
+"""The lifecycle: :class:`Server`, REST (uvicorn) and gRPC (grpc.aio) on one event loop and one
+registry, started and stopped from async code you own; and the blocking run of one server in
+this process's main thread that :func:`~oipcodec.server.runtime.serve` and each worker process
+use (signals, uvloop when installed, the malloc pad).
 
-- :class:`Server`: start/stop from async code you own;
-- :func:`serve`: block until SIGINT/SIGTERM (what ``oipcodec serve`` calls); ``workers=N``
-  runs N processes that share the ports (SO_REUSEPORT), each with its own registry;
-- :class:`ServerProcesses` / :class:`ServerThread`: a server in spawned processes / in a
-  thread of this process, started and stopped by their owner (what
-  :func:`oipcodec.testing.background` runs its servers with).
-
-Each takes its settings as a :class:`~oipcodec.server.config.ServerConfig`, or as keyword
-arguments naming its fields (which override those of a ``config`` given with them).
+Invariant: the ports are bound before any model loads (a port in use is reported first) and
+listen only once the models are loaded.
 """
 
 from __future__ import annotations
