@@ -1,7 +1,4 @@
-"""A minimal, fast Open Inference Protocol server built on oipcodec's codecs.
-
-REST (a plain ASGI app under uvicorn) and gRPC (grpcio's asyncio server) share one model
-registry. Write a model and serve it::
+"""A minimal, fast Open Inference Protocol server built on oipcodec's codecs::
 
     from oipcodec.server import Model, TensorSpec, serve
 
@@ -13,13 +10,10 @@ registry. Write a model and serve it::
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * 2}
 
-    serve([Double()], http_port=8000, grpc_port=8001)
+    serve([Double()], http_port=8000, grpc_port=8001)  # or: oipcodec serve
 
-or run ``oipcodec serve``. The settings of a run are one :class:`ServerConfig`; errors a
-model raises to choose the answer are those of :mod:`oipcodec.errors`. The rooms:
-``frontends/`` (one module per wire protocol), ``http11/`` (the HTTP/1.1 transport),
-``runtime/`` (which front end on which port, processes) and the core beside them
-(docs/design.md#the-server). Needs the ``server`` extra (uvicorn, grpcio).
+REST and gRPC share one model registry; the rooms (front ends, the HTTP/1.1 transport, the
+runtime, the core) are described in docs/design.md#the-server. Needs the ``server`` extra.
 """
 
 from typing import Any
