@@ -13,8 +13,8 @@ tensor. The flatbuffers themselves are read and written by the ``flatbuf`` kerne
 Types: GraphPipe's Uint8 ... Float64 are OIP's UINT8 ... FP64 and its String is BYTES.
 GraphPipe has no boolean and no bfloat16: a BOOL tensor is sent as Uint8 (0 or 1) and a BF16
 tensor as Float32 (exact widening); decoding never gives BOOL or BF16 (a server converts an
-input of those types itself, see :mod:`oipcodec.server.graphpipe`). Decoded tensors are
-read-only views of the body (String tensors: object arrays of ``bytes``).
+input of those types itself, see :mod:`oipcodec.server.frontends.graphpipe_frontend`).
+Decoded tensors are read-only views of the body (String tensors: object arrays of ``bytes``).
 """
 
 from __future__ import annotations
