@@ -2,7 +2,7 @@
 
 The input is a byte stream as a client would send it on one connection. It goes to
 httptools' ``HttpRequestParser`` (llhttp, the parser of uvicorn's httptools protocol) and to
-oipcodec's :class:`~oipcodec.server.protocol.HttpProtocol`, driven in-process: a stand-in
+oipcodec's :class:`~oipcodec.server.http11.HttpProtocol`, driven in-process: a stand-in
 transport, the bytes delivered through ``get_buffer``/``buffer_updated`` as the event loop
 would (whole, or in pieces of sizes picked from the input's CRC, with a Content-Length body
 received straight into its buffer or, for some inputs, handed over in pieces), and an ASGI
@@ -51,9 +51,9 @@ with contextlib.suppress(ImportError):
 
     if "oipcodec" not in sys.modules and Path(sys.argv[0]).name.startswith("fuzz_"):
         with atheris.instrument_imports(include=["oipcodec.server"]):
-            import oipcodec.server.protocol  # noqa: F401
+            import oipcodec.server.http11  # noqa: F401
 
-from oipcodec.server.protocol import HttpProtocol
+from oipcodec.server.http11 import HttpProtocol
 
 
 class Mismatch(AssertionError):

@@ -27,8 +27,10 @@ import orjson
 import pytest
 
 from oipcodec import pb
-from oipcodec.server import Identity, ModelRegistry, RestApp
-from oipcodec.server.grpc_service import InferenceServicer
+from oipcodec.server.demo import Identity
+from oipcodec.server.frontends.grpc_frontend import InferenceServicer
+from oipcodec.server.frontends.rest_frontend import RestApp
+from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, Tensor
 
 REQUESTS = 200

@@ -228,7 +228,7 @@ def target(args: argparse.Namespace, metrics: bool = True) -> Iterator[Target]:
     if args.url:
         yield Target("server", args.url, [])
         return
-    from oipcodec.server import ServerProcesses
+    from oipcodec.server.runtime import ServerProcesses
     from oipcodec.testing import BACKGROUND_DEFAULTS
 
     config = BACKGROUND_DEFAULTS.replace(

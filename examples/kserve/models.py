@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from oipcodec.server import Model, TensorSpec, demo_models
+from oipcodec.server import Model, TensorSpec
+from oipcodec.server.demo import demo_models
 
 
 class Doubler(Model):

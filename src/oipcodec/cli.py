@@ -68,7 +68,7 @@ def _serve_checked(config: ServerConfig) -> int:
     """Serve ``config`` after the checks that can fail fast, each answered with one line on
     stderr and exit status 2: the ports free, then the model module imported and its models
     made (the serving processes import it again, workers > 1)."""
-    from oipcodec.server import check_ports, load_model_module, serve
+    from oipcodec.server.runtime import check_ports, load_model_module, serve
 
     try:
         check_ports(config)

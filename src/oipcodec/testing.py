@@ -9,8 +9,8 @@
             with HttpClient(server.http_url) as client:
                 assert client.infer("double", {"X": np.ones(4, np.float32)}) ...
 
-It needs the ``server`` extra (uvicorn, grpcio). ``oipcodec.server.background`` is the same
-function (a plain alias, kept for code written before this module existed).
+It needs the ``server`` extra (uvicorn, grpcio). ``oipcodec.server.background``, its former
+name, still finds it for one release with a DeprecationWarning.
 """
 
 from __future__ import annotations

@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 
 from oipcodec.compat.asgi import lifespan, mount
-from oipcodec.server import Identity, Model, RestApp, TensorSpec, create_app
-from oipcodec.server.http import _route_path
+from oipcodec.server import Model, TensorSpec
+from oipcodec.server.demo import Identity
+from oipcodec.server.frontends._asgi import route_path as _route_path
+from oipcodec.server.frontends.rest_frontend import RestApp
+from oipcodec.server.runtime import create_app
 from tests.support.peers import require_peer
 
 fastapi = require_peer("fastapi")

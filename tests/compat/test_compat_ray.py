@@ -32,7 +32,7 @@ import orjson
 import pytest
 
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
-from oipcodec.server import AddSub
+from oipcodec.server.demo import AddSub
 from oipcodec.testing import background
 from tests.support.peers import require_peer
 from tests.support.ports import free_ports

@@ -33,10 +33,6 @@ ALLOWED: dict[str, set[str]] = {
     "compat": FOUNDATION | CODECS | {"kernels", "server", "compat"},
 }
 
-# Backward-compatible aliases that reach up on purpose: ``oipcodec.server.background`` (and
-# ``oipcodec.server.runtime.background``) name the test helper that moved to oipcodec.testing.
-ALIASES: dict[str, set[str]] = {"server/__init__.py": {"testing"}, "server/runtime.py": {"testing"}}
-
 
 def _floor(path: Path) -> str:
     parts = path.relative_to(SRC).with_suffix("").parts
@@ -83,8 +79,7 @@ def test_imports_stay_below(path: Path) -> None:
     # kernel name such as ``flatten``) belongs to the facade.
     imported = {name if (SRC / name).exists() or (SRC / f"{name}.py").exists() else "kernels"
                 for name in imported}  # fmt: skip
-    allowed = ALLOWED[floor] | ALIASES.get(str(path.relative_to(SRC)), set())
-    assert imported <= allowed, sorted(imported - allowed)
+    assert imported <= ALLOWED[floor], sorted(imported - ALLOWED[floor])
 
 
 def _private_names(tree: ast.AST, floor: str) -> list[str]:
@@ -122,3 +117,96 @@ def test_sources_were_found() -> None:
     if not SRC.is_dir():
         pytest.skip("sources are not next to the tests (an installed wheel)")
     assert len(SOURCES) > 40
+
+
+# ------------------------------------------------------------------ the server's rooms
+
+SERVER = SRC / "server"
+ROOMS = ("frontends", "http11", "runtime")
+
+
+def _room(module: str) -> str:
+    """The room of a module of oipcodec.server: ``frontends``, ``http11``, ``runtime``,
+    ``core`` (the flat modules) or ``facade`` (the package itself)."""
+    parts = module.split(".")
+    if len(parts) == 2:
+        return "facade"
+    return parts[2] if parts[2] in ROOMS else "core"
+
+
+def _server_imports(tree: ast.AST) -> set[str]:
+    """The modules of oipcodec.server a module imports (lazy ones too), dotted."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("oipcodec.server"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if not node.module.startswith("oipcodec.server"):
+                continue
+            for alias in node.names:
+                whole = f"{node.module}.{alias.name}"
+                relative = Path(*whole.split(".")[1:])
+                is_module = (SRC / relative).is_dir() or (SRC / f"{relative}.py").exists()
+                found.add(whole if is_module else node.module)
+    return found
+
+
+def _may_import(module: str, target: str) -> bool:
+    """The rule between two modules of the server (or a module above it and the server)."""
+    room, goes_to = _room(module), _room(target)
+    if not module.startswith("oipcodec.server"):
+        # testing runs servers through the runtime; compat embeds front ends elsewhere
+        # (Ray Serve, an ASGI mount) and is a composition root of its own.
+        if module == "oipcodec.testing":
+            return goes_to in ("facade", "core", "runtime")
+        return True
+    if room == "http11":  # the transport knows no server: it could be any ASGI app's
+        return goes_to == "http11"
+    if room == "core":
+        return goes_to == "core"
+    if room == "frontends":  # the core, its own module and the shared ASGI helpers
+        return goes_to == "core" or target in (module, "oipcodec.server.frontends._asgi")
+    return True  # runtime and the facade compose the rest
+
+
+SERVER_SOURCES = [p for p in SOURCES if p.suffix == ".py"]
+
+
+@pytest.mark.parametrize("path", SERVER_SOURCES, ids=lambda p: str(p.relative_to(SRC)))
+def test_the_server_rooms_import_only_downward(path: Path) -> None:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    module = ".".join(parts)
+    imported = _server_imports(ast.parse(path.read_text())) - {module}
+    refused = sorted(t for t in imported if not _may_import(module, t))
+    assert refused == [], f"{module} imports {refused}"
+
+
+def test_the_server_rooms_are_there() -> None:
+    if not SRC.is_dir():
+        pytest.skip("sources are not next to the tests (an installed wheel)")
+    for room in ROOMS:
+        assert (SERVER / room / "__init__.py").is_file(), room
+    assert _may_import("oipcodec.server.runtime.apps", "oipcodec.server.frontends.rest_frontend")
+    assert not _may_import(
+        "oipcodec.server.frontends.rest_frontend", "oipcodec.server.frontends.trtis_frontend"
+    )
+    assert not _may_import("oipcodec.server.frontends.rest_frontend", "oipcodec.server.runtime")
+    assert not _may_import("oipcodec.server.frontends.rest_frontend", "oipcodec.server.http11")
+    assert not _may_import("oipcodec.server.registry", "oipcodec.server.frontends.grpc_frontend")
+    assert not _may_import("oipcodec.server.http11.protocol", "oipcodec.server.metadata")
+    assert not _may_import("oipcodec.testing", "oipcodec.server.frontends.rest_frontend")
+
+
+def test_module_names_are_unique_across_the_package() -> None:
+    """A name says which module it is (three modules were named v1.py): no two modules of
+    the package share a file name, apart from ``__init__`` and the kernels' twins (the same
+    module in _native, _pure and _shared on purpose)."""
+    seen: dict[str, list[str]] = {}
+    for path in SOURCES:
+        if path.stem != "__init__" and _floor(path) not in KERNEL_INTERNALS:
+            seen.setdefault(path.stem, []).append(str(path.relative_to(SRC)))
+    shared = {name: where for name, where in seen.items() if len(where) > 1}
+    allowed = {"errors", "v1", "graphpipe"}  # renamed on the api branch (issue 33)
+    assert set(shared) <= allowed, shared

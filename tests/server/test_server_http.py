@@ -562,7 +562,7 @@ def test_a_client_that_stalls_mid_body_gets_408_and_is_disconnected(server: Runn
 
 def test_large_json_is_coded_off_the_event_loop_and_kept_apart() -> None:
     """JSON text of a megabyte or more is parsed and written in the loop's executor threads
-    (oipcodec.server.http._codec): concurrent large requests, each answered with its own
+    (oipcodec.server.frontends.rest_frontend.RestApp._codec): concurrent large requests, each answered with its own
     values bit for bit, in every mix of JSON and binary on the two sides."""
     from concurrent.futures import ThreadPoolExecutor
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oipcodec.server import InvalidArgumentError, Model, ModelRegistry, TensorSpec
+from oipcodec.server import InvalidArgumentError, Model, TensorSpec
 from oipcodec.server.demo import Identity
+from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput, Tensor
 from tests.support.classify_models import classify_models
 

@@ -1,4 +1,4 @@
-"""glibc's M_TOP_PAD for the serving process (oipcodec/server/malloc.py): the setting takes
+"""glibc's M_TOP_PAD for the serving process (oipcodec/server/runtime/malloc.py): the setting takes
 effect (the heap grows by the pad), the operator's environment wins, bad values are refused,
 and ``oipcodec serve`` applies it unless told not to."""
 
@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, _glibc, set_malloc_top_pad
+from oipcodec.server.config import DEFAULT_MALLOC_TOP_PAD
+from oipcodec.server.runtime.malloc import _glibc, set_malloc_top_pad
 
 GLIBC = _glibc() is not None
 
@@ -18,7 +19,7 @@ GLIBC = _glibc() is not None
 # glibc's mmap threshold, so they come from the main heap) and print how far the heap grew.
 _PROBE = """
 import ctypes, sys
-from oipcodec.server.malloc import set_malloc_top_pad
+from oipcodec.server.runtime.malloc import set_malloc_top_pad
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in (

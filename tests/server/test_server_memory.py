@@ -9,7 +9,7 @@ memory that never comes back. The servers run in threads of this process, so tra
 sees them. Waits are polls with a deadline (never timing assertions).
 
 Also: the budget of body buffers reserved by connections whose bodies are still arriving
-(:class:`~oipcodec.server.protocol.BodyBudget`), and large compressed bodies inflated off
+(:class:`~oipcodec.server.http11.BodyBudget`), and large compressed bodies inflated off
 the event loop.
 """
 
@@ -39,7 +39,7 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 import uvicorn
 
-from oipcodec.server.protocol import BodyBudget, HttpProtocol
+from oipcodec.server.http11 import BodyBudget, HttpProtocol
 
 SIZE = 24 << 20  # an upload's Content-Length (the size of the issue's aborted uploads)
 TIMEOUT = 20.0  # every socket read and every wait; a test that hits it has failed

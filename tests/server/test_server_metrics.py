@@ -184,8 +184,8 @@ def test_metrics_port_serves_only_metrics(server: RunningServer) -> None:
 
 
 def test_metrics_escape_label_values() -> None:
-    from oipcodec.server import Identity
-    from oipcodec.server.metrics import render
+    from oipcodec.server.demo import Identity
+    from oipcodec.server.frontends.metrics_frontend import render
     from oipcodec.server.stats import Statistics
 
     statistics = Statistics()

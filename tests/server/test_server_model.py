@@ -23,19 +23,12 @@ import pytest
 
 from oipcodec import InferRequest, RequestedOutput, Tensor
 from oipcodec.errors import DatatypeError
-from oipcodec.server import (
-    AddSub,
-    Identity,
-    InvalidArgumentError,
-    Model,
-    ModelRegistry,
-    NotFoundError,
-    UnavailableError,
-    create_app,
-    load_model_module,
-)
-from oipcodec.server.malloc import _glibc
+from oipcodec.server import InvalidArgumentError, Model, NotFoundError, UnavailableError
+from oipcodec.server.demo import AddSub, Identity
 from oipcodec.server.model import TensorSpec
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.runtime import create_app, load_model_module
+from oipcodec.server.runtime.malloc import _glibc
 from oipcodec.testing import background
 from tests.support.ports import free_port
 from tests.support.serve_process import answers_ready, serve_process
@@ -462,7 +455,7 @@ def test_large_json_bodies_are_coded_in_the_apps_own_threads() -> None:
 
 
 def test_codec_threads_default_and_bounds() -> None:
-    from oipcodec.server import available_cpus
+    from oipcodec.server.config import available_cpus
 
     assert create_app([Identity()]).codec_threads == available_cpus() >= 1
     with pytest.raises(ValueError, match="codec_threads must be at least 1, got 0"):
@@ -558,14 +551,55 @@ def test_cli_refuses_a_wrong_setting_with_a_message(capsys: pytest.CaptureFixtur
     assert "oipcodec serve: workers must be >= 1, got 0" in capsys.readouterr().err
 
 
-def test_background_lives_in_oipcodec_testing_and_keeps_its_old_names() -> None:
+def test_background_lives_in_oipcodec_testing_and_its_old_name_warns() -> None:
     import oipcodec.server
     import oipcodec.server.runtime
     import oipcodec.testing
 
-    assert oipcodec.server.background is oipcodec.testing.background
-    assert oipcodec.server.runtime.background is oipcodec.testing.background
+    with pytest.warns(DeprecationWarning, match="use oipcodec.testing.background"):
+        assert oipcodec.server.background is oipcodec.testing.background
+    assert not hasattr(oipcodec.server.runtime, "background")
     assert oipcodec.server.RunningServer is oipcodec.testing.RunningServer
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("RestApp", "oipcodec.server.frontends.rest_frontend"),
+        ("create_app", "oipcodec.server.runtime"),
+        ("ServerProcesses", "oipcodec.server.runtime"),
+        ("ServerThread", "oipcodec.server.runtime"),
+        ("check_ports", "oipcodec.server.runtime"),
+        ("load_model_module", "oipcodec.server.runtime"),
+        ("ModelRegistry", "oipcodec.server.registry"),
+        ("available_cpus", "oipcodec.server.config"),
+        ("HTTP_PROTOCOLS", "oipcodec.server.config"),
+        ("AddSub", "oipcodec.server.demo"),
+        ("Identity", "oipcodec.server.demo"),
+        ("Simple", "oipcodec.server.demo"),
+        ("SimpleString", "oipcodec.server.demo"),
+        ("demo_models", "oipcodec.server.demo"),
+    ],
+)
+def test_the_servers_former_public_names_warn_and_name_their_home(old: str, new: str) -> None:
+    import importlib
+
+    import oipcodec.server
+
+    assert old not in oipcodec.server.__all__
+    with pytest.warns(DeprecationWarning, match=f"use {new}.{old}"):
+        value = getattr(oipcodec.server, old)
+    assert value is getattr(importlib.import_module(new), old)
+
+
+def test_the_servers_public_surface_is_what_a_user_writes_against() -> None:
+    import oipcodec.server
+
+    assert set(oipcodec.server.__all__) == {
+        "Model", "TensorSpec", "ServerConfig", "serve", "Server", "RunningServer",
+        "RequestError", "InvalidArgumentError", "NotFoundError", "UnavailableError",
+        "UnsupportedError", "InternalError", "PayloadTooLargeError", "BodyTimeoutError",
+    }  # fmt: skip
 
 
 # ------------------------------------------------------------------------------ errors
@@ -634,9 +668,21 @@ def test_a_request_error_subclass_takes_its_status_from_the_table() -> None:
 
 def test_cli_offers_the_http_protocols_the_config_takes() -> None:
     from oipcodec.cli import build_parser
-    from oipcodec.server import HTTP_PROTOCOLS
+    from oipcodec.server.config import HTTP_PROTOCOLS
 
     commands = next(a for a in build_parser()._actions if a.dest == "command")
     serve = commands.choices["serve"]
     option = next(a for a in serve._actions if a.dest == "http_protocol")
     assert tuple(option.choices) == HTTP_PROTOCOLS
+
+
+def test_importing_the_server_leaves_grpc_and_uvicorn_for_when_a_port_needs_them() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, oipcodec.server, oipcodec.server.runtime\n"
+        "assert 'grpc' not in sys.modules and 'uvicorn' not in sys.modules, sorted(\n"
+        "    m for m in ('grpc', 'uvicorn') if m in sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

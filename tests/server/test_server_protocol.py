@@ -1,4 +1,4 @@
-"""oipcodec's HTTP/1.1 protocol (server/protocol.py) over real sockets on 127.0.0.1: raw bytes
+"""oipcodec's HTTP/1.1 protocol (server/http11/) over real sockets on 127.0.0.1: raw bytes
 in, the answers read by h11 (``Conn``, tests/support/http1.py), so that framing, timing and
 connection handling are seen as a client sees them.
 
@@ -33,7 +33,7 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 import uvicorn
 
-from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION, HttpProtocol
+from oipcodec.server.http11 import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION, HttpProtocol
 
 LIMIT = 1 << 20
 BODY_TIMEOUT = 1.0
@@ -863,3 +863,11 @@ def test_graceful_shutdown_closes_idle_connections() -> None:
         answer = busy.read_answer()
         assert (answer.status, answer.body) == (200, b"done")
         assert answer.closes and busy.closed_by_server()
+
+
+def test_the_transport_and_the_front_ends_name_the_same_scope_extensions() -> None:
+    # http11 imports nothing of the server, so each side states the names; they must agree.
+    from oipcodec.server import metadata
+
+    assert metadata.BODY_TIMEOUT_EXTENSION == BODY_TIMEOUT_EXTENSION
+    assert metadata.BUFFERS_EXTENSION == BUFFERS_EXTENSION

@@ -543,3 +543,14 @@ def test_models_of_one_folder(tmp_path: Path) -> None:
     (tmp_path / "m" / "model.py").write_text(code.replace(", Echo(version='2')", ""))
     loaded = ModelRepository(tmp_path).read("m")
     assert [(m.name, m.version) for m in loaded.models] == [("m", "1")]
+
+
+def test_the_repository_finder_leaves_importlib_invalidate_caches_working() -> None:
+    import importlib
+
+    from oipcodec.server import repository
+
+    repository._install_finder()
+    repository._install_finder()  # once only
+    assert sum(finder is repository._FINDER for finder in sys.meta_path) == 1
+    importlib.invalidate_caches()  # a class on sys.meta_path made this a TypeError

@@ -538,7 +538,7 @@ def test_a_mapping_in_use_is_unmapped_when_released() -> None:
     """Unregistering while an input array holds a view of the region: the array stays
     readable, the region is gone for new lookups, and the mapping goes with the array."""
     from oipcodec.raw import raw_to_array
-    from oipcodec.server.shm import SharedMemoryRegions
+    from oipcodec.server.regions import SharedMemoryRegions
     from oipcodec.sharedmem import Location
 
     region = Region(64, "inuse")

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from oipcodec import Tensor, datatypes, errors
-from oipcodec.server import Model, demo_models
+from oipcodec.server import Model
+from oipcodec.server.demo import demo_models
 
 
 class Sleep(Model):

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec.server import InvalidArgumentError, Model, TensorSpec, demo_models
+from oipcodec.server import InvalidArgumentError, Model, TensorSpec
+from oipcodec.server.demo import demo_models
 
 
 class Scale(Model):

@@ -28,6 +28,7 @@ import numpy as np
 from oipcodec import datatypes, graphpipe, pb, rest
 from oipcodec import trtis_v1 as v1
 from oipcodec.bench import peers
+from oipcodec.bench.encoding import EncodingPath
 from oipcodec.bench.payloads import INPUT
 from oipcodec.bench.workload import Output, Workload, check_answer
 from oipcodec.raw import array_to_raw
@@ -51,25 +52,6 @@ __all__ = [
     "v1_model_name",
     "v1_models",
 ]
-
-
-@dataclass(frozen=True)
-class EncodingPath:
-    name: str
-    label: str
-    protocol: str  # "rest" or "grpc"
-    binary: bool = False
-    nested: bool = False
-    compression: str | None = None
-    raw: bool = True
-    #: The tensor stays in a system shared-memory region both ways; the request (over
-    #: ``protocol``) only names where (the embedded server enables the extension).
-    shared_memory: bool = False
-    #: The TensorRT Inference Server v1 API (raw bytes; ``protocol`` says HTTP or gRPC), sent
-    #: to the typed identity model of the tensor's datatype and rank (:func:`v1_models`).
-    v1: bool = False
-    #: GraphPipe's flatbuffers, POSTed to the REST port's ``/graphpipe/<model>``.
-    graphpipe: bool = False
 
 
 PATHS: dict[str, EncodingPath] = {
@@ -740,7 +722,7 @@ def _shm_ops(implementation: str, workload: Workload) -> CodecOps:
     regions and sends the JSON that names them; the server reads them as views (the model's
     inputs) and writes the answer into the output regions; the client reads those as views."""
     from oipcodec.client.shm import RegionTable
-    from oipcodec.server.shm import SharedMemoryRegions
+    from oipcodec.server.regions import SharedMemoryRegions
 
     model, inputs = workload.model, workload.inputs
     server = SharedMemoryRegions()

@@ -16,10 +16,9 @@ import importlib
 import importlib.util
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from oipcodec.bench.paths import EncodingPath
+from oipcodec.bench.encoding import EncodingPath
 
 __all__ = ["SERVER_PEERS", "ServerCodec", "installed", "server_codec", "unsupported"]
 

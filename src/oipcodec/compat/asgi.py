@@ -1,12 +1,12 @@
 """oipcodec's REST app mounted under a prefix of a Starlette or FastAPI app.
 
-:func:`mount` puts a :class:`oipcodec.server.RestApp` under a prefix (``/oip/v2/...``;
-tritonclient then calls ``InferenceServerClient("host:port/oip")``) and chains loading and
-unloading its models onto the parent app's lifespan, which Starlette does not pass to mounted
-apps: the models of a plain ``app.mount`` are never loaded (503, health ready 400). With a
-lifespan of your own, pass ``manage_models=False`` and enter :func:`lifespan` in it. The app
-routes on the path without ``scope["root_path"]``, so Starlette's ``Mount`` and uvicorn's
-``--root-path`` both work.
+:func:`mount` puts a :class:`~oipcodec.server.frontends.rest_frontend.RestApp` under a
+prefix (``/oip/v2/...``; tritonclient then calls ``InferenceServerClient("host:port/oip")``)
+and chains loading and unloading its models onto the parent app's lifespan, which Starlette
+does not pass to mounted apps: the models of a plain ``app.mount`` are never loaded (503,
+health ready 400). With a lifespan of your own, pass ``manage_models=False`` and enter
+:func:`lifespan` in it. The app routes on the path without ``scope["root_path"]``, so
+Starlette's ``Mount`` and uvicorn's ``--root-path`` both work.
 
 Starlette and FastAPI are not imported here: any app with ``mount(path, app, name=...)`` and a
 Starlette ``router.lifespan_context`` will do. Examples: docs/compat.md, "FastAPI and
@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 
 if TYPE_CHECKING:
-    from oipcodec.server import Model, ModelRegistry, RestApp
+    from oipcodec.server import Model
+    from oipcodec.server.frontends.rest_frontend import RestApp
+    from oipcodec.server.registry import ModelRegistry
 
 __all__ = ["lifespan", "mount"]
 
@@ -37,14 +39,16 @@ def mount(
     manage_models: bool = True,
 ) -> RestApp:
     """Mount an OIP REST app serving ``models`` (default: the demo models; or a
-    :class:`~oipcodec.server.ModelRegistry`) on ``app`` (Starlette or FastAPI) under ``prefix``.
+    :class:`~oipcodec.server.registry.ModelRegistry`) on ``app`` (Starlette or FastAPI) under
+    ``prefix``.
 
     With ``manage_models`` (the default) the models are loaded when ``app``'s lifespan starts,
     after the app's own startup, and unloaded when it ends, before the app's own shutdown;
     health/ready answers 400 until then. ``manage_models=False`` leaves that to you
-    (:func:`lifespan`). Returns the mounted :class:`~oipcodec.server.RestApp`.
+    (:func:`lifespan`). Returns the mounted
+    :class:`~oipcodec.server.frontends.rest_frontend.RestApp`.
     """
-    from oipcodec.server import create_app
+    from oipcodec.server.runtime import create_app
 
     if not prefix.startswith("/") or prefix == "/":
         raise ValueError(f"prefix must start with '/' and not be the root, got {prefix!r}")

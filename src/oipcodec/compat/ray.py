@@ -24,8 +24,12 @@ from ray import serve
 from ray.serve.config import gRPCOptions
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
-from oipcodec.server import Model, ModelRegistry, RestApp, demo_models, load_model_module
-from oipcodec.server.grpc_service import InferenceServicer
+from oipcodec.server import Model
+from oipcodec.server.demo import demo_models
+from oipcodec.server.frontends.grpc_frontend import InferenceServicer
+from oipcodec.server.frontends.rest_frontend import RestApp
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.runtime import create_rest_app, load_model_module
 from oipcodec.types import InferRequest, InferResponse
 
 __all__ = [
@@ -183,7 +187,7 @@ class _OIPServer:
             models = load_model_module(model_module)
         replica = serve.get_replica_context().replica_id.unique_id if tag_replica else None
         self.registry = _ReplicaRegistry(demo_models() if models is None else list(models), replica)
-        self._rest = RestApp(self.registry, limits=limits, codec_threads=codec_threads)
+        self._rest = create_rest_app(self.registry, limits=limits, codec_threads=codec_threads)
         self._servicer = InferenceServicer(self.registry, limits=limits)
         self._full_path = full_path
 

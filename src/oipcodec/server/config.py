@@ -15,14 +15,24 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
-from oipcodec.server.malloc import DEFAULT_MALLOC_TOP_PAD, check_malloc_top_pad
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.repository import MODEL_CONTROL_MODES
 
-__all__ = ["HTTP_PROTOCOLS", "SHARED_MEMORY_KINDS", "ServerConfig", "ServerSettings"]
+__all__ = [
+    "DEFAULT_MALLOC_TOP_PAD",
+    "HTTP_PROTOCOLS",
+    "SHARED_MEMORY_KINDS",
+    "ServerConfig",
+    "ServerSettings",
+    "available_cpus",
+]
 
 #: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
-#: uvicorn (server/protocol.py: a request body is received into one buffer), or uvicorn's.
+#: uvicorn (server/http11/: a request body is received into one buffer), or uvicorn's.
+#: What ``oipcodec serve`` and :func:`oipcodec.server.serve` set glibc's ``M_TOP_PAD`` to by
+#: default, 64 MiB (oipcodec.server.runtime.malloc says why).
+DEFAULT_MALLOC_TOP_PAD = 64 << 20
+
 HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
 
 #: The shared-memory extensions a server can enable: ``"system"`` (POSIX shared memory,
@@ -71,7 +81,7 @@ class ServerConfig:
     #: logging as the caller configured it.
     log_level: str | None = "info"
     #: Bytes of freed memory each glibc malloc arena of a serving process keeps for the next
-    #: request (:func:`oipcodec.server.malloc.set_malloc_top_pad`); 0 leaves malloc alone.
+    #: request (:func:`oipcodec.server.runtime.malloc.set_malloc_top_pad`); 0 leaves malloc alone.
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
     #: The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`.
     http_protocol: str = "oipcodec"
@@ -80,7 +90,7 @@ class ServerConfig:
     codec_threads: int | None = None
     #: Bytes of request-body buffers a process's REST connections may hold reserved for
     #: bodies still arriving, all together (oipcodec's HTTP protocol; see
-    #: :class:`~oipcodec.server.protocol.BodyBudget`): over it, a body is received in pieces
+    #: :class:`~oipcodec.server.http11.BodyBudget`): over it, a body is received in pieces
     #: as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
     body_budget: int | None = None
     #: The shared-memory extension to enable: ``"system"`` (clients on this host pass
@@ -138,7 +148,7 @@ class ServerConfig:
                     f"got {self.log_level!r}"
                 )
         _check_int("malloc_top_pad", self.malloc_top_pad)
-        check_malloc_top_pad(self.malloc_top_pad)
+        _check_malloc_top_pad(self.malloc_top_pad)
         if self.http_protocol not in HTTP_PROTOCOLS:
             raise ValueError(
                 f"http_protocol must be one of {', '.join(HTTP_PROTOCOLS)}, "
@@ -219,6 +229,22 @@ class ServerConfig:
         if self.codec_threads is not None:
             return self.codec_threads
         return max(1, cpus // self.workers)
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the system has one, else
+    the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _check_malloc_top_pad(nbytes: int) -> None:
+    """Refuse a negative pad with ValueError (the servers check it before they start a
+    process that would only say it failed to start)."""
+    if nbytes < 0:
+        raise ValueError(f"malloc_top_pad must be >= 0 bytes, got {nbytes}")
 
 
 def _check_type(name: str, value: object, kind: type) -> None:

@@ -1,19 +1,6 @@
 """The demo models, named and shaped like Triton's examples so tritonclient's examples run
-unchanged against ``oipcodec serve``:
-
-- ``simple``: INPUT0, INPUT1 INT32 [-1, 16] -> OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 -
-  INPUT1 (Triton's ``simple``: max_batch_size 8, so its configuration's dims are [16], shown as
-  [-1, 16] in the metadata);
-- ``simple_string``: the same on BYTES elements holding decimal integers, answered as decimal
-  text (Triton's ``simple_string``, max_batch_size 8, TYPE_STRING in its configuration);
-- ``identity``: every input comes back as the output of the same name, datatype and shape
-  (any datatype, any shape, any number of inputs);
-- ``add_sub``: INPUT0, INPUT1 FP32 [-1] -> OUTPUT0 = sum, OUTPUT1 = difference (the Python
-  backend's ``add_sub`` example, with a variable length);
-- ``simple_identity``: INPUT0 BYTES [-1, -1] -> OUTPUT0, the same elements (Triton's string
-  identity example; max_batch_size 8, dims [-1]);
-- ``simple_int8``: ``simple`` on INT8 (max_batch_size 8, dims [16]); the sum and difference
-  wrap around as int8 arithmetic does (127 + 1 = -128), as in Triton's model.
+unchanged against ``oipcodec serve``: ``simple``, ``simple_string``, ``identity``, ``add_sub``,
+``simple_identity`` and ``simple_int8`` (docs/serving.md lists what each computes).
 """
 
 from __future__ import annotations

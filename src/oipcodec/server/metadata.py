@@ -3,7 +3,14 @@
 
 from __future__ import annotations
 
-__all__ = ["EXTENSIONS", "SERVER_NAME", "SYSTEM_SHARED_MEMORY", "extensions"]
+__all__ = [
+    "BODY_TIMEOUT_EXTENSION",
+    "BUFFERS_EXTENSION",
+    "EXTENSIONS",
+    "SERVER_NAME",
+    "SYSTEM_SHARED_MEMORY",
+    "extensions",
+]
 
 #: The protocol extensions listed in the server metadata (Triton's names).
 EXTENSIONS = (
@@ -27,3 +34,10 @@ def extensions(shared_memory: bool) -> list[str]:
 
 #: The server's name in the server metadata.
 SERVER_NAME = "oipcodec"
+
+#: The ASGI scope extension by which a server says it times out a stalled request body itself
+#: (value ``{"seconds": <the timeout>}``); oipcodec's HTTP/1.1 transport sets it.
+BODY_TIMEOUT_EXTENSION = "oipcodec.body_timeout"
+#: The ASGI scope extension by which a server says it writes any bytes-like
+#: ``http.response.body`` as it is, so an app can send views instead of copies.
+BUFFERS_EXTENSION = "oipcodec.buffers"

@@ -1,10 +1,7 @@
 """The model API: what a model declares (its tensors' metadata) and what it implements.
 
 A model is a subclass of :class:`Model` with a ``predict`` method taking and returning numpy
-arrays by tensor name. The server checks every request against the declared inputs *before*
-``predict`` runs (names, datatypes, shapes with ``-1`` for a variable dimension; ``-1``
-appears only in metadata, a request's shapes are non-negative), so
-``predict`` only ever sees arrays it was promised::
+arrays by tensor name::
 
     class Scale(Model):
         name = "scale"
@@ -14,27 +11,16 @@ appears only in metadata, a request's shapes are non-negative), so
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * float(parameters.get("factor", 2.0))}
 
-What ``predict`` returns is checked the same way against the declared outputs (names,
-datatypes, shapes, and with ``max_batch_size`` one row per request row), a value that is not
-an array of the declared datatype converted when every value fits exactly
-(:func:`fit_datatype`); a model that breaks its declaration is answered as an internal error
-(500, gRPC INTERNAL) naming the model and the output. ``outputs = None`` answers anything.
-
-A model whose inputs and outputs all start with a ``-1`` (batch) dimension may declare
-``max_batch_size``: requests with more rows are refused, and its configuration (``GET
-/v2/models/<name>/config``, Triton's form) lists dims without that dimension, as Triton's do.
-``config_parameters`` (strings by name) are the configuration's ``parameters``.
-
-``predict`` may be ``async def``. A plain ``def predict`` runs on the event loop (fastest for
-cheap numpy work); set ``run_in_thread = True`` when it blocks for long (a real network), and
-it runs in a worker thread while the server keeps answering.
+Invariant: every request is checked against the declared inputs before ``predict`` runs, and
+what it returns against the declared outputs (a breach is an internal error naming the model
+and the output). docs/serving.md#your-models: batching, configuration, async and threads.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -385,18 +371,15 @@ class Model:
                     f"unexpected inference input '{tensor.name}' for model '{self.name}'; "
                     f"its inputs are {_names(self.inputs)}"
                 )
-            if tensor.datatype != spec.datatype:
-                raise InvalidArgumentError(
-                    f"input '{tensor.name}' of model '{self.name}' has datatype "
-                    f"{tensor.datatype}, the model expects {spec.datatype}"
-                )
-            if not spec.accepts(tensor.shape):
-                raise InvalidArgumentError(
-                    f"input '{tensor.name}' of model '{self.name}' has shape "
-                    f"{list(tensor.shape)}, the model expects {list(spec.shape)} "
-                    "(-1: any size)"
-                )
-        missing = [s.name for s in self.inputs if not s.optional and s.name not in arrays]
+            _check_declared(
+                spec,
+                tensor,
+                lambda name, what, got, want: InvalidArgumentError(
+                    f"input '{name}' of model '{self.name}' has {what} {got}, "
+                    f"the model expects {want}"
+                ),
+            )
+        missing = _missing(self.inputs, arrays)
         if missing:
             raise InvalidArgumentError(
                 f"model '{self.name}' expects input(s) {missing} that the request does not have"
@@ -457,8 +440,7 @@ class Model:
                         f"model '{self.name}' returned output '{extra[0]}', which it does not "
                         f"declare; its outputs are {list(specs)}"
                     )
-                missing = [s.name for s in specs.values() if not s.optional]
-                missing = [name for name in missing if name not in produced]
+                missing = _missing(specs.values(), produced)
                 if missing:
                     raise InternalError(
                         f"model '{self.name}' did not return its output '{missing[0]}'; "
@@ -513,16 +495,14 @@ class Model:
             ) from None
         if spec is None:
             return tensor
-        if tensor.datatype != spec.datatype:
-            raise InternalError(
-                f"model '{self.name}' returned output '{name}' as {tensor.datatype}, "
-                f"its metadata says {spec.datatype}"
-            )
-        if not spec.accepts(tensor.shape):
-            raise InternalError(
-                f"model '{self.name}' returned output '{name}' of shape {list(tensor.shape)}, "
-                f"its metadata says {list(spec.shape)} (-1: any size)"
-            )
+        _check_declared(
+            spec,
+            tensor,
+            lambda name, what, got, want: InternalError(
+                f"model '{self.name}' returned output '{name}' "
+                f"{'as' if what == 'datatype' else 'of shape'} {got}, its metadata says {want}"
+            ),
+        )
         if batch is not None and tensor.shape[0] != batch:
             raise InternalError(
                 f"model '{self.name}' returned output '{name}' with {tensor.shape[0]} rows "
@@ -563,6 +543,24 @@ def datatype_of_config(data_type: str) -> str:
     if not data_type.startswith("TYPE_") or datatype not in datatypes.DATATYPES:
         raise ValueError(f"unknown data_type {data_type!r} (TYPE_FP32, TYPE_STRING...)")
     return datatype
+
+
+def _check_declared(
+    spec: TensorSpec, tensor: Tensor, mismatch: Callable[[str, str, str, str], Exception]
+) -> None:
+    """One check for inputs and outputs: ``tensor`` has the declared datatype and a shape the
+    declaration accepts; else ``mismatch(name, what, got, expected)`` is raised (``what``:
+    ``"datatype"`` or ``"shape"``), each side wording its own error."""
+    if tensor.datatype != spec.datatype:
+        raise mismatch(tensor.name, "datatype", tensor.datatype, spec.datatype)
+    if not spec.accepts(tensor.shape):
+        shape = f"{list(spec.shape)} (-1: any size)"
+        raise mismatch(tensor.name, "shape", str(list(tensor.shape)), shape)
+
+
+def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
+    """The declared tensors that are not ``optional`` and not ``present``, in order."""
+    return [s.name for s in specs if not s.optional and s.name not in present]
 
 
 def _names(specs: Sequence[TensorSpec]) -> list[str]:

@@ -1,20 +1,13 @@
-"""The model registry shared by the REST and gRPC front ends, and the inference step itself.
+"""The model registry shared by the front ends, and the inference step itself.
 
-The registry holds every model known to the server, by name and version, with its state:
-``READY`` after :meth:`Model.load` succeeded, ``UNAVAILABLE`` before that or after an unload
-(``reason`` says why), the states of Triton's repository index. A request without a version
-goes to the newest ready version (numeric versions compare as numbers, as in Triton).
-
+The registry holds every model by name and version with its state (``READY``, ``UNAVAILABLE``
+with a reason: Triton's repository index states); a request without a version goes to the
+newest ready version (numeric versions compare as numbers, as in Triton).
 :meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
-check the inputs, run ``predict``, keep the requested outputs (classified when asked, see
-:mod:`oipcodec.server.classification`; written into shared memory when asked) and echo the id;
-:meth:`ModelRegistry.execute` does the same and also says when ``predict`` ran, for the
-statistics the front ends record (server/stats.py) in :attr:`ModelRegistry.statistics`.
-
-With a :class:`~oipcodec.server.repository.ModelRepository` (``oipcodec serve
---model-repository``), the models are its folders: a load imports the folder's code afresh and
-replaces the versions in use, an unload drops them, the index also lists the folders that are
-not loaded, and the model control mode decides whether load and unload requests are taken.
+check the inputs, run ``predict``, keep the requested outputs (classified, or written into
+shared memory, when asked); :meth:`ModelRegistry.execute` also says when ``predict`` ran, for
+the statistics. With a :class:`~oipcodec.server.repository.ModelRepository` the models are its
+folders, loaded and unloaded as the model control mode allows (docs/model-repository.md).
 """
 
 from __future__ import annotations
@@ -39,8 +32,8 @@ from oipcodec.errors import (
 from oipcodec.errors import request_error_for as from_exception
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
+from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.repository import ModelRepository, RepositoryError
-from oipcodec.server.shm import SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput

@@ -1,37 +1,15 @@
-"""A model repository on disk: one folder per model, laid out as Triton and MLServer users know.
+"""A model repository on disk: one folder per model, laid out as Triton and MLServer users know
+(docs/model-repository.md shows the layout and the configuration fields read).
 
-::
+``model.py`` offers one model: ``MODEL``, else ``MODELS`` (holding one), else the one
+:class:`Model` subclass of the file made as ``Cls(name=<folder>, version=<version folder>)``;
+the folder names the model and the highest numbered version folder its version, whatever the
+code declares. The configuration is Triton's (``config.json`` or ``config.pbtxt``), fields it
+does not read ignored with a warning.
 
-    models/                 the repository: oipcodec serve --model-repository models
-      add_one/              a model; the folder's name is the model's name
-        config.json         optional: its configuration (or config.pbtxt), Triton's fields
-        labels.txt          files the configuration names (label_filename), beside it
-        1/                  optional numbered version folders: the highest one is served
-          model.py
-        2/
-          model.py
-          helpers.py        imported by model.py as ``from . import helpers``
-      echo/
-        model.py            no version folder: the version the model declares (default "1")
-
-``model.py`` offers one model, looked up in this order: ``MODEL`` (a :class:`Model` instance),
-``MODELS`` (what ``--model-module`` reads: a list, or a function returning one, holding one
-model), else the one :class:`Model` subclass defined in the file, made as
-``Cls(name=<folder>, version=<version folder>)``. The folder names the model and the version
-folder its version, whatever the code declares.
-
-Every read imports the code afresh, under a package name of its own
-(``oipcodec_repository_<n>_<model>``) compiled from the source (never from ``__pycache__``,
-whose timestamps cannot tell two edits in one second apart), so a repository load picks up an
-edited ``model.py`` and the files it imports beside it. :meth:`ModelRepository.replace`
-removes the previous import's modules from ``sys.modules``.
-
-The configuration file is Triton's model configuration: ``config.json`` in its JSON form (the
-document ``GET /v2/models/<name>/config`` answers) or ``config.pbtxt`` in protobuf's text
-form, both read into the same message (:mod:`oipcodec.proto`'s ``ModelConfig``). Read:
-``name`` (must be the folder's), ``max_batch_size``, ``input`` and ``output`` (``name``,
-``data_type``, ``dims``, ``optional``, ``label_filename``), ``parameters``. Other fields
-(``instance_group``, ``dynamic_batching``, ``version_policy``...) are ignored with a warning.
+Invariant: every read imports the code afresh, under a package name of its own compiled from
+the source (never from ``__pycache__``, whose timestamps cannot tell two edits in one second
+apart), so a load picks up an edited ``model.py`` and the files beside it.
 """
 
 from __future__ import annotations
@@ -290,9 +268,14 @@ class _RepositoryFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
+#: The one finder installed, an instance: ``importlib.invalidate_caches()`` calls every finder's
+#: ``invalidate_caches`` as a method, which a class on ``sys.meta_path`` fails.
+_FINDER = _RepositoryFinder()
+
+
 def _install_finder() -> None:
-    if not any(finder is _RepositoryFinder for finder in sys.meta_path):
-        sys.meta_path.insert(0, _RepositoryFinder)
+    if not any(finder is _FINDER for finder in sys.meta_path):
+        sys.meta_path.insert(0, _FINDER)
 
 
 def _import_fresh(package: str, directory: Path, code: Path) -> ModuleType:

@@ -1,35 +1,15 @@
 """Inference statistics, in one place: what the statistics endpoints, the gRPC ModelStatistics
-RPC and the Prometheus metrics (server/metrics.py) all read.
+RPC and the Prometheus metrics (frontends/metrics_frontend.py) all read.
 
-Every count is a plain integer slot that only its own process writes, so recording a request
-is a handful of integer additions with no lock (predict may run in threads, but the counters
-are only written from the event loop's thread). A server of several processes
-(``workers > 1``) gives each one a file in one directory, mapped into its memory as 64-bit
-slots, and a reader sums the files of every process: every figure covers the whole server,
-whichever process answers the scrape (the design of prometheus_client's multiprocess mode,
-without its per-value files). A server of one process keeps its counters in a Python list.
-
-A process's counters are blocks of slots: one per model version (:data:`MODEL_FIELDS`), one per
-model version and batch size (:data:`BATCH_FIELDS`), one per encoding path
-(:data:`PATH_FIELDS`). Each block is added on first use; its key and offset go to a small JSON
-file next to the counters (rewritten, atomically, when a block is added: rarely), so the
-readers in other processes know the layout.
-
-What the figures mean (Triton's names; the durations are ``time.perf_counter_ns`` spans):
-
-- ``success`` / ``fail``: requests answered / refused after their model was found, with their
-  total duration from the request body fully received to the answer encoded (or the failure);
-- ``compute_input``: decoding the request (inflating, parsing, checking the inputs);
-- ``queue``: from the request checked to ``predict`` starting: a worker thread's wait for a
-  ``run_in_thread`` model; 0 otherwise (``predict`` runs at once: there is no queue);
-- ``compute_infer``: ``predict``; ``compute_output``: encoding the answer;
-- the compute and queue counts are those of successful requests (a request is one execution);
-- ``inference_count``: rows (the batch size of a model with ``max_batch_size`` > 0, else 1
-  per request); ``execution_count``: ``predict`` calls, failed ones included;
-- ``batch_stats``: per batch size for a model that batches; a model that does not runs every
-  request as a batch of 1, so its one entry (batch size 1) repeats its totals;
-- per encoding path (:data:`PATHS`): inference requests, request and answer bytes, and the
-  nanoseconds spent decoding and encoding.
+Invariant: every count is a plain integer slot that only its own process writes, from the event
+loop's thread, so recording a request is a few integer additions with no lock. A server of
+several processes gives each a file of 64-bit slots in one directory, and a reader sums every
+process's file, so each figure covers the whole server whichever process answers (the design
+of prometheus_client's multiprocess mode, without its per-value files); one process keeps a
+Python list. Blocks of slots per model version (:data:`MODEL_FIELDS`), per batch size
+(:data:`BATCH_FIELDS`) and per encoding path (:data:`PATH_FIELDS`) are added on first use,
+their layout in a small JSON file beside the counters. What each figure means (Triton's names):
+docs/observability.md.
 """
 
 from __future__ import annotations

@@ -29,11 +29,11 @@ from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.metadata import SERVER_NAME, extensions
+from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.shm import SharedMemoryRegions, cuda_unsupported
 from oipcodec.types import InferResponse
 
-__all__ = ["SERVICE", "InferenceServicer", "create_grpc_server"]
+__all__ = ["SERVICE", "InferenceServicer"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -308,39 +308,3 @@ def _logged(exc: BaseException, where: str) -> RequestError:
     else:
         log.info("%s -> %s: %s", where, error.grpc_code, error.message)
     return error
-
-
-def create_grpc_server(
-    registry: ModelRegistry,
-    *,
-    limits: Limits = DEFAULT_LIMITS,
-    reuse_port: bool = False,
-    options: list[tuple[str, Any]] | None = None,
-    server_name: str = SERVER_NAME,
-) -> tuple[Any, InferenceServicer]:
-    """A ``grpc.aio.Server`` serving ``registry`` over the OIP and the v1 API (no port added
-    yet), and the OIP servicer.
-
-    Messages up to ``limits.max_body_bytes`` are accepted (larger ones get
-    RESOURCE_EXHAUSTED from grpc itself). ``reuse_port`` lets several processes share a port
-    (SO_REUSEPORT); it is off by default so that a port in use is an error. ``server_name``
-    is the name in the server metadata.
-    """
-    servicer = InferenceServicer(registry, limits=limits, server_name=server_name)
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", limits.max_body_bytes),
-            ("grpc.max_send_message_length", -1),
-            ("grpc.so_reuseport", 1 if reuse_port else 0),
-            *(options or []),
-        ]
-    )
-    server.add_generic_rpc_handlers((servicer.handler(),))
-    # The TensorRT Inference Server v1 API on the same server and port.
-    from oipcodec.server.v1 import V1Frontend, add_to_server
-
-    frontend = V1Frontend(
-        registry, limits=limits, server_id=server_name, ready=lambda: servicer.ready
-    )
-    add_to_server(frontend, server)
-    return server, servicer

@@ -9,14 +9,16 @@ grpc_raw, grpc_typed, v1_http, v1_grpc, graphpipe).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Sequence
 
 import orjson
 
+from oipcodec.errors import NotFoundError
+from oipcodec.server.frontends._asgi import Answer, Receive, Scope, Send, allow
+from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.stats import PATH_FIELDS, PATHS, Snapshot, Statistics, model_figures
 
-__all__ = ["CONTENT_TYPE", "TRITON_METRICS", "MetricsApp", "render"]
+__all__ = ["CONTENT_TYPE", "TRITON_METRICS", "MetricsApp", "MetricsRoutes", "render"]
 
 #: The content type of the text exposition format.
 CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
@@ -142,9 +144,23 @@ def render(snapshot: Snapshot) -> bytes:
     return "\n".join(lines).encode()
 
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+class MetricsRoutes:
+    """``GET /metrics`` on the REST port, mounted beside the REST app: the Prometheus metrics of
+    every process of the server (404 when metrics are off)."""
+
+    def __init__(self, registry: ModelRegistry) -> None:
+        self.registry = registry
+
+    async def __call__(
+        self, method: str, path: str, parts: Sequence[str], scope: Scope, receive: Receive
+    ) -> Answer:
+        if list(parts) != ["metrics"]:
+            raise NotFoundError(f"no endpoint {path}")
+        allow(method, "GET")
+        statistics = self.registry.statistics
+        if statistics is None:
+            raise NotFoundError("no endpoint /metrics: metrics are off in this server")
+        return 200, render(statistics.snapshot()), [(b"content-type", CONTENT_TYPE)]
 
 
 class MetricsApp:

@@ -1,20 +1,12 @@
 """Keeping freed heap memory for the next request: glibc's ``M_TOP_PAD``.
 
 A server that decodes megabyte tensors allocates and frees several buffers of that size per
-request (the body's parts and their join, the decoded array, the answer's text), from the event
-loop's thread and the codec's worker threads. With glibc's defaults each malloc arena gives the
-free top of its heap back to the kernel and takes it again for the next request, so every
-request pays for fresh zeroed pages. ``M_TOP_PAD`` makes each heap keep that much free memory
-at its top when it grows and when it trims, so megabyte buffers are carved from memory the
-process already has.
-
-Measured with benchmarks/load/load_server.py (wrk, 8 connections, one server process, 1x3x224x224
-FP32 as JSON) on the 2-core development machine, default vs 64 MiB, two rounds: page faults per
-request 437 and 474 vs 15 and 18; server CPU time per request 9.4 and 10.5 ms vs 7.6 and 9.3 ms;
-requests/s 158 and 142 vs 199 and 161; resident memory after the load 75-83 MB vs 142-146 MB.
-A smaller pad (16 MiB) was worse than none: setting any malloc parameter also fixes glibc's
-mmap threshold at 128 KiB, so a buffer the top of the heap cannot hold is mapped and unmapped
-each time (2,200 faults per request).
+request. With glibc's defaults each malloc arena gives the free top of its heap back to the
+kernel and takes it again for the next request, so every request pays for fresh zeroed pages.
+``M_TOP_PAD`` makes each heap keep that much free memory at its top, so megabyte buffers are
+carved from memory the process already has. The default, 64 MiB, cut page faults per request
+by more than 20 times; a smaller pad is worse than none, as setting any malloc parameter also
+fixes glibc's mmap threshold at 128 KiB (docs/measurements.md#malloc-top-pad).
 """
 
 from __future__ import annotations
@@ -23,12 +15,9 @@ import ctypes
 import logging
 import os
 
-__all__ = ["DEFAULT_MALLOC_TOP_PAD", "check_malloc_top_pad", "set_malloc_top_pad"]
+__all__ = ["set_malloc_top_pad"]
 
 log = logging.getLogger("oipcodec.server")
-
-#: What ``oipcodec serve`` and :func:`oipcodec.server.serve` set by default: 64 MiB.
-DEFAULT_MALLOC_TOP_PAD = 64 << 20
 
 #: ``M_TOP_PAD`` of glibc's <malloc.h>.
 _M_TOP_PAD = -2
@@ -50,13 +39,6 @@ def _glibc() -> ctypes.CDLL | None:
         return None
 
 
-def check_malloc_top_pad(nbytes: int) -> None:
-    """Refuse a negative pad with ValueError (the servers check it before they start a
-    process that would only say it failed to start)."""
-    if nbytes < 0:
-        raise ValueError(f"malloc_top_pad must be >= 0 bytes, got {nbytes}")
-
-
 def set_malloc_top_pad(nbytes: int) -> bool:
     """Set glibc's ``M_TOP_PAD`` to ``nbytes`` for this whole process; True when it took effect.
 
@@ -66,7 +48,8 @@ def set_malloc_top_pad(nbytes: int) -> bool:
     or ``GLIBC_TUNABLES``): the operator's choice wins. The process keeps up to about
     ``nbytes`` of freed memory per malloc arena instead of returning it to the system.
     """
-    check_malloc_top_pad(nbytes)
+    if nbytes < 0:
+        raise ValueError(f"malloc_top_pad must be >= 0 bytes, got {nbytes}")
     if nbytes == 0:
         return False
     if any(name in os.environ for name in _OPERATOR_SETTINGS):

@@ -1,7 +1,7 @@
 """The TensorRT Inference Server v1 API, served from the same models as the OIP.
 
-:class:`V1Frontend` holds what the HTTP routes (:func:`route`, under ``/api/``) and the gRPC
-``nvidia.inferenceserver.GRPCService`` (:class:`V1Servicer`) share: health, the
+:class:`V1Frontend` holds what the HTTP routes (:class:`V1Routes`, mounted under ``/api/``)
+and the gRPC ``nvidia.inferenceserver.GRPCService`` (:class:`V1Servicer`) share: health, the
 ``ServerStatus``, inference and model control over the server's :class:`ModelRegistry`.
 
 Every answer carries a ``RequestStatus``: over HTTP in the ``NV-Status`` header (one-line
@@ -34,12 +34,22 @@ from oipcodec.errors import (
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import trtis_v1_pb2 as pb
+from oipcodec.server.frontends._asgi import (
+    BINARY,
+    JSON,
+    Answer,
+    MethodNotAllowed,
+    Receive,
+    Scope,
+    allow,
+    joined,
+    read_body,
+)
 from oipcodec.server.metadata import SERVER_NAME
-from oipcodec.server.protocol import BUFFERS_EXTENSION
 from oipcodec.server.registry import READY, ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput
 
-__all__ = ["SERVICE", "V1Frontend", "V1Servicer", "route"]
+__all__ = ["SERVICE", "V1Frontend", "V1Routes", "V1Servicer", "add_to_server"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -52,9 +62,7 @@ _STATES = {
     "LOADING": pb.MODEL_LOADING,
     "UNLOADING": pb.MODEL_UNLOADING,
 }
-_BINARY = b"application/octet-stream"
 _TEXT = b"text/plain"
-_JSON = b"application/json"
 
 
 class V1Frontend:
@@ -215,60 +223,68 @@ def model_config(config: dict[str, Any]) -> Any:
 
 # ----------------------------------------------------------------------------- HTTP
 
-_Answer = tuple[int, Any, list[tuple[bytes, bytes]]]
-
 
 def _answer(
     frontend: V1Frontend,
     exc: BaseException | None,
     body: Any = b"",
     headers: list[tuple[bytes, bytes]] | None = None,
-) -> _Answer:
+) -> Answer:
     state = frontend.status(exc)
     out = list(headers or [])
     out.append((v1.STATUS_HEADER.lower().encode(), v1.status_text(state).encode()))
     return (200 if exc is None else 400), body, out
 
 
-def _format(scope: dict[str, Any], headers: dict[bytes, bytes]) -> str:
+def _format(scope: Scope, headers: dict[bytes, bytes]) -> str:
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     given = query.get("format", [""])[-1]
     if given:
         return given
-    return "json" if headers.get(b"accept") == _JSON else "text"
+    return "json" if headers.get(b"accept") == JSON else "text"
 
 
-async def route(app: Any, method: str, parts: Sequence[str], scope: Any, receive: Any) -> _Answer:
-    """Answer an HTTP request under ``/api/`` (``parts``: the path's segments, ``api``
-    first) for ``app`` (the :class:`~oipcodec.server.http.RestApp`). A wrong method raises
-    the app's 405; every other failure is answered 400 with its ``NV-Status``."""
-    from oipcodec.server.http import _allow, _MethodNotAllowed  # the app's 405
+class V1Routes:
+    """The v1 API's HTTP routes, mounted under ``/api/`` beside the REST app: a wrong method
+    raises the 405 of :mod:`~oipcodec.server.frontends._asgi`; every other failure is answered
+    400 with its ``NV-Status``."""
 
-    frontend: V1Frontend = app.v1
+    def __init__(self, frontend: V1Frontend) -> None:
+        self.frontend = frontend
+
+    async def __call__(
+        self, method: str, path: str, parts: Sequence[str], scope: Scope, receive: Receive
+    ) -> Answer:
+        return await _route(self.frontend, method, parts, scope, receive)
+
+
+async def _route(
+    frontend: V1Frontend, method: str, parts: Sequence[str], scope: Scope, receive: Receive
+) -> Answer:
     n = len(parts)
     kind = parts[1] if n > 1 else ""
     headers = dict(scope["headers"])
     try:
         if kind == "health" and n == 3 and parts[2] in ("live", "ready"):
-            _allow(method, "GET")
-            if parts[2] == "ready" and not app.ready:
+            allow(method, "GET")
+            if parts[2] == "ready" and not frontend.ready():
                 return _answer(frontend, UnavailableError("the server is not ready"))
             return _answer(frontend, None)
         if kind == "status" and n in (2, 3):
-            _allow(method, "GET")
+            allow(method, "GET")
             server_status = frontend.server_status(parts[2] if n == 3 else "")
             return _answer(frontend, None, *_document(server_status, _format(scope, headers)))
         if kind == "infer" and n in (3, 4):
-            _allow(method, "POST")
-            return await _infer(app, frontend, parts, scope, headers, receive)
+            allow(method, "POST")
+            return await _infer(frontend, parts, scope, headers, receive)
         if kind == "modelcontrol" and n == 4 and parts[2] in ("load", "unload"):
-            _allow(method, "POST")
+            allow(method, "POST")
             await frontend.control(parts[3], parts[2] == "load")
             return _answer(frontend, None)
         if kind == "sharedmemory":
             raise UnsupportedError("v1 shared memory is not supported (use the OIP's)")
         raise NotFoundError(f"no v1 endpoint /{'/'.join(parts)}")
-    except _MethodNotAllowed:
+    except MethodNotAllowed:
         raise
     except Exception as exc:
         return _answer(frontend, exc)
@@ -276,21 +292,20 @@ async def route(app: Any, method: str, parts: Sequence[str], scope: Any, receive
 
 def _document(message: Any, form: str) -> tuple[Any, list[tuple[bytes, bytes]]]:
     if form == "binary":
-        return message.SerializeToString(), [(b"content-type", _BINARY)]
+        return message.SerializeToString(), [(b"content-type", BINARY)]
     if form == "json":
         text = json_format.MessageToJson(message, preserving_proto_field_name=True)
-        return text.encode(), [(b"content-type", _JSON)]
+        return text.encode(), [(b"content-type", JSON)]
     return text_format.MessageToString(message).encode(), [(b"content-type", _TEXT)]
 
 
 async def _infer(
-    app: Any,
     frontend: V1Frontend,
     parts: Sequence[str],
     scope: Any,
     headers: dict[bytes, bytes],
     receive: Any,
-) -> _Answer:
+) -> Answer:
     name = parts[2]
     version = parts[3] if len(parts) == 4 else None
     frontend.registry.get(name, v1.version_text(version))  # unknown model: before the body
@@ -298,7 +313,7 @@ async def _infer(
     if text is None:
         raise InvalidArgumentError(f"the request has no {v1.REQUEST_HEADER} header")
     header = v1.parse_request_header(text)
-    body = await app._body(scope, headers, receive)
+    body = await read_body(scope, headers, receive, frontend.limits)
     try:
         response_header, outputs = await frontend.infer(name, version, header, body, "v1_http")
     except Exception as exc:
@@ -314,19 +329,13 @@ async def _infer(
     appended = response_header.SerializeToString() if binary else line.encode()
     # As the OIP's answers: the parts as they are (large tensors not joined) when the server
     # takes bytes-like parts, else one body.
-    answer: list[Any] = [*outputs, appended]
-    from oipcodec.server.http import _JOIN_BELOW
-
-    if BUFFERS_EXTENSION not in scope.get("extensions", ()) or (
-        sum(len(part) for part in answer) < _JOIN_BELOW
-    ):
-        answer = [b"".join(answer)]
+    answer = joined([*outputs, appended], scope)
     return _answer(
         frontend,
         None,
         answer,
         [
-            (b"content-type", _BINARY),
+            (b"content-type", BINARY),
             (v1.RESPONSE_HEADER.lower().encode(), line.encode()),
         ],
     )

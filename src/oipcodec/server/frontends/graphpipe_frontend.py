@@ -1,46 +1,52 @@
 """The GraphPipe front end: a model's GraphPipe endpoint, on the REST port and on a port of its own.
 
 ``POST /graphpipe/<model>`` (and ``POST /`` on the ``--graphpipe-port``) takes a ``Request``
-flatbuffer: an ``InferRequest`` runs the model and is answered an ``InferResponse``, a
-``MetadataRequest`` is answered the model's ``MetadataResponse``. ``GET`` on the same path
-answers the metadata as JSON, GraphPipe's "simple mode".
+flatbuffer and answers an ``InferResponse`` or a ``MetadataResponse``; ``GET`` answers the
+metadata as JSON (GraphPipe's "simple mode").
 
-What is answered how:
-
-- A body that is not a ``Request`` flatbuffer at all (the verifier refuses it): 400 with a
-  text message naming the byte offset. GraphPipe's clients raise an HTTP error for any status
-  but 200 without reading the body, so only this, an unknown model (404), a model that is not
-  ready (503) and a body over the size limit (413) are not 200.
-- Any other problem, of the request or of the model, is an ``InferResponse`` whose ``errors``
-  hold one ``Error``, with status 200, which GraphPipe's clients raise with its message. Its
-  ``code`` is the HTTP status oipcodec's REST front end answers for the same problem: 400 a
-  request that does not fit the model or the limits (message naming the input and what was
-  expected), 404 / 503 a model's NotFoundError / UnavailableError, 500 the model failed.
-- ``input_names`` left empty means the model's inputs in their declared order; ``output_names``
-  left empty means every output. ``config``, when not empty, reaches ``predict`` as the request
-  parameter ``"config"`` (a str; it must be UTF-8).
-- A model input of datatype BOOL takes a Uint8 tensor of 0 and 1, and one of BF16 a Float32
-  tensor (rounded to BF16, nearest even), since GraphPipe has neither type.
+Invariant: only a body the flatbuffer verifier refuses (400), an unknown model (404), a model
+that is not ready (503) and a body over the limit (413) are not 200, since GraphPipe's clients
+read no body of another status; any other problem is an ``InferResponse`` whose one ``Error``
+carries the status the REST front end would answer. BOOL and BF16 inputs take Uint8 and
+Float32 tensors (GraphPipe has neither type). docs/graphpipe.md has the details.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from oipcodec import __version__, datatypes, graphpipe
-from oipcodec.errors import DecodeError, InvalidArgumentError, OIPError, RequestError
+from oipcodec.errors import (
+    DecodeError,
+    InvalidArgumentError,
+    NotFoundError,
+    OIPError,
+    RequestError,
+)
 from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import Limits
+from oipcodec.server.frontends._asgi import (
+    Answer,
+    MethodNotAllowed,
+    Receive,
+    Scope,
+    Send,
+    joined,
+    json_answer,
+    read_body,
+    respond,
+)
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput, Tensor
 
-__all__ = ["CONTENT_TYPE", "answer", "metadata"]
+__all__ = ["CONTENT_TYPE", "GraphPipeApp", "GraphPipeRoutes", "answer", "metadata"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -104,6 +110,62 @@ async def answer(
         sent = sum(len(part) for part in parts)
         stats.answered(model, "graphpipe", infer_request.inputs, received, timings, size, sent)
     return 200, parts, CONTENT_TYPE
+
+
+async def _endpoint(
+    registry: ModelRegistry,
+    limits: Limits,
+    method: str,
+    name: str,
+    scope: Scope,
+    receive: Receive,
+) -> Answer:
+    """GraphPipe's endpoint for model ``name``: POST a Request flatbuffer, GET the metadata as
+    JSON."""
+    if method not in ("GET", "POST"):
+        raise MethodNotAllowed("GET, POST")
+    model = registry.get(name)  # 404 / 503 before reading the body
+    if method == "GET":
+        return json_answer(200, metadata(model).document())
+    body = await read_body(scope, dict(scope["headers"]), receive, limits)
+    status, parts, content_type = await answer(registry, model, body, limits)
+    return status, joined(parts, scope), [(b"content-type", content_type)]
+
+
+class GraphPipeRoutes:
+    """``/graphpipe/<model>``, mounted beside the REST app."""
+
+    def __init__(self, registry: ModelRegistry, limits: Limits) -> None:
+        self.registry = registry
+        self.limits = limits
+
+    async def __call__(
+        self, method: str, path: str, parts: Sequence[str], scope: Scope, receive: Receive
+    ) -> Answer:
+        if len(parts) != 2:
+            raise NotFoundError(f"no endpoint {path}")
+        return await _endpoint(self.registry, self.limits, method, parts[1], scope, receive)
+
+
+class GraphPipeApp:
+    """The ASGI app of the GraphPipe port: one model's endpoint at ``/`` (run without
+    lifespan events: the runtime loads the models)."""
+
+    def __init__(self, registry: ModelRegistry, model: str, limits: Limits) -> None:
+        self.registry = registry
+        self.model = model
+        self.limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await respond(scope, receive, send, lambda m, p: self._route(m, p, scope, receive))
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1003})
+
+    async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> Answer:
+        if path.strip("/").split("/") != [""]:
+            raise NotFoundError(f"no endpoint {path}: this port serves GraphPipe at /")
+        return await _endpoint(self.registry, self.limits, method, self.model, scope, receive)
 
 
 def _infer_request(model: Model, request: graphpipe.GraphPipeRequest) -> InferRequest:

@@ -1,25 +1,11 @@
-"""The OIP REST front end: a plain ASGI application (no web framework).
+"""The OIP REST front end: a plain ASGI application (no web framework) over a model registry.
 
-It runs under uvicorn (what ``oipcodec serve`` uses) or any ASGI server, and answers every
-endpoint of the OIP REST protocol (health, server and model metadata, inference, the model
-repository) and Triton's model configuration, statistics and ``/metrics`` (Prometheus) the way
-Triton does:
-
-- health: Triton's statuses (200, or 400 when not ready) with a small JSON body,
-  ``{"live": true}`` / ``{"ready": true}`` / ``{"ready": false}``, as KServe's server sends:
-  KServe's REST client reads that body (``is_server_live`` parses it), Triton's sends none and
-  its clients, like oipcodec's, look at the status only; a ready model answers
-  ``{"name": ..., "ready": true}``;
-- errors: ``{"error": "<message>"}`` with Triton's status map (404 not found, 503 unavailable,
-  501 unsupported, 500 internal, 400 anything else), 405 for a wrong method (with ``Allow``),
-  413 for a body over the limit (decided from ``Content-Length`` before the body is read, or
-  while reading a chunked body; Triton's default limit, 64 MB, counts inflated bytes too);
-- infer: JSON and binary-extension bodies (``Inference-Header-Content-Length``), gzip/deflate
-  request bodies, answers compressed when ``Accept-Encoding`` allows, ``binary_data`` per output
-  and ``binary_data_output`` per request ("in Triton and KServe an output listed without
-  binary_data stays JSON"), Triton's raw binary request (header value 0: the whole body is the
-  one input of the model, and every output comes back binary), ``application/octet-stream``
-  when the answer holds binary data, else ``application/json``.
+It answers every endpoint of the OIP REST protocol (health, server and model metadata,
+inference, the model repository, shared memory) and Triton's model configuration and
+statistics the way Triton does: Triton's statuses and error map, KServe's health bodies, JSON
+and binary-extension bodies, gzip/deflate both ways, Triton's raw binary request. Other front
+ends' routes (v1 API, GraphPipe, /metrics) are mounted on it by the runtime, never built here.
+docs/serving.md#what-the-server-speaks and docs/protocol.md give each endpoint's answers.
 
 No traceback reaches a client: an unexpected exception is logged with its traceback and
 answered 500 with a one-line message.
@@ -29,12 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import math
-import os
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -42,74 +25,49 @@ import orjson
 
 from oipcodec import __version__, datatypes, rest
 from oipcodec.errors import (
-    BodyTimeoutError,
     DecodeError,
     InvalidArgumentError,
     LimitError,
     NotFoundError,
     OIPError,
     PayloadTooLargeError,
-    RequestError,
 )
-from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
-from oipcodec.server import graphpipe as graphpipe_endpoint
-from oipcodec.server.metadata import EXTENSIONS, SERVER_NAME, extensions
-from oipcodec.server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from oipcodec.server.metrics import render
+from oipcodec.server.config import available_cpus
+from oipcodec.server.frontends._asgi import (
+    BINARY,
+    JOIN_BELOW,
+    JSON,
+    LIMIT_SETTING,
+    Answer,
+    Receive,
+    Route,
+    Scope,
+    Send,
+    allow,
+    empty,
+    json_answer,
+    read_body,
+    respond,
+)
+from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
-from oipcodec.server.protocol import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
+from oipcodec.server.regions import cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.shm import cuda_unsupported
-from oipcodec.server.v1 import V1Frontend
-from oipcodec.server.v1 import route as v1_route
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
-__all__ = ["EXTENSIONS", "RestApp", "available_cpus", "create_app"]
-
-log = logging.getLogger("oipcodec.server")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+__all__ = ["RestApp"]
 
 #: JSON text of at least this many bytes is parsed or written off the event loop.
 _OFF_LOOP_BYTES = 1 << 20
 #: The most a deflate stream inflates by: about 1032 bytes out per byte in.
 _MAX_DEFLATE_RATIO = 1032
-#: Answers smaller than this are joined into one body (one write beats several).
-_JOIN_BELOW = 1 << 16
 
 _T = TypeVar("_T")
 
-_JSON = b"application/json"
-_BINARY = b"application/octet-stream"
 _HEADER_LENGTH = rest.HEADER_LENGTH.lower().encode()
-
-
-class _ClientGone(Exception):
-    """The client disconnected before its request body arrived."""
-
-
-class _MethodNotAllowed(Exception):
-    def __init__(self, allowed: str) -> None:
-        self.allowed = allowed
-
-
-#: Status, body (bytes, or the parts of a large answer for a server that takes buffers),
-#: headers.
-_Answer = tuple[int, bytes | list[bytes | memoryview], list[tuple[bytes, bytes]]]
-
-
-def _json_answer(status: int, document: Any) -> _Answer:
-    return status, orjson.dumps(document), [(b"content-type", _JSON)]
-
-
-def _empty(status: int = 200) -> _Answer:
-    return status, b"", []
 
 
 #: The health answers: (status, body) by (endpoint, state); the bodies are KServe's.
@@ -120,10 +78,10 @@ _HEALTH = {
 }
 
 
-def _health(which: str, state: bool) -> _Answer:
+def _health(which: str, state: bool) -> Answer:
     """``v2/health/live`` or ``v2/health/ready``: Triton's status, KServe's JSON body."""
     status, body = _HEALTH[which, state]
-    return status, body, [(b"content-type", _JSON)]
+    return status, body, [(b"content-type", JSON)]
 
 
 class RestApp:
@@ -146,7 +104,7 @@ class RestApp:
         manage_models: bool = True,
         server_name: str = SERVER_NAME,
         codec_threads: int | None = None,
-        graphpipe_model: str | None = None,
+        mounts: Mapping[str, Route] | None = None,
     ) -> None:
         if codec_threads is not None and codec_threads < 1:
             raise ValueError(f"codec_threads must be at least 1, got {codec_threads}")
@@ -155,14 +113,11 @@ class RestApp:
         self.registry = registry
         self.limits = limits
         self.manage_models = manage_models
-        #: Serve only this model's GraphPipe endpoint, at ``/`` (``--graphpipe-port``).
-        self.graphpipe_model = graphpipe_model
         #: False while starting and shutting down: health/ready answers 400.
         self.ready = not manage_models
-        #: The v1 API's answers over the same models (``/api/...``).
-        self.v1 = V1Frontend(
-            registry, limits=limits, server_id=server_name, ready=lambda: self.ready
-        )
+        #: Other front ends' routes on this port, by the first segment of their paths
+        #: (``api``: the v1 API, ``graphpipe``, ``metrics``), set by the runtime.
+        self.mounts: dict[str, Route] = dict(mounts or {})
         self._metadata = orjson.dumps(
             {
                 "name": server_name,
@@ -199,48 +154,26 @@ class RestApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        method: str = scope["method"]
-        path = _route_path(scope)
-        try:
-            status, body, headers = await self._route(method, path, scope, receive)
-        except _ClientGone:
-            return
-        except _MethodNotAllowed as exc:
-            status, body, headers = _json_answer(405, {"error": f"method {method} not allowed"})
-            headers.append((b"allow", exc.allowed.encode()))
-        except Exception as exc:
-            status, body, headers = _error_answer(exc, method, path)
-        parts = body if isinstance(body, list) else [body]
-        headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        last = len(parts) - 1
-        for index, part in enumerate(parts):
-            await send({"type": "http.response.body", "body": part, "more_body": index < last})
+        await respond(
+            scope, receive, send, lambda method, path: self._route(method, path, scope, receive)
+        )
 
     # ------------------------------------------------------------------ routing
 
-    async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> _Answer:
+    async def _route(self, method: str, path: str, scope: Scope, receive: Receive) -> Answer:
         parts = path.strip("/").split("/")
-        if self.graphpipe_model is not None:
-            if parts != [""]:
-                raise NotFoundError(f"no endpoint {path}: this port serves GraphPipe at /")
-            return await self._graphpipe(method, self.graphpipe_model, scope, receive)
-        if len(parts) == 2 and parts[0] == "graphpipe":
-            return await self._graphpipe(method, parts[1], scope, receive)
-        if parts == ["metrics"]:
-            _allow(method, "GET")
-            return self._metrics()
-        if parts[0] == "api":  # the TensorRT Inference Server v1 API
-            return await v1_route(self, method, parts, scope, receive)
+        mount = self.mounts.get(parts[0])
+        if mount is not None:
+            return await mount(method, path, parts, scope, receive)
         if not parts or parts[0] != "v2":
             raise NotFoundError(f"no endpoint {path}")
         n = len(parts)
         if n == 2 and parts[1] == "models":  # KServe's list of models
-            _allow(method, "GET")
-            return _json_answer(200, {"models": self.registry.names()})
+            allow(method, "GET")
+            return json_answer(200, {"models": self.registry.names()})
         if n == 3 and parts[1] == "models" and parts[2] == "stats":
-            _allow(method, "GET")
-            return _json_answer(200, self.registry.statistics_document())
+            allow(method, "GET")
+            return json_answer(200, self.registry.statistics_document())
         if n >= 3 and parts[1] == "models":
             name = parts[2]
             version = None
@@ -250,37 +183,37 @@ class RestApp:
                 rest_parts = rest_parts[2:]
             action = rest_parts[0] if len(rest_parts) == 1 else None
             if not rest_parts:
-                _allow(method, "GET")
-                return _json_answer(200, self.registry.metadata(name, version))
+                allow(method, "GET")
+                return json_answer(200, self.registry.metadata(name, version))
             if action == "infer":
-                _allow(method, "POST")
+                allow(method, "POST")
                 return await self._infer(scope, receive, name, version)
             if action == "config":
-                _allow(method, "GET")
-                return _json_answer(200, self.registry.config(name, version))
+                allow(method, "GET")
+                return json_answer(200, self.registry.config(name, version))
             if action == "stats":
-                _allow(method, "GET")
-                return _json_answer(200, self.registry.statistics_document(name, version))
+                allow(method, "GET")
+                return json_answer(200, self.registry.statistics_document(name, version))
             if action == "ready":
-                _allow(method, "GET")
+                allow(method, "GET")
                 if self.registry.is_ready(name, version):
-                    return _json_answer(200, {"name": name, "ready": True})
+                    return json_answer(200, {"name": name, "ready": True})
                 which = f"version {version} of " if version else ""
-                return _json_answer(400, {"error": f"{which}model '{name}' is not ready"})
+                return json_answer(400, {"error": f"{which}model '{name}' is not ready"})
         elif n == 1:
-            _allow(method, "GET")
-            return 200, self._metadata, [(b"content-type", _JSON)]
+            allow(method, "GET")
+            return 200, self._metadata, [(b"content-type", JSON)]
         elif n == 3 and parts[1] == "health" and parts[2] in ("live", "ready"):
-            _allow(method, "GET")
+            allow(method, "GET")
             return _health(parts[2], parts[2] == "live" or self.ready)
         elif n >= 3 and parts[1] == "repository":
             if n == 3 and parts[2] == "index":
-                _allow(method, "POST")
+                allow(method, "POST")
                 document = await self._json_body(scope, receive)
                 ready = document.get("ready", False) if isinstance(document, dict) else False
-                return _json_answer(200, self.registry.index(ready_only=ready is True))
+                return json_answer(200, self.registry.index(ready_only=ready is True))
             if n == 5 and parts[2] == "models" and parts[4] in ("load", "unload"):
-                _allow(method, "POST")
+                allow(method, "POST")
                 document = await self._json_body(scope, receive)
                 if parts[4] == "load":
                     entries = document.get("parameters") if isinstance(document, dict) else None
@@ -289,7 +222,7 @@ class RestApp:
                     )
                 else:
                     await self.registry.unload(parts[3])
-                return _empty()
+                return empty()
         elif (
             parts[1] in ("systemsharedmemory", "cudasharedmemory")
             and self.registry.shared_memory is not None
@@ -301,7 +234,7 @@ class RestApp:
 
     async def _shared_memory(
         self, method: str, parts: list[str], scope: Scope, receive: Receive
-    ) -> _Answer | None:
+    ) -> Answer | None:
         """The shared-memory extension's endpoints (Triton's paths), or None for another
         path: ``GET .../status``, ``POST .../register`` (system only: ``{"key", "offset",
         "byte_size"}``), ``POST .../unregister``, each for every region or for
@@ -318,14 +251,14 @@ class RestApp:
         assert regions is not None
         cuda = parts[1] == "cudasharedmemory"
         if action == "status":
-            _allow(method, "GET")
+            allow(method, "GET")
             if not cuda:
-                return _json_answer(200, regions.status(name))
+                return json_answer(200, regions.status(name))
             if name:
                 raise NotFoundError(f"Unable to find cuda shared memory region: '{name}'")
-            return _json_answer(200, [])
+            return json_answer(200, [])
         if action == "register" and name:
-            _allow(method, "POST")
+            allow(method, "POST")
             document = await self._json_body(scope, receive)
             if cuda:
                 raise cuda_unsupported(name)
@@ -336,117 +269,19 @@ class RestApp:
             regions.register(
                 name, document.get("key"), document.get("offset", 0), document.get("byte_size")
             )
-            return _empty()
+            return empty()
         if action == "unregister":
-            _allow(method, "POST")
+            allow(method, "POST")
             await self._json_body(scope, receive)
             if not cuda:
                 regions.unregister(name)
-            return _empty()
+            return empty()
         return None
-
-    async def _graphpipe(self, method: str, name: str, scope: Scope, receive: Receive) -> _Answer:
-        """GraphPipe's endpoint for model ``name`` (:mod:`oipcodec.server.graphpipe`): POST a
-        Request flatbuffer, GET the metadata as JSON."""
-        if method not in ("GET", "POST"):
-            raise _MethodNotAllowed("GET, POST")
-        model = self.registry.get(name)  # 404 / 503 before reading the body
-        if method == "GET":
-            return _json_answer(200, graphpipe_endpoint.metadata(model).document())
-        body = await self._body(scope, dict(scope["headers"]), receive)
-        status, parts, content_type = await graphpipe_endpoint.answer(
-            self.registry, model, body, self.limits
-        )
-        buffers = BUFFERS_EXTENSION in scope.get("extensions", ())
-        joined = not buffers or sum(len(part) for part in parts) < _JOIN_BELOW
-        return status, b"".join(parts) if joined else parts, [(b"content-type", content_type)]
-
-    def _metrics(self) -> _Answer:
-        """``GET /metrics``: the Prometheus metrics of every process of the server."""
-        statistics = self.registry.statistics
-        if statistics is None:
-            raise NotFoundError("no endpoint /metrics: metrics are off in this server")
-        return 200, render(statistics.snapshot()), [(b"content-type", METRICS_CONTENT_TYPE)]
 
     # ------------------------------------------------------------------ request bodies
 
-    async def _receive(self, scope: Scope, receive: Receive) -> MutableMapping[str, Any]:
-        """The next part of a request body, waiting at most ``limits.body_timeout_seconds``.
-
-        The wait is bounded by a timer that cancels this task, not by ``asyncio.wait_for``,
-        which (before Python 3.12) wraps every call in a task of its own: 6% of the server's
-        time on small JSON requests. A server that times out a stalled body itself (oipcodec's
-        protocol, server/protocol.py, which hands over a whole body in one message) says so
-        in the scope, and is left to it: a timer here would bound the whole body's time."""
-        if BODY_TIMEOUT_EXTENSION in scope.get("extensions", ()):
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _ClientGone
-            return message
-        timeout = self.limits.body_timeout_seconds
-        task = asyncio.current_task()
-        assert task is not None
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = asyncio.get_running_loop().call_later(timeout, expire)
-        try:
-            message = await receive()
-        except asyncio.CancelledError:
-            if not expired:
-                raise
-            if sys.version_info >= (3, 11):
-                task.uncancel()
-            raise BodyTimeoutError(
-                f"the request body stopped arriving: nothing for {timeout:g} s"
-            ) from None
-        finally:
-            timer.cancel()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
-        return message
-
-    async def _body(self, scope: Scope, headers: dict[bytes, bytes], receive: Receive) -> Any:
-        """The whole request body (bytes, or a bytearray from oipcodec's protocol), refused
-        with 413 as soon as it is known to be too large."""
-        limit = self.limits.max_body_bytes
-        declared = headers.get(b"content-length")
-        length = None
-        if declared is not None:
-            try:
-                length = int(declared)
-            except ValueError:
-                raise InvalidArgumentError(f"invalid Content-Length {declared!r}") from None
-            if length > limit:
-                raise PayloadTooLargeError(_too_large(length, limit))
-        message = await self._receive(scope, receive)
-        chunk: bytes = message.get("body", b"")
-        if not message.get("more_body", False):
-            return chunk  # the common case: one message, no copy
-        # The parts, joined once at the end: one copy, into memory that is not zeroed first
-        # (filling a buffer of the announced size part by part cost 4% more of the server's
-        # time on 3 MB bodies).
-        chunks = [chunk]
-        total = len(chunk)
-        bound = limit if length is None else length
-        while message.get("more_body", False) and total <= bound:
-            message = await self._receive(scope, receive)
-            chunk = message.get("body", b"")
-            chunks.append(chunk)
-            total += len(chunk)
-        if length is not None and total > length:
-            raise InvalidArgumentError("the body is longer than its Content-Length")
-        if total > limit:
-            more = message.get("more_body", False)
-            raise PayloadTooLargeError(_too_large(total, limit, "at least " if more else ""))
-        return b"".join(chunks)
-
     async def _json_body(self, scope: Scope, receive: Receive) -> Any:
-        body = await self._body(scope, dict(scope["headers"]), receive)
+        body = await read_body(scope, dict(scope["headers"]), receive, self.limits)
         if not body.strip():
             return {}
         try:
@@ -458,10 +293,10 @@ class RestApp:
 
     async def _infer(
         self, scope: Scope, receive: Receive, name: str, version: str | None
-    ) -> _Answer:
+    ) -> Answer:
         model = self.registry.get(name, version)  # 404 / 503 before reading the body
         headers = dict(scope["headers"])
-        body: Any = await self._body(scope, headers, receive)
+        body: Any = await read_body(scope, headers, receive, self.limits)
         stats = self.registry.statistics
         if stats is None:
             return (await self._run(model, headers, body, name, version, scope))[0]
@@ -493,7 +328,7 @@ class RestApp:
         name: str,
         version: str | None,
         scope: Scope,
-    ) -> tuple[_Answer, InferRequest, int, int, int]:
+    ) -> tuple[Answer, InferRequest, int, int, int]:
         """Decode, run and encode one inference: the answer, the request, and when the
         request was checked and ``predict`` started and finished."""
         encoding = _content_encoding(headers)
@@ -553,13 +388,10 @@ class RestApp:
         """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run
         here when small, in one of the app's codec threads when large, so that the event loop
         goes on serving other connections meanwhile (the kernels release the GIL while they
-        run). A 3 MB image as JSON is about 2 ms of kernel work each way, which the loop's
-        thread then spends on other requests' I/O (one process: 118 -> 164 req/s in
-        benchmarks/load/load_server.py); small steps stay here, as the hand-over to a thread costs
-        tens of microseconds. The pool has one thread per CPU: the event loop's default
-        executor (cpu_count + 4 threads) ran more 3 MB codec steps at once than there are
-        cores, and served 9% fewer image requests (means of 6 alternating runs, 199 -> 217
-        req/s on 2 cores)."""
+        run); small steps stay here, as the hand-over to a thread costs tens of microseconds.
+        The pool has one thread per CPU, not the loop's default executor (cpu_count + 4),
+        which ran more large steps at once than there are cores and served fewer requests
+        (docs/measurements.md#rest-front-end)."""
         if size < _OFF_LOOP_BYTES:
             return call(*args, **kwargs)
         if self._executor is None:
@@ -583,19 +415,19 @@ class RestApp:
         binary: bool | set[str],
         accept: bytes | None,
         buffers: bool,
-    ) -> _Answer:
+    ) -> Answer:
         """The answer to an inference; ``buffers``: the server takes bytes-like body parts,
         so a large answer's tensors go out as they are instead of joined into one body."""
         parts, header_length = rest.encode_response_parts(response, binary=binary)
         body: bytes | list[bytes | memoryview] = parts
         encoding = _accepted_encoding(accept)
-        if encoding is not None or not buffers or sum(len(p) for p in parts) < _JOIN_BELOW:
+        if encoding is not None or not buffers or sum(len(p) for p in parts) < JOIN_BELOW:
             body = b"".join(parts)
         headers: list[tuple[bytes, bytes]] = []
         if header_length is None:
-            headers.append((b"content-type", _JSON))
+            headers.append((b"content-type", JSON))
         else:
-            headers.append((b"content-type", _BINARY))
+            headers.append((b"content-type", BINARY))
             headers.append((_HEADER_LENGTH, str(header_length).encode()))
         if encoding is not None:
             assert isinstance(body, bytes)
@@ -621,84 +453,6 @@ class RestApp:
             raise exc.for_tensor(spec.name, "input") from None
         tensor = Tensor(spec.name, spec.datatype, shape, array)
         return InferRequest([tensor], model_name=name, model_version=version)
-
-
-def create_app(
-    models: Iterable[Model] | ModelRegistry | None = None,
-    *,
-    limits: Limits = DEFAULT_LIMITS,
-    manage_models: bool = True,
-    codec_threads: int | None = None,
-) -> RestApp:
-    """An ASGI application serving ``models`` (default: the demo models), e.g.
-    ``uvicorn.run(create_app([MyModel()]))``. Models are loaded on the lifespan startup;
-    ``codec_threads`` as :class:`RestApp`."""
-    from oipcodec.server.demo import demo_models
-
-    if isinstance(models, ModelRegistry):
-        registry = models
-    else:
-        registry = ModelRegistry(demo_models() if models is None else models)
-    return RestApp(
-        registry, limits=limits, manage_models=manage_models, codec_threads=codec_threads
-    )
-
-
-def _error_answer(exc: Exception, method: str, path: str) -> _Answer:
-    """The answer to a request that failed with ``exc``, logged.
-
-    A function of its own so that no frame that is in the traceback of ``exc`` keeps a
-    reference to ``exc`` (its RequestError may be ``exc`` itself): that cycle would keep the
-    failed request's frames, and the request body and inflated bytes in them, alive until
-    the cycle collector runs."""
-    error = from_exception(exc)
-    if isinstance(exc, (RequestError, OIPError)):
-        log.info("%s %s -> %d: %s", method, path, error.http_status, error.message)
-    else:
-        log.exception("%s %s failed", method, path)
-    headers = [(b"content-type", _JSON)]
-    if isinstance(error, BodyTimeoutError):
-        headers.append((b"connection", b"close"))  # the rest of the body never came
-    return error.http_status, rest.error_body(error.message), headers
-
-
-def _route_path(scope: Scope) -> str:
-    """The path to route on: ``path`` without the ``root_path`` prefix.
-
-    ASGI servers and routers put the mount prefix in ``root_path`` and keep it in ``path`` as
-    well (uvicorn's ``--root-path``, Starlette's ``Mount``), so the app strips it itself; a
-    path that does not start with it is taken as it is (a proxy that already removed it).
-    """
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
-        return path[len(root) :] or "/"
-    return path
-
-
-def _allow(method: str, allowed: str) -> None:
-    if method != allowed:
-        raise _MethodNotAllowed(allowed)
-
-
-#: What sets the body limit, named in every 413 answer.
-LIMIT_SETTING = "(oipcodec serve --max-body-bytes, Limits.max_body_bytes)"
-
-
-def _too_large(size: int, limit: int, qualifier: str = "") -> str:
-    return (
-        f"request body of {qualifier}{size} bytes is larger than the limit of {limit} bytes "
-        f"{LIMIT_SETTING}"
-    )
-
-
-def available_cpus() -> int:
-    """The CPUs this process may run on: its affinity mask where the system has one, else
-    the machine's count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:

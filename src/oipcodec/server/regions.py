@@ -1,35 +1,15 @@
 """The system shared-memory extension: the regions a server has mapped, and the one place
-where a tensor's shared-memory parameters become bytes, for both front ends.
+where a tensor's shared-memory parameters become bytes, for every front end.
 
-A client on the same host creates a POSIX shared-memory object (``shm_open``; tritonclient's
-``create_shared_memory_region``, or :mod:`oipcodec.client.shm`), registers a region of it
-with the server under a name (``key``, ``offset``, ``byte_size``), and then names that region
-in a tensor's parameters instead of sending the tensor (see :mod:`oipcodec.sharedmem`).
+:meth:`~SharedMemoryRegions.register` opens a POSIX shared-memory object (a name, never a
+path of the client's choice), checks ``offset + byte_size`` lies inside it and maps it;
+:meth:`~SharedMemoryRegions.resolve` hands out a memoryview of a tensor's bytes (read-only for
+an input); :meth:`~SharedMemoryRegions.unregister` forgets a region.
 
-:class:`SharedMemoryRegions` is what the REST and gRPC front ends share:
-
-- :meth:`~SharedMemoryRegions.register` opens the object read-write, checks that
-  ``offset + byte_size`` lies inside it, maps it, and keeps it under the name;
-- :meth:`~SharedMemoryRegions.resolve` (the :data:`~oipcodec.sharedmem.Resolver` given to
-  the decoders, and used to write outputs) checks the tensor's offset and size against the
-  region and hands out a memoryview of those bytes: read-only for an input;
-- :meth:`~SharedMemoryRegions.unregister` forgets a region and closes its mapping.
-
-Safety. The extension is off unless the operator enables it (``ServerConfig.shared_memory =
-"system"``, ``oipcodec serve --shared-memory system``). A key must be a POSIX shared-memory
-name: ``/`` then at most 255 characters, none of them ``/`` or NUL, not ``.`` or ``..``; it is
-opened with ``shm_open`` (on Linux, a file of ``/dev/shm``; no path of the client's choice is
-ever opened). The object's size is checked again at each use, so a client that shrank it
-after registering gets a 400, not a server killed by SIGBUS (a client that shrinks it while
-a request is being served still can: it is the client's own memory).
-
-Unregistering a region that a request is using: the region is forgotten at once (later
-requests naming it get "Unable to find shared memory region"), and its mapping is closed as
-soon as no array made from it is alive any more. Python's ``mmap`` refuses to close while a
-view of it is exported, and every input array holds its view; so :meth:`unregister` closes
-what it can and the mapping of a region still in use is unmapped when the last view is
-released (reference counting: the request ends, its arrays go). No request ever reads
-unmapped memory. The same holds at server shutdown (:meth:`close`).
+Invariants: off unless the operator enables it; the object's size is checked again at each use,
+so a client that shrank it gets a 400, not a server killed by SIGBUS; no request ever reads
+unmapped memory: a region still in use is unmapped when its last view is released.
+docs/shared-memory.md has the protocol and the safety rules.
 """
 
 from __future__ import annotations
