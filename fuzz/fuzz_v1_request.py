@@ -1,4 +1,4 @@
-"""Fuzz the TensorRT Inference Server v1 request decoder: oipcodec.v1.parse_request_header
+"""Fuzz the TensorRT Inference Server v1 request decoder: oipcodec.trtis_v1.parse_request_header
 (the text reader, or the binary form) and decode_inputs (the body split into views against the
 model's inputs). Besides the native/pure agreement, a text header must be read exactly as
 google.protobuf's text_format reads it: the same message, or an error where it errs.
@@ -15,16 +15,19 @@ from typing import Any
 from _harness import LIMITS, Mismatch, Reader, compare
 from google.protobuf import text_format
 
-from oipcodec import v1
+from oipcodec import trtis_v1
 from oipcodec.errors import DecodeError, RequestError
 from oipcodec.proto import trtis_v1_pb2 as pb
 
 #: The model inputs a case may be checked against, with the batch dimension first.
 SPECS = (
-    (v1.InputSpec("INPUT0", "INT32", (-1, 16)), v1.InputSpec("INPUT1", "INT32", (-1, 16))),
-    (v1.InputSpec("X", "FP32", (-1, -1)),),
-    (v1.InputSpec("S", "BYTES", (-1, 4)),),
-    (v1.InputSpec("B", "BOOL", (-1,)),),
+    (
+        trtis_v1.InputSpec("INPUT0", "INT32", (-1, 16)),
+        trtis_v1.InputSpec("INPUT1", "INT32", (-1, 16)),
+    ),
+    (trtis_v1.InputSpec("X", "FP32", (-1, -1)),),
+    (trtis_v1.InputSpec("S", "BYTES", (-1, 4)),),
+    (trtis_v1.InputSpec("B", "BOOL", (-1,)),),
 )
 
 
@@ -47,7 +50,7 @@ def decode(data: bytes) -> tuple[Any, ...]:
     rest = reader.rest()
     header_bytes, body = rest[:size], rest[size:]
     try:
-        header = v1.parse_request_header(header_bytes, binary=binary)
+        header = trtis_v1.parse_request_header(header_bytes, binary=binary)
     except DecodeError:
         header = None
     if not binary:
@@ -62,7 +65,7 @@ def decode(data: bytes) -> tuple[Any, ...]:
 
     def run(kernels: Any) -> Any:
         try:
-            return v1.decode_inputs(
+            return trtis_v1.decode_inputs(
                 header, body, specs, max_batch_size, limits=limits, kernels=kernels
             )
         except RequestError as exc:  # shared memory: UNSUPPORTED, a request error

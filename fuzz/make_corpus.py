@@ -53,7 +53,7 @@ def json_to_array_seeds() -> list[bytes]:
     seeds = []
     for i, name in enumerate(DATATYPES):
         for shape, nested in (((3,), False), ((2, 2), True), ((2, 2), False), ((), False)):
-            text = oipcodec.array_to_json(sample(name, shape), name, nested=nested)
+            text = oipcodec.kernels.array_to_json(sample(name, shape), name, nested=nested)
             seeds.append(bytes([i]) + shape_bytes(shape) + text)
     fp32, int8, byt = NAMES.index("FP32"), NAMES.index("INT8"), NAMES.index("BYTES")
     seeds += [
@@ -74,7 +74,7 @@ def json_to_array_seeds() -> list[bytes]:
 
 def framing_seeds() -> list[bytes]:
     items = [b"", b"a", b"hello", b"\x00\xff" * 4]
-    wire = oipcodec.serialize_bytes(np.array(items, dtype=object))
+    wire = oipcodec.kernels.serialize_bytes(np.array(items, dtype=object))
     return [
         bytes([0]) + wire,
         bytes([len(items) + 1]) + wire,
@@ -90,7 +90,7 @@ def framing_seeds() -> list[bytes]:
 
 def halffloat_seeds() -> list[bytes]:
     values = np.array([0.0, -0.0, 1.5, np.inf, -np.inf, np.nan, 6e-8, 65504], np.float32)
-    fp16, bf16 = oipcodec.pack_fp16(values), oipcodec.pack_bf16(values)
+    fp16, bf16 = oipcodec.kernels.pack_fp16(values), oipcodec.kernels.pack_bf16(values)
     return [
         bytes([0, 0, 0]) + fp16,
         bytes([0, 9, 1]) + fp16,
@@ -225,7 +225,7 @@ def v1_request_seeds() -> list[bytes]:
         b'input { name: "INPUT1" dims: 16 batch_byte_size: 128 } output { name: "OUTPUT0" }'
     )
     pair = bytes(range(128)) * 2
-    framed = oipcodec.serialize_bytes([b"a", b"", b"bc", b"\xc3\xa9"])
+    framed = oipcodec.kernels.serialize_bytes([b"a", b"", b"bc", b"\xc3\xa9"])
     strings = b'batch_size: 1 input { name: "S" batch_byte_size: %d }' % len(framed)
     binary = v1pb.InferRequestHeader(batch_size=2)
     binary.input.add(name="X", dims=[3])

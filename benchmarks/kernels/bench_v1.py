@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
-from oipcodec import InferRequest, InferResponse, Tensor, pb, v1
+from oipcodec import InferRequest, InferResponse, Tensor, pb, trtis_v1
 from oipcodec.proto import trtis_v1_pb2 as v1pb
 
 HEADER = (
@@ -24,29 +24,34 @@ HEADER = (
     'output { name: "OUTPUT0" } output { name: "OUTPUT1" }'
 )
 BINARY = text_format.Parse(HEADER, v1pb.InferRequestHeader()).SerializeToString()
-SPECS = [v1.InputSpec("INPUT0", "INT32", (-1, 16)), v1.InputSpec("INPUT1", "INT32", (-1, 16))]
+SPECS = [
+    trtis_v1.InputSpec("INPUT0", "INT32", (-1, 16)),
+    trtis_v1.InputSpec("INPUT1", "INT32", (-1, 16)),
+]
 A = np.arange(16, dtype=np.int32).reshape(1, 16)
 BODY = A.tobytes() + A.tobytes()
 OUTPUTS = [Tensor("OUTPUT0", "INT32", (1, 16), A), Tensor("OUTPUT1", "INT32", (1, 16), A)]
 RESPONSE = InferResponse("simple", OUTPUTS, model_version="1")
-ANSWER, _ = v1.encode_response(RESPONSE, batch_size=1, batched=True)
+ANSWER, _ = trtis_v1.encode_response(RESPONSE, batch_size=1, batched=True)
 
 
 def test_the_cases_agree() -> None:
     expected = text_format.Parse(HEADER, v1pb.InferRequestHeader())
-    assert v1.parse_request_header(HEADER) == expected
-    assert v1.parse_request_header(BINARY, binary=True) == expected
-    assert v1.response_header_text(ANSWER) == text_format.MessageToString(ANSWER, as_one_line=True)
+    assert trtis_v1.parse_request_header(HEADER) == expected
+    assert trtis_v1.parse_request_header(BINARY, binary=True) == expected
+    assert trtis_v1.response_header_text(ANSWER) == text_format.MessageToString(
+        ANSWER, as_one_line=True
+    )
 
 
 @pytest.mark.benchmark(group="v1 request header: read")
 def test_read_header_native(benchmark: Any, native: Any) -> None:
-    benchmark(v1.parse_request_header, HEADER, kernels=native)
+    benchmark(trtis_v1.parse_request_header, HEADER, kernels=native)
 
 
 @pytest.mark.benchmark(group="v1 request header: read")
 def test_read_header_pure(benchmark: Any, pure: Any) -> None:
-    benchmark(v1.parse_request_header, HEADER, kernels=pure)
+    benchmark(trtis_v1.parse_request_header, HEADER, kernels=pure)
 
 
 @pytest.mark.benchmark(group="v1 request header: read")
@@ -61,7 +66,7 @@ def test_read_header_binary_protobuf(benchmark: Any) -> None:
 
 @pytest.mark.benchmark(group="v1 response header: write")
 def test_write_answer_oipcodec(benchmark: Any) -> None:
-    benchmark(v1.response_header_text, ANSWER)
+    benchmark(trtis_v1.response_header_text, ANSWER)
 
 
 @pytest.mark.benchmark(group="v1 response header: write")
@@ -75,10 +80,10 @@ def test_write_answer_binary_protobuf(benchmark: Any) -> None:
 
 
 def _v1_server_side() -> Any:
-    header = v1.parse_request_header(HEADER)
-    inputs = v1.decode_inputs(header, BODY, SPECS, 8)
-    answer, parts = v1.encode_response(RESPONSE, batch_size=1, batched=True)
-    return inputs, v1.response_header_text(answer), parts
+    header = trtis_v1.parse_request_header(HEADER)
+    inputs = trtis_v1.decode_inputs(header, BODY, SPECS, 8)
+    answer, parts = trtis_v1.encode_response(RESPONSE, batch_size=1, batched=True)
+    return inputs, trtis_v1.response_header_text(answer), parts
 
 
 V2_MESSAGE = pb.encode_request(

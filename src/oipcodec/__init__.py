@@ -1,88 +1,55 @@
 """oipcodec: a native-accelerated tensor codec for the Open Inference Protocol.
 
-The Open Inference Protocol (OIP, also KServe V2 or the Triton v2 protocol) moves tensors as
-JSON, as JSON plus binary tensor data, or as protobuf. oipcodec does the per-element work of
-those encodings in Cython kernels (with pure-Python twins as reference and fallback); see
-:mod:`oipcodec.kernels` for which one is in use.
+The data model (:class:`InferRequest`, :class:`InferResponse`, :class:`Tensor`,
+:class:`RequestedOutput`) goes to and from each wire format's module, all importable from here:
+:mod:`.rest` (REST bodies), :mod:`.pb` (protobuf), :mod:`.raw` (a tensor's raw bytes),
+:mod:`.trtis_v1` (the TensorRT Inference Server v1 API) and :mod:`.graphpipe`. The kernels they
+share are in :mod:`oipcodec.kernels` (Cython, or their pure-Python twins); :class:`Limits`
+bounds what a decoder accepts; every error is an :class:`OIPError` (:mod:`oipcodec.errors`).
 
-The layers, each importing only those below it:
-
-- the kernels: ``_native`` (Cython) and ``_pure`` (Python), one module per family, sharing
-  ``_shared``; :mod:`oipcodec.kernels` chooses one;
-- the foundation: :mod:`.datatypes`, :mod:`.errors`, :mod:`.limits`, :mod:`.types`;
-- the codecs, bytes <-> :class:`InferRequest` / :class:`InferResponse`, one per wire format:
-  :mod:`.raw` (a tensor's raw bytes), :mod:`.rest` (REST bodies), :mod:`.pb` (protobuf);
-  each takes ``kernels=`` to pick an implementation;
-- :mod:`oipcodec.server` (the embedded OIP server), :mod:`oipcodec.client` (HTTP and gRPC
-  clients), :mod:`oipcodec.compat` (adapters into tritonclient, KServe, MLServer, ASGI) and
-  :mod:`oipcodec.bench` (the harness), which load on first use.
+Invariant: the layers import only downward (kernels, then datatypes/errors/limits/types, then
+the codecs, then ``server``, ``client``, ``compat``, ``bench``), and anything with a dependency
+of its own loads on first use. docs/design.md.
 """
 
-import importlib
+from importlib import import_module as _import_module
 
-# The codecs are light and always there; the server, clients, harness and peer adapters pull in
-# their own dependencies (uvicorn, grpcio, aiohttp...), so they load on first use.
 from oipcodec import datatypes, kernels, pb, raw, rest
+from oipcodec._deprecated import moved as _moved
 from oipcodec._version import __version__
-from oipcodec.errors import (
-    DatatypeError,
-    DecodeError,
-    EncodeError,
-    LimitError,
-    OIPError,
-    ShapeError,
-)
-from oipcodec.kernels import (
-    array_to_json,
-    bytes_offsets,
-    deserialize_bytes,
-    flatten,
-    json_to_array,
-    little_endian_view,
-    pack_bf16,
-    pack_fp16,
-    serialize_bytes,
-    unflatten,
-    unpack_bf16,
-    unpack_fp16,
-    view_bf16,
-)
-from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.errors import DecodeError, EncodeError, OIPError
+from oipcodec.limits import Limits
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
-_ON_DEMAND = ("bench", "client", "compat", "server", "testing")
-
-
-def __getattr__(name: str) -> object:
-    if name in _ON_DEMAND:
-        return importlib.import_module(f"oipcodec.{name}")
-    raise AttributeError(f"module 'oipcodec' has no attribute {name!r}")
-
-
 __all__ = [
-    "DEFAULT_LIMITS",
-    "DatatypeError",
     "DecodeError",
     "EncodeError",
     "InferRequest",
     "InferResponse",
-    "LimitError",
     "Limits",
     "OIPError",
     "RequestedOutput",
-    "ShapeError",
     "Tensor",
     "__version__",
-    "array_to_json",
-    "bytes_offsets",
     "datatypes",
-    "deserialize_bytes",
-    "flatten",
-    "json_to_array",
+    "graphpipe",
     "kernels",
     "pb",
     "raw",
     "rest",
+    "trtis_v1",
+]
+
+# Imported on first use: trtis_v1 loads google.protobuf, and the server, clients, harness and
+# peer adapters their own dependencies (uvicorn, grpcio, aiohttp...).
+_ON_DEMAND = ("bench", "client", "compat", "graphpipe", "server", "testing", "trtis_v1")
+
+_KERNELS = (
+    "array_to_json",
+    "bytes_offsets",
+    "deserialize_bytes",
+    "flatten",
+    "json_to_array",
     "little_endian_view",
     "pack_bf16",
     "pack_fp16",
@@ -91,4 +58,23 @@ __all__ = [
     "unpack_bf16",
     "unpack_fp16",
     "view_bf16",
-]
+)
+
+
+def _on_demand(name: str) -> object:
+    if name in _ON_DEMAND:
+        return _import_module(f"oipcodec.{name}")
+    raise AttributeError(f"module 'oipcodec' has no attribute {name!r}")
+
+
+__getattr__ = _moved(
+    __name__,
+    {
+        **{name: f"oipcodec.kernels:{name}" for name in _KERNELS},
+        "DEFAULT_LIMITS": "oipcodec.limits:DEFAULT_LIMITS",
+        "DatatypeError": "oipcodec.errors:DatatypeError",
+        "LimitError": "oipcodec.errors:LimitError",
+        "ShapeError": "oipcodec.errors:ShapeError",
+    },
+    _on_demand,
+)

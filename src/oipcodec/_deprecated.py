@@ -12,13 +12,23 @@ import warnings
 from collections.abc import Callable, Mapping
 
 
-def moved(module: str, table: Mapping[str, str]) -> Callable[[str], object]:
-    """A module ``__getattr__`` that answers each former name in ``table`` with a warning."""
+def moved(
+    module: str,
+    table: Mapping[str, str],
+    fallback: Callable[[str], object] | None = None,
+) -> Callable[[str], object]:
+    """A module ``__getattr__`` that answers each former name in ``table`` with a warning,
+    and any other name with ``fallback`` (a module's own lazy attributes) when given.
+
+    The fallback is called from here rather than wrapping the result, so that the warning
+    still points at the line that used the former name (``stacklevel`` counts frames)."""
 
     def __getattr__(name: str) -> object:
         try:
             target = table[name]
         except KeyError:
+            if fallback is not None:
+                return fallback(name)
             raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
         where, _, attribute = target.partition(":")
         value: object = importlib.import_module(where)

@@ -3,7 +3,7 @@
 Datatype names are case-sensitive, as in the protocol. The wire layout of every fixed-size type
 is little-endian with the item size given here; BOOL is one byte; BF16 is the upper half of an
 IEEE float32 (rounded to nearest even); BYTES elements are each framed by a 4-byte little-endian
-length (see :func:`oipcodec.serialize_bytes`).
+length (see :func:`oipcodec.kernels.serialize_bytes`).
 
 BF16 has no numpy type of its own. When the ``ml_dtypes`` package is installed (the ecosystem's
 choice: tritonclient and JAX use it) its ``bfloat16`` is BF16's numpy dtype; without it

@@ -1,41 +1,32 @@
-"""The exceptions of oipcodec, shared by the native kernels and their pure twins.
+"""Every exception of oipcodec, in one tree under :class:`OIPError` (as msgspec's).
 
-Every error is an :class:`OIPError`, itself a :class:`ValueError`, so code that already catches
-``ValueError`` around a codec keeps working. A message says where the problem is (the tensor,
-the flat row-major element index, the byte offset) and what was expected there::
+::
 
-    DecodeError: input 'INPUT0': element 3 at byte offset 17: expected a JSON integer, got 1.5
+    OIPError                      the root: catch it to catch anything oipcodec raises
+    ├── DecodeError, EncodeError, DatatypeError, ShapeError   codec errors, also ValueError
+    │   └── LimitError (a DecodeError), BytesTensorError (also struct.error)
+    ├── ClientError               a client call failed outside the codec (not a ValueError)
+    │   └── ServerError, RequestTimeoutError (TimeoutError), ServerConnectionError
+    │       (ConnectionError)
+    ├── RequestError              what a server answers a request with (a model may raise it)
+    └── RepositoryError (ValueError), WorkloadError (ValueError), BenchError
 
-Kernels do not know tensor names; the codec layer that does attaches it with
-:meth:`OIPError.for_tensor`, which keeps the class and the location.
-
-Every exception class of the package is defined here, in two families:
-
-- :class:`OIPError` (a ``ValueError``): raised to the caller of a codec or a client.
-
-  - :class:`DecodeError` (:class:`LimitError`), :class:`EncodeError`,
-    :class:`DatatypeError`, :class:`ShapeError`: the codec's;
-  - :class:`ClientError`: a client call failed outside the codec: :class:`ServerError` (the
-    server answered with an error), :class:`RequestTimeoutError`,
-    :class:`ServerConnectionError`.
-
-- :class:`RequestError` (an ``Exception``): what a server answers a request with, the error
-  that a model's ``predict`` may raise to choose the answer: :class:`InvalidArgumentError`,
-  :class:`NotFoundError`, :class:`UnavailableError`, :class:`UnsupportedError`,
-  :class:`InternalError`, :class:`PayloadTooLargeError`, :class:`BodyTimeoutError`.
-
-Each protocol spells an error kind its own way: the kinds are named by gRPC status code names
-(``"NOT_FOUND"``), and :data:`HTTP_STATUS_FOR_CODE` / :data:`GRPC_CODE_FOR_STATUS` are the one
-table between them and HTTP statuses, which the server's REST and gRPC front ends, the clients
-and the compat adapters all read (:func:`http_status_for`, :func:`grpc_code_for`).
+A message says where (tensor, element index, byte offset) and what was expected; the codec
+names the tensor with :meth:`OIPError.for_tensor`. The status table maps each error kind (a
+gRPC code name) to its HTTP status, for every protocol. docs/api/errors.md.
 """
 
 from __future__ import annotations
 
+import struct
+
 __all__ = [
     "GRPC_CODE_FOR_STATUS",
     "HTTP_STATUS_FOR_CODE",
+    "AlreadyExistsError",
+    "BenchError",
     "BodyTimeoutError",
+    "BytesTensorError",
     "ClientError",
     "DatatypeError",
     "DecodeError",
@@ -46,6 +37,7 @@ __all__ = [
     "NotFoundError",
     "OIPError",
     "PayloadTooLargeError",
+    "RepositoryError",
     "RequestError",
     "RequestTimeoutError",
     "ServerConnectionError",
@@ -53,8 +45,10 @@ __all__ = [
     "ShapeError",
     "UnavailableError",
     "UnsupportedError",
+    "WorkloadError",
     "grpc_code_for",
     "http_status_for",
+    "request_error_for",
 ]
 
 # ----------------------------------------------------------------------------- status table
@@ -97,11 +91,11 @@ def grpc_code_for(status: int, default: str = "UNKNOWN") -> str:
     return GRPC_CODE_FOR_STATUS.get(status, default)
 
 
-# ----------------------------------------------------------------------------- codec errors
+# ----------------------------------------------------------------------------- the root
 
 
-class OIPError(ValueError):
-    """Base class of every oipcodec error.
+class OIPError(Exception):
+    """The root of every oipcodec error; the codec's are also ``ValueError``.
 
     Attributes ``tensor``, ``index`` and ``offset`` carry the location when it is known
     (else ``None``); ``reason`` is the message without the location prefix.
@@ -164,11 +158,14 @@ def _rebuild(
     return cls(reason, tensor=tensor, index=index, offset=offset, kind=kind)
 
 
-class DecodeError(OIPError):
+# ----------------------------------------------------------------------------- codec errors
+
+
+class DecodeError(OIPError, ValueError):
     """Bytes or text received from the wire do not form what the protocol says they must."""
 
 
-class EncodeError(OIPError):
+class EncodeError(OIPError, ValueError):
     """A value cannot be written in the requested wire form (wrong type, out of range...)."""
 
 
@@ -179,13 +176,18 @@ class LimitError(DecodeError):
     """
 
 
-class DatatypeError(OIPError):
+class DatatypeError(OIPError, ValueError):
     """An unknown OIP datatype name, or a numpy dtype that no OIP datatype carries."""
 
 
-class ShapeError(OIPError):
+class ShapeError(OIPError, ValueError):
     """An invalid shape (negative or non-integer dimension), or data whose element count does
     not match its shape."""
+
+
+class BytesTensorError(DecodeError, struct.error):
+    """A malformed framed BYTES buffer: a :class:`DecodeError` that is also the
+    ``struct.error`` tritonclient raises for it (:mod:`oipcodec.compat.tritonclient`)."""
 
 
 # ----------------------------------------------------------------------------- client errors
@@ -193,7 +195,7 @@ class ShapeError(OIPError):
 
 class ClientError(OIPError):
     """A client call failed for a reason outside the codec. ``url`` names the server (an
-    HTTP URL or a gRPC target)."""
+    HTTP URL or a gRPC target). Not a ``ValueError``: the call's arguments were fine."""
 
     def __init__(self, reason: str, *, url: str | None = None) -> None:
         self.url = url
@@ -204,7 +206,7 @@ class ClientError(OIPError):
 
 
 def _rebuild_client_error(cls: type[ClientError], reason: str, url: str | None) -> ClientError:
-    error = ClientError.__new__(cls)
+    error = cls.__new__(cls)  # OSError subclasses refuse BaseException.__new__
     ClientError.__init__(error, reason, url=url)
     return error
 
@@ -258,18 +260,18 @@ def _rebuild_server_error(
     return cls(message, status=status, code=code, url=url, protocol=protocol)
 
 
-class RequestTimeoutError(ClientError):
+class RequestTimeoutError(ClientError, TimeoutError):
     """No answer within the call's timeout (HTTP) or deadline (gRPC DEADLINE_EXCEEDED)."""
 
 
-class ServerConnectionError(ClientError):
+class ServerConnectionError(ClientError, ConnectionError):
     """The server could not be reached, or the connection broke before an answer came."""
 
 
 # ----------------------------------------------------------------------------- server errors
 
 
-class RequestError(Exception):
+class RequestError(OIPError):
     """An error a server answers a request with: HTTP status :attr:`http_status` with body
     ``{"error": message}``, or gRPC status :attr:`grpc_code` (a ``grpc.StatusCode`` member
     name) with the message as details.
@@ -277,8 +279,6 @@ class RequestError(Exception):
     A model's ``predict`` raises a subclass to choose the answer; any other exception from a
     model is answered as an :class:`InternalError`. The status comes from the one table,
     :data:`HTTP_STATUS_FOR_CODE`, for the class's :attr:`grpc_code`.
-    ``oipcodec.server.ServerError`` is a deprecated alias of this class: that name belongs to
-    the client's :class:`ServerError`.
     """
 
     #: The error kind: a gRPC status code name.
@@ -300,8 +300,17 @@ class RequestError(Exception):
             cls.http_status = HTTP_STATUS_FOR_CODE[cls.grpc_code]
 
     def __init__(self, message: str) -> None:
-        super().__init__(message)
+        OIPError.__init__(self, message)
         self.message = message
+
+    def for_tensor(self, name: str, kind: str = "tensor", offset_base: int = 0) -> RequestError:
+        """The same answer, its message naming tensor ``name`` (an ``except OIPError`` that
+        locates codec errors may meet a RequestError too)."""
+        return type(self)(f"{kind} '{name}': {self.message}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # As BaseException's: the one argument, then the attributes (``executed``...).
+        return (type(self), (self.message,), self.__dict__)
 
 
 class InvalidArgumentError(RequestError):
@@ -339,10 +348,41 @@ class PayloadTooLargeError(RequestError):
 
 
 class BodyTimeoutError(RequestError):
-    """The request body stopped arriving (408, DEADLINE_EXCEEDED); the connection is closed.
-
-    ``oipcodec.server.RequestTimeoutError`` is a deprecated alias of this class: that name
-    belongs to the client's :class:`RequestTimeoutError`.
-    """
+    """The request body stopped arriving (408, DEADLINE_EXCEEDED); the connection is closed."""
 
     grpc_code = "DEADLINE_EXCEEDED"
+
+
+class AlreadyExistsError(RequestError):
+    """A shared-memory region name that is already registered (409, ALREADY_EXISTS, as
+    Triton)."""
+
+    grpc_code = "ALREADY_EXISTS"
+
+
+def request_error_for(exc: BaseException) -> RequestError:
+    """The :class:`RequestError` a server answers for ``exc``: ``exc`` itself when it is one;
+    another :class:`OIPError` (a codec error) is the client's fault (400); anything else is
+    internal (500)."""
+    if isinstance(exc, RequestError):
+        return exc
+    if isinstance(exc, OIPError):
+        return InvalidArgumentError(str(exc))
+    return InternalError(f"internal error: {type(exc).__name__}: {exc}")
+
+
+# ----------------------------------------------------------------------------- loading, bench
+
+
+class RepositoryError(OIPError, ValueError):
+    """A model folder that cannot be served; the message is one line saying why."""
+
+
+class WorkloadError(OIPError, ValueError):
+    """A benchmark request cannot be built for the model: says which input and which option
+    to give."""
+
+
+class BenchError(OIPError):
+    """A benchmark run cannot go on (a model's request cannot be built): one line for the
+    user."""

@@ -1,20 +1,17 @@
 """GraphPipe: tensors in flatbuffers, over one HTTP POST (https://oracle.github.io/graphpipe).
 
-A client POSTs a ``Request`` flatbuffer, a union of an ``InferRequest`` (``config``,
-``input_names``, ``input_tensors``, ``output_names``) and an empty ``MetadataRequest``; the
-server answers an ``InferResponse`` (``output_tensors`` or ``errors``, each an ``Error`` with a
-``code`` and a ``message``) or a ``MetadataResponse`` (``name``, ``version``, ``server``,
-``description``, ``inputs`` and ``outputs`` as ``IOMetadata``: ``name``, ``description``,
-``shape`` with -1 for any size, ``type``). A ``Tensor`` has a ``type``, an int64 ``shape`` and
-either ``data``, its elements little-endian and row-major, or ``string_val`` for a String
-tensor. The flatbuffers themselves are read and written by the ``flatbuf`` kernels
-(:func:`oipcodec.kernels.read_flatbuffer`), which verify a buffer before they read it.
+A client POSTs a ``Request`` flatbuffer (an ``InferRequest`` or a ``MetadataRequest``); the
+server answers an ``InferResponse`` (``output_tensors`` or ``errors``) or a
+``MetadataResponse``. A ``Tensor`` has a ``type``, an int64 ``shape`` and either ``data``
+(little-endian, row-major) or ``string_val``. The flatbuffers are read and written by the
+``flatbuf`` kernels (:func:`oipcodec.kernels.read_flatbuffer`), which verify a buffer before
+reading it.
 
-Types: GraphPipe's Uint8 ... Float64 are OIP's UINT8 ... FP64 and its String is BYTES.
-GraphPipe has no boolean and no bfloat16: a BOOL tensor is sent as Uint8 (0 or 1) and a BF16
-tensor as Float32 (exact widening); decoding never gives BOOL or BF16 (a server converts an
-input of those types itself, see :mod:`oipcodec.server.frontends.graphpipe_frontend`).
-Decoded tensors are read-only views of the body (String tensors: object arrays of ``bytes``).
+Types: GraphPipe's Uint8 ... Float64 are OIP's UINT8 ... FP64 and its String is BYTES; having
+no boolean nor bfloat16, it carries BOOL as Uint8 (0 or 1) and BF16 as Float32 (exact), and
+decoding never gives either (a server converts such inputs itself:
+:mod:`oipcodec.server.frontends.graphpipe_frontend`). Invariant: decoded tensors are read-only
+views of the body (String tensors: object arrays of ``bytes``). docs/graphpipe.md.
 """
 
 from __future__ import annotations

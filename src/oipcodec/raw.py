@@ -3,7 +3,7 @@
 Both protocols carry a tensor's data the same way (the REST protocol's binary tensor data
 extension, and gRPC's raw contents): little-endian, row-major, no padding; BOOL as one byte per
 element; FP16 as IEEE half; BF16 as the upper half of a float32 (rounded to nearest even); BYTES
-as length-prefixed elements (:func:`oipcodec.serialize_bytes`).
+as length-prefixed elements (:func:`oipcodec.kernels.serialize_bytes`).
 
 Decoding checks the byte count against the shape before anything is made and returns a
 read-only view of the buffer: no copy, whatever the tensor's size. The view may be unaligned

@@ -7,9 +7,10 @@ A tensor sent in binary carries the parameter ``binary_data_size`` (its byte cou
 ``data``, as in Triton's binary tensor data extension.
 
 Decoding never builds Python lists of elements: the envelope (names, shapes, parameters) is
-parsed by orjson, each ``data`` array's *text* goes straight to :func:`oipcodec.json_to_array`,
-and binary tensors become read-only views of the body (:func:`oipcodec.raw.raw_to_array`).
-Encoding writes ``data`` with :func:`oipcodec.array_to_json` and joins the body once.
+parsed by orjson, each ``data`` array's *text* goes straight to
+:func:`oipcodec.kernels.json_to_array`, and binary tensors become read-only views of the body
+(:func:`oipcodec.raw.raw_to_array`).
+Encoding writes ``data`` with :func:`oipcodec.kernels.array_to_json` and joins the body once.
 
 Compressed bodies (``Content-Encoding: gzip`` or ``deflate``) are inflated with a cap on the
 inflated size that is checked while inflating; the header length counts the inflated JSON.

@@ -1,21 +1,15 @@
 """Tensors in shared memory: the tensor parameters of the shared-memory extensions.
 
-A tensor whose bytes are in a shared-memory region registered with the server carries no data:
-its parameters name the region and where the bytes are, as in Triton's system shared-memory
-extension:
+A tensor whose bytes are in a region registered with the server carries no data; its
+parameters say where they are, as in Triton's system shared-memory extension:
+``shared_memory_region`` (the registered name), ``shared_memory_byte_size`` and
+``shared_memory_offset`` (default 0). On an input the server reads the tensor there; on a
+requested output it writes it there and answers with these parameters and no data.
 
-- ``shared_memory_region``: the name the region was registered under;
-- ``shared_memory_byte_size``: how many bytes the tensor takes;
-- ``shared_memory_offset`` (optional, default 0): where they start in the region.
-
-On an input the server reads the tensor from the region; on a requested output it writes the
-model's output there, and the answer's output carries these parameters and no data.
-
-The codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`) read these parameters with
-:func:`location` and get the bytes from a :data:`Resolver` given to them (the server's
-registry of mapped regions, or a client's own regions); the bytes then become an array as the
-binary extension's do (:func:`oipcodec.raw.raw_to_array`: the size must equal shape times
-item size, BYTES framing is validated, no copy is made). This module holds no region itself.
+The codecs read the parameters with :func:`location` and get the bytes from a
+:data:`Resolver` (the server's mapped regions, or a client's); the bytes become an array as
+the binary extension's do (:func:`oipcodec.raw.raw_to_array`: exact size, BYTES framing
+validated, no copy). Invariant: this module holds no region itself. docs/shared-memory.md.
 """
 
 from __future__ import annotations

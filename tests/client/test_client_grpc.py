@@ -313,7 +313,7 @@ def large_answers() -> Iterator[str]:
 def test_an_answer_over_the_limit_is_refused_by_the_transport(large_answers: str) -> None:
     # grpcio's receive limit is the client's max_body_bytes: the answer is refused as it
     # arrives, not received whole and refused after.
-    from oipcodec import LimitError
+    from oipcodec.errors import LimitError
     from oipcodec.limits import Limits
 
     small = Limits(max_body_bytes=10_000)

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 import pytest
 
-from oipcodec import LimitError
 from oipcodec.client import (
     AsyncHttpClient,
     HttpClient,
@@ -23,6 +22,7 @@ from oipcodec.client import (
     ServerConnectionError,
     ServerError,
 )
+from oipcodec.errors import LimitError
 from oipcodec.limits import Limits
 from tests.support.hostile import (
     HostileServer,
@@ -243,6 +243,25 @@ def test_no_retry_once_a_byte_of_the_answer_arrived(answer: bytes) -> None:
         with pytest.raises(ServerConnectionError):
             c.server_metadata()
     assert server.accepted == 1
+
+
+def test_a_retry_that_cannot_connect_says_so() -> None:
+    # The first connection answers once, then the server goes away at the next request: the
+    # retry's connect is refused, and that is the error (not re-wrapped: a
+    # ServerConnectionError is also an OSError).
+    servers: list[HostileServer] = []
+
+    def script(conn: socket.socket, index: int) -> None:
+        read_request(conn)
+        conn.sendall(json_answer(b"{}"))
+        read_request(conn)
+        servers[0]._listener.shutdown(socket.SHUT_RDWR)  # stops listening: connects refused
+
+    with HostileServer(script) as server, HttpClient(server.url, timeout=5) as c:
+        servers.append(server)
+        assert c.server_metadata() == {}
+        with pytest.raises(ServerConnectionError, match=r"^cannot connect to"):
+            c.server_metadata()
 
 
 def test_a_retry_is_made_once_only() -> None:

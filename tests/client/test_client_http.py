@@ -491,7 +491,7 @@ def test_large_request_and_answer_bodies(client: HttpClient) -> None:
 )
 def test_an_answer_over_the_body_limit_is_refused_before_it_is_read(answer: bytes) -> None:
     # The sync client, then the asyncio one (the server answers each connection once).
-    from oipcodec import LimitError
+    from oipcodec.errors import LimitError
     from oipcodec.limits import Limits
 
     server = _OneShotServer(answer, close_after=True)

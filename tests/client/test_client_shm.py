@@ -284,3 +284,22 @@ def test_grpc_typed_contents(server: RunningServer) -> None:
             del answer, output
         finally:
             client.unregister_system_shared_memory()
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "register_system_shared_memory",
+        "register_region",
+        "unregister_system_shared_memory",
+        "system_shared_memory_status",
+    ],
+)
+def test_the_four_clients_share_one_implementation(method: str) -> None:
+    from oipcodec.client import AsyncGrpcClient, AsyncHttpClient, GrpcClient, HttpClient
+    from oipcodec.client.shm import AsyncSharedMemoryCalls, SharedMemoryCalls
+
+    for cls in (HttpClient, GrpcClient):
+        assert getattr(cls, method) is getattr(SharedMemoryCalls, method), cls
+    for cls in (AsyncHttpClient, AsyncGrpcClient):
+        assert getattr(cls, method) is getattr(AsyncSharedMemoryCalls, method), cls

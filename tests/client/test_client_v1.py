@@ -1,4 +1,4 @@
-"""oipcodec.client.v1 against a real ``oipcodec serve``: RAW and CLASS outputs over HTTP and
+"""oipcodec.client.trtis_client against a real ``oipcodec serve``: RAW and CLASS outputs over HTTP and
 gRPC, batching and not, TYPE_STRING, status and model control, and failures as ServerError
 with the v1 code."""
 
@@ -17,7 +17,7 @@ from tests.support.classify_models import LABELS, Scores
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("grpc")
-from oipcodec.client.v1 import V1GrpcClient, V1HttpClient
+from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
 
 A = np.arange(32, dtype=np.int32).reshape(2, 16)
 B = np.ones((2, 16), dtype=np.int32)

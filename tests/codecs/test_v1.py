@@ -1,4 +1,4 @@
-"""oipcodec.v1: the TensorRT Inference Server v1 codec on both kernel implementations: header
+"""oipcodec.trtis_v1: the TensorRT Inference Server v1 codec on both kernel implementations: header
 text both ways against google.protobuf's text_format (the fast reader and writer give exactly
 its result), raw bodies split into views with every size checked, STRING framing, classes,
 status codes, and hostile headers and bodies."""
@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oipcodec
-from oipcodec import InferResponse, Tensor, serialize_bytes, v1
+from oipcodec import InferResponse, Tensor
+from oipcodec import trtis_v1 as v1
 from oipcodec.errors import (
     DecodeError,
     InvalidArgumentError,
@@ -27,6 +28,7 @@ from oipcodec.errors import (
     UnavailableError,
     UnsupportedError,
 )
+from oipcodec.kernels import serialize_bytes
 from oipcodec.limits import Limits
 from oipcodec.proto import trtis_v1_pb2 as pb
 

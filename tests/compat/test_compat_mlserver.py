@@ -214,7 +214,7 @@ def test_grpc_converter_raw_contents_through_the_kernels() -> None:
             ml_pb.ModelInferRequest.InferInputTensor(name="f", datatype="FP32", shape=[3, 4]),
             ml_pb.ModelInferRequest.InferInputTensor(name="b", datatype="BYTES", shape=[3]),
         ],
-        raw_input_contents=[floats.tobytes(), oipcodec.serialize_bytes(words)],
+        raw_input_contents=[floats.tobytes(), oipcodec.kernels.serialize_bytes(words)],
     )
     request = ml_converters.ModelInferRequestConverter.to_types(message)
     f, b = request.inputs
@@ -362,17 +362,17 @@ def test_request_codec_round_trip() -> None:
         ),
         ("INT8", [2], [1, 300], oipcodec.DecodeError, r"input 'x': element 1: .*300"),
         ("BOOL", [2], [True, 1], oipcodec.DecodeError, r"input 'x': element 1: "),
-        ("FP32", [2, 2], [[1.0, 2.0], [3.0]], oipcodec.ShapeError, r"input 'x': "),
+        ("FP32", [2, 2], [[1.0, 2.0], [3.0]], oipcodec.errors.ShapeError, r"input 'x': "),
         (
             "FP32",
             [3],
             [1.0, 2.0],
-            oipcodec.ShapeError,
+            oipcodec.errors.ShapeError,
             r"input 'x': shape \[3\] holds 3 elements but data has 2",
         ),
         ("FP32", [2], [1.0, "a"], oipcodec.DecodeError, r"input 'x': element 1: "),
         ("BYTES", [2], ["a", 5], oipcodec.DecodeError, r"input 'x': element 1: "),
-        ("UINT8", [-1], [], oipcodec.ShapeError, r"input 'x': .*non-negative"),
+        ("UINT8", [-1], [], oipcodec.errors.ShapeError, r"input 'x': .*non-negative"),
     ],
 )
 def test_bad_input_names_input_and_element(

@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "oipcodec"
 
 FOUNDATION = {"_deprecated", "_version", "datatypes", "errors", "limits", "types"}
 KERNEL_INTERNALS = {"_native", "_pure", "_shared"}
-CODECS = {"raw", "rest", "pb", "proto", "sharedmem", "compression", "v1", "graphpipe"}
+CODECS = {"raw", "rest", "pb", "proto", "sharedmem", "compression", "trtis_v1", "v1", "graphpipe"}
 
 # floor of a module (by its first component under oipcodec) -> what it may import
 ALLOWED: dict[str, set[str]] = {

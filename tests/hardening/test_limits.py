@@ -81,7 +81,7 @@ def pb_inputs(*tensors: bytes) -> bytes:
 
 
 def test_limits_are_one_frozen_dataclass_with_documented_defaults() -> None:
-    assert oipcodec.Limits is Limits and Limits() == oipcodec.DEFAULT_LIMITS
+    assert oipcodec.Limits is Limits and Limits() == oipcodec.limits.DEFAULT_LIMITS
     assert Limits().max_body_bytes == 64 * 1024 * 1024
     assert Limits().max_depth == 100
     assert Limits().max_bytes_element == 2**32 - 1
@@ -184,7 +184,7 @@ def test_tensor_element_limit_is_configurable_per_call() -> None:
     with pytest.raises(LimitError, match="limit of 10"):
         element_count([11], limits)
     with pytest.raises(LimitError):
-        oipcodec.flatten(list(range(11)), "INT8", limits=limits)
+        oipcodec.kernels.flatten(list(range(11)), "INT8", limits=limits)
     message = pb.encode_request(
         oipcodec.InferRequest(
             [oipcodec.Tensor("x", "INT8", (11,), np.zeros(11, np.int8))], model_name="m"
@@ -349,7 +349,7 @@ def test_bytes_element_limit_for_json_strings() -> None:
 
 
 def test_bytes_element_limit_raw_to_array_names_element_and_offset(impl) -> None:
-    wire = oipcodec.serialize_bytes([b"a", b"bb", b"c" * 50])
+    wire = oipcodec.kernels.serialize_bytes([b"a", b"bb", b"c" * 50])
     with pytest.raises(LimitError) as caught:
         raw_to_array(wire, "BYTES", [3], limits=Limits(max_bytes_element=10), kernels=impl)
     assert caught.value.index == 2 and caught.value.offset == 11

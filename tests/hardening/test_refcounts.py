@@ -28,7 +28,7 @@ NATIVE = SimpleNamespace(**vars(facade.load("native", partial=True)))
 FP32 = np.linspace(-3, 3, 1000, dtype=np.float32)
 ELEMENTS = [b"ab" * (i % 5 + 1) for i in range(200)]
 OBJECTS = np.array(ELEMENTS, dtype=object)
-WIRE = oipcodec.serialize_bytes(ELEMENTS)
+WIRE = oipcodec.kernels.serialize_bytes(ELEMENTS)
 NESTED = [[float(i + j) for j in range(8)] for i in range(8)]
 TEXT = b"[[1.5,2.5,-0.0,NaN],[1e10,3,4,5]]"
 REQUEST = oipcodec.InferRequest(

@@ -36,12 +36,12 @@ FLOATS64 = rng.standard_normal(100_000)
 INTS = rng.integers(-(2**62), 2**62, 100_000)
 SHORT = [bytes(rng.integers(1, 128, int(n), dtype=np.uint8)) for n in rng.integers(0, 20, 20_000)]
 LONG = [bytes(rng.integers(0, 256, 512, dtype=np.uint8)) for _ in range(400)]  # > 256: nogil copy
-WIRE = oipcodec.serialize_bytes(SHORT)
-HALF = oipcodec.pack_fp16(FLOATS)
+WIRE = oipcodec.kernels.serialize_bytes(SHORT)
+HALF = oipcodec.kernels.pack_fp16(FLOATS)
 HALVES = FLOATS[:20_000].astype(np.float16)
-BF16 = oipcodec.pack_bf16(FLOATS)
-FP32_TEXT = oipcodec.array_to_json(FLOATS[:50_000], "FP32")
-INT_TEXT = oipcodec.array_to_json(INTS, "INT64")
+BF16 = oipcodec.kernels.pack_bf16(FLOATS)
+FP32_TEXT = oipcodec.kernels.array_to_json(FLOATS[:50_000], "FP32")
+INT_TEXT = oipcodec.kernels.array_to_json(INTS, "INT64")
 BYTES_TEXT = b'["' + b'","'.join(b"x\\n\\u00e9" * (i % 7) for i in range(20_000)) + b'"]'
 REQUEST = oipcodec.InferRequest(
     [
@@ -136,7 +136,7 @@ def test_kernels_agree_with_a_single_thread_when_hammered_from_8_threads() -> No
     assert [w for w in results if w] == []
     assert THREADS * rounds * len(JOBS) >= 300  # the calls this test makes
     # Inputs are untouched (a kernel writing into a shared input would show here).
-    assert oipcodec.serialize_bytes(SHORT) == WIRE
+    assert oipcodec.kernels.serialize_bytes(SHORT) == WIRE
     assert pb.encode_request(REQUEST) == RAW_MESSAGE
 
 

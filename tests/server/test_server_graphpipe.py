@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from oipcodec import graphpipe
-from oipcodec.client.graphpipe import GraphPipeClient
+from oipcodec.client.graphpipe_client import GraphPipeClient
 from oipcodec.errors import ServerError
 from oipcodec.testing import RunningServer, background
 from tests.support import graphpipe_fb as ref

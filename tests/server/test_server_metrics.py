@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from oipcodec.client import GrpcClient
-from oipcodec.client.graphpipe import GraphPipeClient
-from oipcodec.client.v1 import V1GrpcClient, V1HttpClient
+from oipcodec.client.graphpipe_client import GraphPipeClient
+from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
 from oipcodec.server import ServerConfig
 from oipcodec.server.stats import PATHS
 from oipcodec.testing import RunningServer, background

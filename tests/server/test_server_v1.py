@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from google.protobuf import json_format, text_format
 
-from oipcodec import serialize_bytes, v1
+from oipcodec import trtis_v1 as v1
+from oipcodec.kernels import serialize_bytes
 from oipcodec.proto import trtis_v1_pb2 as pb
 from oipcodec.server.demo import Simple, SimpleString
 from oipcodec.testing import RunningServer, background

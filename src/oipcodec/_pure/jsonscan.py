@@ -2,7 +2,8 @@
 
 An inference body is a small envelope (names, shapes, parameters) around potentially huge
 ``data`` arrays. The REST codec parses the envelope with orjson but must hand each ``data``
-array's *text* to :func:`oipcodec.json_to_array`, which parses it straight into a typed buffer.
+array's *text* to :func:`oipcodec.kernels.json_to_array`, which parses it straight into a
+typed buffer.
 This scanner finds those spans without building any value: it walks the top-level object and,
 inside its ``inputs`` and ``outputs`` arrays, records where each tensor's ``data`` value starts
 and ends. Everything else is only skipped over; orjson validates the envelope afterwards and

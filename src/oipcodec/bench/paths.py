@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import datatypes, graphpipe, pb, rest, v1
+from oipcodec import datatypes, graphpipe, pb, rest
+from oipcodec import trtis_v1 as v1
 from oipcodec.bench import peers
 from oipcodec.bench.encoding import EncodingPath
 from oipcodec.bench.payloads import INPUT
@@ -177,7 +178,7 @@ class OurClients:
     def __init__(self, url: str | None, grpc_target: str | None, pool_size: int,
                  timeout: float) -> None:  # fmt: skip
         from oipcodec.client import GrpcClient, HttpClient
-        from oipcodec.client.v1 import V1GrpcClient, V1HttpClient
+        from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
 
         self.http = HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
         self.grpc = GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
@@ -368,7 +369,7 @@ def _graphpipe_caller(implementation: str, workload: Workload, inputs: list[Tens
             return named(remote.execute_multi(endpoint, arrays, names, wanted))
 
         return call_theirs
-    from oipcodec.client.graphpipe import GraphPipeClient
+    from oipcodec.client.graphpipe_client import GraphPipeClient
 
     client = GraphPipeClient(endpoint, timeout=timeout)
     _RELEASE.append(client.close)
@@ -640,7 +641,7 @@ def _v1_ops(workload: Workload) -> CodecOps:
     the client writes the text header and joins the raw body; the server parses the header
     and splits the body into views, then writes the answer's header as text; the client parses
     it and reads the outputs."""
-    from oipcodec.client.v1 import build_header, read_outputs
+    from oipcodec.client.trtis_client import build_header, read_outputs
     from oipcodec.proto import trtis_v1_pb2 as v1pb
 
     tensor = workload.inputs[0]

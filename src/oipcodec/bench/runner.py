@@ -29,6 +29,7 @@ from oipcodec.bench.paths import (
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.peers import SERVER_PEERS
 from oipcodec.bench.workload import read_input_data
+from oipcodec.errors import BenchError
 
 __all__ = ["BenchError", "BenchOptions", "run"]
 
@@ -159,10 +160,6 @@ def _environment(implementation: str) -> dict[str, str]:
     env = dict(os.environ)
     env["OIPCODEC_PURE"] = "1" if implementation == "pure" else "0"
     return env
-
-
-class BenchError(Exception):
-    """The run cannot go on (a model's request cannot be built): one line for the user."""
 
 
 def _run_worker(

@@ -31,6 +31,7 @@ import numpy as np
 
 from oipcodec import datatypes
 from oipcodec.bench.payloads import INPUT, Payload, make_tensor
+from oipcodec.errors import WorkloadError
 from oipcodec.types import Tensor
 
 __all__ = [
@@ -45,10 +46,6 @@ __all__ = [
     "read_input_data",
     "read_metadata",
 ]
-
-
-class WorkloadError(ValueError):
-    """A request cannot be built for the model: says which input and which option to give."""
 
 
 class Output(NamedTuple):

@@ -1,36 +1,18 @@
 """Open Inference Protocol clients with little overhead of their own.
 
-- :class:`HttpClient` / :class:`AsyncHttpClient`: REST over keep-alive pools (its own on
-  sockets / aiohttp), JSON or binary tensor data, optional gzip/deflate;
-- :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), raw or typed contents, and
-  the ModelStreamInfer stream; ModelInfer messages are built and read by :mod:`oipcodec.pb`;
-- :class:`GraphPipeClient`: GraphPipe's flatbuffers over HTTP (:mod:`oipcodec.graphpipe`);
-- all four OIP clients register system shared-memory regions (``register_region``,
-  ``register_system_shared_memory``...) and send inputs / ask for outputs in them, with the
-  regions of :mod:`oipcodec.client.shm` (docs/shared-memory.md).
+- :class:`HttpClient` / :class:`AsyncHttpClient`: REST, JSON or binary tensor data;
+- :class:`GrpcClient` / :class:`AsyncGrpcClient`: gRPC (grpcio), and ModelStreamInfer;
+- :class:`GraphPipeClient` (:mod:`.graphpipe_client`) and the TensorRT Inference Server v1
+  clients (:mod:`.trtis_client`);
+- the four OIP clients register shared-memory regions (:mod:`oipcodec.client.shm`).
 
-::
+They work with any OIP server (Triton, KServe, MLServer, ``oipcodec serve``). Errors are
+:class:`ClientError` (:class:`ServerError`, :class:`RequestTimeoutError`,
+:class:`ServerConnectionError`), defined in :mod:`oipcodec.errors`; codec errors pass through.
 
-    from oipcodec.client import HttpClient
-
-    with HttpClient("http://127.0.0.1:8000") as client:
-        response = client.infer("identity", {"INPUT0": np.ones((1, 16), np.float32)})
-        response.output("INPUT0").data  # a numpy array (a view of the answer's bytes)
-
-They work with any OIP server (Triton, KServe, MLServer, ``oipcodec serve``). Errors:
-:class:`ServerError` (the server's status and message), :class:`RequestTimeoutError`,
-:class:`ServerConnectionError`, all :class:`ClientError`, an :class:`oipcodec.OIPError`;
-defined in :mod:`oipcodec.errors`, whose one status table gives a ``ServerError`` its
-``status`` over gRPC and its ``code`` over HTTP. Needs the ``client`` extra (aiohttp, grpcio;
-HttpClient needs only the standard library); each transport is imported when its client is
-first made.
-
-The layer: the clients turn calls into wire bytes and answers back. They may import the
-codecs (:mod:`oipcodec.rest`, :mod:`oipcodec.pb`, :mod:`oipcodec.types`,
-:mod:`oipcodec.sharedmem`...), the kernels only through them, :mod:`oipcodec.errors`,
-:mod:`oipcodec.limits` and :mod:`oipcodec.proto`; never
-:mod:`oipcodec.server`, :mod:`oipcodec.compat` or :mod:`oipcodec.bench` (a client must install
-and import without the server extra), and no ``_private`` name of another layer.
+Invariant: a client imports the codecs, :mod:`oipcodec.errors`, :mod:`oipcodec.limits` and
+:mod:`oipcodec.proto`, never the server, compat or bench (it installs without the server
+extra); each transport is imported when its client is first made. docs/clients.md.
 """
 
 from __future__ import annotations
@@ -46,7 +28,7 @@ from oipcodec.errors import (
 )
 
 if TYPE_CHECKING:
-    from oipcodec.client.graphpipe import GraphPipeClient
+    from oipcodec.client.graphpipe_client import GraphPipeClient
     from oipcodec.client.grpc_client import AsyncGrpcClient, GrpcClient, StreamResult
     from oipcodec.client.http_client import AsyncHttpClient, HttpClient
 
@@ -72,7 +54,7 @@ _LAZY = {
     "GrpcClient": "grpc_client",
     "AsyncGrpcClient": "grpc_client",
     "StreamResult": "grpc_client",
-    "GraphPipeClient": "graphpipe",
+    "GraphPipeClient": "graphpipe_client",
 }
 
 

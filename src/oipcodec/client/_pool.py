@@ -1,30 +1,16 @@
 """Keep-alive HTTP/1.1 connections to one server, shared by threads: :class:`HttpClient`'s
 transport, on the standard library's sockets.
 
-Why not urllib3 (what :class:`HttpClient` used first), nor ``http.client`` under it: with 8
-threads sharing one client, the load of ``benchmarks/load/client_overhead.py`` (small binary
-requests to the embedded server, both on the 2-core development machine) cost the client
-process 531-616 us of CPU per request through urllib3, 355 us through a plain pool of
-``http.client`` connections, and 192-233 us through tritonclient (C header parsing, one client
-per thread); this transport, 129-137 us. What the time went to is per-request Python work that
-each thread holds the GIL for: urllib3's pool (queue, conditions, retries, header containers),
-and in ``http.client`` the request head built a header at a time with checks, a file object per
-answer and the answer's header lines parsed by the ``email`` package. Here a request is one
-``sendall`` of its head and body (two for bodies over 64 kB, which are not copied), and an
-answer is read from one buffered reader per connection: status line, header lines into a dict,
-then the body by ``Content-Length`` (read straight into the bytes object), by chunks, or to the
-end of the connection. A call has one deadline, ``timeout`` seconds from its start: every
-wait (for a free connection, the connect, each send, each receive) gets only what is left of it,
-so a server that trickles its answer cannot hold a call longer than that.
+Decision: neither urllib3 nor ``http.client``, whose per-request Python work (held under the
+GIL) made the client process's CPU per request the bottleneck with threads sharing a client
+(docs/measurements.md#http-clients). A request is one ``sendall`` of head and body (two for
+large bodies, not copied); an answer is read from one buffered reader per connection.
 
-The pool: idle connections on a list, a count in use, both under one lock (a condition on it
-is waited on only when every connection is taken), a check that an idle connection was not
-closed by the server before it is reused, TCP_NODELAY. A connection is kept for another
-request only when its answer ended exactly where its framing says (bytes after it, such as a
-second answer nobody asked for, would become the next call's answer: the connection is closed
-instead). A request that fails on a reused connection before any byte of its answer arrived
-(the server had closed the idle connection, as servers do after an error answer) is sent once
-more on a new connection, as urllib3 does; never after a byte of the answer arrived.
+Invariants: a call has one deadline, ``timeout`` seconds from its start, shared by every wait
+(a free connection, connect, each send and receive), so a trickling server cannot hold it
+longer. A connection is reused only when its answer ended exactly where its framing says; a
+request that failed on a reused connection before any byte of its answer arrived is sent once
+more on a new connection (as urllib3 does), never after.
 """
 
 from __future__ import annotations
@@ -318,7 +304,11 @@ class ConnectionPool:
     """Up to ``size`` keep-alive connections to ``scheme://host:port``; a caller beyond that
     waits for one (within its timeout). ``request`` is thread-safe. For https, ``ssl_context``
     (default: the system's trusted certificates, host names checked). An answer whose body is
-    over ``max_body_bytes`` is refused with :class:`LimitError` before it is read."""
+    over ``max_body_bytes`` is refused with :class:`LimitError` before it is read.
+
+    Idle connections sit on a list and a count of those in use beside it, both under one lock
+    (its condition is waited on only when every connection is taken); an idle connection is
+    checked for a close by the server before it is reused; sockets get TCP_NODELAY."""
 
     def __init__(
         self,
@@ -452,6 +442,8 @@ class ConnectionPool:
                 head, body, method, self._max_body, deadline
             )
             return status, data, answer
+        except (RequestTimeoutError, ServerConnectionError):
+            raise  # the retry's own connect failed: already said (and a Timeout/OSError)
         except _TooLarge as exc:
             raise answer_too_large(method, where, str(exc), self._max_body) from None
         except TimeoutError:

@@ -1,14 +1,6 @@
-"""What a client call raises when the codec is not at fault: the server said no, the call
-timed out, or the server could not be reached.
+"""Deprecated: the client's errors are in :mod:`oipcodec.errors` (and :mod:`oipcodec.client`)."""
 
-All are :class:`ClientError`, an :class:`~oipcodec.OIPError` (so also a ``ValueError``);
-codec errors (:class:`~oipcodec.EncodeError` for inputs that cannot be sent,
-:class:`~oipcodec.DecodeError` for an answer that does not parse) pass through unchanged.
-The classes and the status table are defined in :mod:`oipcodec.errors` (every exception of
-the package is); this module re-exports them under the names they always had here.
-"""
-
-from __future__ import annotations
+import warnings
 
 from oipcodec.errors import (
     GRPC_CODE_FOR_STATUS,
@@ -27,3 +19,10 @@ __all__ = [
     "ServerConnectionError",
     "ServerError",
 ]
+
+warnings.warn(
+    "oipcodec.client.errors is deprecated and will be removed in the next release: "
+    "use oipcodec.errors",
+    DeprecationWarning,
+    stacklevel=2,
+)

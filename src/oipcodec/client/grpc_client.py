@@ -21,7 +21,12 @@ from typing import Any
 
 from oipcodec import pb
 from oipcodec.client._request import Inputs, Outputs, build_request
-from oipcodec.client.shm import RegionTable, SharedMemoryRegion
+from oipcodec.client.shm import (
+    Action,
+    AsyncSharedMemoryCalls,
+    RegionTable,
+    SharedMemoryCalls,
+)
 from oipcodec.errors import (
     ClientError,
     DecodeError,
@@ -289,7 +294,7 @@ class _Base:
         return f"{type(self).__name__}({self.target!r})"
 
 
-class GrpcClient(_Base):
+class GrpcClient(SharedMemoryCalls, _Base):
     """A synchronous OIP gRPC client (one grpcio channel; thread-safe).
 
     ``target``: ``host:port``. ``raw``: the default contents form of :meth:`infer`.
@@ -422,32 +427,12 @@ class GrpcClient(_Base):
         request = self._stubs.pb2.RepositoryModelUnloadRequest(model_name=model)
         self._call(self._stubs.unload, request, "RepositoryModelUnload", timeout)
 
-    def register_system_shared_memory(
-        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
-    ) -> None:
-        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
-        as region ``name`` (the server must run with its shared-memory extension on)."""
-        fields = {"name": name, "key": key, "offset": offset, "byte_size": byte_size}
-        self._call(*_shm_call(self._stubs, "Register", fields, timeout))
-        self.regions.add(name, (key, byte_size, offset))
-
-    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
-        """Register ``region`` (:mod:`oipcodec.client.shm`) under its name."""
-        self.register_system_shared_memory(
-            region.name, region.key, region.byte_size, region.offset, timeout
-        )
-        self.regions.add(region.name, region)
-
-    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
-        """Unregister region ``name``, or every region when empty."""
-        self._call(*_shm_call(self._stubs, "Unregister", {"name": name}, timeout))
-        self.regions.remove(name)
-
-    def system_shared_memory_status(
-        self, name: str = "", timeout: float | None = None
+    def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
     ) -> list[dict[str, Any]]:
-        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
-        return _status(self._call(*_shm_call(self._stubs, "Status", {"name": name}, timeout)))
+        call = _shm_call(self._stubs, action.capitalize(), {"name": name, **fields}, timeout)
+        answer = self._call(*call)
+        return _status(answer) if action == "status" else []
 
     def close(self) -> None:
         self._channel.close()
@@ -459,7 +444,7 @@ class GrpcClient(_Base):
         self.close()
 
 
-class AsyncGrpcClient(_Base):
+class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
     """The asyncio twin of :class:`GrpcClient` (grpc.aio); the same methods, as coroutines.
 
     The channel is opened on first use, in the running event loop (grpc.aio channels belong to
@@ -598,36 +583,12 @@ class AsyncGrpcClient(_Base):
         request = self._stubs.pb2.RepositoryModelUnloadRequest(model_name=model)
         await self._call(self._stubs.unload, request, "RepositoryModelUnload", timeout)
 
-    async def register_system_shared_memory(
-        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
-    ) -> None:
-        """As :meth:`GrpcClient.register_system_shared_memory`."""
-        fields = {"name": name, "key": key, "offset": offset, "byte_size": byte_size}
-        await self._call(*_shm_call(self._stubs, "Register", fields, timeout))
-        self.regions.add(name, (key, byte_size, offset))
-
-    async def register_region(
-        self, region: SharedMemoryRegion, timeout: float | None = None
-    ) -> None:
-        """As :meth:`GrpcClient.register_region`."""
-        await self.register_system_shared_memory(
-            region.name, region.key, region.byte_size, region.offset, timeout
-        )
-        self.regions.add(region.name, region)
-
-    async def unregister_system_shared_memory(
-        self, name: str = "", timeout: float | None = None
-    ) -> None:
-        """As :meth:`GrpcClient.unregister_system_shared_memory`."""
-        await self._call(*_shm_call(self._stubs, "Unregister", {"name": name}, timeout))
-        self.regions.remove(name)
-
-    async def system_shared_memory_status(
-        self, name: str = "", timeout: float | None = None
+    async def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
     ) -> list[dict[str, Any]]:
-        """As :meth:`GrpcClient.system_shared_memory_status`."""
-        answer = await self._call(*_shm_call(self._stubs, "Status", {"name": name}, timeout))
-        return _status(answer)
+        call = _shm_call(self._stubs, action.capitalize(), {"name": name, **fields}, timeout)
+        answer = await self._call(*call)
+        return _status(answer) if action == "status" else []
 
     async def close(self) -> None:
         if self._channel is not None:

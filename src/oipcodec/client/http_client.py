@@ -1,20 +1,15 @@
 """OIP REST clients: :class:`HttpClient` (its own pool on sockets) and :class:`AsyncHttpClient`
 (aiohttp).
 
-Both keep connections alive in a pool and build and read bodies with :mod:`oipcodec.rest`:
-inputs go as JSON (``binary=False``, flat or ``nested=True``) or with the binary tensor data
-extension (``binary=True``, the default, outputs asked in binary too), optionally gzip- or
-deflate-compressed (``compression=``: the request body, and the answer through
-``Accept-Encoding``). Binary outputs come back as read-only numpy views of the response body.
+Both keep connections alive and build and read bodies with :mod:`oipcodec.rest`: inputs as
+JSON (``binary=False``) or with the binary tensor data extension (``binary=True``, the
+default), optionally gzip- or deflate-compressed (``compression=``). Binary outputs come back
+as read-only numpy views of the response body.
 
-Why these transports, by ``benchmarks/load/client_overhead.py`` (figures of one run in
-docs/measurements.md, "HTTP clients"): for the synchronous client, with 8 threads sharing
-it, the client process's CPU per request decides, and there urllib3 (what it was built on
-first) cost 2-4x what the pool of :mod:`oipcodec.client._pool` costs on the standard
-library's sockets, which also beats bare
-``http.client`` one request at a time. aiohttp is the cheapest asyncio client measured; httpx
-costs 2-4x more per request than either. Nothing decompresses for us (aiohttp is told
-``auto_decompress=False``): :func:`oipcodec.rest.decode_response` inflates with its size cap.
+Decision: the synchronous client runs on :mod:`oipcodec.client._pool` and the asyncio one on
+aiohttp, the cheapest transports per request measured (docs/measurements.md#http-clients).
+Nothing decompresses for us (aiohttp has ``auto_decompress=False``):
+:func:`oipcodec.rest.decode_response` inflates with its size cap.
 """
 
 from __future__ import annotations
@@ -31,7 +26,12 @@ import orjson
 from oipcodec import rest
 from oipcodec.client._pool import ConnectionPool, answer_too_large, connect_message
 from oipcodec.client._request import Inputs, Outputs, build_request
-from oipcodec.client.shm import RegionTable, SharedMemoryRegion
+from oipcodec.client.shm import (
+    Action,
+    AsyncSharedMemoryCalls,
+    RegionTable,
+    SharedMemoryCalls,
+)
 from oipcodec.errors import (
     DecodeError,
     RequestTimeoutError,
@@ -151,7 +151,7 @@ class _Common:
         return f"{type(self).__name__}({self.url!r})"
 
 
-class HttpClient(_Common):
+class HttpClient(SharedMemoryCalls, _Common):
     """A synchronous OIP REST client over a pool of keep-alive HTTP/1.1 connections.
 
     ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
@@ -166,7 +166,7 @@ class HttpClient(_Common):
     ``pool_size``: connections kept alive, the most that run at once (more threads than that
     wait for a free one). ``headers`` go with every request. ``limits`` bound what an answer
     may hold: an answer body over ``limits.max_body_bytes`` is refused with
-    :class:`~oipcodec.LimitError` before it is read.
+    :class:`~oipcodec.errors.LimitError` before it is read.
     Thread-safe: share one client between threads. Close it (or use ``with``) when done.
     """
 
@@ -311,32 +311,13 @@ class HttpClient(_Common):
 
     # ------------------------------------------------------------------ shared memory
 
-    def register_system_shared_memory(
-        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
-    ) -> None:
-        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
-        as region ``name`` (the server must run with its shared-memory extension on)."""
-        document = {"key": key, "offset": offset, "byte_size": byte_size}
-        self._post_json(_shm_path(name, "register"), document, timeout)
-        self.regions.add(name, (key, byte_size, offset))
-
-    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
-        """Register ``region`` (:mod:`oipcodec.client.shm`) under its name."""
-        self.register_system_shared_memory(
-            region.name, region.key, region.byte_size, region.offset, timeout
-        )
-        self.regions.add(region.name, region)
-
-    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
-        """Unregister region ``name``, or every region when empty."""
-        self._post_json(_shm_path(name, "unregister"), {}, timeout)
-        self.regions.remove(name)
-
-    def system_shared_memory_status(
-        self, name: str = "", timeout: float | None = None
+    def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
     ) -> list[dict[str, Any]]:
-        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
-        path = _shm_path(name, "status")
+        path = _shm_path(name, action)
+        if action != "status":
+            self._post_json(path, fields, timeout)
+            return []
         status, body, headers = self._get(path, timeout)
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 
@@ -353,12 +334,12 @@ class HttpClient(_Common):
         self.close()
 
 
-class AsyncHttpClient(_Common):
+class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
     """The asyncio twin of :class:`HttpClient` (aiohttp); the same methods, as coroutines.
 
     The session is opened on first use, in the running event loop; ``await client.close()``
     (or ``async with``) closes it. ``pool_size`` bounds the connections open at once. An
-    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.LimitError`
+    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.errors.LimitError`
     (chunked answers too, as the chunks arrive). ``timeout`` bounds the whole call (aiohttp's
     ``total``). aiohttp reads the framing (llhttp): a chunk size that is not hex digits is
     refused, a :class:`~oipcodec.client.ServerConnectionError`.
@@ -513,35 +494,13 @@ class AsyncHttpClient(_Common):
             f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/unload", {}, timeout
         )
 
-    async def register_system_shared_memory(
-        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
-    ) -> None:
-        """As :meth:`HttpClient.register_system_shared_memory`."""
-        document = {"key": key, "offset": offset, "byte_size": byte_size}
-        await self._post_json(_shm_path(name, "register"), document, timeout)
-        self.regions.add(name, (key, byte_size, offset))
-
-    async def register_region(
-        self, region: SharedMemoryRegion, timeout: float | None = None
-    ) -> None:
-        """As :meth:`HttpClient.register_region`."""
-        await self.register_system_shared_memory(
-            region.name, region.key, region.byte_size, region.offset, timeout
-        )
-        self.regions.add(region.name, region)
-
-    async def unregister_system_shared_memory(
-        self, name: str = "", timeout: float | None = None
-    ) -> None:
-        """As :meth:`HttpClient.unregister_system_shared_memory`."""
-        await self._post_json(_shm_path(name, "unregister"), {}, timeout)
-        self.regions.remove(name)
-
-    async def system_shared_memory_status(
-        self, name: str = "", timeout: float | None = None
+    async def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
     ) -> list[dict[str, Any]]:
-        """As :meth:`HttpClient.system_shared_memory_status`."""
-        path = _shm_path(name, "status")
+        path = _shm_path(name, action)
+        if action != "status":
+            await self._post_json(path, fields, timeout)
+            return []
         status, body, headers = await self._request("GET", path, timeout=timeout)
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 

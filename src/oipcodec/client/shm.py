@@ -1,32 +1,16 @@
-"""System shared memory for a client on the server's host: regions, and tensors in them.
+"""System shared memory for a client on the server's host: regions, tensors in them, and the
+clients' shared-memory calls.
 
 :class:`SharedMemoryRegion` makes (or opens) a POSIX shared-memory object with the standard
-library (``shm_open`` and ``mmap``; no libcshm, no resource tracker), puts arrays into it
-and reads arrays out of it as numpy views::
+library (``shm_open`` and ``mmap``; no libcshm, no resource tracker), writes arrays into it
+(:meth:`~SharedMemoryRegion.input`) and reads them back as numpy views.
+:class:`SharedMemoryCalls` (and its asyncio twin) are the register / unregister / status
+methods of every client, one implementation over each transport's ``_shm_request``.
 
-    import numpy as np
-    from oipcodec.client import HttpClient
-    from oipcodec.client.shm import SharedMemoryRegion
-
-    image = np.ones((1, 3, 224, 224), np.float32)
-    with HttpClient("http://127.0.0.1:8000") as client, \\
-            SharedMemoryRegion.create("inputs", image.nbytes) as inputs, \\
-            SharedMemoryRegion.create("outputs", image.nbytes) as outputs:
-        client.register_region(inputs)
-        client.register_region(outputs)
-        answer = client.infer(
-            "identity",
-            [inputs.input("INPUT0", image)],
-            outputs=[outputs.output("INPUT0")],
-        )
-        answer.output("INPUT0").data  # a view of the outputs region
-        client.unregister_system_shared_memory()
-
-A region registered through a client (:meth:`register_region`, or
-``register_system_shared_memory`` with its key) is opened by that client too, so an output
-the server wrote there comes back as an array whose data is a view of the region. Such a
-view is valid while the region is open; :meth:`SharedMemoryRegion.close` with views still
-alive leaves the mapping to be unmapped when the last of them goes.
+Invariant: a region registered through a client is opened by that client too, so an output
+the server wrote there comes back as a view of the region, valid while the region is open;
+:meth:`SharedMemoryRegion.close` with views alive leaves the unmapping to the last of them.
+docs/shared-memory.md has a worked example.
 """
 
 from __future__ import annotations
@@ -35,7 +19,7 @@ import contextlib
 import mmap
 import os
 import secrets
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,7 +29,7 @@ from oipcodec.raw import array_to_raw, raw_to_array
 from oipcodec.sharedmem import Location, open_key, parameters_for, unlink_key
 from oipcodec.types import RequestedOutput, Tensor
 
-__all__ = ["RegionTable", "SharedMemoryRegion"]
+__all__ = ["AsyncSharedMemoryCalls", "RegionTable", "SharedMemoryCalls", "SharedMemoryRegion"]
 
 
 class SharedMemoryRegion:
@@ -223,3 +207,94 @@ class RegionTable:
             return region.view(where, writable)
         except (ValueError, OSError) as exc:
             raise DecodeError(str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- client methods
+
+#: A system shared-memory call: what each transport's ``_shm_request`` is asked to do.
+Action = Literal["register", "unregister", "status"]
+
+
+class SharedMemoryCalls:
+    """The system shared-memory methods of a client, one implementation for every transport.
+
+    A client provides ``regions`` (a :class:`RegionTable`) and ``_shm_request(action, name,
+    fields, timeout)``, which sends one call over its protocol and returns the status list
+    (``[]`` for register and unregister); these methods keep ``regions`` in step with the
+    server, so that outputs in a registered region come back as views of it.
+    """
+
+    regions: RegionTable
+
+    def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
+    ) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
+        as region ``name`` (the server must run with its shared-memory extension on)."""
+        fields = {"key": key, "offset": offset, "byte_size": byte_size}
+        self._shm_request("register", name, fields, timeout)
+        self.regions.add(name, (key, byte_size, offset))
+
+    def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
+        """Register ``region`` under its name."""
+        self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
+        """Unregister region ``name``, or every region when empty."""
+        self._shm_request("unregister", name, {}, timeout)
+        self.regions.remove(name)
+
+    def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
+        return self._shm_request("status", name, {}, timeout)
+
+
+class AsyncSharedMemoryCalls:
+    """:class:`SharedMemoryCalls` for an asyncio client (an ``async`` ``_shm_request``)."""
+
+    regions: RegionTable
+
+    async def _shm_request(
+        self, action: Action, name: str, fields: dict[str, Any], timeout: float | None
+    ) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    async def register_system_shared_memory(
+        self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
+    ) -> None:
+        """As :meth:`SharedMemoryCalls.register_system_shared_memory`."""
+        fields = {"key": key, "offset": offset, "byte_size": byte_size}
+        await self._shm_request("register", name, fields, timeout)
+        self.regions.add(name, (key, byte_size, offset))
+
+    async def register_region(
+        self, region: SharedMemoryRegion, timeout: float | None = None
+    ) -> None:
+        """As :meth:`SharedMemoryCalls.register_region`."""
+        await self.register_system_shared_memory(
+            region.name, region.key, region.byte_size, region.offset, timeout
+        )
+        self.regions.add(region.name, region)
+
+    async def unregister_system_shared_memory(
+        self, name: str = "", timeout: float | None = None
+    ) -> None:
+        """As :meth:`SharedMemoryCalls.unregister_system_shared_memory`."""
+        await self._shm_request("unregister", name, {}, timeout)
+        self.regions.remove(name)
+
+    async def system_shared_memory_status(
+        self, name: str = "", timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """As :meth:`SharedMemoryCalls.system_shared_memory_status`."""
+        return await self._shm_request("status", name, {}, timeout)

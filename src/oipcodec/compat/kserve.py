@@ -69,9 +69,9 @@ def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferReq
     ``set_data_from_numpy(binary_data=True)``) become a read-only view checked against the shape
     (BYTES framing validated); a numpy array is taken as it is (its dtype must carry the
     datatype); a list (JSON, typed gRPC contents) or ``InferTensorContents`` is converted by
-    :func:`oipcodec.flatten`. ``binary_data_size`` is dropped from the parameters (it describes
-    the transport); gRPC ``InferParameter`` values become Python values. An empty ``id`` or
-    ``model_version`` (protobuf's default) becomes ``None``.
+    :func:`oipcodec.kernels.flatten`. ``binary_data_size`` is dropped from the parameters (it
+    describes the transport); gRPC ``InferParameter`` values become Python values. An empty
+    ``id`` or ``model_version`` (protobuf's default) becomes ``None``.
     """
     outputs = None
     if request.request_outputs:
@@ -292,8 +292,8 @@ def request_to_rest(
     request: Any, *, binary: bool = True, nested: bool = False
 ) -> tuple[bytes, int | None]:
     """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``, the inputs in
-    binary (``binary=True``) or JSON written by :func:`oipcodec.array_to_json`. The request's
-    own parameters and requested outputs are sent as they are (nothing is added)."""
+    binary (``binary=True``) or JSON written by :func:`oipcodec.kernels.array_to_json`. The
+    request's own parameters and requested outputs are sent as they are (nothing is added)."""
     return rest.encode_request(
         to_oip_request(request), binary=binary, nested=nested, binary_outputs=False
     )

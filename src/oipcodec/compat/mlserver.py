@@ -100,8 +100,8 @@ def decode_data(
 
     "data: row-major, no stride or padding, flat or nested; element count must equal the
     product of shape" (OIP REST): the count is checked, the nesting may be either. Raises
-    :class:`~oipcodec.DecodeError` naming the element at fault, :class:`~oipcodec.ShapeError`
-    for a count that disagrees with ``shape``, :class:`~oipcodec.LimitError` past ``limits``.
+    :class:`~oipcodec.DecodeError` naming the element at fault, :class:`~oipcodec.errors.ShapeError`
+    for a count that disagrees with ``shape``, :class:`~oipcodec.errors.LimitError` past ``limits``.
     """
     row = datatypes.get(datatype)
     count = element_count(shape, limits)

@@ -16,14 +16,13 @@ BF16: docs/compat.md, "tritonclient".
 
 from __future__ import annotations
 
-import struct
 from functools import cache
 from typing import Any
 
 import numpy as np
 
 from oipcodec import datatypes, kernels, pb, rest
-from oipcodec.errors import DecodeError, OIPError, ShapeError
+from oipcodec.errors import BytesTensorError, DecodeError, OIPError, ShapeError
 from oipcodec.limits import element_count
 from oipcodec.raw import raw_to_array
 from oipcodec.types import InferResponse, Tensor
@@ -39,11 +38,6 @@ __all__ = [
     "serialize_byte_tensor",
     "triton_to_np_dtype",
 ]
-
-
-class BytesTensorError(DecodeError, struct.error):
-    """A malformed framed BYTES buffer: an :class:`oipcodec.DecodeError` that is also the
-    ``struct.error`` tritonclient raises for it."""
 
 
 @cache
@@ -210,7 +204,7 @@ def decode_http_result(result: Any) -> InferResponse:
     """The response held by a ``tritonclient.http.InferResult``, its tensors decoded by the
     kernels: binary outputs are views of the received buffer (tritonclient's ``as_numpy`` does
     the same, but frames BYTES in Python); JSON outputs, already parsed into lists by
-    tritonclient, are converted by :func:`oipcodec.flatten`.
+    tritonclient, are converted by :func:`oipcodec.kernels.flatten`.
 
     Arrays equal ``result.as_numpy(name)`` except for BYTES outputs sent as JSON, which come
     back as ``bytes`` (UTF-8), where tritonclient gives ``str``; and BF16, which decodes to

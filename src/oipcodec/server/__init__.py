@@ -16,8 +16,6 @@ REST and gRPC share one model registry; the rooms (front ends, the HTTP/1.1 tran
 runtime, the core) are described in docs/design.md#the-server. Needs the ``server`` extra.
 """
 
-from typing import Any
-
 from oipcodec._deprecated import moved
 from oipcodec.errors import (
     BodyTimeoutError,
@@ -30,7 +28,6 @@ from oipcodec.errors import (
     UnsupportedError,
 )
 from oipcodec.server.config import ServerConfig
-from oipcodec.server.errors import _DEPRECATED, _deprecated_name
 from oipcodec.server.model import Model, TensorSpec
 from oipcodec.server.runtime import RunningServer, Server, serve
 
@@ -53,7 +50,9 @@ __all__ = [
 
 #: Names this package exported before it kept to what a user writes against; each still
 #: works for one release, with a DeprecationWarning naming its home (CHANGELOG.md).
-_MOVED = moved(
+#: ServerError and RequestTimeoutError were the server's names of these errors; the client's
+#: errors of those names are other classes.
+__getattr__ = moved(
     __name__,
     {
         "HTTP_PROTOCOLS": "oipcodec.server.config:HTTP_PROTOCOLS",
@@ -71,11 +70,7 @@ _MOVED = moved(
         "check_ports": "oipcodec.server.runtime:check_ports",
         "load_model_module": "oipcodec.server.runtime:load_model_module",
         "background": "oipcodec.testing:background",
+        "ServerError": "oipcodec.errors:RequestError",
+        "RequestTimeoutError": "oipcodec.errors:BodyTimeoutError",
     },
 )
-
-
-def __getattr__(name: str) -> Any:
-    if name in _DEPRECATED:  # ServerError, RequestTimeoutError: the errors' own message
-        return _deprecated_name(__name__, name)
-    return _MOVED(name)

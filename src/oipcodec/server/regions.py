@@ -21,7 +21,12 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, UnsupportedError
+from oipcodec.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    UnsupportedError,
+)
 from oipcodec.raw import array_to_raw
 from oipcodec.sharedmem import Location, check_key, open_key
 from oipcodec.types import Tensor
@@ -34,12 +39,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("oipcodec.server")
-
-
-class AlreadyExistsError(RequestError):
-    """A region name that is already registered (HTTP 409, gRPC ALREADY_EXISTS, as Triton)."""
-
-    grpc_code = "ALREADY_EXISTS"
 
 
 @dataclass(eq=False)

@@ -29,8 +29,8 @@ from oipcodec.errors import (
     RequestError,
     UnavailableError,
 )
+from oipcodec.errors import request_error_for as from_exception
 from oipcodec.server.classification import check_datatype, class_count, classify
-from oipcodec.server.errors import from_exception
 from oipcodec.server.model import Model
 from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.repository import ModelRepository, RepositoryError

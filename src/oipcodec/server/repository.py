@@ -33,6 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from oipcodec.errors import RepositoryError
 from oipcodec.server.model import Model, TensorSpec, datatype_of_config
 
 __all__ = [
@@ -57,10 +58,6 @@ MODEL_CONTROL_MODES = ("none", "explicit")
 
 _PREFIX = "oipcodec_repository_"
 _imports = itertools.count(1)
-
-
-class RepositoryError(ValueError):
-    """A model folder that cannot be served; the message is one line saying why."""
 
 
 def models_offered(module: ModuleType, where: str) -> list[Model]:

@@ -25,8 +25,8 @@ from oipcodec.errors import (
     PayloadTooLargeError,
     RequestError,
 )
+from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import Limits
-from oipcodec.server.errors import from_exception
 from oipcodec.server.metadata import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 
 log = logging.getLogger("oipcodec.server")

@@ -28,8 +28,8 @@ from oipcodec.errors import (
     OIPError,
     RequestError,
 )
+from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import Limits
-from oipcodec.server.errors import from_exception
 from oipcodec.server.frontends._asgi import (
     Answer,
     MethodNotAllowed,

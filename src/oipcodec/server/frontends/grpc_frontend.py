@@ -25,9 +25,9 @@ from google.protobuf import json_format
 
 from oipcodec import __version__, pb
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError
+from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
-from oipcodec.server.errors import from_exception
 from oipcodec.server.metadata import SERVER_NAME, extensions
 from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry

@@ -22,7 +22,8 @@ from urllib.parse import parse_qs
 
 from google.protobuf import json_format, text_format
 
-from oipcodec import __version__, v1
+from oipcodec import __version__
+from oipcodec import trtis_v1 as v1
 from oipcodec.errors import (
     InvalidArgumentError,
     NotFoundError,

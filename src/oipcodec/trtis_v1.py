@@ -1,0 +1,511 @@
+"""The TensorRT Inference Server (TRTIS) v1 API codec: headers both ways, raw bodies, status.
+
+A request is an ``InferRequestHeader`` (protobuf: text in the HTTP header ``NV-InferRequest``,
+or a gRPC ``InferRequest``'s ``meta_data``) and the inputs' raw bytes in header order. The header
+names no datatype (the model does); for a batching model its ``dims`` leave out the batch
+dimension. The answer is an ``InferResponseHeader`` and each RAW output's bytes, or the ``k``
+best classes of an output asked with ``cls { count: k }``. TYPE_STRING uses the BYTES framing.
+
+Invariants: raw bytes are checked against ``dims x batch`` before anything is allocated, and
+become read-only views of the body, never copies. The text format is read by a kernel of its
+own (``scan_request_header``) for the plain form clients write, and by google.protobuf's
+``text_format`` otherwise, so the result is always text_format's; ``text_format`` alone costs
+more than the rest of a small request (docs/measurements.md#the-trtis-v1-header-text).
+The protobuf messages are :data:`messages`. docs/v1.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
+
+from oipcodec import datatypes
+from oipcodec import kernels as _facade
+from oipcodec._deprecated import moved
+from oipcodec._shared.buffers import byte_view
+from oipcodec.errors import (
+    DecodeError,
+    InvalidArgumentError,
+    OIPError,
+    RequestError,
+    UnsupportedError,
+)
+from oipcodec.kernels import Kernels
+from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
+from oipcodec.proto import trtis_v1_pb2 as messages
+from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.types import InferResponse, Tensor
+
+__all__ = [
+    "REQUEST_HEADER",
+    "RESPONSE_HEADER",
+    "STATUS_HEADER",
+    "InputSpec",
+    "code_for",
+    "config_dims",
+    "decode_inputs",
+    "encode_response",
+    "parse_request_header",
+    "parse_response_header",
+    "messages",
+    "request_header_text",
+    "requested",
+    "response_header_text",
+    "status",
+    "status_text",
+    "v1_datatype",
+    "version_text",
+]
+
+#: The HTTP headers of the v1 API.
+REQUEST_HEADER = "NV-InferRequest"
+RESPONSE_HEADER = "NV-InferResponse"
+STATUS_HEADER = "NV-Status"
+
+_INT64 = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """What the codec needs of a model input: its name, OIP datatype and declared shape
+    (``-1`` for any size; with the batch dimension when the model batches). The server's
+    :class:`~oipcodec.server.TensorSpec` fits too."""
+
+    name: str
+    datatype: str
+    shape: tuple[int, ...]
+
+
+# ----------------------------------------------------------------------------- status
+
+
+def code_for(exc: BaseException) -> int:
+    """The ``RequestStatusCode`` for an exception: the OIP error kinds mapped onto v1's codes
+    (NOT_FOUND, UNAVAILABLE, UNSUPPORTED, INTERNAL; bad input of any kind INVALID_ARG)."""
+    if isinstance(exc, RequestError):
+        return {
+            "NOT_FOUND": messages.NOT_FOUND,
+            "UNAVAILABLE": messages.UNAVAILABLE,
+            "UNIMPLEMENTED": messages.UNSUPPORTED,
+            "INTERNAL": messages.INTERNAL,
+            "ALREADY_EXISTS": messages.ALREADY_EXISTS,
+        }.get(exc.grpc_code, messages.INVALID_ARG)
+    if isinstance(exc, OIPError):
+        return messages.INVALID_ARG
+    return messages.INTERNAL
+
+
+def status(code: Any, msg: str = "", server_id: str = "", request_id: int = 0) -> Any:
+    """A ``RequestStatus`` message (``code``: a ``RequestStatusCode``, e.g.
+    ``messages.SUCCESS``)."""
+    return messages.RequestStatus(code=code, msg=msg, server_id=server_id, request_id=request_id)
+
+
+def status_text(message: Any) -> str:
+    """``message`` in one-line text format, as the ``NV-Status`` header carries it."""
+    return text_format.MessageToString(message, as_one_line=True)
+
+
+# ----------------------------------------------------------------------------- datatypes
+
+
+def v1_datatype(datatype: str) -> int:
+    """The v1 ``DataType`` number of an OIP datatype (BYTES is TYPE_STRING; BF16 has none)."""
+    if datatype == "BYTES":
+        return messages.TYPE_STRING
+    try:
+        return int(messages.DataType.Value(f"TYPE_{datatype}"))
+    except ValueError:
+        raise DecodeError(f"datatype {datatype} has no v1 equivalent") from None
+
+
+def config_dims(shape: Sequence[int], batched: bool) -> list[int]:
+    """A declared shape as v1 ``dims``: without the batch dimension when the model batches."""
+    return list(shape[1:] if batched else shape)
+
+
+# ----------------------------------------------------------------------------- header text
+
+
+def parse_request_header(
+    data: str | bytes | bytearray | memoryview,
+    binary: bool = False,
+    *,
+    kernels: Kernels | None = None,
+) -> Any:
+    """The ``InferRequestHeader`` in ``data``: text format (the ``NV-InferRequest`` header),
+    or the binary protobuf form with ``binary``. Raises :class:`DecodeError` saying what does
+    not parse (text_format's message: line, column and field).
+
+    The plain text form clients write is read by the ``scan_request_header`` kernel; any other
+    text by google.protobuf's ``text_format``, so the result (or the error) is always
+    text_format's. ``kernels`` picks the kernel implementation, as in every codec."""
+    if binary:
+        try:
+            return messages.InferRequestHeader.FromString(bytes(byte_view(data)))
+        except _ProtobufDecodeError as exc:
+            raise DecodeError(f"InferRequestHeader does not parse: {exc}") from None
+    try:
+        text = data if isinstance(data, str) else bytes(byte_view(data)).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"{REQUEST_HEADER} is not UTF-8 text: {exc}") from None
+    scanned = (kernels or _facade).scan_request_header(text)
+    if scanned is not None:
+        fields, inputs, outputs = scanned
+        return messages.InferRequestHeader(
+            input=[messages.InferRequestHeader.Input(**item) for item in inputs],
+            output=[_output_request(**item) for item in outputs],
+            **fields,
+        )
+    try:
+        return text_format.Parse(text, messages.InferRequestHeader())
+    except text_format.ParseError as exc:
+        raise DecodeError(
+            f"{REQUEST_HEADER} does not parse as an InferRequestHeader: {exc}"
+        ) from None
+
+
+def _output_request(name: str = "", cls: int | None = None) -> Any:
+    if cls is None:
+        return messages.InferRequestHeader.Output(name=name)
+    return messages.InferRequestHeader.Output(
+        name=name, cls=messages.InferRequestHeader.Output.Class(count=cls)
+    )
+
+
+def request_header_text(header: Any) -> str:
+    """An ``InferRequestHeader`` in one-line text format (a client's ``NV-InferRequest``),
+    exactly as ``text_format`` writes it; written directly when its names are printable ASCII
+    and it names no shared memory (the common case)."""
+    parts: list[str] = []
+    try:
+        if header.batch_size:
+            parts.append(f"batch_size: {header.batch_size}")
+        for item in header.input:
+            if item.HasField("shared_memory"):
+                raise _Fallback
+            inner = [f'name: "{_plain(item.name)}"'] if item.name else []
+            inner.extend(f"dims: {d}" for d in item.dims)
+            if item.batch_byte_size:
+                inner.append(f"batch_byte_size: {item.batch_byte_size}")
+            parts.append(_block("input", inner))
+        for item in header.output:
+            if item.HasField("shared_memory"):
+                raise _Fallback
+            inner = [f'name: "{_plain(item.name)}"'] if item.name else []
+            if item.HasField("cls"):
+                inner.append(_block("cls", [f"count: {item.cls.count}"] if item.cls.count else []))
+            parts.append(_block("output", inner))
+        for name in ("correlation_id", "id", "flags"):  # field numbers 4, 5, 6
+            value = getattr(header, name)
+            if value:
+                parts.append(f"{name}: {value}")
+    except _Fallback:
+        return text_format.MessageToString(header, as_one_line=True)
+    return " ".join(parts)
+
+
+def _block(name: str, inner: list[str]) -> str:
+    return f"{name} {{ {' '.join(inner)} }}" if inner else f"{name} {{ }}"
+
+
+def parse_response_header(
+    data: str | bytes | bytearray | memoryview,
+    binary: bool = False,
+    *,
+    kernels: Kernels | None = None,
+) -> Any:
+    """The ``InferResponseHeader`` in ``data`` (text format, or binary with ``binary``); the
+    text of RAW outputs is read by the ``scan_response_header`` kernel, any other by
+    text_format."""
+    try:
+        if binary:
+            return messages.InferResponseHeader.FromString(bytes(byte_view(data)))
+        text = data if isinstance(data, str) else bytes(byte_view(data)).decode("utf-8")
+        scanned = (kernels or _facade).scan_response_header(text)
+        if scanned is not None:
+            fields, outputs = scanned
+            return messages.InferResponseHeader(
+                output=[messages.InferResponseHeader.Output(**item) for item in outputs], **fields
+            )
+        return text_format.Parse(text, messages.InferResponseHeader())
+    except (text_format.ParseError, _ProtobufDecodeError, UnicodeDecodeError) as exc:
+        raise DecodeError(f"InferResponseHeader does not parse: {exc}") from None
+
+
+class _Fallback(Exception):
+    """Not a header the fast writer writes: let text_format write it."""
+
+
+_PLAIN_NAME = re.compile(r"[\x20-\x7e]*")
+
+
+def response_header_text(header: Any) -> str:
+    """An ``InferResponseHeader`` in one-line text format, exactly as ``text_format`` writes
+    it; a header of RAW outputs with printable ASCII names (the common case) is written
+    directly, as text_format is slow (docs/measurements.md#the-trtis-v1-header-text)."""
+    parts: list[str] = []
+    try:
+        if header.model_name:
+            parts.append(f'model_name: "{_plain(header.model_name)}"')
+        if header.model_version:
+            parts.append(f"model_version: {header.model_version}")
+        if header.batch_size:
+            parts.append(f"batch_size: {header.batch_size}")
+        for output in header.output:
+            if len(output.batch_classes):
+                raise _Fallback
+            inner = [f'name: "{_plain(output.name)}"'] if output.name else []
+            if output.HasField("raw"):
+                raw = [f"dims: {d}" for d in output.raw.dims]
+                if output.raw.batch_byte_size:
+                    raw.append(f"batch_byte_size: {output.raw.batch_byte_size}")
+                inner.append(_block("raw", raw))
+            parts.append(_block("output", inner))
+        if header.id:  # fields in number order, as text_format writes them
+            parts.append(f"id: {header.id}")
+    except _Fallback:
+        return text_format.MessageToString(header, as_one_line=True)
+    return " ".join(parts)
+
+
+def _plain(name: str) -> str:
+    if '"' in name or "\\" in name or "'" in name or not _PLAIN_NAME.fullmatch(name):
+        raise _Fallback
+    return name
+
+
+# ----------------------------------------------------------------------------- requests
+
+
+def decode_inputs(
+    header: Any,
+    body: Any,
+    specs: Sequence[Any],
+    max_batch_size: int,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    kernels: Kernels | None = None,
+) -> list[Tensor]:
+    """The input tensors of a v1 request: ``header`` (``InferRequestHeader``), ``body`` (the
+    inputs' raw bytes concatenated in header order, any buffer; or a sequence with one buffer
+    per input, gRPC's ``raw_input``), ``specs`` (the model's inputs: name, datatype, shape) and
+    ``max_batch_size``. Every size is checked before an array is made; arrays are views of
+    ``body``. Raises :class:`DecodeError` naming the input and what was expected."""
+    batch = header.batch_size
+    if max_batch_size > 0:
+        if batch < 1 or batch > max_batch_size:
+            raise DecodeError(
+                f"batch_size {batch} is out of range: the model takes 1 to {max_batch_size} rows"
+            )
+    elif batch > 1:
+        raise DecodeError(f"batch_size {batch}: the model does not batch (batch_size must be 1)")
+    if len(header.input) > limits.max_tensors:
+        raise DecodeError(
+            f"{len(header.input)} inputs, more than the limit of {limits.max_tensors}"
+        )
+    by_name = {spec.name: spec for spec in specs}
+    split = not isinstance(body, (bytes, bytearray, memoryview))
+    if split and len(body) != len(header.input):
+        raise DecodeError(
+            f"{len(header.input)} inputs in the header but {len(body)} raw_input buffers"
+        )
+    view = None if split else byte_view(body)
+    offset = 0
+    tensors: list[Tensor] = []
+    seen: set[str] = set()
+    for index, item in enumerate(header.input):
+        name = item.name
+        if item.HasField("shared_memory"):
+            raise _unsupported_shared_memory(name, "input")
+        spec = by_name.get(name)
+        if spec is None:
+            raise DecodeError(
+                f"unexpected inference input '{name}'; the model's inputs are {list(by_name)}"
+            )
+        if name in seen:
+            raise DecodeError(f"input '{name}' is given twice")
+        seen.add(name)
+        shape = _input_shape(item, spec, batch, max_batch_size > 0)
+        try:
+            count = element_count(shape, limits)
+        except OIPError as exc:
+            raise exc.for_tensor(name, "input") from None
+        row = datatypes.get(spec.datatype)
+        declared = item.batch_byte_size
+        if row.is_bytes:
+            if not declared and count:
+                raise DecodeError(f"input '{name}' is TYPE_STRING: its batch_byte_size is required")
+            size = declared
+        else:
+            size = count * row.itemsize
+            if declared and declared != size:
+                raise DecodeError(
+                    f"input '{name}': batch_byte_size {declared} disagrees with dims "
+                    f"{shape} of {spec.datatype} ({size} bytes)"
+                )
+        if split:
+            chunk = byte_view(body[index])
+            if len(chunk) != size:
+                raise DecodeError(
+                    f"input '{name}': expected {size} bytes for shape {shape}, "
+                    f"raw_input has {len(chunk)}"
+                )
+        else:
+            assert view is not None
+            if offset + size > len(view):
+                raise DecodeError(
+                    f"input '{name}': expected {size} bytes for shape {shape} at body offset "
+                    f"{offset}, but only {len(view) - offset} remain"
+                )
+            chunk = view[offset : offset + size]
+            offset += size
+        try:
+            array = raw_to_array(chunk, spec.datatype, shape, limits=limits, kernels=kernels)
+        except OIPError as exc:
+            raise exc.for_tensor(name, "input") from None
+        tensors.append(Tensor(name, spec.datatype, tuple(shape), array))
+    if view is not None and offset != len(view):
+        raise DecodeError(
+            f"the body has {len(view) - offset} bytes after the last input (the header's "
+            f"inputs take {offset} of {len(view)})"
+        )
+    return tensors
+
+
+def _input_shape(item: Any, spec: Any, batch: int, batched: bool) -> list[int]:
+    """The full shape of an input: the header's dims (or the model's when it gives none),
+    with the batch dimension in front when the model batches."""
+    dims = list(item.dims)
+    if not dims:
+        dims = config_dims(spec.shape, batched)
+        if any(d < 0 for d in dims):
+            raise DecodeError(
+                f"input '{item.name}': the model's dims {dims} have a variable dimension, so "
+                "the header must give dims"
+            )
+    elif any(d < 0 for d in dims):
+        raise DecodeError(f"input '{item.name}': dims {dims} must be non-negative")
+    return [batch, *dims] if batched else dims
+
+
+def _unsupported_shared_memory(name: str, kind: str) -> RequestError:
+    return UnsupportedError(f"{kind} '{name}': v1 shared memory is not supported")
+
+
+def requested(header: Any) -> tuple[list[str] | None, dict[str, int]]:
+    """The outputs a header asks for (``None``: all), and the class count of each asked with
+    ``cls`` (a count of 0 is refused)."""
+    if not len(header.output):
+        return None, {}
+    names: list[str] = []
+    classes: dict[str, int] = {}
+    for item in header.output:
+        if item.HasField("shared_memory"):
+            raise _unsupported_shared_memory(item.name, "output")
+        if item.name in names:
+            raise DecodeError(f"output '{item.name}' is requested twice")
+        names.append(item.name)
+        if item.HasField("cls"):
+            if item.cls.count < 1:
+                raise DecodeError(f"output '{item.name}': cls count must be at least 1")
+            classes[item.name] = item.cls.count
+    return names, classes
+
+
+# ----------------------------------------------------------------------------- responses
+
+
+def encode_response(
+    response: InferResponse,
+    *,
+    batch_size: int,
+    batched: bool,
+    classes: Mapping[str, int] | None = None,
+    labels: Mapping[str, Sequence[bytes] | None] | None = None,
+    request_id: int = 0,
+    kernels: Kernels | None = None,
+) -> tuple[Any, list[bytes | memoryview]]:
+    """The ``InferResponseHeader`` and the RAW outputs' bytes (one part each, views of the
+    arrays where they are contiguous little-endian) of ``response``. An output in ``classes``
+    is answered as its ``k`` best classes per batch row (``batched``) or of the whole tensor,
+    labelled from ``labels[name]`` when given."""
+    k = kernels or _facade
+    header = messages.InferResponseHeader(
+        id=request_id,
+        model_name=response.model_name,
+        model_version=_version_number(response.model_version),
+        batch_size=batch_size,
+    )
+    parts: list[bytes | memoryview] = []
+    for tensor in response.outputs:
+        output = header.output.add(name=tensor.name)
+        count = (classes or {}).get(tensor.name)
+        if count is not None:
+            table = (labels or {}).get(tensor.name)
+            for row in _classes(tensor, count, batched, table, k):
+                output.batch_classes.add(cls=row)
+            continue
+        raw = array_to_raw(tensor.data, tensor.datatype, kernels=kernels)
+        output.raw.dims.extend(config_dims(tensor.shape, batched))
+        output.raw.batch_byte_size = len(raw)
+        parts.append(raw)
+    return header, parts
+
+
+def _classes(
+    tensor: Tensor, count: int, batched: bool, labels: Sequence[bytes] | None, k: Any
+) -> Iterable[list[Any]]:
+    if tensor.datatype == "BYTES":
+        raise InvalidArgumentError(
+            f"output '{tensor.name}' is TYPE_STRING: classification (cls) ranks numeric "
+            "outputs only"
+        )
+    data: Any = tensor.data
+    shape = tuple(tensor.shape)
+    rows = shape[0] if batched and shape else 1
+    values = np.asarray(data).reshape(rows, -1)
+    indices, best = k.top_k(values, count)
+    table = labels or ()
+    for row_indices, row_values in zip(indices.tolist(), best.tolist(), strict=True):
+        yield [
+            messages.InferResponseHeader.Output.Class(
+                idx=index,
+                value=float(value),
+                label=table[index].decode("utf-8", "replace") if index < len(table) else "",
+            )
+            for index, value in zip(row_indices, row_values, strict=True)
+        ]
+
+
+def _version_number(version: str | None) -> int:
+    """A model version as v1's int64 (0 when it is not a number)."""
+    if version and version.isdigit() and int(version) <= _INT64:
+        return int(version)
+    return 0
+
+
+def version_text(version: int | str | None) -> str | None:
+    """A v1 model version (int64; -1 or 0 for the newest, as v1 clients send) as the
+    registry's version string, or ``None`` for the newest."""
+    if version is None:
+        return None
+    if isinstance(version, str):
+        if not version:
+            return None
+        try:
+            number = int(version)
+        except ValueError:
+            return version  # the registry says it is not found
+        version = number
+    return None if version <= 0 else str(version)
+
+
+#: The former name of :data:`messages` (``pb`` is :mod:`oipcodec.pb`).
+__getattr__ = moved(__name__, {"pb": "oipcodec.proto.trtis_v1_pb2"})
