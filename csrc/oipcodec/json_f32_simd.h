@@ -30,15 +30,11 @@
  * rest of the extension stays baseline x86-64); elsewhere OIPCODEC_SIMD_X86 is 0 and the scalar
  * writer is the only one. */
 #ifndef OIPCODEC_JSON_F32_SIMD_H
-/* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
- * parts are defined, and that inclusion defines what follows. */
-#include "oipcodec/jsonwrite.h"
-#endif
-#ifndef OIPCODEC_JSON_F32_SIMD_H
 #define OIPCODEC_JSON_F32_SIMD_H
 
 #include "oipcodec/cpu.h"
 #include "oipcodec/digits_simd.h"
+#include "oipcodec/jsonwrite_f32.h"
 
 #if OIPCODEC_SIMD_X86
 

@@ -22,21 +22,19 @@
  * Built only on x86-64 with GCC or clang, with a target attribute, and run where
  * oipcodec_simd_features (cpu.h) has OIPCODEC_SIMD_AVX512_VBMI (Intel Ice Lake and later, AMD
  * Zen 4 and later); elsewhere only the scalar loops exist or run. */
-#ifndef OIPCODEC_JSON_F64_H
-/* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
- * parts are defined, and that inclusion defines what follows. */
-#include "oipcodec/jsonwrite.h"
-#endif
-#ifndef OIPCODEC_JSON_F64_H
-#define OIPCODEC_JSON_F64_H
+#ifndef OIPCODEC_JSON_F64_SIMD_H
+#define OIPCODEC_JSON_F64_SIMD_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "oipcodec/common.h"
-
 #include "oipcodec/cpu.h"
 #include "oipcodec/digits_simd.h"
+#include "oipcodec/jsonwrite_f64.h"
+#include "oipcodec/jsonwrite_nonfinite.h"
+#include "oipcodec/target.h"
 
 #if OIPCODEC_SIMD_X86
 
@@ -323,6 +321,34 @@ oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int
     if (count > 0) {
         oipcodec_f64_text8_avx512(d17, e10, (count - 1) / 8 * 8, count, text, len);
     }
+}
+
+/* oipcodec_row_f64 where the processor has AVX-512 VBMI: each block's digits and texts by
+ * oipcodec_f64_block_avx512, then the texts copied 32 bytes wide (each length kept); the same
+ * text as oipcodec_row_f64_scalar. */
+OIPCODEC_MAYBE_UNUSED
+OIPCODEC_HOT static char *oipcodec_row_f64_avx512(const void *data, ptrdiff_t n, char *out) {
+    const uint64_t *v = (const uint64_t *)data;
+    uint64_t digits[OIPCODEC_F64_BLOCK], lens[OIPCODEC_F64_BLOCK];
+    uint8_t text[OIPCODEC_F64_BLOCK][32];
+    int exps[OIPCODEC_F64_BLOCK];
+    ptrdiff_t base;
+    for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
+        ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
+        oipcodec_f64_block_avx512(v + base, count, digits, exps, text, lens);
+        for (j = 0; j < count; j++) {
+            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
+            if (oipcodec_float_prologue(&out, mag >= 0x7FF0000000000000ull,
+                                        mag != 0x7FF0000000000000ull, (int)(bits >> 63),
+                                        mag == 0)) {
+                continue;
+            }
+            memcpy(out, text[j], 32);
+            out += lens[j];
+            *out++ = ',';
+        }
+    }
+    return n ? out - 1 : out;
 }
 
 #endif /* OIPCODEC_SIMD_X86 */
