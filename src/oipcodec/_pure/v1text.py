@@ -16,11 +16,14 @@ from typing import Any
 from oipcodec._shared import contract
 from oipcodec._shared.v1text import (
     CONTRACTS,
-    HEADER_FIELDS,
+    COUNT,
+    DIMS,
+    INT64,
     INT64_MAX,
-    RESPONSE_FIELDS,
+    MANY,
+    MESSAGES,
+    STRING,
     UINT32_MAX,
-    UINT64_MAX,
 )
 
 __all__ = ["scan_request_header", "scan_response_header"]
@@ -77,125 +80,74 @@ class _Reader:
             raise _Stop
 
 
-def _input(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {"dims": []}
+def _many(kind: Any) -> bool:
+    return isinstance(kind, tuple) and kind[0] == MANY
+
+
+def _message(reader: _Reader, message: str, top: bool = False) -> dict[str, Any]:
+    """The fields of one message (MESSAGES[message]) up to its ``}``, or the text's end."""
+    kinds = MESSAGES[message]
+    fields: dict[str, Any] = {
+        name: [] for name, kind in kinds.items() if kind == DIMS or _many(kind)
+    }
     while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
+        if top and reader.at == len(reader.tokens):
             return fields
-        if name == "dims":
-            fields["dims"].append(reader.number(-INT64_MAX - 1, INT64_MAX))
+        name, _, _, mark = reader.take()
+        if mark == "}" and not top:
+            return fields
+        kind = kinds.get(name)
+        if kind is None:
+            raise _Stop
+        if kind == DIMS:
+            fields[name].append(reader.number(-INT64_MAX - 1, INT64_MAX))
+        elif _many(kind):
+            reader.open()
+            fields[name].append(_message(reader, kind[1]))
         elif name in fields:
             raise _Stop
-        elif name == "name":
+        elif kind == STRING:
             fields[name] = reader.string()
-        elif name == "batch_byte_size":
-            fields[name] = reader.number(0, UINT64_MAX)
-        else:
-            raise _Stop
-
-
-def _output(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return fields
-        if name in fields:
-            raise _Stop
-        if name == "name":
-            fields[name] = reader.string()
-        elif name == "cls":
+        elif kind == INT64:
+            fields[name] = reader.number(-INT64_MAX - 1, INT64_MAX)
+        elif kind == COUNT:
             reader.open()
             if reader.take()[0] != "count":
                 raise _Stop
             fields[name] = reader.number(0, UINT32_MAX)
             if reader.take()[3] != "}":
                 raise _Stop
+        elif isinstance(kind, tuple):
+            reader.open()
+            fields[name] = _message(reader, kind[1])
         else:
-            raise _Stop
+            fields[name] = reader.number(0, kind)
+
+
+def _read(text: str, message: str) -> dict[str, Any] | None:
+    if _PLAIN.fullmatch(text) is None:
+        return None
+    try:
+        return _message(_Reader(_TOKENS.findall(text)), message, top=True)
+    except _Stop:
+        return None
 
 
 @contract(CONTRACTS)
 def scan_request_header(
     text: str,
 ) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]] | None:
-    if _PLAIN.fullmatch(text) is None:
+    fields = _read(text, "request")
+    if fields is None:
         return None
-    reader = _Reader(_TOKENS.findall(text))
-    fields: dict[str, int] = {}
-    inputs: list[dict[str, Any]] = []
-    outputs: list[dict[str, Any]] = []
-    try:
-        while reader.at < len(reader.tokens):
-            name = reader.take()[0]
-            if name == "input":
-                reader.open()
-                inputs.append(_input(reader))
-            elif name == "output":
-                reader.open()
-                outputs.append(_output(reader))
-            elif name in HEADER_FIELDS and name not in fields:
-                fields[name] = reader.number(0, HEADER_FIELDS[name])
-            else:
-                raise _Stop
-    except _Stop:
-        return None
+    inputs, outputs = fields.pop("input"), fields.pop("output")
     return fields, inputs, outputs
-
-
-def _raw(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {"dims": []}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return fields
-        if name == "dims":
-            fields["dims"].append(reader.number(-INT64_MAX - 1, INT64_MAX))
-        elif name == "batch_byte_size" and name not in fields:
-            fields[name] = reader.number(0, UINT64_MAX)
-        else:
-            raise _Stop
-
-
-def _response_output(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return fields
-        if name in fields:
-            raise _Stop
-        if name == "name":
-            fields[name] = reader.string()
-        elif name == "raw":
-            reader.open()
-            fields[name] = _raw(reader)
-        else:
-            raise _Stop
 
 
 @contract(CONTRACTS)
 def scan_response_header(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    if _PLAIN.fullmatch(text) is None:
+    fields = _read(text, "response")
+    if fields is None:
         return None
-    reader = _Reader(_TOKENS.findall(text))
-    fields: dict[str, Any] = {}
-    outputs: list[dict[str, Any]] = []
-    try:
-        while reader.at < len(reader.tokens):
-            name = reader.take()[0]
-            if name == "output":
-                reader.open()
-                outputs.append(_response_output(reader))
-            elif name in fields:
-                raise _Stop
-            elif name == "model_name":
-                fields[name] = reader.string()
-            elif name in RESPONSE_FIELDS:
-                fields[name] = reader.number(*RESPONSE_FIELDS[name])
-            else:
-                raise _Stop
-    except _Stop:
-        return None
+    outputs = fields.pop("output")
     return fields, outputs
