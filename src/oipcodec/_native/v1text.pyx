@@ -247,6 +247,16 @@ cdef Py_ssize_t _RESPONSE = _register("response")
 cdef Py_ssize_t _RESPONSE_COUNT = len(MESSAGES["response"])
 
 
+cdef inline bint _same(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
+    """Whether a[:n] == b[:n]: a loop the compiler inlines, where a memcmp of a length known
+    only at run time is a call (field names are a few bytes)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
 cdef dict _message(Scanner* s, Py_ssize_t first, Py_ssize_t count, list top):
     """The fields of one message up to its ``}``; or, given ``top``, of the whole text, with
     the repeated messages' lists appended to ``top`` instead of held in the fields."""
@@ -273,12 +283,7 @@ cdef dict _message(Scanner* s, Py_ssize_t first, Py_ssize_t count, list top):
         if s.kind == T_NAME:
             for i in range(count):
                 f = &_FIELDS[first + i]
-                # the length and first byte before memcmp: most names differ in one of them
-                if (
-                    s.stop - s.start == f.length
-                    and s.text[s.start] == f.name[0]
-                    and memcmp(s.text + s.start, f.name, f.length) == 0
-                ):
+                if s.stop - s.start == f.length and _same(s.text + s.start, f.name, f.length):
                     j = i
                     break
         if j < 0:
@@ -322,9 +327,12 @@ cdef tuple _read(str text, Py_ssize_t first, Py_ssize_t count):
     s.negative = False
     s.magnitude = 0
     try:
-        return (_message(&s, first, count, top), *top)
+        fields = _message(&s, first, count, top)
     except _Stop:
         return None
+    if len(top) == 2:
+        return fields, top[0], top[1]
+    return fields, top[0]
 
 
 @contract(CONTRACTS)
