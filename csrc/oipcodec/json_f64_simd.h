@@ -1,23 +1,12 @@
-/* The float64 JSON writer's first two passes over a block, eight elements at a time with
- * AVX-512, chosen at run time: oipcodec_row_f64 in jsonwrite.h, whose scalar loops are the
- * portable fallback and define what this computes. Included from jsonwrite.h's float64
- * section, after the functions it uses (oipcodec_f64_fast, oipcodec_f64_exact17).
+/* The float64 JSON writer eight elements at a time with AVX-512 VBMI, chosen at run time
+ * (oipcodec_row_f64 in jsonwrite.h): oipcodec_row_f64_scalar (jsonwrite_f64.h, which this
+ * header includes) is the portable fallback and defines what this computes.
  *
  * Per element: the shortest digits scaled to exactly 17 (d < 10**17) and their exponent, in
  * scalar code; then, in vector registers, the whole text (up to 23 bytes) and its length,
  * which the writer's last pass copies. The vector part replaces per-element 128-bit
  * divisions, the digit count, and above all the branches between "0.000ddd", "ddd.ddd" and
  * "d.ddde-XX", which real data (|x| below and above 1, or of many scales) mispredicts.
- *
- * Method: the division by 10**8 in double precision (d converted to a double is within 16 of
- * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
- * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
- * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
- * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
- * jsonwrite.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
- * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
- * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
- * from a table of the 72 layouts (21 positional, 51 exponent forms).
  *
  * Built only on x86-64 with GCC or clang, with a target attribute, and run where
  * oipcodec_simd_features (cpu.h) has OIPCODEC_SIMD_AVX512_VBMI (Intel Ice Lake and later, AMD
@@ -193,6 +182,16 @@ static const uint8_t oipcodec_f64_layout[72][32] = {
     {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
      15, 16, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 3 */
 };
+
+/* Method: the division by 10**8 in double precision (d converted to a double is within 16 of
+ * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
+ * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
+ * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
+ * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
+ * jsonwrite_int.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
+ * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
+ * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
+ * from a table of the 72 layouts (21 positional, 51 exponent forms). */
 
 /* The text of elements j to j + 7 (those below count) from their digits d17 (< 10**17,
  * trailing zeros included) and exponents e10 (E = e10 + 16 that of the first digit): text the

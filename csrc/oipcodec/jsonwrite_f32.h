@@ -1,4 +1,4 @@
-/* float32 as JSON text, scalar (the "float32: shortest digits" section of jsonwrite.h): the
+/* float32 as JSON text, scalar: the
  * shortest round-trip digits and the row writer that is the portable path and the definition
  * of the vector paths (json_f32_simd.h, which includes this header).
  *
@@ -46,9 +46,8 @@
  * with the table value g = ceil(10**-k * 2**-r) (64 significant bits) and truncated to odd:
  * the integer part, with the lowest bit set when any fraction is left. Comparing these with
  * multiples of 4 then decides "inside" and "closer" exactly, provided the rounding up of g never
- * shows in the 32 fraction bits kept. That was not proven here but checked: the writer's output
- * for every finite float32 (2**32 - 2**24 values) was compared with orjson's when this code was
- * written (0 differences); tests/kernels/test_jsonencode.py checks the hard classes against an
+ * shows in the 32 fraction bits kept. That was not proven here but checked on every finite
+ * float32 (docs/measurements.md#kernel-design-decisions); tests/kernels/test_jsonencode.py checks the hard classes against an
  * exact rational reference. */
 
 /* Generated with exact rational arithmetic: for each biased exponent field f (0..254, q = max(f,
@@ -221,9 +220,8 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  * instead of three), which puts each within one unit of the last bit of its own product. So
  * any decision an end's product could sit on or cross (an end equal to the multiple of 10 or
  * one unit from it, top's integer part in doubt) and V's fraction exactly 1/2 could be an exact
- * tie or an error, and go to oipcodec_f32_shortest; all others are exact. The text this
- * writes was compared with the three-product version's for all 2**32 bit patterns (0
- * differences); tools/check_f32_writer.sh compares it with the exact path on every pattern.
+ * tie or an error, and go to oipcodec_f32_shortest; all others are exact.
+ * tools/check_f32_writer.sh compares the text with the exact path's on every bit pattern.
  *
  * The text is written with fixed-width overlapping stores of words assembled in registers:
  * nothing stored is read back (stores then wider loads of the same bytes stall), and no branch
@@ -232,8 +230,8 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  *
  * Two passes per block of OIPCODEC_F32_BLOCK elements: the digits of all, then the text of all.
  * Each element's digits and their layout are a long chain of dependent multiplies; with both in
- * one loop body the processor could overlap the chains of only about two elements, and the
- * split loops ran 13% faster on 150,528 values (2.24 to 1.96 ms), the text unchanged. */
+ * one loop body the processor could overlap the chains of only about two elements; split, the
+ * loops run faster (docs/measurements.md#kernel-design-decisions). */
 OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n, char *out,
                                                  const void *ctx) {

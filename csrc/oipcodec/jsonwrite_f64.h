@@ -1,4 +1,4 @@
-/* float64 as JSON text, scalar (the "float64: shortest digits" section of jsonwrite.h): the
+/* float64 as JSON text, scalar: the
  * shortest round-trip digits and the row writer that is the portable path and the definition
  * of the vector path (json_f64_simd.h, which includes this header).
  *
@@ -178,7 +178,7 @@ static OIPCODEC_NOINLINE uint64_t oipcodec_f64_exact17(uint64_t mag, int *e10) {
 /* The text words of 17-digit numbers: for i < count (d17[i] < 10**17), first[i] the first
  * digit as a character, w1[i] and w2[i] digits 2-9 and 10-17 as ASCII (first in the lowest
  * byte), nd[i] the number of digits without trailing zeros. oipcodec_f64_words_avx512
- * (json_f64.h) computes the same eight elements at a time. */
+ * (json_f64_simd.h) computes the same eight elements at a time. */
 static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint64_t *first,
                                       uint64_t *w1, uint64_t *w2, uint64_t *nd) {
     ptrdiff_t j;

@@ -1,4 +1,4 @@
-/* FP16 and BF16 as JSON text (the "16-bit float tables" section of jsonwrite.h): a table of
+/* FP16 and BF16 as JSON text: a table of
  * all 65,536 values' texts, built once per type, each by a search over digit counts with
  * snprintf/strtod (oipcodec_shortest_small), and the row writer that copies from it. */
 #ifndef OIPCODEC_JSONWRITE_HALF_H

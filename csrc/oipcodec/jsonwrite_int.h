@@ -1,4 +1,4 @@
-/* Integers as JSON text (the "integers" section of jsonwrite.h): digit helpers shared by every
+/* Integers as JSON text: digit helpers shared by every
  * writer (the float writers and their vector paths take their digits from here), the decimal
  * writers of each integer type, the row writers of the integer types and BOOL.
  *
@@ -245,7 +245,7 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
  * 32-bit types, at a block with a magnitude of 10**8 or more. The scalar WRITE takes the tail
  * and, after such a block, a run of elements that starts at 64 and doubles (to 4096) each
  * time the kernel stops again at once: full-range data then rarely calls the kernel, whose
- * call and constants cost about 5% there at one call per 64 elements. */
+ * call and constants would cost there (docs/measurements.md#kernel-design-decisions). */
 #if OIPCODEC_SIMD_X86
 #define OIPCODEC_INT_SIMD_LEVEL() oipcodec_int_simd_level()
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST

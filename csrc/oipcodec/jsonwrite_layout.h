@@ -1,5 +1,5 @@
-/* The layout of a float's text from its shortest digits (the "float layout" section of
- * jsonwrite.h, whose top comment defines it), shared by the FP32, FP64 and 16-bit writers. */
+/* The layout of a float's text from its shortest digits (defined at the top of jsonwrite.h),
+ * shared by the FP32, FP64 and 16-bit writers. */
 #ifndef OIPCODEC_JSONWRITE_LAYOUT_H
 #define OIPCODEC_JSONWRITE_LAYOUT_H
 

@@ -1,4 +1,4 @@
-/* Non-finite floats in JSON text (the "non-finite floats" section of jsonwrite.h): counting
+/* Non-finite floats in JSON text: counting
  * them (the caller refuses them or writes tokens, by its option), their tokens, and the start
  * of every FP32 and FP64 element's text, where NaN, Infinity and zero are settled. */
 #ifndef OIPCODEC_JSONWRITE_NONFINITE_H

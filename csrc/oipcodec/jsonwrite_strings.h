@@ -1,4 +1,4 @@
-/* BYTES elements as JSON strings (the "BYTES as JSON strings" section of jsonwrite.h): valid
+/* BYTES elements as JSON strings: valid
  * UTF-8 copied as is, only '"', '\\' and control characters escaped. UTF-8 validity: the
  * well-formed byte sequences of the Unicode Standard (Table 3-7). */
 #ifndef OIPCODEC_JSONWRITE_STRINGS_H

@@ -49,7 +49,7 @@ _MAX_TOKEN = {
 }
 
 # Integer arrays from this many elements get a buffer sized by their own min and max (one
-# pass each, about 0.1 ms per 1M elements) rather than by the datatype's longest text.
+# cheap pass each, docs/measurements.md#kernel-design-decisions) rather than by the datatype's longest text.
 _TIGHT_BOUND_MIN = 65536
 
 # The 16-bit float text tables (FP16, BF16), built on first use under the lock.
