@@ -1,24 +1,18 @@
-/* Writing JSON arrays of tensor elements: the C side of oipcodec._native.jsonencode. This
- * header only gathers the writers and chooses between their scalar and vector paths.
+/* Writing JSON arrays of tensor elements, for oipcodec._native.jsonencode: this header only
+ * gathers the writers and chooses between their scalar and vector paths.
  *
- * The text layout is defined once, by the pure twin (oipcodec/_pure/jsonencode.py) and
- * docs/kernels.md; the writers reproduce it byte for byte:
- * - integers in decimal, BOOL as true/false (jsonwrite_int.h);
- * - a float is its shortest round-trip digits d1 d2 ... dn with decimal exponent E (value =
- *   d1.d2...dn * 10**E), written positionally when E is within the type's positional range
- *   ("0.00012", "123.5", integral values end in ".0") and as d1[.d2...dn]e[+-]E otherwise
- *   ("1e-7", "1.5e+16") (jsonwrite_layout.h; digits by jsonwrite_f32.h, jsonwrite_f64.h and
- *   jsonwrite_half.h);
- * - NaN, Infinity, -Infinity tokens for non-finite floats (jsonwrite_nonfinite.h);
- * - BYTES as JSON strings: valid UTF-8 copied as is, only '"', '\\' and control characters
- *   escaped (jsonwrite_strings.h).
+ * The text is defined once, by the pure twin (oipcodec/_pure/jsonencode.py) and
+ * docs/kernels.md; the writers reproduce it byte for byte: integers in decimal and BOOL as
+ * true/false (jsonwrite_int.h); a float as its shortest round-trip digits d1 d2 ... dn with
+ * decimal exponent E, positional when E is within the type's range ("0.00012", "123.5", "2.0")
+ * and d1[.d2...dn]e[+-]E otherwise ("1e-7", "1.5e+16") (jsonwrite_layout.h; digits by
+ * jsonwrite_f32.h, jsonwrite_f64.h, jsonwrite_half.h); NaN, Infinity, -Infinity tokens
+ * (jsonwrite_nonfinite.h); BYTES as JSON strings (jsonwrite_strings.h).
  *
  * Every writer is given a buffer the caller sized with the bounds the headers define; none
- * allocates, none needs the GIL. Plain C99 and MSVC-compatible (compiler helpers in common.h).
- * Headers include downward only: the scalar jsonwrite_*.h are the portable path and the
- * definition; the vector paths (json_int_simd.h, json_f32_simd.h, json_f64_simd.h, chosen at
- * run time by cpu.h) include the scalar header they accelerate; each says where its method
- * comes from. */
+ * allocates, none needs the GIL. Headers include downward only: the scalar jsonwrite_*.h are
+ * the portable path and the definition; a vector path (json_int_simd.h, json_f32_simd.h,
+ * json_f64_simd.h, chosen at run time by cpu.h) includes what it shares. */
 #ifndef OIPCODEC_JSONWRITE_H
 #define OIPCODEC_JSONWRITE_H
 
