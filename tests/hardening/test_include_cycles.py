@@ -80,7 +80,7 @@ def test_the_cycle_finder_finds_a_cycle(tmp_path: Path) -> None:
 def test_includes_are_read_from_code_not_comments(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(f"{__name__}.CSRC", tmp_path)
     (tmp_path / "x.h").write_text('/* #include "y.h" */\n#if 0\n#  include "y.h"\n#endif\n')
-    (tmp_path / "y.h").write_text("// #include \"x.h\"\n")
+    (tmp_path / "y.h").write_text('// #include "x.h"\n')
     assert _includes(tmp_path / "x.h") == {(tmp_path / "y.h").resolve()}
     assert _includes(tmp_path / "y.h") == set()
 

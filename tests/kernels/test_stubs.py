@@ -47,7 +47,9 @@ def _stub_functions(path: Path) -> dict[str, list[tuple[str, Any, Any]]]:
         if args.vararg:
             params.append((args.vararg.arg, _KIND["vararg"], _NO_DEFAULT))
         for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            params.append((a.arg, _KIND["kwonly"], _NO_DEFAULT if d is None else ast.literal_eval(d)))
+            params.append(
+                (a.arg, _KIND["kwonly"], _NO_DEFAULT if d is None else ast.literal_eval(d))
+            )
         if args.kwarg:
             params.append((args.kwarg.arg, _KIND["kwarg"], _NO_DEFAULT))
         found[node.name] = params
