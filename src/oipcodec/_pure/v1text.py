@@ -80,48 +80,65 @@ class _Reader:
             raise _Stop
 
 
-def _many(kind: Any) -> bool:
-    return isinstance(kind, tuple) and kind[0] == MANY
+# MESSAGES with each kind as (code, argument), decided once here rather than per token:
+# _UNSIGNED's argument is the bound, _ONE's and _MANY's the nested message.
+_UNSIGNED, _INT64, _STRING, _DIMS, _COUNT, _ONE, _MANY = range(7)
+
+
+def _code(kind: Any) -> tuple[int, Any]:
+    if isinstance(kind, tuple):
+        return (_MANY if kind[0] == MANY else _ONE), kind[1]
+    if isinstance(kind, int):
+        return _UNSIGNED, kind
+    return {INT64: _INT64, STRING: _STRING, DIMS: _DIMS, COUNT: _COUNT}[kind], None
+
+
+_KINDS = {
+    message: {name: _code(kind) for name, kind in fields.items()}
+    for message, fields in MESSAGES.items()
+}
+_REPEATED = {
+    message: [name for name, (code, _) in kinds.items() if code in (_DIMS, _MANY)]
+    for message, kinds in _KINDS.items()
+}
+_UNKNOWN = (-1, None)
 
 
 def _message(reader: _Reader, message: str, top: bool = False) -> dict[str, Any]:
     """The fields of one message (MESSAGES[message]) up to its ``}``, or the text's end."""
-    kinds = MESSAGES[message]
-    fields: dict[str, Any] = {
-        name: [] for name, kind in kinds.items() if kind == DIMS or _many(kind)
-    }
+    kinds = _KINDS[message]
+    fields: dict[str, Any] = {name: [] for name in _REPEATED[message]}
+    tokens = reader.tokens
     while True:
-        if top and reader.at == len(reader.tokens):
+        if top and reader.at == len(tokens):
             return fields
         name, _, _, mark = reader.take()
         if mark == "}" and not top:
             return fields
-        kind = kinds.get(name)
-        if kind is None:
-            raise _Stop
-        if kind == DIMS:
+        code, argument = kinds.get(name, _UNKNOWN)
+        if code == _DIMS:
             fields[name].append(reader.number(-INT64_MAX - 1, INT64_MAX))
-        elif _many(kind):
+        elif code == _MANY:
             reader.open()
-            fields[name].append(_message(reader, kind[1]))
-        elif name in fields:
+            fields[name].append(_message(reader, argument))
+        elif code < 0 or name in fields:
             raise _Stop
-        elif kind == STRING:
+        elif code == _UNSIGNED:
+            fields[name] = reader.number(0, argument)
+        elif code == _STRING:
             fields[name] = reader.string()
-        elif kind == INT64:
+        elif code == _INT64:
             fields[name] = reader.number(-INT64_MAX - 1, INT64_MAX)
-        elif kind == COUNT:
+        elif code == _COUNT:
             reader.open()
             if reader.take()[0] != "count":
                 raise _Stop
             fields[name] = reader.number(0, UINT32_MAX)
             if reader.take()[3] != "}":
                 raise _Stop
-        elif isinstance(kind, tuple):
-            reader.open()
-            fields[name] = _message(reader, kind[1])
         else:
-            fields[name] = reader.number(0, kind)
+            reader.open()
+            fields[name] = _message(reader, argument)
 
 
 def _read(text: str, message: str) -> dict[str, Any] | None:
