@@ -232,7 +232,7 @@ class SharedMemoryCalls:
     A client provides ``regions`` (a :class:`RegionTable`) and ``_shm_request(action, name,
     fields, timeout)``, which sends one call over its protocol and returns the status list
     (``[]`` for register and unregister); these methods keep ``regions`` in step with the
-    server, so that outputs in a registered region come back as views of it.
+    server, so that outputs in a registered region come back read from it.
     """
 
     regions: RegionTable
