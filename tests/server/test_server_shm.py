@@ -515,6 +515,37 @@ def test_one_descriptor_and_no_mapping_per_region() -> None:
         region.destroy()
 
 
+def _post(server: RunningServer, path: str, body: Any) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        server.http_url + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+# ------------------------------------------------------------------ configuration
+
+
+def test_cli_and_config_offer_the_same_kinds() -> None:
+    from oipcodec.cli import build_parser
+    from oipcodec.server.config import SHARED_MEMORY_KINDS, ServerConfig
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command")
+    option = next(a for a in commands.choices["serve"]._actions if a.dest == "shared_memory")
+    assert tuple(option.choices) == ("none", *SHARED_MEMORY_KINDS)
+    assert option.default == "none" and ServerConfig().shared_memory is None
+    with pytest.raises(ValueError, match="shared_memory must be one of system or None"):
+        ServerConfig(shared_memory="cuda")
+    with pytest.raises(ValueError, match="shared_memory needs workers=1"):
+        ServerConfig(shared_memory="system", workers=2)
+
+
 def test_an_input_outlives_its_region() -> None:
     """Unregistering while an input array is alive: the array (read from the region) stays
     readable, and the region is gone for new lookups."""

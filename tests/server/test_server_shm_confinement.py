@@ -74,10 +74,16 @@ def _refused(call: Any, *args: Any) -> str:
 
 def _registered(client: Any) -> list[str]:
     status = client.get_system_shared_memory_status()
-    return sorted(row["name"] for row in status) if isinstance(status, list) else sorted(status.regions)
+    return (
+        sorted(row["name"] for row in status)
+        if isinstance(status, list)
+        else sorted(status.regions)
+    )
 
 
-def test_a_key_outside_the_prefix_is_refused(client: Any, regions: list[SharedMemoryRegion]) -> None:
+def test_a_key_outside_the_prefix_is_refused(
+    client: Any, regions: list[SharedMemoryRegion]
+) -> None:
     """Another program's object (the victim) cannot be registered, so neither read nor
     written; a key inside the prefix can."""
     victim = _region(regions, 64, f"/oipcodec-victim-{os.getpid()}-")

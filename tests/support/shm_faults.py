@@ -147,7 +147,7 @@ def _client_truncated() -> dict[str, Any]:
     key = region.key
 
     class Hostile(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             body = b""
             if self.path.endswith("/infer"):

@@ -130,7 +130,7 @@ class SharedMemoryRegion:
         """A copy of the bytes at ``where`` (its offset and size; read-only unless
         ``writable``). ``ValueError`` when the object was shrunk below them."""
         fd = self._check(where.offset, where.byte_size, "read")
-        buffer = memoryview(bytearray(where.byte_size))
+        buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
         done = 0
         while done < where.byte_size:
             got = os.preadv(fd, [buffer[done:]], self.offset + where.offset + done)

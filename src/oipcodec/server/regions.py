@@ -21,6 +21,8 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from oipcodec.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -225,7 +227,7 @@ class SharedMemoryRegions:
         ``where.region`` (:data:`oipcodec.sharedmem.Resolver`): read-only unless
         ``writable``. A region shrunk under the read is a 400, not a fault."""
         region, start = self._place(where, tensor, kind)
-        buffer = memoryview(bytearray(where.byte_size))
+        buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
         done = 0
         while done < where.byte_size:
             try:
