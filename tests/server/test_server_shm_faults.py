@@ -1,5 +1,6 @@
 """Shared memory that used to kill a process: sparse objects on a full /dev/shm, an object
-truncated while it is read, a hostile server truncating a client's region (issue 35, item 1).
+truncated while it is read, a hostile server truncating a client's region (issue 35, item 1),
+registrations exhausting the server's descriptors (item 3).
 
 Each scenario runs tests/support/shm_faults.py in a private mount namespace (``unshare -rm``)
 with a 1 MiB tmpfs on /dev/shm, so filling it never touches the host's /dev/shm; the server is
@@ -103,3 +104,15 @@ def test_client_reads_an_output_the_server_truncated() -> None:
     assert result["alive"]
     assert result["error"].startswith("DecodeError"), result
     assert "'out'" in result["error"] and "shrunk" in result["error"], result
+
+
+@needs_namespace
+def test_registrations_cannot_exhaust_descriptors() -> None:
+    """600 registrations under a 1024-descriptor limit: 256 (the default cap) succeed, the
+    rest are refused with a 400 naming the cap, and the server still takes new connections
+    and answers an inference (two descriptors a region, uncapped, exhausted it at ~500)."""
+    result = _run("many-regions")
+    assert result["alive"], result
+    assert result["statuses"] == {"200": 256, "400": 344}, result
+    assert "(--max-shm-regions)" in result["first_refusal"]
+    assert result["infer"] == 200

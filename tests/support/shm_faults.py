@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import threading
 import time
@@ -66,6 +67,8 @@ def _server_scenario(scenario: str) -> dict[str, Any]:
         result: dict[str, Any] = {}
         if scenario == "truncate-race":
             result.update(_truncate_race(url))
+        elif scenario == "many-regions":
+            result.update(_many_regions(url))
         else:
             _fill_dev_shm()
             _sparse("/sparse", 1 << 20)
@@ -136,6 +139,37 @@ def _truncate_race(url: str) -> dict[str, Any]:
     return {"statuses": statuses}
 
 
+def _many_regions(url: str) -> dict[str, Any]:
+    """600 registrations of objects of 16 bytes against a server limited to 1024 descriptors:
+    the status of each, then whether a new connection is still answered."""
+    statuses: dict[str, int] = {}
+    message = ""
+    for index in range(600):
+        key = f"/many-{index}"
+        fd = os.open("/dev/shm" + key, os.O_RDWR | os.O_CREAT, 0o600)
+        os.ftruncate(fd, 16)
+        os.close(fd)
+        try:
+            status, answer = _post(
+                url + f"/v2/systemsharedmemory/region/m{index}/register",
+                {"key": key, "offset": 0, "byte_size": 16},
+            )
+        except OSError:
+            status, answer = -1, None  # the connection was dropped
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        if status != 200 and not message:
+            message = answer.get("error", "") if isinstance(answer, dict) else repr(answer)
+    inputs = [
+        {"name": n, "datatype": "INT32", "shape": [1, 16], "data": list(range(16))}
+        for n in ("INPUT0", "INPUT1")
+    ]
+    try:
+        infer, _ = _post(url + "/v2/models/simple/infer", {"inputs": inputs})
+    except OSError:
+        infer = -1
+    return {"statuses": statuses, "first_refusal": message, "infer": infer}
+
+
 def _client_truncated() -> dict[str, Any]:
     """A hostile server truncates the client's output region before it answers; our client
     then reads the output it names."""
@@ -192,6 +226,10 @@ def _report(result: dict[str, Any]) -> int:
 
 def main() -> int:
     scenario = sys.argv[1]
+    if scenario == "many-regions":  # a common default: the server inherits it
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        )
     if scenario == "client-truncated":
         return _report(_client_truncated())
     return _report(_server_scenario(scenario))
