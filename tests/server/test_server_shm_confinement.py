@@ -158,3 +158,17 @@ def test_config_and_cli_defaults() -> None:
             ServerConfig(shared_memory_prefix=bad)
     with pytest.raises(ValueError, match="max_shm_regions must be at least 1"):
         ServerConfig(max_shm_regions=0)
+
+
+def test_cli_options_reach_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    from oipcodec import cli
+
+    seen: list[Any] = []
+    monkeypatch.setattr(cli, "_serve_checked", lambda config: seen.append(config) or 0)
+    argv = ["serve", "--shared-memory", "system", "--shared-memory-prefix", "/inference-"]
+    argv += ["--max-shm-regions", "7", "--shared-memory-budget", "3"]
+    assert cli.main(argv) == 0
+    (config,) = seen
+    assert config.shared_memory_prefix == "/inference-"
+    assert (config.max_shm_regions, config.shared_memory_budget) == (7, 3 << 20)
+    assert cli.main(["serve", "--shared-memory-prefix", "victim"]) == 2
