@@ -103,10 +103,10 @@ class ModelRegistry:
 
     @property
     def resolver(self) -> Resolver:
-        """What the decoders read an input in shared memory through: the regions' resolver,
-        or one that refuses it when the extension is off."""
+        """What one request's decoder reads its inputs in shared memory through: a reader of
+        the regions (bounded per request), or one that refuses them when the extension is off."""
         regions = self.shared_memory
-        return shared_memory_disabled if regions is None else regions.resolve
+        return shared_memory_disabled if regions is None else regions.reader()
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""
