@@ -209,15 +209,22 @@ class ModelRepository:
             ) from exc
         return Loaded(name, [model], package)
 
-    def replace(self, name: str, loaded: Loaded | None) -> None:
-        """Make ``loaded`` the import in use for ``name`` (``None``: none), releasing the
-        previous one's modules from ``sys.modules``."""
+    def replace(self, name: str, loaded: Loaded | None) -> str | None:
+        """Make ``loaded`` the import in use for ``name`` (``None``: none); returns the
+        package of the previous one, for :meth:`release` once its model is unloaded (the
+        requests in flight on it still run its code)."""
         with self._lock:
             previous = self._current.pop(name, None)
             if loaded is not None:
                 self._current[name] = loaded.package
-        if previous is not None and (loaded is None or previous != loaded.package):
-            _release(previous)
+        if previous is not None and loaded is not None and previous == loaded.package:
+            return None
+        return previous
+
+    def release(self, package: str | None) -> None:
+        """Forget an import returned by :meth:`replace` (``None``: nothing to do)."""
+        if package is not None:
+            _release(package)
 
     def discard(self, loaded: Loaded) -> None:
         """Release an import that will not be used (a read whose models were refused)."""
@@ -298,7 +305,12 @@ def _import_fresh(package: str, directory: Path, code: Path) -> ModuleType:
 def _release(package: str) -> None:
     """Remove a package imported by :func:`_import_fresh`, and its modules, from sys.modules."""
     for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
-        sys.modules.pop(key, None)
+        module = sys.modules.pop(key, None)
+        # A module's functions hold its namespace (their __globals__), which holds them: a
+        # cycle that would keep a model made at import (MODEL = ...) and its weights until
+        # the cyclic collector runs. Emptied, the model goes when its last reference does.
+        if module is not None:
+            module.__dict__.clear()
 
 
 def _the_model(module: ModuleType, where: str, name: str, version: str | None) -> Model:
