@@ -178,7 +178,7 @@ class Model:
         try:
             if "max_batch_size" in config:
                 size = config["max_batch_size"]
-                if isinstance(size, str) and size.isdigit():
+                if isinstance(size, str) and size.isascii() and size.isdigit():
                     size = int(size)
                 self.max_batch_size = size
             if "parameters" in config:
@@ -247,9 +247,12 @@ class Model:
         """Refuse a ``max_batch_size`` the declared tensors cannot have, and parameters that
         are not strings, naming what is wrong."""
         size = self.max_batch_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= _INT32_MAX:
+            # ModelConfig holds it in an int32: a larger one would break every answer that
+            # carries the configuration (status, gRPC ModelConfig), not only this model's.
             raise ValueError(
-                f"model {self.name!r}: max_batch_size is an int >= 0 (0: no batching), got {size!r}"
+                f"model {self.name!r}: max_batch_size is an int >= 0 (0: no batching) and at "
+                f"most {_INT32_MAX} (ModelConfig's int32), got {size!r}"
             )
         if size > 0:
             for kind, specs in (("input", self.inputs), ("output", self.outputs)):
@@ -266,6 +269,11 @@ class Model:
                 raise ValueError(
                     f"model {self.name!r}: config_parameters map strings to strings, got "
                     f"{key!r}: {value!r}"
+                )
+            if not (_is_utf8(key) and _is_utf8(value)):  # protobuf strings are UTF-8
+                raise ValueError(
+                    f"model {self.name!r}: config_parameters entry {key!r} is not valid "
+                    "UTF-8 text (a lone surrogate?)"
                 )
         self.config_parameters = parameters
 
@@ -561,6 +569,18 @@ def _check_declared(
 def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
     """The declared tensors that are not ``optional`` and not ``present``, in order."""
     return [s.name for s in specs if not s.optional and s.name not in present]
+
+
+#: The largest value of a protobuf int32 field (ModelConfig's max_batch_size).
+_INT32_MAX = 2**31 - 1
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _names(specs: Sequence[TensorSpec]) -> list[str]:

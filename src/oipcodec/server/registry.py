@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import time
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from oipcodec.errors import (
     InternalError,
@@ -643,8 +644,10 @@ def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | N
     if text is None:
         return None
     try:
-        config = json.loads(text) if isinstance(text, (str, bytes)) else text
-    except ValueError as exc:
+        # orjson bounds the nesting (1024 levels): json.loads would recurse to a
+        # RecursionError on a config of 100,000 '['.
+        config = orjson.loads(text) if isinstance(text, (str, bytes)) else text
+    except orjson.JSONDecodeError as exc:
         raise InvalidArgumentError(
             f"failed to load '{name}': its 'config' parameter is not valid JSON ({exc})"
         ) from None
