@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import http.client
+import urllib.parse
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,9 +21,34 @@ from typing import Any
 import numpy as np
 import pytest
 
+from oipcodec.proto import trtis_v1_pb2 as v1pb
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.repository import ModelRepository
+from oipcodec.testing import RunningServer, background
 from oipcodec.types import InferRequest, Tensor
+
+pytest.importorskip("uvicorn", reason="the server extra is not installed")
+grpc = pytest.importorskip("grpc")
+pytest.importorskip("tritonclient.grpc")
+import tritonclient.grpc as grpcclient  # noqa: E402
+from google.protobuf import text_format  # noqa: E402
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+from oipcodec.proto import trtis_v1_pb2_grpc as v1grpc  # noqa: E402
+
+TIMEOUT = 30.0
+
+ADD_MODEL = """
+from oipcodec.server import Model, TensorSpec
+
+
+class AddOne(Model):
+    inputs = [TensorSpec("X", "FP32", [-1])]
+    outputs = [TensorSpec("Y", "FP32", [-1])]
+
+    def predict(self, inputs, parameters):
+        return {"Y": inputs["X"] + 1}
+"""
 
 BIG_MODEL = """
 import numpy as np
@@ -207,3 +234,155 @@ def test_unload_waits_for_a_stuck_predict_at_most_drain_timeout(tmp_path: Path) 
             await running
 
     asyncio.run(run())
+
+
+# ------------------------------------------------------------------ item 9: names and folders
+
+
+def _names_repository(root: Path) -> Path:
+    """good (loaded), idle (never loaded) and digits (version folders 1 and '²', which
+    isdigit() calls a digit and int() refuses)."""
+    for name in ("good", "idle"):
+        (root / name).mkdir()
+        (root / name / "model.py").write_text(ADD_MODEL)
+    (root / "digits" / "1").mkdir(parents=True)
+    (root / "digits" / "1" / "model.py").write_text(ADD_MODEL)
+    (root / "digits" / "\u00b2").mkdir()
+    (root / "digits" / "\u00b2" / "model.py").write_text("raise RuntimeError('not a version')\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def names_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _names_repository(tmp_path_factory.mktemp("names"))
+
+
+@pytest.fixture(scope="module")
+def names_server(names_root: Path) -> Iterator[RunningServer]:
+    with background(
+        model_repository=str(names_root),
+        model_control="explicit",
+        load_models=("good", "digits"),
+        log_level="critical",
+    ) as running:
+        yield running
+
+
+def _call(
+    server: RunningServer, method: str, path: str, body: bytes = b"", headers: Any = None
+) -> tuple[int, dict[str, str], bytes]:
+    host, port = server.http_address.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=TIMEOUT)
+    try:
+        connection.request(method, path, body=body or None, headers=headers or {})
+        answer = connection.getresponse()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, answer.read()
+    finally:
+        connection.close()
+
+
+LONG = "m" * 256  # one byte over a folder name's limit
+
+
+def test_a_long_name_is_refused_on_every_endpoint(
+    names_server: RunningServer, names_root: Path
+) -> None:
+    name = urllib.parse.quote(LONG)
+    secret = str(names_root).encode()
+    body = b'{"inputs": [{"name": "X", "shape": [1], "datatype": "FP32", "data": [1]}]}'
+    for method, path, data in [
+        ("GET", f"/v2/models/{name}", b""),
+        ("GET", f"/v2/models/{name}/ready", b""),
+        ("GET", f"/v2/models/{name}/config", b""),
+        ("GET", f"/v2/models/{name}/stats", b""),
+        ("POST", f"/v2/models/{name}/infer", body),
+        ("POST", f"/v2/repository/models/{name}/load", b"{}"),
+        ("POST", f"/v2/repository/models/{name}/unload", b"{}"),
+        ("GET", f"/api/status/{name}", b""),
+        ("POST", f"/api/modelcontrol/load/{name}", b""),
+        ("POST", f"/api/modelcontrol/unload/{name}", b""),
+    ]:
+        status, headers, answer = _call(names_server, method, path, data)
+        assert status in (400, 404), (path, status, answer[:300])
+        assert secret not in answer and secret not in str(headers).encode(), path
+        if path.startswith("/api/"):  # v1: the status code is in NV-Status
+            code = text_format.Parse(headers["nv-status"], v1pb.RequestStatus()).code
+            assert code in (v1pb.NOT_FOUND, v1pb.INVALID_ARG, v1pb.UNAVAILABLE), (path, code)
+    header = 'batch_size: 1 input { name: "X" dims: 1 } output { name: "Y" }'
+    status, headers, answer = _call(
+        names_server, "POST", f"/api/infer/{name}", b"\0" * 4, {"NV-InferRequest": header}
+    )
+    assert status in (400, 404) and secret not in answer
+    client = grpcclient.InferenceServerClient(names_server.grpc_address)
+    try:
+        for call in (
+            lambda: client.is_model_ready(LONG),
+            lambda: client.get_model_metadata(LONG),
+            lambda: client.get_model_config(LONG),
+            lambda: client.load_model(LONG),
+            lambda: client.unload_model(LONG),
+            lambda: client.infer(LONG, [grpcclient.InferInput("X", [1], "FP32")]),
+        ):
+            try:
+                call()
+            except InferenceServerException as exc:
+                assert exc.status() in ("StatusCode.NOT_FOUND", "StatusCode.INVALID_ARGUMENT")
+                assert str(names_root) not in exc.message()
+    finally:
+        client.close()
+    channel = grpc.insecure_channel(names_server.grpc_address)
+    try:
+        stub = v1grpc.GRPCServiceStub(channel)
+        answer = stub.Status(v1pb.StatusRequest(model_name=LONG), timeout=TIMEOUT)
+        assert answer.request_status.code == v1pb.NOT_FOUND
+        control = stub.ModelControl(
+            v1pb.ModelControlRequest(model_name=LONG, type=v1pb.ModelControlRequest.LOAD),
+            timeout=TIMEOUT,
+        )
+        assert control.request_status.code in (v1pb.NOT_FOUND, v1pb.INVALID_ARG)
+        assert str(names_root) not in control.request_status.msg
+    finally:
+        channel.close()
+
+
+def test_status_answers_with_a_folder_not_loaded(names_server: RunningServer) -> None:
+    status, headers, body = _call(names_server, "GET", "/api/status")
+    assert status == 200, headers
+    document = text_format.Parse(body, v1pb.ServerStatus())
+    assert document.model_status["good"].version_status[1].ready_state == v1pb.MODEL_READY
+    idle = document.model_status["idle"].version_status[1]
+    assert idle.ready_state == v1pb.MODEL_UNAVAILABLE
+    assert "not loaded" in idle.ready_state_reason.message
+    channel = grpc.insecure_channel(names_server.grpc_address)
+    try:
+        stub = v1grpc.GRPCServiceStub(channel)
+        answer = stub.Status(v1pb.StatusRequest(), timeout=TIMEOUT)
+        assert answer.request_status.code == v1pb.SUCCESS, answer.request_status
+        models = answer.server_status.model_status
+        assert models["idle"].version_status[1].ready_state == v1pb.MODEL_UNAVAILABLE
+        assert models["good"].version_status[1].ready_state == v1pb.MODEL_READY
+        one = stub.Status(v1pb.StatusRequest(model_name="idle"), timeout=TIMEOUT)
+        assert one.request_status.code == v1pb.SUCCESS
+    finally:
+        channel.close()
+
+
+def test_a_version_folder_that_is_no_number_is_skipped(names_server: RunningServer) -> None:
+    client = grpcclient.InferenceServerClient(names_server.grpc_address)
+    try:
+        assert client.is_model_ready("digits", "1")
+        client.load_model("digits")  # explicit mode: a load reads the folders again
+        assert client.is_model_ready("digits", "1")
+    finally:
+        client.close()
+
+
+def test_a_version_folder_that_is_no_number_in_control_mode_none(tmp_path: Path) -> None:
+    root = _names_repository(tmp_path)
+    with background(model_repository=str(root), log_level="critical") as running:
+        client = grpcclient.InferenceServerClient(running.grpc_address)
+        try:
+            assert client.is_model_ready("digits", "1")
+            assert client.is_model_ready("good")
+        finally:
+            client.close()

@@ -35,7 +35,7 @@ from oipcodec.errors import request_error_for as from_exception
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
 from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
-from oipcodec.server.repository import ModelRepository, RepositoryError
+from oipcodec.server.repository import MAX_NAME_BYTES, ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput
@@ -69,7 +69,8 @@ _DEFAULT: Any = object()
 
 
 def _version_key(version: str) -> tuple[int, int, str]:
-    return (1, int(version), "") if version.isdigit() else (0, 0, version)
+    # isascii: '²' is a digit to isdigit() that int() refuses
+    return (1, int(version), "") if version.isascii() and version.isdigit() else (0, 0, version)
 
 
 class ModelRegistry:
@@ -187,7 +188,8 @@ class ModelRegistry:
         if version:
             entry = versions.get(version)
             if entry is None:
-                if not version.isdigit():  # Triton's words, which its example clients look for
+                # Triton's words, which its example clients look for
+                if not (version.isascii() and version.isdigit()):
                     raise NotFoundError(
                         f"Request for unknown model: '{name}': failed to get model version "
                         f"from specified version string '{version}'"
@@ -441,9 +443,10 @@ class ModelRegistry:
         if name not in repository:
             known = repository.names()
             listed = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
+            # The repository's path stays out of answers: a client has no business with it.
             raise NotFoundError(
-                f"failed to load '{name}': unknown model; the model repository "
-                f"{repository.root} holds {listed or 'no model folder'}"
+                f"failed to load '{name[:MAX_NAME_BYTES]}': unknown model; the model "
+                f"repository holds {listed or 'no model folder'}"
             )
         config = _load_config(name, parameters)
         async with self._lock():

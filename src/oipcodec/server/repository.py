@@ -39,6 +39,7 @@ from oipcodec.server.model import Model, TensorSpec, datatype_of_config
 __all__ = [
     "CONFIG_FILES",
     "MODEL_CONTROL_MODES",
+    "MAX_NAME_BYTES",
     "MODEL_FILE",
     "ModelRepository",
     "RepositoryError",
@@ -55,6 +56,9 @@ CONFIG_FILES = ("config.json", "config.pbtxt")
 #: Triton's model control modes that oipcodec has: ``none`` (every model loaded at start,
 #: load and unload refused) and ``explicit`` (the models named at start, then load/unload).
 MODEL_CONTROL_MODES = ("none", "explicit")
+
+#: The longest model name, in bytes of UTF-8: a folder name's limit on Linux file systems.
+MAX_NAME_BYTES = 255
 
 _PREFIX = "oipcodec_repository_"
 _imports = itertools.count(1)
@@ -159,13 +163,26 @@ class ModelRepository:
         )
 
     def __contains__(self, name: object) -> bool:
-        return (
+        if not (
             isinstance(name, str)
-            and bool(name)
-            and "/" not in name
+            and _folder_name(name)
             and not name.startswith((".", "_"))
-            and (self.root / name).is_dir()
-        )
+        ):
+            return False
+        try:
+            return (self.root / name).is_dir()
+        except (OSError, ValueError):
+            return False
+
+    def version_of(self, name: str) -> str | None:
+        """The version folder model ``name`` would be read from (``None``: none, or no such
+        model folder)."""
+        if name not in self:
+            return None
+        try:
+            return _version_folder(self.root / name)[1]
+        except OSError:
+            return None
 
     def startup_names(self) -> list[str]:
         """The models to load at start: all in ``none`` mode (or with ``"*"``), else those of
@@ -180,7 +197,7 @@ class ModelRepository:
         leaves nothing of that import in ``sys.modules``)."""
         folder = self.root / name
         if name not in self:
-            raise RepositoryError(f"no model folder {name!r} in {self.root}")
+            raise RepositoryError(f"no model folder {name[:MAX_NAME_BYTES]!r} in the repository")
         directory, version = _version_folder(folder)
         code = directory / MODEL_FILE
         if not code.is_file():
@@ -236,10 +253,25 @@ def _relative(path: Path, root: Path) -> str:
     return str(path.relative_to(root))
 
 
+def _folder_name(name: str) -> bool:
+    """Whether ``name`` can name a folder of the repository: one path component, at most
+    :data:`MAX_NAME_BYTES` bytes of UTF-8 (a longer one fails every file system call)."""
+    if not name or "/" in name or "\\" in name or "\0" in name or name in (".", ".."):
+        return False
+    try:
+        return len(name.encode("utf-8")) <= MAX_NAME_BYTES
+    except UnicodeEncodeError:
+        return False
+
+
 def _version_folder(folder: Path) -> tuple[Path, str | None]:
     """The folder of the highest numbered version (Triton's default version policy), or the
-    model folder itself when it has no numbered folder (``None``: no version folder)."""
-    versions = [e for e in folder.iterdir() if e.is_dir() and e.name.isdigit()]
+    model folder itself when it has no numbered folder (``None``: no version folder). Only
+    ASCII digits number a version: '²' is a digit to ``isdigit`` that ``int`` refuses, so a
+    folder so named is not a version."""
+    versions = [
+        e for e in folder.iterdir() if e.is_dir() and e.name.isascii() and e.name.isdigit()
+    ]
     if not versions:
         return folder, None
     chosen = max(versions, key=lambda e: int(e.name))
