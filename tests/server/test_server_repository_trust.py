@@ -386,3 +386,12 @@ def test_a_version_folder_that_is_no_number_in_control_mode_none(tmp_path: Path)
             assert client.is_model_ready("good")
         finally:
             client.close()
+
+
+def test_a_load_error_shows_no_server_path(tmp_path: Path) -> None:
+    (tmp_path / "syntax").mkdir()
+    (tmp_path / "syntax" / "model.py").write_text("open(__file__ + '.weights')\n")
+    with pytest.raises(ValueError) as caught:
+        ModelRepository(tmp_path).read("syntax")
+    assert "syntax/model.py.weights" in str(caught.value)
+    assert str(tmp_path) not in str(caught.value)

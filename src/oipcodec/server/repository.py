@@ -221,6 +221,8 @@ class ModelRepository:
         except Exception as exc:
             _release(package)
             message = " ".join(str(exc).split()) or "(no message)"
+            # Paths as the repository knows them: the reason is shown to every client.
+            message = message.replace(f"{self.root}{os.sep}", "")
             raise RepositoryError(
                 f"{_relative(code, self.root)}: {type(exc).__name__}: {message}"
             ) from exc
