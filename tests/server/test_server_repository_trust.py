@@ -395,3 +395,122 @@ def test_a_load_error_shows_no_server_path(tmp_path: Path) -> None:
         ModelRepository(tmp_path).read("syntax")
     assert "syntax/model.py.weights" in str(caught.value)
     assert str(tmp_path) not in str(caught.value)
+
+
+# ------------------------------------------------------------------ item 8: labels and symlinks
+
+LABELED_CONFIG = """{
+  "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [-1],
+              "label_filename": "%s"}]
+}
+"""
+
+
+def _labeled(root: Path, label_filename: str) -> Path:
+    folder = root / "labeled"
+    folder.mkdir(exist_ok=True)
+    (folder / "model.py").write_text(ADD_MODEL)
+    (folder / "config.json").write_text(LABELED_CONFIG % label_filename)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("label_filename", "expected"),
+    [
+        ("/etc/passwd", "relative to the model's folder"),
+        ("../outside.txt", "without '..'"),
+        ("sub/../../outside.txt", "without '..'"),
+        ("link.txt", "leads out of the model's folder"),
+        ("fifo", "not a regular file"),
+        ("/dev/zero", "relative to the model's folder"),
+        ("zero", "leads out of the model's folder"),
+        ("huge.txt", "more than 16777216"),
+        ("missing.txt", "cannot read the labels file"),
+    ],
+)
+def test_a_labels_file_stays_inside_the_model_folder(
+    tmp_path: Path, label_filename: str, expected: str
+) -> None:
+    import os
+
+    root = tmp_path / "repository"
+    root.mkdir()
+    folder = _labeled(root, label_filename)
+    (tmp_path / "outside.txt").write_text("root:x:0:0\n")
+    (folder / "link.txt").symlink_to(tmp_path / "outside.txt")
+    os.mkfifo(folder / "fifo")  # opening it for reading would wait for a writer for ever
+    (folder / "zero").symlink_to("/dev/zero")
+    with open(folder / "huge.txt", "wb") as huge:
+        huge.truncate((16 << 20) + 1)
+    with pytest.raises(ValueError) as caught:
+        ModelRepository(root).read("labeled")
+    message = str(caught.value)
+    assert "labeled" in message and expected in message
+    assert str(root) not in message  # the reason is shown to clients
+
+
+def test_a_labels_file_inside_the_folder_is_read(tmp_path: Path) -> None:
+    folder = _labeled(tmp_path, "labels/classes.txt")
+    (folder / "labels").mkdir()
+    (folder / "labels" / "classes.txt").write_text("zero\none\n")
+    (model,) = ModelRepository(tmp_path).read("labeled").models
+    assert model.class_labels("Y") == (b"zero", b"one")
+
+
+def test_a_model_folder_linked_from_outside_is_refused_unless_allowed(tmp_path: Path) -> None:
+    root = tmp_path / "repository"
+    root.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "model.py").write_text(ADD_MODEL)
+    (root / "linked").symlink_to(elsewhere)
+    (root / "inside").mkdir()
+    (root / "inside" / "model.py").write_text(ADD_MODEL)
+    (root / "alias").symlink_to(root / "inside")  # a link within the repository: served
+    with pytest.raises(ValueError, match=r"linked is a symlink leading out of the model reposi"):
+        ModelRepository(root).read("linked")
+    assert ModelRepository(root).read("alias").models[0].name == "alias"
+    allowed = ModelRepository(root, allow_symlinks=True)
+    assert allowed.read("linked").models[0].name == "linked"
+    # the code alone linked from outside is refused too
+    (root / "code").mkdir()
+    (root / "code" / "model.py").symlink_to(elsewhere / "model.py")
+    with pytest.raises(ValueError, match=r"code/model.py is a symlink leading out"):
+        ModelRepository(root).read("code")
+
+
+def test_the_symlink_option_from_the_command_line(tmp_path: Path) -> None:
+    from oipcodec.cli import _repository_settings, build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(
+        ["serve", "--model-repository", str(tmp_path), "--allow-repository-symlinks"]
+    )
+    assert _repository_settings(args)["allow_repository_symlinks"] is True
+    args = parser.parse_args(["serve", "--model-repository", str(tmp_path)])
+    assert _repository_settings(args)["allow_repository_symlinks"] is False
+    args = parser.parse_args(["serve", "--allow-repository-symlinks"])
+    with pytest.raises(ValueError, match="need --model-repository"):
+        _repository_settings(args)
+
+
+def test_a_linked_folder_in_a_running_server(tmp_path: Path) -> None:
+    root = tmp_path / "repository"
+    root.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "model.py").write_text(ADD_MODEL)
+    (root / "linked").symlink_to(tmp_path / "elsewhere")
+    for allow in (False, True):
+        with background(
+            model_repository=str(root),
+            allow_repository_symlinks=allow,
+            log_level="critical",
+        ) as running:
+            client = grpcclient.InferenceServerClient(running.grpc_address)
+            try:
+                assert client.is_model_ready("linked") is allow
+                if not allow:
+                    (row,) = client.get_model_repository_index().models
+                    assert "--allow-repository-symlinks" in row.reason
+            finally:
+                client.close()

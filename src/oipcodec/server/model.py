@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import stat
 from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -587,6 +588,44 @@ def _names(specs: Sequence[TensorSpec]) -> list[str]:
     return [spec.name for spec in specs]
 
 
+#: The largest labels file read: a label per class, and even 100,000 classes of 100 bytes
+#: are 10 MB; a bigger file is a mistake (/dev/zero would grow memory until the process dies).
+MAX_LABELS_BYTES = 16 << 20
+
+
+def read_labels_file(path: str | os.PathLike[str], where: str) -> str:
+    """The text of a labels file: a regular file (a FIFO would hang the load, a device never
+    end) of at most :data:`MAX_LABELS_BYTES`, UTF-8. ``ValueError`` naming ``where``, the
+    file and what is wrong."""
+    shown = os.fspath(path)
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ValueError(
+            f"{where}: cannot read the labels file {shown!r}: {exc.strerror}"
+        ) from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{where}: cannot read the labels file {shown!r}: not a regular file")
+        if info.st_size > MAX_LABELS_BYTES:
+            raise ValueError(
+                f"{where}: the labels file {shown!r} holds {info.st_size} bytes, more than "
+                f"{MAX_LABELS_BYTES}"
+            )
+        data = file.read(MAX_LABELS_BYTES + 1)
+    if len(data) > MAX_LABELS_BYTES:  # grew since fstat
+        raise ValueError(
+            f"{where}: the labels file {shown!r} holds more than {MAX_LABELS_BYTES} bytes"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 ({exc})"
+        raise ValueError(f"{where}: cannot read the labels file {shown!r}: {reason}") from None
+
+
 def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
     """``model.labels`` read and checked: every key a declared output (when outputs are
     declared), every value a sequence of str or the path of a UTF-8 text file, one label per
@@ -603,11 +642,7 @@ def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
         if declared is not None and output not in declared:
             raise ValueError(f"{where}: labels for an output the model does not declare")
         if isinstance(labels, (str, os.PathLike)):
-            try:
-                with open(labels, encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ValueError(f"{where}: cannot read the labels file: {exc}") from None
+            text = read_labels_file(labels, where)
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()

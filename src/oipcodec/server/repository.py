@@ -134,11 +134,19 @@ class ModelRepository:
     ``control``: one of :data:`MODEL_CONTROL_MODES`; ``load``: in ``explicit`` mode, the
     models loaded at start (``"*"``: all of them). :meth:`read` imports a model's code afresh;
     the registry (server/registry.py) decides when, and keeps what it loaded.
+    ``allow_symlinks``: read model folders, version folders and code that are symlinks
+    leading out of ``root`` (refused otherwise, with a reason saying so).
     """
 
     def __init__(
-        self, root: str | os.PathLike[str], control: str = "none", load: Iterable[str] = ()
+        self,
+        root: str | os.PathLike[str],
+        control: str = "none",
+        load: Iterable[str] = (),
+        *,
+        allow_symlinks: bool = False,
     ) -> None:
+        self.allow_symlinks = allow_symlinks
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise ValueError(f"model repository {str(root)!r} is not a directory")
@@ -163,11 +171,7 @@ class ModelRepository:
         )
 
     def __contains__(self, name: object) -> bool:
-        if not (
-            isinstance(name, str)
-            and _folder_name(name)
-            and not name.startswith((".", "_"))
-        ):
+        if not (isinstance(name, str) and _folder_name(name) and not name.startswith((".", "_"))):
             return False
         try:
             return (self.root / name).is_dir()
@@ -202,6 +206,16 @@ class ModelRepository:
         code = directory / MODEL_FILE
         if not code.is_file():
             raise RepositoryError(f"no {_relative(code, self.root)} (the model's code)")
+        if not self.allow_symlinks:
+            for path in (folder, directory, code):
+                if not path.resolve().is_relative_to(self.root):
+                    # The repository is all the code the server runs: a link out of it
+                    # would run code the operator put elsewhere (Triton follows it).
+                    raise RepositoryError(
+                        f"{_relative(path, self.root)} is a symlink leading out of the model "
+                        "repository; refused unless the server allows it "
+                        "(--allow-repository-symlinks)"
+                    )
         package = f"{_PREFIX}{next(_imports)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
         try:
             config = read_config(folder, name)
@@ -214,7 +228,8 @@ class ModelRepository:
                 try:
                     _apply_config(model, config[0], folder)
                 except (ValueError, TypeError) as exc:
-                    raise RepositoryError(f"{config[1]}: {exc}") from None
+                    reason = str(exc).replace(f"{self.root}{os.sep}", "")
+                    raise RepositoryError(f"{config[1]}: {reason}") from None
         except RepositoryError:
             _release(package)
             raise
@@ -271,9 +286,7 @@ def _version_folder(folder: Path) -> tuple[Path, str | None]:
     model folder itself when it has no numbered folder (``None``: no version folder). Only
     ASCII digits number a version: '²' is a digit to ``isdigit`` that ``int`` refuses, so a
     folder so named is not a version."""
-    versions = [
-        e for e in folder.iterdir() if e.is_dir() and e.name.isascii() and e.name.isdigit()
-    ]
+    versions = [e for e in folder.iterdir() if e.is_dir() and e.name.isascii() and e.name.isdigit()]
     if not versions:
         return folder, None
     chosen = max(versions, key=lambda e: int(e.name))
@@ -470,10 +483,31 @@ def _apply_config(model: Model, config: Any, folder: Path) -> None:
         changes["max_batch_size"] = batch
     if config.parameters:
         changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
-    labels = {o.name: str(folder / o.label_filename) for o in config.output if o.label_filename}
+    labels = {
+        o.name: _labels_file(folder, o.label_filename, model.name)
+        for o in config.output
+        if o.label_filename
+    }
     if labels:
         changes["labels"] = labels
     model.configure(**changes)
+
+
+def _labels_file(folder: Path, filename: str, name: str) -> str:
+    """The path of a ``label_filename``: a relative path inside the model's folder (its links
+    resolved), else :class:`RepositoryError` naming the model and the file. The model reads it
+    (a regular file of bounded size: :func:`~oipcodec.server.model.read_labels_file`)."""
+    where = f"model {name!r} label_filename {filename!r}"
+    parts = Path(filename).parts
+    if os.path.isabs(filename) or ".." in parts or "\0" in filename:
+        raise RepositoryError(
+            f"{where}: a labels file is a path relative to the model's folder, without '..'"
+        )
+    path = folder / filename
+    home = folder.resolve()
+    if not path.resolve().is_relative_to(home):
+        raise RepositoryError(f"{where}: leads out of the model's folder (a symlink)")
+    return str(path)
 
 
 def _data_type_name(value: int) -> str:
