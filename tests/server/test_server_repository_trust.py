@@ -180,7 +180,7 @@ def test_unload_drains_the_requests_in_flight(tmp_path: Path, change: str) -> No
     async def run() -> None:
         registry = ModelRegistry(repository=ModelRepository(tmp_path, "explicit", ["slow"]))
         await registry.load_all()
-        first = registry.get("slow")
+        first: Any = registry.get("slow")
         events = type(first).predict.__globals__["EVENTS"]
         running = [asyncio.create_task(registry.execute(_request("slow"))) for _ in range(4)]
         for _ in range(100):
@@ -200,7 +200,7 @@ def test_unload_drains_the_requests_in_flight(tmp_path: Path, change: str) -> No
             with pytest.raises(Exception, match="unloaded"):
                 registry.get("slow")
         else:
-            second = registry.get("slow")
+            second: Any = registry.get("slow")
             assert second is not first
             second.release.set()
             response = (await registry.execute(_request("slow")))[0]
@@ -224,7 +224,7 @@ def test_unload_waits_for_a_stuck_predict_at_most_drain_timeout(tmp_path: Path) 
         registry = ModelRegistry(repository=ModelRepository(tmp_path, "explicit", ["slow"]))
         registry.drain_timeout = 0.2
         await registry.load_all()
-        stuck = registry.get("slow")
+        stuck: Any = registry.get("slow")
         running = asyncio.create_task(registry.execute(_request("slow")))
         await asyncio.sleep(0.01)
         await asyncio.wait_for(registry.unload("slow"), 5)
@@ -514,3 +514,31 @@ def test_a_linked_folder_in_a_running_server(tmp_path: Path) -> None:
                     assert "--allow-repository-symlinks" in row.reason
             finally:
                 client.close()
+
+
+def test_unload_drains_a_model_given_in_code() -> None:
+    """The same drain for models given to the server directly (no repository)."""
+    namespace: dict[str, Any] = {}
+    exec(compile("GENERATION = 1\n" + SLOW_MODEL, "slow_model", "exec"), namespace)
+    model = namespace["Slow"](name="slow")
+
+    async def run() -> None:
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        running = [asyncio.create_task(registry.execute(_request("slow"))) for _ in range(4)]
+        for _ in range(100):
+            await asyncio.sleep(0)
+        unloading = asyncio.create_task(registry.unload("slow"))
+        await asyncio.sleep(0.05)
+        assert not registry.is_ready("slow") and not unloading.done()
+        assert namespace["EVENTS"] == []
+        model.release.set()
+        for response, *_ in await asyncio.gather(*running):
+            assert list(response.outputs[0].data) == [1.0, 2.0, 3.0]
+        await asyncio.wait_for(unloading, 5)
+        assert namespace["EVENTS"] == [("unload", 1, 4)]
+        await registry.load("slow")  # loaded again: served again
+        model.unloaded = False
+        assert (await registry.execute(_request("slow")))[0].outputs[0].name == "Y"
+
+    asyncio.run(run())

@@ -383,7 +383,7 @@ class ModelRegistry:
             waiter = self._drains[key] = asyncio.get_running_loop().create_future()
         try:
             await asyncio.wait_for(asyncio.shield(waiter), self.drain_timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
             log.warning(
                 "model %r version %s: %d requests still running after %.3g s; unloading it anyway",
                 name,
