@@ -542,3 +542,65 @@ def test_unload_drains_a_model_given_in_code() -> None:
         assert (await registry.execute(_request("slow")))[0].outputs[0].name == "Y"
 
     asyncio.run(run())
+
+
+SLEEPY_MODEL = """
+import asyncio
+import os
+
+from oipcodec.server import Model, TensorSpec
+
+
+class Sleepy(Model):
+    inputs = [TensorSpec("X", "FP32", [-1])]
+    outputs = [TensorSpec("Y", "FP32", [-1])]
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.alive = True
+
+    async def predict(self, inputs, parameters):
+        await asyncio.sleep(0.5)
+        if not self.alive:
+            raise RuntimeError("predict ran after unload")
+        return {"Y": inputs["X"] + 1}
+
+    async def unload(self):
+        self.alive = False
+"""
+
+
+def test_unload_drains_in_a_running_server(tmp_path: Path) -> None:
+    """4 HTTP requests inside an async predict when the unload arrives: all 4 answered 200,
+    and the unload answered once they are."""
+    import threading
+    import time
+
+    (tmp_path / "sleepy").mkdir()
+    (tmp_path / "sleepy" / "model.py").write_text(SLEEPY_MODEL)
+    body = b'{"inputs": [{"name": "X", "shape": [1], "datatype": "FP32", "data": [1]}]}'
+    with background(
+        model_repository=str(tmp_path),
+        model_control="explicit",
+        load_models=("sleepy",),
+        log_level="critical",
+    ) as running:
+        answers: list[int] = []
+
+        def infer() -> None:
+            answers.append(_call(running, "POST", "/v2/models/sleepy/infer", body)[0])
+
+        threads = [threading.Thread(target=infer) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.2)  # the 4 are inside predict
+        started = time.monotonic()
+        status, _, answer = _call(running, "POST", "/v2/repository/models/sleepy/unload", b"{}")
+        waited = time.monotonic() - started
+        for thread in threads:
+            thread.join(TIMEOUT)
+        assert status == 200, answer
+        assert answers == [200] * 4
+        assert waited > 0.1  # it waited for them
+        after = _call(running, "POST", "/v2/models/sleepy/infer", body)
+        assert after[0] == 503 and b"unloaded" in after[2]
