@@ -617,15 +617,19 @@ class ModelRegistry:
             response = InferResponse(name, outputs, id=request.id, model_version=model.version)
             return response, checked, started, finished
         finally:
-            left = self._running[key] - 1
-            if left:
-                self._running[key] = left
-            else:
-                del self._running[key]
-                if self._drains:
-                    waiter = self._drains.get(key)
-                    if waiter is not None and not waiter.done():
-                        waiter.set_result(None)
+            self._ended(key)
+
+    def _ended(self, key: int) -> None:
+        """One request on the model of id ``key`` is over; the last wakes its drain."""
+        left = self._running[key] - 1
+        if left:
+            self._running[key] = left
+            return
+        del self._running[key]
+        if self._drains:
+            waiter = self._drains.get(key)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
 
 
 def _timed_predict(model: Model, arrays: Any, parameters: Any) -> tuple[int, Any]:
