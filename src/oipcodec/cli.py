@@ -98,8 +98,11 @@ def _serve_checked(config: ServerConfig) -> int:
 def _repository_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The model repository's settings of ``oipcodec serve`` (docs/model-repository.md)."""
     if args.model_repository is None:
-        if args.model_control != "none" or args.load_model:
-            raise ValueError("--model-control and --load-model need --model-repository")
+        if args.model_control != "none" or args.load_model or args.allow_repository_symlinks:
+            raise ValueError(
+                "--model-control, --load-model and --allow-repository-symlinks need "
+                "--model-repository"
+            )
         return {}
     if args.model_module is not None:
         raise ValueError(
@@ -115,11 +118,13 @@ def _repository_settings(args: argparse.Namespace) -> dict[str, Any]:
         "model_repository": os.path.abspath(args.model_repository),
         "model_control": args.model_control,
         "load_models": tuple(args.load_model or ()),
+        "allow_repository_symlinks": args.allow_repository_symlinks,
     }
 
 
 def _add_repository_flags(serve: argparse.ArgumentParser) -> None:
-    """``--model-repository``, ``--model-control`` and ``--load-model`` of ``oipcodec serve``."""
+    """``--model-repository``, ``--model-control``, ``--load-model`` and
+    ``--allow-repository-symlinks`` of ``oipcodec serve``."""
     flag = serve.add_argument
     flag(
         "--model-repository",
@@ -141,6 +146,12 @@ def _add_repository_flags(serve: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME",
         help="with --model-control explicit: a model to load at start (repeatable; '*': all)",
+    )
+    flag(
+        "--allow-repository-symlinks",
+        action="store_true",
+        help="serve model folders that are symlinks leading out of the repository (refused "
+        "by default: the repository is then all the code the server runs)",
     )
 
 

@@ -486,7 +486,7 @@ def _classes(
 
 def _version_number(version: str | None) -> int:
     """A model version as v1's int64 (0 when it is not a number)."""
-    if version and version.isdigit() and int(version) <= _INT64:
+    if version and version.isascii() and version.isdigit() and int(version) <= _INT64:
         return int(version)
     return 0
 

@@ -9,6 +9,7 @@ the whole module, on free ports of 127.0.0.1.
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -81,19 +82,31 @@ def test_config_override_reloads_the_model(http: Any, grpc: Any, protocol: str) 
         ('{"input": []}', "only max_batch_size and parameters can be overridden"),
         ('{"name": "other"}', "names model 'other'"),
         ('{"parameters": {"k": {"int_value": 1}}}', "map strings to strings"),
+        # beyond ModelConfig's int32: refused, as the status would fail for every model
+        ('{"max_batch_size": 2147483648}', "at most 2147483647 (ModelConfig's int32)"),
+        ('{"max_batch_size": "2147483648"}', "at most 2147483647 (ModelConfig's int32)"),
+        ('{"max_batch_size": 1e23}', "max_batch_size is an int >= 0"),
+        ('{"max_batch_size": "\u00b2"}', "max_batch_size is an int >= 0"),
+        # nested past the parser's depth: a 400, not a RecursionError
+        ("[" * 100_000, "not valid JSON"),
+        ('{"a": ' * 50_000 + "1" + "}" * 50_000, "not valid JSON"),
     ],
 )
 def test_bad_config_fails_to_load(
-    http: Any, grpc: Any, protocol: str, config: str, expected: str
+    server: RunningServer, http: Any, grpc: Any, protocol: str, config: str, expected: str
 ) -> None:
     client = http if protocol == "http" else grpc
     with pytest.raises(InferenceServerException) as caught:
         client.load_model("simple", config=config)
     assert "failed to load 'simple'" in caught.value.message()
     assert expected in caught.value.message()
+    assert caught.value.status() in ("400", "StatusCode.INVALID_ARGUMENT")
     # nothing changed, and the model kept serving
     assert client.is_model_ready("simple")
     assert int(http.get_model_config("simple")["max_batch_size"]) == 8
+    assert int(grpc.get_model_config("simple").config.max_batch_size) == 8
+    with urllib.request.urlopen(f"http://{server.http_address}/api/status", timeout=30) as got:
+        assert got.status == 200 and b"simple" in got.read()
 
 
 @pytest.mark.parametrize("protocol", ["http", "grpc"])

@@ -73,6 +73,10 @@ class ServerConfig:
     model_control: str = "none"
     #: The models an ``"explicit"`` ``model_control`` loads at start; ``"*"``: all of them.
     load_models: tuple[str, ...] = ()
+    #: Serve model folders (and their version folders and code) that are symlinks leading out
+    #: of ``model_repository``; off, such a folder fails to load with a reason saying so
+    #: (docs/model-repository.md, the trust model).
+    allow_repository_symlinks: bool = False
     #: What a request may hold: ``limits.max_body_bytes`` is the largest request body (413) and
     #: gRPC message; ``limits.body_timeout_seconds`` bounds a stalled body (408).
     limits: Limits = DEFAULT_LIMITS
@@ -198,6 +202,7 @@ class ServerConfig:
     def _check_repository(self) -> None:
         """The model repository's fields: a directory, a known mode, names only in
         ``explicit`` mode, not with ``model_module``."""
+        _check_type("allow_repository_symlinks", self.allow_repository_symlinks, bool)
         if self.model_repository is not None:
             _check_type("model_repository", self.model_repository, str)
             if not os.path.isdir(self.model_repository):
@@ -285,6 +290,7 @@ class ServerSettings(TypedDict, total=False):
     model_repository: str | None
     model_control: str
     load_models: tuple[str, ...]
+    allow_repository_symlinks: bool
     limits: Limits
     access_log: bool
     log_level: str | None

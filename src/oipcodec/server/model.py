@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import stat
 from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -178,7 +179,7 @@ class Model:
         try:
             if "max_batch_size" in config:
                 size = config["max_batch_size"]
-                if isinstance(size, str) and size.isdigit():
+                if isinstance(size, str) and size.isascii() and size.isdigit():
                     size = int(size)
                 self.max_batch_size = size
             if "parameters" in config:
@@ -247,9 +248,12 @@ class Model:
         """Refuse a ``max_batch_size`` the declared tensors cannot have, and parameters that
         are not strings, naming what is wrong."""
         size = self.max_batch_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= _INT32_MAX:
+            # ModelConfig holds it in an int32: a larger one would break every answer that
+            # carries the configuration (status, gRPC ModelConfig), not only this model's.
             raise ValueError(
-                f"model {self.name!r}: max_batch_size is an int >= 0 (0: no batching), got {size!r}"
+                f"model {self.name!r}: max_batch_size is an int >= 0 (0: no batching) and at "
+                f"most {_INT32_MAX} (ModelConfig's int32), got {size!r}"
             )
         if size > 0:
             for kind, specs in (("input", self.inputs), ("output", self.outputs)):
@@ -266,6 +270,11 @@ class Model:
                 raise ValueError(
                     f"model {self.name!r}: config_parameters map strings to strings, got "
                     f"{key!r}: {value!r}"
+                )
+            if not (_is_utf8(key) and _is_utf8(value)):  # protobuf strings are UTF-8
+                raise ValueError(
+                    f"model {self.name!r}: config_parameters entry {key!r} is not valid "
+                    "UTF-8 text (a lone surrogate?)"
                 )
         self.config_parameters = parameters
 
@@ -563,8 +572,58 @@ def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
     return [s.name for s in specs if not s.optional and s.name not in present]
 
 
+#: The largest value of a protobuf int32 field (ModelConfig's max_batch_size).
+_INT32_MAX = 2**31 - 1
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _names(specs: Sequence[TensorSpec]) -> list[str]:
     return [spec.name for spec in specs]
+
+
+#: The largest labels file read: a label per class, and even 100,000 classes of 100 bytes
+#: are 10 MB; a bigger file is a mistake (/dev/zero would grow memory until the process dies).
+MAX_LABELS_BYTES = 16 << 20
+
+
+def read_labels_file(path: str | os.PathLike[str], where: str) -> str:
+    """The text of a labels file: a regular file (a FIFO would hang the load, a device never
+    end) of at most :data:`MAX_LABELS_BYTES`, UTF-8. ``ValueError`` naming ``where``, the
+    file and what is wrong."""
+    shown = os.fspath(path)
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ValueError(
+            f"{where}: cannot read the labels file {shown!r}: {exc.strerror}"
+        ) from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{where}: cannot read the labels file {shown!r}: not a regular file")
+        if info.st_size > MAX_LABELS_BYTES:
+            raise ValueError(
+                f"{where}: the labels file {shown!r} holds {info.st_size} bytes, more than "
+                f"{MAX_LABELS_BYTES}"
+            )
+        data = file.read(MAX_LABELS_BYTES + 1)
+    if len(data) > MAX_LABELS_BYTES:  # grew since fstat
+        raise ValueError(
+            f"{where}: the labels file {shown!r} holds more than {MAX_LABELS_BYTES} bytes"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 ({exc})"
+        raise ValueError(f"{where}: cannot read the labels file {shown!r}: {reason}") from None
 
 
 def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
@@ -583,11 +642,7 @@ def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
         if declared is not None and output not in declared:
             raise ValueError(f"{where}: labels for an output the model does not declare")
         if isinstance(labels, (str, os.PathLike)):
-            try:
-                with open(labels, encoding="utf-8") as file:
-                    text = file.read()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ValueError(f"{where}: cannot read the labels file: {exc}") from None
+            text = read_labels_file(labels, where)
             lines = text.split("\n")
             if lines[-1] == "":
                 lines.pop()

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
 import time
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from oipcodec.errors import (
     InternalError,
@@ -33,7 +35,7 @@ from oipcodec.errors import (
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
 from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
-from oipcodec.server.repository import ModelRepository, RepositoryError
+from oipcodec.server.repository import MAX_NAME_BYTES, ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
 from oipcodec.sharedmem import Location, Resolver, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput
@@ -67,7 +69,8 @@ _DEFAULT: Any = object()
 
 
 def _version_key(version: str) -> tuple[int, int, str]:
-    return (1, int(version), "") if version.isdigit() else (0, 0, version)
+    # isascii: '²' is a digit to isdigit() that int() refuses
+    return (1, int(version), "") if version.isascii() and version.isdigit() else (0, 0, version)
 
 
 class ModelRegistry:
@@ -81,7 +84,16 @@ class ModelRegistry:
     these models come from (then no ``models`` are given: :meth:`load_all` loads the folders
     its model control mode names). The registry is used from one event loop; it is not
     thread-safe.
+
+    Unloading or replacing a model drains it, as Triton does: new requests see the new state
+    at once, the requests already running ``predict`` finish on the model they started on, and
+    its ``unload`` runs when the last one ends, or after :attr:`drain_timeout` seconds.
     """
+
+    #: Seconds an unload (or reload) waits for the requests in flight on the model it
+    #: replaces before running its ``unload`` anyway: a stuck ``predict`` must not hold every
+    #: other load and unload for ever.
+    drain_timeout: float = 30.0
 
     def __init__(
         self,
@@ -96,6 +108,11 @@ class ModelRegistry:
         # Repository models with no version here: why (not loaded, unloaded, a failed import).
         self._reasons: dict[str, str] = {}
         self._repository_lock: asyncio.Lock | None = None
+        # Requests in flight per model (by id), the unloads waiting for them to end, and the
+        # models already unloaded (a request looked up before, run after, is refused).
+        self._running: dict[int, int] = {}
+        self._drains: dict[int, asyncio.Future[None]] = {}
+        self._retired: weakref.WeakSet[Model] = weakref.WeakSet()
         self.shared_memory = shared_memory
         self.statistics: Statistics | None = Statistics() if statistics is _DEFAULT else statistics
         for model in models:
@@ -171,7 +188,8 @@ class ModelRegistry:
         if version:
             entry = versions.get(version)
             if entry is None:
-                if not version.isdigit():  # Triton's words, which its example clients look for
+                # Triton's words, which its example clients look for
+                if not (version.isascii() and version.isdigit()):
                     raise NotFoundError(
                         f"Request for unknown model: '{name}': failed to get model version "
                         f"from specified version string '{version}'"
@@ -317,6 +335,7 @@ class ModelRegistry:
                 failures.append(f"version {entry.model.version}: {exc}")
                 continue
             entry.state, entry.reason = READY, ""
+            self._retired.discard(entry.model)  # a model unloaded, then loaded again
             log.info("model %r version %s is ready", name, entry.model.version)
         if failures:
             raise UnavailableError(f"failed to load '{name}': {'; '.join(failures)}")
@@ -336,16 +355,44 @@ class ModelRegistry:
         await self._unload_versions(name)
 
     async def _unload_versions(self, name: str) -> None:
-        for entry in self._versions(name).values():
-            if entry.state != READY:
-                continue
+        await self._unload_entries(name, self._versions(name))
+
+    async def _unload_entries(self, name: str, versions: Mapping[str, _Entry]) -> None:
+        """Unload the ready ``versions``: refused to new requests at once, then each drained
+        (:meth:`_drain`) and its ``unload`` run."""
+        leaving = [entry for entry in versions.values() if entry.state == READY]
+        for entry in leaving:
             entry.state, entry.reason = UNLOADING, "unloading"
+        for entry in leaving:
+            await self._drain(name, entry.model)
             try:
                 await _call_hook(entry.model.unload)
             except Exception:
                 log.exception("unloading model %r version %s failed", name, entry.model.version)
+            self._retired.add(entry.model)
             entry.state, entry.reason = UNAVAILABLE, "unloaded"
             log.info("model %r version %s is unloaded", name, entry.model.version)
+
+    async def _drain(self, name: str, model: Model) -> None:
+        """Wait until no request runs on ``model``, at most :attr:`drain_timeout` seconds."""
+        key = id(model)
+        if not self._running.get(key):
+            return
+        waiter = self._drains.get(key)
+        if waiter is None:
+            waiter = self._drains[key] = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), self.drain_timeout)
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+            log.warning(
+                "model %r version %s: %d requests still running after %.3g s; unloading it anyway",
+                name,
+                model.version,
+                self._running.get(key, 0),
+                self.drain_timeout,
+            )
+        finally:
+            self._drains.pop(key, None)
 
     async def load_all(self) -> None:
         """Load every model (with a repository: the folders its model control mode names);
@@ -396,9 +443,10 @@ class ModelRegistry:
         if name not in repository:
             known = repository.names()
             listed = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
+            # The repository's path stays out of answers: a client has no business with it.
             raise NotFoundError(
-                f"failed to load '{name}': unknown model; the model repository "
-                f"{repository.root} holds {listed or 'no model folder'}"
+                f"failed to load '{name[:MAX_NAME_BYTES]}': unknown model; the model "
+                f"repository holds {listed or 'no model folder'}"
             )
         config = _load_config(name, parameters)
         async with self._lock():
@@ -416,22 +464,36 @@ class ModelRegistry:
                 except ValueError as exc:
                     repository.discard(loaded)
                     raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
-            if name in self._models:
-                await self._drop(name, "unloaded")
-            repository.replace(name, loaded)
+            # The new versions are loaded while the ones in use serve, then take their place
+            # at once; the replaced ones are drained and unloaded after (Triton's order).
+            versions = {model.version: _Entry(model) for model in loaded.models}
+            previous = self._models.get(name)
+            try:
+                await self._load_versions(name, versions)
+            except UnavailableError:
+                if previous is not None:  # the versions in use keep serving
+                    repository.discard(loaded)
+                    raise
+                self._models[name] = versions
+                repository.release(repository.replace(name, loaded))
+                self._reasons.pop(name, None)
+                raise
+            self._models[name] = versions
+            package = repository.replace(name, loaded)
             self._reasons.pop(name, None)
-            for model in loaded.models:
-                self.add(model)
-            await self._load_versions(name, self._models[name])
+            if previous is not None:
+                await self._unload_entries(name, previous)
+            repository.release(package)
 
     async def _drop(self, name: str, reason: str) -> None:
         """Unload a repository model's versions and forget them and their code."""
-        if name in self._models:
-            await self._unload_versions(name)
-            del self._models[name]
         assert self.repository is not None
-        self.repository.replace(name, None)
+        versions = self._models.pop(name, None)
+        package = self.repository.replace(name, None)
         self._reasons[name] = reason
+        if versions is not None:
+            await self._unload_entries(name, versions)
+        self.repository.release(package)
 
     # ------------------------------------------------------------------ inference
 
@@ -456,6 +518,11 @@ class ModelRegistry:
             raise InvalidArgumentError("the request names no model")
         if model is None:
             model = self.get(name, request.model_version)
+        elif self._retired and model in self._retired:
+            raise UnavailableError(
+                f"Request for unknown model: '{name}' version {model.version} was unloaded "
+                "while the request was read"
+            )
         arrays = model.check_inputs(request.inputs)
         parameters = request.parameters
         if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
@@ -489,60 +556,80 @@ class ModelRegistry:
                             check_datatype(asked.name, spec.datatype)
                     classes[asked.name] = k
         checked = time.perf_counter_ns()
+        # In flight from here to the answer: an unload of this model waits for it (_drain).
+        key = id(model)
+        self._running[key] = self._running.get(key, 0) + 1
         try:
-            if model.run_in_thread and not model.is_async:
-                # started: when a worker thread took the call (the wait before is the queue)
-                loop = asyncio.get_running_loop()
-                started, produced = await loop.run_in_executor(
-                    None, _timed_predict, model, arrays, parameters
-                )
-            else:
-                started = checked
-                if model.is_async:
-                    produced = await model.predict(arrays, parameters)  # type: ignore[misc]
-                else:
-                    produced = model.predict(arrays, parameters)
-            finished = time.perf_counter_ns()
-        except RequestError as exc:
-            exc.executed = True
-            raise
-        except Exception as exc:
-            error = request_error_for(exc)
-            if error.http_status >= 500:
-                log.exception("model %r failed", name)
-                hint = ""
-                if "read-only" in str(exc) and not model.writable_inputs:
-                    hint = (
-                        " (its inputs are read-only views of the request: set "
-                        "writable_inputs = True on the model to get writable copies)"
+            try:
+                if model.run_in_thread and not model.is_async:
+                    # started: when a worker thread took the call (the wait before is the queue)
+                    loop = asyncio.get_running_loop()
+                    started, produced = await loop.run_in_executor(
+                        None, _timed_predict, model, arrays, parameters
                     )
-                error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}{hint}")
-            error.executed = True
-            raise error from None
-        if not hasattr(produced, "items"):
-            raise request_error_for(
-                TypeError(f"model '{name}' predict returned {type(produced).__name__}, not a dict")
-            )
-        outputs = model.output_tensors(produced, requested, request.inputs)
-        if classes:
-            batched = model.max_batch_size > 0
-            outputs = [
-                classify(t, classes[t.name], batched, model.class_labels(t.name))
-                if t.name in classes
-                else t
-                for t in outputs
-            ]
-        if in_shm:
-            regions = self.shared_memory
-            assert regions is not None
-            for tensor in outputs:
-                where = in_shm.get(tensor.name)
-                if where is not None:
-                    # Written into the region; the tensor then carries the location (its
-                    # byte_size: the bytes written) and the encoders send no data for it.
-                    tensor.parameters = parameters_for(regions.write(tensor, where))
-        response = InferResponse(name, outputs, id=request.id, model_version=model.version)
-        return response, checked, started, finished
+                else:
+                    started = checked
+                    if model.is_async:
+                        produced = await model.predict(arrays, parameters)  # type: ignore[misc]
+                    else:
+                        produced = model.predict(arrays, parameters)
+                finished = time.perf_counter_ns()
+            except RequestError as exc:
+                exc.executed = True
+                raise
+            except Exception as exc:
+                error = request_error_for(exc)
+                if error.http_status >= 500:
+                    log.exception("model %r failed", name)
+                    hint = ""
+                    if "read-only" in str(exc) and not model.writable_inputs:
+                        hint = (
+                            " (its inputs are read-only views of the request: set "
+                            "writable_inputs = True on the model to get writable copies)"
+                        )
+                    error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}{hint}")
+                error.executed = True
+                raise error from None
+            if not hasattr(produced, "items"):
+                raise request_error_for(
+                    TypeError(
+                        f"model '{name}' predict returned {type(produced).__name__}, not a dict"
+                    )
+                )
+            outputs = model.output_tensors(produced, requested, request.inputs)
+            if classes:
+                batched = model.max_batch_size > 0
+                outputs = [
+                    classify(t, classes[t.name], batched, model.class_labels(t.name))
+                    if t.name in classes
+                    else t
+                    for t in outputs
+                ]
+            if in_shm:
+                regions = self.shared_memory
+                assert regions is not None
+                for tensor in outputs:
+                    where = in_shm.get(tensor.name)
+                    if where is not None:
+                        # Written into the region; the tensor then carries the location (its
+                        # byte_size: the bytes written) and the encoders send no data for it.
+                        tensor.parameters = parameters_for(regions.write(tensor, where))
+            response = InferResponse(name, outputs, id=request.id, model_version=model.version)
+            return response, checked, started, finished
+        finally:
+            self._ended(key)
+
+    def _ended(self, key: int) -> None:
+        """One request on the model of id ``key`` is over; the last wakes its drain."""
+        left = self._running[key] - 1
+        if left:
+            self._running[key] = left
+            return
+        del self._running[key]
+        if self._drains:
+            waiter = self._drains.get(key)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
 
 
 def _timed_predict(model: Model, arrays: Any, parameters: Any) -> tuple[int, Any]:
@@ -564,8 +651,10 @@ def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | N
     if text is None:
         return None
     try:
-        config = json.loads(text) if isinstance(text, (str, bytes)) else text
-    except ValueError as exc:
+        # orjson bounds the nesting (1024 levels): json.loads would recurse to a
+        # RecursionError on a config of 100,000 '['.
+        config = orjson.loads(text) if isinstance(text, (str, bytes)) else text
+    except orjson.JSONDecodeError as exc:
         raise InvalidArgumentError(
             f"failed to load '{name}': its 'config' parameter is not valid JSON ({exc})"
         ) from None

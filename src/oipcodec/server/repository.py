@@ -39,6 +39,7 @@ from oipcodec.server.model import Model, TensorSpec, datatype_of_config
 __all__ = [
     "CONFIG_FILES",
     "MODEL_CONTROL_MODES",
+    "MAX_NAME_BYTES",
     "MODEL_FILE",
     "ModelRepository",
     "RepositoryError",
@@ -55,6 +56,9 @@ CONFIG_FILES = ("config.json", "config.pbtxt")
 #: Triton's model control modes that oipcodec has: ``none`` (every model loaded at start,
 #: load and unload refused) and ``explicit`` (the models named at start, then load/unload).
 MODEL_CONTROL_MODES = ("none", "explicit")
+
+#: The longest model name, in bytes of UTF-8: a folder name's limit on Linux file systems.
+MAX_NAME_BYTES = 255
 
 _PREFIX = "oipcodec_repository_"
 _imports = itertools.count(1)
@@ -130,11 +134,19 @@ class ModelRepository:
     ``control``: one of :data:`MODEL_CONTROL_MODES`; ``load``: in ``explicit`` mode, the
     models loaded at start (``"*"``: all of them). :meth:`read` imports a model's code afresh;
     the registry (server/registry.py) decides when, and keeps what it loaded.
+    ``allow_symlinks``: read model folders, version folders and code that are symlinks
+    leading out of ``root`` (refused otherwise, with a reason saying so).
     """
 
     def __init__(
-        self, root: str | os.PathLike[str], control: str = "none", load: Iterable[str] = ()
+        self,
+        root: str | os.PathLike[str],
+        control: str = "none",
+        load: Iterable[str] = (),
+        *,
+        allow_symlinks: bool = False,
     ) -> None:
+        self.allow_symlinks = allow_symlinks
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise ValueError(f"model repository {str(root)!r} is not a directory")
@@ -159,13 +171,22 @@ class ModelRepository:
         )
 
     def __contains__(self, name: object) -> bool:
-        return (
-            isinstance(name, str)
-            and bool(name)
-            and "/" not in name
-            and not name.startswith((".", "_"))
-            and (self.root / name).is_dir()
-        )
+        if not (isinstance(name, str) and _folder_name(name) and not name.startswith((".", "_"))):
+            return False
+        try:
+            return (self.root / name).is_dir()
+        except (OSError, ValueError):
+            return False
+
+    def version_of(self, name: str) -> str | None:
+        """The version folder model ``name`` would be read from (``None``: none, or no such
+        model folder)."""
+        if name not in self:
+            return None
+        try:
+            return _version_folder(self.root / name)[1]
+        except OSError:
+            return None
 
     def startup_names(self) -> list[str]:
         """The models to load at start: all in ``none`` mode (or with ``"*"``), else those of
@@ -180,11 +201,21 @@ class ModelRepository:
         leaves nothing of that import in ``sys.modules``)."""
         folder = self.root / name
         if name not in self:
-            raise RepositoryError(f"no model folder {name!r} in {self.root}")
+            raise RepositoryError(f"no model folder {name[:MAX_NAME_BYTES]!r} in the repository")
         directory, version = _version_folder(folder)
         code = directory / MODEL_FILE
         if not code.is_file():
             raise RepositoryError(f"no {_relative(code, self.root)} (the model's code)")
+        if not self.allow_symlinks:
+            for path in (folder, directory, code):
+                if not path.resolve().is_relative_to(self.root):
+                    # The repository is all the code the server runs: a link out of it
+                    # would run code the operator put elsewhere (Triton follows it).
+                    raise RepositoryError(
+                        f"{_relative(path, self.root)} is a symlink leading out of the model "
+                        "repository; refused unless the server allows it "
+                        "(--allow-repository-symlinks)"
+                    )
         package = f"{_PREFIX}{next(_imports)}_{re.sub(r'[^0-9A-Za-z_]', '_', name)}"
         try:
             config = read_config(folder, name)
@@ -197,27 +228,37 @@ class ModelRepository:
                 try:
                     _apply_config(model, config[0], folder)
                 except (ValueError, TypeError) as exc:
-                    raise RepositoryError(f"{config[1]}: {exc}") from None
+                    reason = str(exc).replace(f"{self.root}{os.sep}", "")
+                    raise RepositoryError(f"{config[1]}: {reason}") from None
         except RepositoryError:
             _release(package)
             raise
         except Exception as exc:
             _release(package)
             message = " ".join(str(exc).split()) or "(no message)"
+            # Paths as the repository knows them: the reason is shown to every client.
+            message = message.replace(f"{self.root}{os.sep}", "")
             raise RepositoryError(
                 f"{_relative(code, self.root)}: {type(exc).__name__}: {message}"
             ) from exc
         return Loaded(name, [model], package)
 
-    def replace(self, name: str, loaded: Loaded | None) -> None:
-        """Make ``loaded`` the import in use for ``name`` (``None``: none), releasing the
-        previous one's modules from ``sys.modules``."""
+    def replace(self, name: str, loaded: Loaded | None) -> str | None:
+        """Make ``loaded`` the import in use for ``name`` (``None``: none); returns the
+        package of the previous one, for :meth:`release` once its model is unloaded (the
+        requests in flight on it still run its code)."""
         with self._lock:
             previous = self._current.pop(name, None)
             if loaded is not None:
                 self._current[name] = loaded.package
-        if previous is not None and (loaded is None or previous != loaded.package):
-            _release(previous)
+        if previous is not None and loaded is not None and previous == loaded.package:
+            return None
+        return previous
+
+    def release(self, package: str | None) -> None:
+        """Forget an import returned by :meth:`replace` (``None``: nothing to do)."""
+        if package is not None:
+            _release(package)
 
     def discard(self, loaded: Loaded) -> None:
         """Release an import that will not be used (a read whose models were refused)."""
@@ -229,10 +270,23 @@ def _relative(path: Path, root: Path) -> str:
     return str(path.relative_to(root))
 
 
+def _folder_name(name: str) -> bool:
+    """Whether ``name`` can name a folder of the repository: one path component, at most
+    :data:`MAX_NAME_BYTES` bytes of UTF-8 (a longer one fails every file system call)."""
+    if not name or "/" in name or "\\" in name or "\0" in name or name in (".", ".."):
+        return False
+    try:
+        return len(name.encode("utf-8")) <= MAX_NAME_BYTES
+    except UnicodeEncodeError:
+        return False
+
+
 def _version_folder(folder: Path) -> tuple[Path, str | None]:
     """The folder of the highest numbered version (Triton's default version policy), or the
-    model folder itself when it has no numbered folder (``None``: no version folder)."""
-    versions = [e for e in folder.iterdir() if e.is_dir() and e.name.isdigit()]
+    model folder itself when it has no numbered folder (``None``: no version folder). Only
+    ASCII digits number a version: '²' is a digit to ``isdigit`` that ``int`` refuses, so a
+    folder so named is not a version."""
+    versions = [e for e in folder.iterdir() if e.is_dir() and e.name.isascii() and e.name.isdigit()]
     if not versions:
         return folder, None
     chosen = max(versions, key=lambda e: int(e.name))
@@ -298,7 +352,12 @@ def _import_fresh(package: str, directory: Path, code: Path) -> ModuleType:
 def _release(package: str) -> None:
     """Remove a package imported by :func:`_import_fresh`, and its modules, from sys.modules."""
     for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
-        sys.modules.pop(key, None)
+        module = sys.modules.pop(key, None)
+        # A module's functions hold its namespace (their __globals__), which holds them: a
+        # cycle that would keep a model made at import (MODEL = ...) and its weights until
+        # the cyclic collector runs. Emptied, the model goes when its last reference does.
+        if module is not None:
+            module.__dict__.clear()
 
 
 def _the_model(module: ModuleType, where: str, name: str, version: str | None) -> Model:
@@ -424,10 +483,31 @@ def _apply_config(model: Model, config: Any, folder: Path) -> None:
         changes["max_batch_size"] = batch
     if config.parameters:
         changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
-    labels = {o.name: str(folder / o.label_filename) for o in config.output if o.label_filename}
+    labels = {
+        o.name: _labels_file(folder, o.label_filename, model.name)
+        for o in config.output
+        if o.label_filename
+    }
     if labels:
         changes["labels"] = labels
     model.configure(**changes)
+
+
+def _labels_file(folder: Path, filename: str, name: str) -> str:
+    """The path of a ``label_filename``: a relative path inside the model's folder (its links
+    resolved), else :class:`RepositoryError` naming the model and the file. The model reads it
+    (a regular file of bounded size: :func:`~oipcodec.server.model.read_labels_file`)."""
+    where = f"model {name!r} label_filename {filename!r}"
+    parts = Path(filename).parts
+    if os.path.isabs(filename) or ".." in parts or "\0" in filename:
+        raise RepositoryError(
+            f"{where}: a labels file is a path relative to the model's folder, without '..'"
+        )
+    path = folder / filename
+    home = folder.resolve()
+    if not path.resolve().is_relative_to(home):
+        raise RepositoryError(f"{where}: leads out of the model's folder (a symlink)")
+    return str(path)
 
 
 def _data_type_name(value: int) -> str:

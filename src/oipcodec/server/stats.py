@@ -250,7 +250,9 @@ class Statistics:
             self.slots = memoryview(self._map).cast("q")
         self._blocks: dict[Key, int] = {}
         self._next = 0
-        self._models: dict[Model, ModelStats] = {}
+        # Keyed by name, version and whether it batches, never by the Model: a replaced
+        # model's memory must return by reference counting, not wait for these counters.
+        self._models: dict[tuple[str, str, bool], ModelStats] = {}
         self.paths = {
             path: PathStats(self, path, self.block(("path", path), len(PATH_FIELDS)))
             for path in PATHS
@@ -262,10 +264,11 @@ class Statistics:
 
     def of(self, model: Model) -> ModelStats:
         """The counters of ``model`` (its name and version; added on first use)."""
-        stats = self._models.get(model)
+        key = (model.name, model.version, model.max_batch_size > 0)
+        stats = self._models.get(key)
         if stats is None:
             base = self.block(("model", model.name, model.version), len(MODEL_FIELDS))
-            stats = self._models[model] = ModelStats(self, model, base)
+            stats = self._models[key] = ModelStats(self, model, base)
         return stats
 
     def answered(

@@ -115,10 +115,21 @@ class V1Frontend:
         for row in rows:
             name = row["name"]
             entry = answer.model_status[name]
-            if not entry.HasField("config"):
-                entry.config.CopyFrom(model_config(self.registry.config(name)))
-            if row["version"].isdigit():
-                version = entry.version_status[int(row["version"])]
+            number = row["version"]
+            if not number:
+                # A repository folder with no model loaded: UNAVAILABLE under the version
+                # its folder would serve, and the other models still answered.
+                entry.config.name = name
+                repository = self.registry.repository
+                number = (repository.version_of(name) if repository is not None else None) or "1"
+            elif not entry.HasField("config"):
+                try:
+                    entry.config.CopyFrom(model_config(self.registry.config(name)))
+                except (ValueError, RequestError) as exc:  # one model's, not the answer's
+                    log.error("v1 status: model %r has no configuration to show: %s", name, exc)
+                    entry.config.name = name
+            if number.isascii() and number.isdigit():
+                version = entry.version_status[int(number)]
                 version.ready_state = _STATES.get(row["state"], pb.MODEL_UNKNOWN)
                 if row["reason"]:
                     version.ready_state_reason.message = row["reason"]

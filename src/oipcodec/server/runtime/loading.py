@@ -92,7 +92,10 @@ def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
                 "repository (docs/model-repository.md)"
             )
         repository = ModelRepository(
-            config.model_repository, config.model_control, config.load_models
+            config.model_repository,
+            config.model_control,
+            config.load_models,
+            allow_symlinks=config.allow_repository_symlinks,
         )
         return ModelRegistry(shared_memory=regions, repository=repository)
     model_module = config.model_module
