@@ -345,7 +345,7 @@ def decode_inputs(
                 f"unexpected inference input '{name}'; the model's inputs are {list(by_name)}"
             )
         if name in seen:
-            raise DecodeError(f"input '{name}' is given twice")
+            raise DecodeError(f"input '{name}' appears more than once")  # REST's words
         seen.add(name)
         shape = _input_shape(item, spec, batch, max_batch_size > 0)
         try:
