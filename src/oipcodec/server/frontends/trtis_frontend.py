@@ -416,9 +416,14 @@ class V1Servicer:
     async def Infer(self, request: Any, context: Any) -> Any:
         return await self._infer(request)
 
-    async def StreamInfer(self, requests: AsyncIterator[Any], context: Any) -> Any:
-        async for request in requests:
-            yield await self._infer(request)
+    async def StreamInfer(self, requests: AsyncIterator[Any], context: Any) -> None:
+        # Written with context.write, not yielded: a client gone mid-stream fails the write
+        # here, where it is no error, instead of in grpcio, which logs a traceback.
+        try:
+            async for request in requests:
+                await context.write(await self._infer(request))
+        except _GONE as exc:
+            log.debug("v1 StreamInfer: the client went away (%s)", type(exc).__name__)
 
     async def _infer(self, request: Any) -> Any:
         header = request.meta_data
@@ -462,6 +467,20 @@ class V1Servicer:
             ]
         )
         return pb.RepositoryResponse(request_status=self.frontend.status(), index=index)
+
+
+def _client_gone_errors() -> tuple[type[BaseException], ...]:
+    """What grpcio raises on a write into a stream whose client has gone (its core's failed
+    batch; its usage error once the call is finished), or nothing without grpcio."""
+    try:
+        import grpc
+        from grpc._cython import cygrpc
+    except ImportError:
+        return ()
+    return (cygrpc.ExecuteBatchError, grpc.aio.UsageError)
+
+
+_GONE = _client_gone_errors()
 
 
 def add_to_server(frontend: V1Frontend, server: Any) -> None:
