@@ -48,9 +48,9 @@ import numpy as np
 # with the code its server runs.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
-from oipcodec import graphpipe  # noqa: E402
-from oipcodec.client.shm import SharedMemoryRegion  # noqa: E402
-from tests.support.ports import free_port  # noqa: E402
+from oipcodec import graphpipe
+from oipcodec.client.shm import SharedMemoryRegion
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
@@ -70,6 +70,13 @@ def bomb() -> bytes:
     return b"".join(deflater.compress(zeros) for _ in range(1024)) + deflater.flush()
 
 
+WIDE_CONFIG = {
+    "max_batch_size": 8,
+    "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [-1]}],
+    "output": [
+        {"name": "PROB", "data_type": "TYPE_FP32", "dims": [-1], "label_filename": "labels.txt"}
+    ],
+}
 #: The model repository the soak serves: the demo models it sends to, a wide model with
 #: labels for v1's classes, and one the soak reloads.
 REPOSITORY = {
@@ -81,12 +88,7 @@ REPOSITORY = {
         "    def predict(self, inputs, parameters):\n"
         "        return {'PROB': inputs['X']}\n"
     ),
-    "wide/config.json": json.dumps({
-        "max_batch_size": 8,
-        "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [-1]}],
-        "output": [{"name": "PROB", "data_type": "TYPE_FP32", "dims": [-1],
-                    "label_filename": "labels.txt"}],
-    }),  # fmt: skip
+    "wide/config.json": json.dumps(WIDE_CONFIG),
     "wide/labels.txt": "".join(f"class {i}\n" for i in range(100)),
     "reloaded/1/model.py": (
         "import numpy as np\n\nfrom oipcodec.server import Model\n\n\n"

@@ -17,7 +17,7 @@ The protobuf messages are :data:`messages`. docs/v1.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -518,7 +518,8 @@ def _encode(
         if count is not None:
             ranked = _Ranked(tensor, count, batched, (labels or {}).get(tensor.name), k)
             # The message is read from its wire form, written from the ranked arrays at once:
-            # one protobuf Class object per class cost about 6 us each.
+            # one protobuf Class object per class cost five times more
+            # (docs/measurements.md#v1-classes).
             output.MergeFromString(ranked.wire())
             if text:
                 texts[position] = ranked.text()
@@ -531,7 +532,8 @@ def _encode(
 
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
-#: Values converted to text at once (numpy holds the GIL for about 1 us each).
+#: Values converted to text at once: numpy holds the GIL throughout
+#: (docs/measurements.md#v1-classes).
 _TEXT_SLICE = 16384
 
 

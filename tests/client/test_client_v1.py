@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent import futures
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -117,7 +117,7 @@ def test_model_control_http(server: RunningServer) -> None:
 class _Scripted(http.server.BaseHTTPRequestHandler):
     """A v1 HTTP server whose inference answers carry the headers in ``ANSWERS[path]``."""
 
-    answers: dict[str, dict[str, str]] = {}
+    answers: ClassVar[dict[str, dict[str, str]]] = {}
 
     def log_message(self, *args: object) -> None:
         pass
@@ -179,7 +179,7 @@ def test_http_malformed_answers(scripted: str, path: str, error: type, words: li
 def test_http_unknown_status_code(scripted: str) -> None:
     with V1HttpClient(scripted, timeout=10) as client:
         client._configs._known[("unknowncode", -1)] = pb.ModelConfig(name="unknowncode")
-        with pytest.raises(ServerError, match="strange.*code 77") as info:
+        with pytest.raises(ServerError, match=r"strange.*code 77") as info:
             client.infer("unknowncode", {"X": np.zeros(2, np.float32)})
     assert info.value.code == "UNKNOWN"
 
@@ -234,29 +234,39 @@ def _grpc_server(servicer: Any) -> Iterator[str]:
 
 def test_grpc_timeout_unknown_code_and_no_header() -> None:
     ok = pb.RequestStatus(code=pb.SUCCESS)
-    with _grpc_server(_SlowServicer(2.0, pb.InferResponse(request_status=ok))) as target:
-        with V1GrpcClient(target, timeout=0.5) as client:
-            with pytest.raises(RequestTimeoutError, match="deadline"):
-                client.infer("m", {"X": np.zeros(2, np.float32)})
+    x = {"X": np.zeros(2, np.float32)}
+    slow = _SlowServicer(2.0, pb.InferResponse(request_status=ok))
+    with (
+        _grpc_server(slow) as target,
+        V1GrpcClient(target, timeout=0.5) as client,
+        pytest.raises(RequestTimeoutError, match="deadline"),
+    ):
+        client.infer("m", x)
     strange = pb.InferResponse(request_status=pb.RequestStatus(code=77, msg="strange"))
-    with _grpc_server(_SlowServicer(0, strange)) as target:
-        with V1GrpcClient(target, timeout=10) as client:
-            with pytest.raises(ServerError, match="strange") as info:
-                client.infer("m", {"X": np.zeros(2, np.float32)})
-            assert info.value.code == "UNKNOWN"
-    with _grpc_server(_SlowServicer(0, pb.InferResponse(request_status=ok))) as target:
-        with V1GrpcClient(target, timeout=10) as client:
-            with pytest.raises(DecodeError, match="no meta_data"):
-                client.infer("m", {"X": np.zeros(2, np.float32)})
+    with _grpc_server(_SlowServicer(0, strange)) as target, V1GrpcClient(target) as client:
+        with pytest.raises(ServerError, match="strange") as info:
+            client.infer("m", x)
+        assert info.value.code == "UNKNOWN"
+    empty = _SlowServicer(0, pb.InferResponse(request_status=ok))
+    with (
+        _grpc_server(empty) as target,
+        V1GrpcClient(target, timeout=10) as client,
+        pytest.raises(DecodeError, match="no meta_data"),
+    ):
+        client.infer("m", x)
 
 
 def test_no_server() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with V1GrpcClient(f"127.0.0.1:{port}", timeout=5) as client:
-        with pytest.raises(ServerConnectionError):
-            client.status()
-    with V1HttpClient(f"http://127.0.0.1:{port}", timeout=5) as client:
-        with pytest.raises(ServerConnectionError):
-            client.status()
+    with (
+        V1GrpcClient(f"127.0.0.1:{port}", timeout=5) as grpc_client,
+        pytest.raises(ServerConnectionError),
+    ):
+        grpc_client.status()
+    with (
+        V1HttpClient(f"http://127.0.0.1:{port}", timeout=5) as http_client,
+        pytest.raises(ServerConnectionError),
+    ):
+        http_client.status()

@@ -280,7 +280,11 @@ def test_decode_strings(impl: Any) -> None:
         ('batch_size: 9 input { name: "INPUT0" }', 9 * 64, "batch_size 9 is out of range"),
         ('batch_size: 0 input { name: "INPUT0" }', 0, "batch_size 0 is out of range"),
         ('batch_size: 1 input { name: "NOPE" }', 64, "unexpected inference input 'NOPE'"),
-        ('batch_size: 1 input { name: "INPUT0" } input { name: "INPUT0" }', 128, "appears more than once"),
+        (
+            'batch_size: 1 input { name: "INPUT0" } input { name: "INPUT0" }',
+            128,
+            "appears more than once",
+        ),
         ('batch_size: 1 input { name: "INPUT0" dims: -1 }', 64, "non-negative"),
         (
             'batch_size: 1 input { name: "INPUT0" dims: 16 batch_byte_size: 60 }',

@@ -21,7 +21,9 @@ NEW_KINDS = ("v1-classes", "v1-wide-classes", "graphpipe", "graphpipe-twice", "s
 
 def _objects() -> set[str]:
     shm = Path("/dev/shm")
-    return {p.name for p in shm.iterdir() if p.name.startswith("oipcodec-")} if shm.exists() else set()
+    return (
+        {p.name for p in shm.iterdir() if p.name.startswith("oipcodec-")} if shm.exists() else set()
+    )
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmRSS from /proc")

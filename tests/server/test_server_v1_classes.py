@@ -22,7 +22,7 @@ from tests.support.classify_models import LABELS, Scores
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("grpc")
-from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient  # noqa: E402
+from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
 
 TIMEOUT = 120.0
 ALL = 2**32 - 1

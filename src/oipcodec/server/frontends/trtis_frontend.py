@@ -213,8 +213,8 @@ class V1Frontend:
             for t in response.outputs
             if t.name in classes
         )
-        # Classes are ranked and written at about 2 us each: past a few thousand, in a thread,
-        # so that the event loop goes on serving the other clients meanwhile.
+        # Past a few thousand classes, ranked and written in a thread, so that the event loop
+        # goes on serving the other clients (docs/measurements.md#v1-classes).
         if ranked > _OFF_LOOP_CLASSES:
             answer = await asyncio.to_thread(encode)
         else:
