@@ -29,6 +29,7 @@ from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._deprecated import moved
 from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.pbwire import varint_bytes
 from oipcodec.errors import (
     DecodeError,
     InvalidArgumentError,
@@ -586,8 +587,8 @@ class _Ranked:
             heads, tails = [], []
             for label in self.labels:
                 encoded = label.encode("utf-8")
-                tail = b"\x1a" + _varint(len(encoded)) + encoded if encoded else b""
-                heads.append(b"\x0a" + _varint(11 + len(tail)))
+                tail = b"\x1a" + varint_bytes(len(encoded)) + encoded if encoded else b""
+                heads.append(b"\x0a" + varint_bytes(11 + len(tail)))
                 tails.append(tail)
             known = len(self.labels)
             flat = core.tobytes()
@@ -601,7 +602,7 @@ class _Ranked:
                     else:
                         pieces.append(b"\x0a\x0b" + flat[at : at + 11])
                 blobs.append(b"".join(pieces))
-        return b"".join(b"\x1a" + _varint(len(blob)) + blob for blob in blobs)
+        return b"".join(b"\x1a" + varint_bytes(len(blob)) + blob for blob in blobs)
 
     def text(self) -> str:
         """The ``batch_classes`` in one-line text format, as text_format writes them: a field
@@ -619,15 +620,6 @@ class _Ranked:
             for i, v, z in zip(self.indices.reshape(-1).tolist(), values, zero, strict=True)
         ]
         return " ".join(_block("batch_classes", written[r * n : (r + 1) * n]) for r in range(rows))
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _float_texts(values: np.ndarray[Any, Any]) -> list[str]:
