@@ -63,7 +63,7 @@ def render() -> str:
         "};",
         "",
         f"/* The same for q in [{POW5_MAX + 1}, {TAIL_MAX}]: the shortest-digits writer of",
-        " * jsonwrite.h scales the smallest float64 values by up to 10**324. */",
+        " * jsonwrite_f64.h scales the smallest float64 values by up to 10**324. */",
         f"#define OIPCODEC_POW5_TAIL_MAX {TAIL_MAX}",
         "",
         f"static const uint64_t oipcodec_pow5_128_tail[{TAIL_MAX - POW5_MAX}][2] = {{",

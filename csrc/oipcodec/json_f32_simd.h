@@ -1,44 +1,29 @@
 /* The FP32 JSON writer in SIMD lanes: oipcodec_row_f32's path on x86-64 processors with
- * AVX-512 (F, CD, BW, DQ, VL) or else AVX2, chosen once at run time; included by jsonwrite.h
- * after the scalar writer, whose tables, exact path and text it shares.
+ * AVX-512 (F, CD, BW, DQ, VL) or else AVX2, chosen once at run time by jsonwrite.h. It includes
+ * the scalar writer (jsonwrite_f32.h), whose tables, exact path and text it shares.
  *
  * The scalar writer spends its time on two long chains of dependent integer operations per
  * element (the digits, then their layout) and on branches between layouts that real data
  * mispredicts. Here both chains run in eight 64-bit lanes (four with AVX2) and no element
- * takes a branch (on 1M standard normal values on one Zen 4 core: scalar 14.0 ms, AVX2
- * 7.9 ms, AVX-512 5.3 ms):
- * - the digits: the scalar fast path's arithmetic lane by lane (the power of ten by a gather,
- *   its 64-bit product with the 24-bit significand as two 32x32-bit products, vpmuludq, and
- *   the decisions as mask compares); the lanes it cannot settle (subnormals, powers of two, the
- *   rare near-ties) go one by one to oipcodec_f32_shortest, exactly as in the scalar writer;
- * - the numbers of the text: the digit count (vplzcnt and the bit-length estimate of
- *   oipcodec_count_digits_u32), the nine digits as ASCII bytes (Paul Khuong's SWAR split, as in
- *   oipcodec_digits8, here in 32- and 16-bit lanes), the decimal exponent's sign and digits,
- *   and a layout row: a 16-byte source per element and the index of its pattern;
- * - the text: one byte shuffle (pshufb) of the source by a pattern from a table of 198
- *   (json_f32_patterns.h, written by tools/gen_f32_text_patterns.py), stored 16 bytes wide at
- *   the element's start, then the comma; the start advances by the pattern's length.
+ * takes a branch, which makes it about 2.6 times as fast (AVX-512;
+ * docs/measurements.md#kernel-design-decisions). How: above oipcodec_row_f32_avx512.
  * Converting many numbers at once in SIMD lanes, each to its own variable-length text, is
  * described for integers by Petr Kobalicek, "64-bit Integers to Strings with AVX-512" (Sneller,
  * 2023, https://sneller.ai/blog/avx512-itoa/), and Daniel Lemire, "Converting integers to
  * decimal strings faster with AVX-512" (2022, https://lemire.me/blog/2022/03/28/); the float
- * layout by a table of shuffle patterns is this project's.
- * The text is byte for byte the scalar writer's: tools/check_f32_writer.sh compares both
- * SIMD writers with the exact path on all 2**32 bit patterns.
+ * layout by a table of shuffle patterns is this project's. The text is byte for byte the
+ * scalar writer's: tools/check_f32_writer.sh compares both SIMD writers with the exact path on
+ * all 2**32 bit patterns.
  *
  * Built with GCC or clang for x86-64 only (a target attribute, not a compiler flag, so the
  * rest of the extension stays baseline x86-64); elsewhere OIPCODEC_SIMD_X86 is 0 and the scalar
  * writer is the only one. */
 #ifndef OIPCODEC_JSON_F32_SIMD_H
-/* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
- * parts are defined, and that inclusion defines what follows. */
-#include "oipcodec/jsonwrite.h"
-#endif
-#ifndef OIPCODEC_JSON_F32_SIMD_H
 #define OIPCODEC_JSON_F32_SIMD_H
 
 #include "oipcodec/cpu.h"
 #include "oipcodec/digits_simd.h"
+#include "oipcodec/jsonwrite_f32.h"
 
 #if OIPCODEC_SIMD_X86
 
@@ -47,8 +32,7 @@
 #define OIPCODEC_F32_SSSE3 __attribute__((target("ssse3")))
 
 /* Shorter rows go to the scalar writer (oipcodec_row_f32): a row's three passes over 8 lanes
- * cost more than the scalar writer for 1 to 3 elements (rows of 1: 55 ns against 19 here, of
- * 4 about the same, of 8: 8.7 ns per value against 14.6). */
+ * cost more than the scalar writer for 1 to 3 elements (docs/measurements.md#kernel-design-decisions). */
 #ifndef OIPCODEC_F32_SIMD_MIN_N
 #define OIPCODEC_F32_SIMD_MIN_N 4
 #endif
@@ -249,7 +233,18 @@ static inline char *oipcodec_f32_text(const unsigned char *src, const uint32_t *
 }
 
 /* oipcodec_row_f32 on an AVX-512 processor: the same text, in blocks of OIPCODEC_F32_BLOCK
- * elements, three passes each (digits, text sources, text). */
+ * elements, three passes each (digits, text sources, text):
+ * - the digits: the scalar fast path's arithmetic lane by lane (the power of ten by a gather,
+ *   its 64-bit product with the 24-bit significand as two 32x32-bit products, vpmuludq, and
+ *   the decisions as mask compares); the lanes it cannot settle (subnormals, powers of two, the
+ *   rare near-ties) go one by one to oipcodec_f32_shortest, exactly as in the scalar writer;
+ * - the numbers of the text: the digit count (vplzcnt and the bit-length estimate of
+ *   oipcodec_count_digits_u32), the nine digits as ASCII bytes (Paul Khuong's SWAR split, as in
+ *   oipcodec_digits8, here in 32- and 16-bit lanes), the decimal exponent's sign and digits,
+ *   and a layout row: a 16-byte source per element and the index of its pattern;
+ * - the text: one byte shuffle (pshufb) of the source by a pattern from a table of 198
+ *   (json_f32_patterns.h, written by tools/gen_f32_text_patterns.py), stored 16 bytes wide at
+ *   the element's start, then the comma; the start advances by the pattern's length. */
 OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX512
 static char *oipcodec_row_f32_avx512(const void *data, ptrdiff_t n, char *out) {
     const uint32_t *v = (const uint32_t *)data;

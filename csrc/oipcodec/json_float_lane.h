@@ -95,7 +95,7 @@ static inline int oipcodec_fp32_simple(const unsigned char *p, const unsigned ch
  * (tritonclient's JSON bodies, numpy's tolist()): -?(0|[1-9][0-9]{0,7})\.[0-9]+ with the
  * comma 16 to 24 bytes after p and at most 17 digits after any leading zeros. The 17
  * significant digits such text usually has do not fit oipcodec_fp32_simple's 16 bytes, and the
- * general path's byte loop took three times as long per element.
+ * general path's byte loop is several times slower on them (docs/measurements.md#kernel-design-decisions).
  *
  * The first 16 bytes give X, 10 times their 15 digits (oipcodec_digits_dotted; the dot taken
  * out, a sign counting as a leading 0), the next r <= 8 bytes the tail: W = X * 10**r +
@@ -162,8 +162,8 @@ static inline int oipcodec_fp32_long(const unsigned char *p, const unsigned char
  * (that chain of loads and bit scans, not the arithmetic, bounded the per-number loop), and
  * the numbers' own work overlaps. Each number still checks its own shape, which must end
  * exactly at its comma. One shape per loop, each loop its own function: a loop holding both
- * (even with the second never taken) ran the short shape 60% slower, its vector constants
- * and registers spent on the other. A writer keeps to one shape, so the caller switches
+ * (even with the second never taken) runs the short shape much slower, its vector constants
+ * and registers spent on the other (docs/measurements.md#kernel-design-decisions). A writer keeps to one shape, so the caller switches
  * loops rarely. */
 static inline ptrdiff_t oipcodec_fp32_lane(const unsigned char **pp, const unsigned char *end,
                                            unsigned char *out, ptrdiff_t limit, int wide) {

@@ -1,30 +1,13 @@
 /* Integer rows to JSON text eight elements at a time with AVX-512 (four with AVX2): the fast
- * path of the integer row writers in jsonwrite.h (OIPCODEC_INT_ROW), for blocks whose
- * magnitudes are all below 10**8 (token ids, labels, counts, every 8- and 16-bit element).
+ * path of the integer row writers in jsonwrite_int.h (OIPCODEC_INT_ROW), for blocks whose
+ * magnitudes are all below 10**8 (token ids, labels, counts, every 8- and 16-bit element); how,
+ * above oipcodec_int8_block_avx512. No branch depends on a digit count or a sign.
  *
- * A block of 8 elements, widened to 64-bit lanes:
- * - each magnitude's 8 decimal digits (leading zeros included) in its lane, split in halves by
- *   10**4, quarters by 100 and digits by 10 with multiply-shift reciprocals, all lanes at once:
- *   Paul Khuong's parallel-lane method (see the top of jsonwrite.h), in vector lanes as in
- *   Wojciech Mula's SSE2 conversion;
- * - the digits moved into 16-byte slots, one per element: '-' in byte 0, the 8 digits in bytes
- *   1..8, ',' in byte 9 (one vpermb per 4 elements, the '-' and ',' from a template);
- * - a 16-bit mask per slot that keeps the sign if the element is negative, the digits from the
- *   first non-zero one (always the last one, so 0 is "0") and the comma; vpcompressb packs the
- *   kept bytes to the front and one 64-byte store writes them, the pointer advancing by the
- *   mask's population count. No branch depends on a digit count or a sign. Packing bytes by a
- *   mask with AVX-512 VBMI2's compress to drop what is not wanted, as in Robert Clausecker and
- *   Daniel Lemire, "Transcoding Unicode Characters with AVX-512 Instructions", Software:
- *   Practice and Experience 53(12), 2023 (https://doi.org/10.1002/spe.3261; simdutf).
- * A 64-bit block with a magnitude of 10**8 or more is split by 10**8 twice (the quotient from
- * double precision, corrected by the remainder's range) and packed the same way from 32-byte
- * slots (oipcodec_int20_block_avx512); a 32-bit one goes to the scalar writer, which is faster
- * for 10 digits.
- *
- * Processors with AVX2 but not these AVX-512 subsets (Zen 3 and older, Intel client parts)
- * get the same digits for 4 elements per step in 256-bit registers, each element then stored
- * by scalar code with its leading zero bytes shifted out (oipcodec_int4_block_avx2); their
- * blocks of 10**8 or more go to the scalar writer.
+ * Methods and where they come from: the digits by Paul Khuong's parallel-lane method (see the
+ * top of jsonwrite_int.h), in vector lanes as in Wojciech Mula's SSE2 conversion; packing bytes
+ * by a mask with AVX-512 VBMI2's compress to drop what is not wanted, as in Robert Clausecker
+ * and Daniel Lemire, "Transcoding Unicode Characters with AVX-512 Instructions", Software:
+ * Practice and Experience 53(12), 2023 (https://doi.org/10.1002/spe.3261; simdutf).
  *
  * The instructions (AVX-512 F/BW/DQ/VBMI/VBMI2 with BMI2 and POPCNT: Ice Lake, Zen 4 and
  * later; or AVX2 with BMI2) are chosen at run time: the kernels carry a target attribute and
@@ -52,7 +35,7 @@ static inline int oipcodec_int_simd_level(void) {
     return features & OIPCODEC_SIMD_AVX512_VBMI ? 2 : features & OIPCODEC_SIMD_AVX2 ? 1 : 0;
 }
 
-/* Slot layout (see the top): which mask bits are a slot's digits, sign and comma, and which
+/* Slot layout (see below): which mask bits are a slot's digits, sign and comma, and which
  * byte of the digit lanes each slot byte takes (the first 4 elements' lanes; +32 for the next
  * 4); the bytes outside 1..8 come from the template. */
 static const uint8_t oipcodec_slot_digit_index[64] = {
@@ -64,6 +47,28 @@ static const uint8_t oipcodec_slot_digit_index[64] = {
 #define OIPCODEC_SLOT_DIGITS 0x01FE01FE01FE01FEull
 #define OIPCODEC_SLOT_SIGN 0x0001000100010001ull
 #define OIPCODEC_SLOT_COMMA 0x0200020002000200ull
+
+/* How the AVX-512 kernels write a block.
+ *
+ * A block of 8 elements, widened to 64-bit lanes:
+ * - each magnitude's 8 decimal digits (leading zeros included) in its lane, split in halves by
+ *   10**4, quarters by 100 and digits by 10 with multiply-shift reciprocals, all lanes at once
+ *   (Khuong's method, see the top);
+ * - the digits moved into 16-byte slots, one per element: '-' in byte 0, the 8 digits in bytes
+ *   1..8, ',' in byte 9 (one vpermb per 4 elements, the '-' and ',' from a template);
+ * - a 16-bit mask per slot that keeps the sign if the element is negative, the digits from the
+ *   first non-zero one (always the last one, so 0 is "0") and the comma; vpcompressb packs the
+ *   kept bytes to the front and one 64-byte store writes them, the pointer advancing by the
+ *   mask's population count (the compress as in Clausecker and Lemire, see the top).
+ * A 64-bit block with a magnitude of 10**8 or more is split by 10**8 twice (the quotient from
+ * double precision, corrected by the remainder's range) and packed the same way from 32-byte
+ * slots (oipcodec_int20_block_avx512); a 32-bit one goes to the scalar writer, which is faster
+ * for 10 digits.
+ *
+ * Processors with AVX2 but not these AVX-512 subsets (Zen 3 and older, Intel client parts)
+ * get the same digits for 4 elements per step in 256-bit registers, each element then stored
+ * by scalar code with its leading zero bytes shifted out (oipcodec_int4_block_avx2); their
+ * blocks of 10**8 or more go to the scalar writer. */
 
 /* Writes 8 elements, each with its comma: magnitudes `mag` (every lane < 10**8) and the
  * negative ones' bits in `negative`. Stores 128 bytes from out; returns the end. */

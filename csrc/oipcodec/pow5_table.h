@@ -665,7 +665,7 @@ static const uint64_t oipcodec_pow5_128[651][2] = {
 };
 
 /* The same for q in [309, 324]: the shortest-digits writer of
- * jsonwrite.h scales the smallest float64 values by up to 10**324. */
+ * jsonwrite_f64.h scales the smallest float64 values by up to 10**324. */
 #define OIPCODEC_POW5_TAIL_MAX 324
 
 static const uint64_t oipcodec_pow5_128_tail[16][2] = {

@@ -5,7 +5,7 @@
  * dynamic loader picks one the first time the function is called, by the processor it runs on
  * (GCC's and clang's target_clones, an ifunc). The gain is in the integer code of the float
  * writers and parsers: BMI2's shifts and multiply leave the flags alone, lzcnt/tzcnt need no
- * zero check (the FP32 JSON writer ran about 10% faster on 150,528 values).
+ * zero check (the FP32 JSON writer runs about 10% faster: docs/measurements.md#kernel-design-decisions).
  *
  * ifuncs need an x86-64 ELF target with glibc: elsewhere (musl, macOS, Windows, other
  * processors, a compiler without the attribute) OIPCODEC_HOT is empty and the one build is the

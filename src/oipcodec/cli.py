@@ -52,6 +52,9 @@ def _serve(args: argparse.Namespace) -> int:
             codec_threads=args.codec_threads,
             body_budget=None if args.body_budget is None else args.body_budget << 20,
             shared_memory=None if args.shared_memory == "none" else args.shared_memory,
+            shared_memory_prefix=args.shared_memory_prefix,
+            max_shm_regions=args.max_shm_regions,
+            shared_memory_budget=args.shared_memory_budget << 20,
             metrics=not args.no_metrics,
             metrics_port=args.metrics_port,
             graphpipe_port=args.graphpipe_port,
@@ -210,6 +213,28 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         default="none",
         help="enable the system shared-memory extension: clients on this host pass tensors "
         "in POSIX shared memory regions they register (default: %(default)s, off)",
+    )
+    add(
+        "--shared-memory-prefix",
+        metavar="PREFIX",
+        help="shared memory: refuse to register an object whose key does not start with "
+        "PREFIX (e.g. /inference-); without it any object the server's user can open may be "
+        "registered, read and written by clients, as with Triton (default: no prefix)",
+    )
+    add(
+        "--max-shm-regions",
+        type=_positive,
+        metavar="N",
+        default=256,  # server.regions.DEFAULT_MAX_SHM_REGIONS (tested)
+        help="shared memory: the most regions registered at once (default: %(default)s)",
+    )
+    add(
+        "--shared-memory-budget",
+        type=_positive,
+        metavar="MIB",
+        default=1024,  # server.regions.DEFAULT_MAX_SHM_BYTES in MiB (tested)
+        help="shared memory: MiB all registered regions may span together, and the most one "
+        "request may read from them (default: %(default)s)",
     )
     add(
         "--metrics-port",

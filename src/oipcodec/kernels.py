@@ -19,41 +19,11 @@ import importlib
 import os
 import warnings
 from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "FAMILIES",
-    "IMPLEMENTATION",
-    "Kernels",
-    "load",
-    "native_available",
-    # the kernels
-    "array_to_json",
-    "bytes_offsets",
-    "classification_strings",
-    "deserialize_bytes",
-    "flatten",
-    "json_to_array",
-    "little_endian_view",
-    "locate_data",
-    "pack_bf16",
-    "pack_strings",
-    "pack_fp16",
-    "read_flatbuffer",
-    "read_infer_message",
-    "scan_request_header",
-    "scan_response_header",
-    "serialize_bytes",
-    "top_k",
-    "unflatten",
-    "uninitialized_bytearray",
-    "unpack_bf16",
-    "unpack_fp16",
-    "view_bf16",
-    "write_flatbuffer",
-    "write_infer_message",
-]
-
-#: The kernel families, each a module in ``_native``, ``_pure`` and ``_shared``.
+#: The kernel families, each a module in ``_native``, ``_pure`` and ``_shared``. The kernels
+#: are the names each family's modules list in ``__all__`` (the one list of them; the twins'
+#: lists are equal, tests/kernels/test_house.py).
 FAMILIES: tuple[str, ...] = (
     "flatbuf",
     "framing",
@@ -67,71 +37,22 @@ FAMILIES: tuple[str, ...] = (
     "v1text",
 )
 
+if TYPE_CHECKING:
+    # The type checker reads the pure twins' signatures (the .pyi stubs of the native ones
+    # match them, tests/kernels/test_stubs.py); at run time the names come from load().
+    from oipcodec._pure.flatbuf import *  # noqa: F403
+    from oipcodec._pure.framing import *  # noqa: F403
+    from oipcodec._pure.halffloat import *  # noqa: F403
+    from oipcodec._pure.jsondecode import *  # noqa: F403
+    from oipcodec._pure.jsonencode import *  # noqa: F403
+    from oipcodec._pure.jsonscan import *  # noqa: F403
+    from oipcodec._pure.layout import *  # noqa: F403
+    from oipcodec._pure.pbwire import *  # noqa: F403
+    from oipcodec._pure.topk import *  # noqa: F403
+    from oipcodec._pure.v1text import *  # noqa: F403
+
 #: What a codec's ``kernels=`` takes: this module (the default) or a namespace from :func:`load`.
 Kernels = ModuleType | SimpleNamespace
-
-IMPLEMENTATION: str = "pure"
-if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
-    try:
-        from oipcodec._native.flatbuf import pack_strings, read_flatbuffer, write_flatbuffer
-        from oipcodec._native.framing import bytes_offsets, deserialize_bytes, serialize_bytes
-        from oipcodec._native.halffloat import (
-            pack_bf16,
-            pack_fp16,
-            unpack_bf16,
-            unpack_fp16,
-            view_bf16,
-        )
-        from oipcodec._native.jsondecode import json_to_array
-        from oipcodec._native.jsonencode import array_to_json
-        from oipcodec._native.jsonscan import locate_data
-        from oipcodec._native.layout import (
-            flatten,
-            little_endian_view,
-            unflatten,
-            uninitialized_bytearray,
-        )
-        from oipcodec._native.pbwire import read_infer_message, write_infer_message
-        from oipcodec._native.topk import classification_strings, top_k
-        from oipcodec._native.v1text import scan_request_header, scan_response_header
-
-        IMPLEMENTATION = "native"
-    except ImportError as exc:
-        warnings.warn(
-            f"oipcodec's native kernels are not built ({exc}); using the pure-Python twins, "
-            "which are much slower. Install a binary wheel or build with a C compiler.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-if IMPLEMENTATION == "pure":
-    from oipcodec._pure.flatbuf import pack_strings, read_flatbuffer, write_flatbuffer
-    from oipcodec._pure.framing import (
-        bytes_offsets,
-        deserialize_bytes,
-        serialize_bytes,
-    )
-    from oipcodec._pure.halffloat import (
-        pack_bf16,
-        pack_fp16,
-        unpack_bf16,
-        unpack_fp16,
-        view_bf16,
-    )
-    from oipcodec._pure.jsondecode import json_to_array
-    from oipcodec._pure.jsonencode import array_to_json
-    from oipcodec._pure.jsonscan import locate_data
-    from oipcodec._pure.layout import (
-        flatten,
-        little_endian_view,
-        unflatten,
-        uninitialized_bytearray,
-    )
-    from oipcodec._pure.pbwire import (
-        read_infer_message,
-        write_infer_message,
-    )
-    from oipcodec._pure.topk import classification_strings, top_k
-    from oipcodec._pure.v1text import scan_request_header, scan_response_header
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:
@@ -163,3 +84,26 @@ def native_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def _chosen() -> SimpleNamespace:
+    """The implementation this module exports, chosen as the module docstring says."""
+    if os.environ.get("OIPCODEC_PURE", "") in ("", "0"):
+        try:
+            return load("native")
+        except ImportError as exc:
+            warnings.warn(
+                f"oipcodec's native kernels are not built ({exc}); using the pure-Python "
+                "twins, which are much slower. Install a binary wheel or build with a C "
+                "compiler.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return load("pure")
+
+
+_KERNELS = vars(_chosen())
+IMPLEMENTATION: str = _KERNELS.pop("IMPLEMENTATION")
+globals().update(_KERNELS)
+
+__all__ = ["FAMILIES", "IMPLEMENTATION", "Kernels", "load", "native_available", *sorted(_KERNELS)]

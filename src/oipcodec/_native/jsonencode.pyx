@@ -10,10 +10,10 @@
 # built on first use.
 
 from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF
 from libc.stddef cimport ptrdiff_t
-from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from oipcodec._native.jsonwrite cimport *
@@ -49,7 +49,7 @@ _MAX_TOKEN = {
 }
 
 # Integer arrays from this many elements get a buffer sized by their own min and max (one
-# pass each, about 0.1 ms per 1M elements) rather than by the datatype's longest text.
+# cheap pass each, docs/measurements.md#kernel-design-decisions) rather than by the datatype's longest text.
 _TIGHT_BOUND_MIN = 65536
 
 # The 16-bit float text tables (FP16, BF16), built on first use under the lock.
@@ -177,13 +177,13 @@ cdef const char *_half_table(int bf16) except NULL:
         return _half_tables[bf16]
     with _half_lock:
         if _half_tables[bf16] == NULL:
-            table = <char *>malloc(65536 * (OIPCODEC_HALF_SLOT + 1))
+            table = <char *>PyMem_RawMalloc(65536 * (OIPCODEC_HALF_SLOT + 1))
             if table == NULL:
                 raise MemoryError()
             with nogil:
                 failed = oipcodec_build_half_table(table, bf16)
             if failed:
-                free(table)
+                PyMem_RawFree(table)
                 raise RuntimeError("oipcodec: could not build the 16-bit float text table")
             _half_tables[bf16] = table
     return _half_tables[bf16]
@@ -239,7 +239,7 @@ cdef object _write_bytes(values, tuple shape):
     cdef oipcodec_piece *pieces
     if 0 in shape:
         return empty_nested(shape)
-    pieces = <oipcodec_piece *>malloc(n * sizeof(oipcodec_piece))
+    pieces = <oipcodec_piece *>PyMem_RawMalloc(n * sizeof(oipcodec_piece))
     if pieces == NULL:
         raise MemoryError()
     try:
@@ -269,7 +269,7 @@ cdef object _write_bytes(values, tuple shape):
             total += oipcodec_escaped_size(<const unsigned char *>data, size) + 2
         return _write_pieces(pieces, n, total, shape)
     finally:
-        free(pieces)
+        PyMem_RawFree(pieces)
 
 
 cdef object _write_pieces(oipcodec_piece *pieces, Py_ssize_t n, size_t total, tuple shape):

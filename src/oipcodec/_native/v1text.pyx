@@ -4,13 +4,15 @@
 #
 # One pass over the text's UTF-8 bytes (CPython keeps them with the str): a scanner cuts the
 # next token (a name, a decimal number, a double-quoted string without escapes, ':' '{' '}'),
-# checking every length before it reads, and the readers below take the tokens the plain form
-# allows. Anything else stops the scan: the answer is None and the codec asks text_format.
+# checking every length before it reads, and one reader (_message) takes the tokens the table
+# MESSAGES of _shared/v1text.py allows. Anything else stops the scan: the answer is None and
+# the codec asks text_format.
 
+from cpython.object cimport PyObject
 from libc.string cimport memcmp
 
 from oipcodec._shared import contract
-from oipcodec._shared.v1text import CONTRACTS
+from oipcodec._shared.v1text import CONTRACTS, COUNT, DIMS, INT64, MANY, MESSAGES, STRING
 
 __all__ = ["scan_request_header", "scan_response_header"]
 
@@ -27,6 +29,16 @@ cdef enum:
     T_OPEN = 5
     T_CLOSE = 6
     T_BAD = 7
+
+# The kinds of MESSAGES (oipcodec/_shared/v1text.py), as _fields stores them.
+cdef enum:
+    K_UNSIGNED = 0
+    K_INT64 = 1
+    K_STRING = 2
+    K_DIMS = 3
+    K_COUNT = 4
+    K_ONE = 5
+    K_MANY = 6
 
 cdef unsigned long long UINT32_MAX = 4294967295ULL
 cdef unsigned long long UINT64_MAX = 18446744073709551615ULL
@@ -180,133 +192,154 @@ cdef object _open(Scanner* s):
         raise _Stop
 
 
-cdef dict _input(Scanner* s):
-    cdef dict fields = {}
-    cdef list dims = []
-    fields["dims"] = dims
-    while True:
-        _next(s)
-        if s.kind == T_CLOSE:
-            return fields
-        if _is(s, b"dims", 4):
-            dims.append(_number(s, True, 0))
-        elif _is(s, b"name", 4) and "name" not in fields:
-            fields["name"] = _string(s)
-        elif _is(s, b"batch_byte_size", 15) and "batch_byte_size" not in fields:
-            fields["batch_byte_size"] = _number(s, False, UINT64_MAX)
+cdef struct Field:
+    # one field of MESSAGES, its name's bytes kept alive by _KEEP
+    const char* name
+    Py_ssize_t length
+    PyObject* key
+    int kind
+    unsigned long long high
+    # a nested message's fields: _FIELDS[first:first + count]
+    Py_ssize_t first
+    Py_ssize_t count
+
+
+cdef Field _FIELDS[64]
+cdef Py_ssize_t _NFIELDS = 0
+cdef list _KEEP = []
+
+
+cdef Py_ssize_t _register(str message) except -1:
+    """Lay MESSAGES[message]'s fields out in _FIELDS (nested messages after); its first index."""
+    global _NFIELDS
+    cdef dict kinds = MESSAGES[message]
+    cdef Py_ssize_t first = _NFIELDS, i = first
+    cdef Field* f
+    if _NFIELDS + len(kinds) > 64:
+        raise RuntimeError("oipcodec: MESSAGES has more fields than v1text.pyx holds")
+    _NFIELDS += len(kinds)
+    for name, kind in kinds.items():
+        encoded = name.encode()
+        _KEEP.append((encoded, name))
+        f = &_FIELDS[i]
+        f.name = encoded
+        f.length = len(encoded)
+        f.key = <PyObject*>name
+        f.high = 0
+        f.first = 0
+        f.count = 0
+        if isinstance(kind, tuple):
+            f.kind = K_MANY if kind[0] == MANY else K_ONE
+            f.count = len(MESSAGES[kind[1]])
+            f.first = _register(kind[1])
+        elif kind in (INT64, STRING, DIMS, COUNT):
+            f.kind = {INT64: K_INT64, STRING: K_STRING, DIMS: K_DIMS, COUNT: K_COUNT}[kind]
         else:
-            raise _Stop
+            f.kind = K_UNSIGNED
+            f.high = kind
+        i += 1
+    return first
 
 
-cdef dict _output(Scanner* s):
+cdef Py_ssize_t _REQUEST = _register("request")
+cdef Py_ssize_t _REQUEST_COUNT = len(MESSAGES["request"])
+cdef Py_ssize_t _RESPONSE = _register("response")
+cdef Py_ssize_t _RESPONSE_COUNT = len(MESSAGES["response"])
+
+
+cdef inline bint _same(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
+    """Whether a[:n] == b[:n]: a loop the compiler inlines, where a memcmp of a length known
+    only at run time is a call (field names are a few bytes)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+cdef dict _message(Scanner* s, Py_ssize_t first, Py_ssize_t count, list top):
+    """The fields of one message up to its ``}``; or, given ``top``, of the whole text, with
+    the repeated messages' lists appended to ``top`` instead of held in the fields."""
     cdef dict fields = {}
+    cdef Field* f
+    cdef Py_ssize_t i, j
+    # the lists of the repeated fields, by field (fields holds the references)
+    cdef PyObject* lists[16]
+    if count > 16:
+        raise RuntimeError("oipcodec: a v1 message has more fields than v1text.pyx holds")
+    for i in range(count):
+        if _FIELDS[first + i].kind == K_DIMS or _FIELDS[first + i].kind == K_MANY:
+            items = []
+            if top is not None and _FIELDS[first + i].kind == K_MANY:
+                top.append(items)
+            else:
+                fields[<object>_FIELDS[first + i].key] = items
+            lists[i] = <PyObject*>items
     while True:
         _next(s)
-        if s.kind == T_CLOSE:
+        if (s.kind == T_END) if top is not None else (s.kind == T_CLOSE):
             return fields
-        if _is(s, b"name", 4) and "name" not in fields:
-            fields["name"] = _string(s)
-        elif _is(s, b"cls", 3) and "cls" not in fields:
+        j = -1
+        if s.kind == T_NAME:
+            for i in range(count):
+                f = &_FIELDS[first + i]
+                if s.stop - s.start == f.length and _same(s.text + s.start, f.name, f.length):
+                    j = i
+                    break
+        if j < 0:
+            raise _Stop
+        f = &_FIELDS[first + j]
+        if f.kind == K_DIMS:
+            (<list>lists[j]).append(_number(s, True, 0))
+            continue
+        if f.kind == K_MANY:
+            _open(s)
+            (<list>lists[j]).append(_message(s, f.first, f.count, None))
+            continue
+        key = <object>f.key
+        if key in fields:
+            raise _Stop
+        elif f.kind == K_STRING:
+            fields[key] = _string(s)
+        elif f.kind == K_INT64:
+            fields[key] = _number(s, True, 0)
+        elif f.kind == K_COUNT:
             _open(s)
             _next(s)
             if not _is(s, b"count", 5):
                 raise _Stop
-            fields["cls"] = _number(s, False, UINT32_MAX)
+            fields[key] = _number(s, False, UINT32_MAX)
             _take(s, T_CLOSE)
+        elif f.kind == K_ONE:
+            _open(s)
+            fields[key] = _message(s, f.first, f.count, None)
         else:
-            raise _Stop
+            fields[key] = _number(s, False, f.high)
+
+
+cdef tuple _read(str text, Py_ssize_t first, Py_ssize_t count):
+    """(fields, the repeated messages' lists...) of the whole text, or None."""
+    cdef Scanner s
+    cdef list top = []
+    s.text = PyUnicode_AsUTF8AndSize(text, &s.size)
+    s.at = 0
+    s.kind = T_END
+    s.negative = False
+    s.magnitude = 0
+    try:
+        fields = _message(&s, first, count, top)
+    except _Stop:
+        return None
+    if len(top) == 2:
+        return fields, top[0], top[1]
+    return fields, top[0]
 
 
 @contract(CONTRACTS)
 def scan_request_header(str text):
-    cdef Scanner s
-    cdef dict fields = {}
-    cdef list inputs = []
-    cdef list outputs = []
-    s.text = PyUnicode_AsUTF8AndSize(text, &s.size)
-    s.at = 0
-    s.kind = T_END
-    s.negative = False
-    s.magnitude = 0
-    try:
-        while _next(&s) != T_END:
-            if _is(&s, b"input", 5):
-                _open(&s)
-                inputs.append(_input(&s))
-            elif _is(&s, b"output", 6):
-                _open(&s)
-                outputs.append(_output(&s))
-            elif _is(&s, b"batch_size", 10) and "batch_size" not in fields:
-                fields["batch_size"] = _number(&s, False, UINT32_MAX)
-            elif _is(&s, b"flags", 5) and "flags" not in fields:
-                fields["flags"] = _number(&s, False, UINT32_MAX)
-            elif _is(&s, b"id", 2) and "id" not in fields:
-                fields["id"] = _number(&s, False, UINT64_MAX)
-            elif _is(&s, b"correlation_id", 14) and "correlation_id" not in fields:
-                fields["correlation_id"] = _number(&s, False, UINT64_MAX)
-            else:
-                raise _Stop
-    except _Stop:
-        return None
-    return fields, inputs, outputs
-
-
-cdef dict _raw(Scanner* s):
-    cdef dict fields = {}
-    cdef list dims = []
-    fields["dims"] = dims
-    while True:
-        _next(s)
-        if s.kind == T_CLOSE:
-            return fields
-        if _is(s, b"dims", 4):
-            dims.append(_number(s, True, 0))
-        elif _is(s, b"batch_byte_size", 15) and "batch_byte_size" not in fields:
-            fields["batch_byte_size"] = _number(s, False, UINT64_MAX)
-        else:
-            raise _Stop
-
-
-cdef dict _response_output(Scanner* s):
-    cdef dict fields = {}
-    while True:
-        _next(s)
-        if s.kind == T_CLOSE:
-            return fields
-        if _is(s, b"name", 4) and "name" not in fields:
-            fields["name"] = _string(s)
-        elif _is(s, b"raw", 3) and "raw" not in fields:
-            _open(s)
-            fields["raw"] = _raw(s)
-        else:
-            raise _Stop
+    return _read(text, _REQUEST, _REQUEST_COUNT)
 
 
 @contract(CONTRACTS)
 def scan_response_header(str text):
-    cdef Scanner s
-    cdef dict fields = {}
-    cdef list outputs = []
-    s.text = PyUnicode_AsUTF8AndSize(text, &s.size)
-    s.at = 0
-    s.kind = T_END
-    s.negative = False
-    s.magnitude = 0
-    try:
-        while _next(&s) != T_END:
-            if _is(&s, b"output", 6):
-                _open(&s)
-                outputs.append(_response_output(&s))
-            elif _is(&s, b"model_name", 10) and "model_name" not in fields:
-                fields["model_name"] = _string(&s)
-            elif _is(&s, b"model_version", 13) and "model_version" not in fields:
-                fields["model_version"] = _number(&s, True, 0)
-            elif _is(&s, b"batch_size", 10) and "batch_size" not in fields:
-                fields["batch_size"] = _number(&s, False, UINT32_MAX)
-            elif _is(&s, b"id", 2) and "id" not in fields:
-                fields["id"] = _number(&s, False, UINT64_MAX)
-            else:
-                raise _Stop
-    except _Stop:
-        return None
-    return fields, outputs
+    return _read(text, _RESPONSE, _RESPONSE_COUNT)

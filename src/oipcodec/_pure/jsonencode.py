@@ -2,24 +2,10 @@
 
 This module is the reference that defines the text (the native kernel must match it byte for
 byte). It is written with Python's and numpy's own formatting, independently of the native
-kernel's engines (orjson, C tables):
-
-- Integers in decimal; BOOL as ``true``/``false``.
-- Floats: the shortest decimal that reads back to the same value *in the tensor's type*, and
-  of those the closest to the value (FP64: the digits of Python's ``repr``; FP32 and FP16:
-  numpy's ``format_float_scientific(unique=True)``; BF16: an exact search with fractions).
-  With d1 d2 ... dn those digits and E the decimal exponent (value = d1.d2...dn x 10**E), a
-  number is written positionally when E is in the positional range, -5..15 for FP64 and
-  -6..12 for FP32, FP16 and BF16 (``0.00012``, ``123.5``; integral values end in ``.0``), and
-  otherwise as ``d1[.d2...dn]e[+-]E`` (``1e-7``, ``1.5e+16``, ``-2.5e-9``). Zero is ``0.0`` or
-  ``-0.0``.
-- NaN, +inf and -inf as the tokens ``NaN``, ``Infinity`` and ``-Infinity`` (what Python's json
-  module writes and reads; not strict JSON), or :class:`EncodeError` with
-  ``nonfinite="error"``. A NaN's sign and payload are not carried.
-- BYTES as JSON strings: elements must be valid UTF-8 (``str`` elements and ``U`` arrays are
-  text already); only ``"``, ``\\`` and control characters are escaped (``\\n``-style where
-  JSON has a short form, else ``\\u00XX``), everything else is copied as is.
-- A 0-d array (shape ``[]``, one element) is written as the one-element array ``[x]``.
+kernel's engines (C tables and integer arithmetic): integers in decimal, floats as the shortest
+decimal that reads back to the same value in the tensor's type (positional within a range of
+exponents, else ``d1[.d2...dn]e[+-]E``), NaN/Infinity tokens, BYTES as JSON strings. The text
+in full: docs/kernels.md#the-twins-shared-rules-in-full ("jsonencode").
 """
 
 from __future__ import annotations

@@ -16,11 +16,14 @@ from typing import Any
 from oipcodec._shared import contract
 from oipcodec._shared.v1text import (
     CONTRACTS,
-    HEADER_FIELDS,
+    COUNT,
+    DIMS,
+    INT64,
     INT64_MAX,
-    RESPONSE_FIELDS,
+    MANY,
+    MESSAGES,
+    STRING,
     UINT32_MAX,
-    UINT64_MAX,
 )
 
 __all__ = ["scan_request_header", "scan_response_header"]
@@ -77,35 +80,56 @@ class _Reader:
             raise _Stop
 
 
-def _input(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {"dims": []}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return fields
-        if name == "dims":
-            fields["dims"].append(reader.number(-INT64_MAX - 1, INT64_MAX))
-        elif name in fields:
-            raise _Stop
-        elif name == "name":
-            fields[name] = reader.string()
-        elif name == "batch_byte_size":
-            fields[name] = reader.number(0, UINT64_MAX)
-        else:
-            raise _Stop
+# MESSAGES with each kind as (code, argument), decided once here rather than per token:
+# _UNSIGNED's argument is the bound, _ONE's and _MANY's the nested message.
+_UNSIGNED, _INT64, _STRING, _DIMS, _COUNT, _ONE, _MANY = range(7)
 
 
-def _output(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
+def _code(kind: Any) -> tuple[int, Any]:
+    if isinstance(kind, tuple):
+        return (_MANY if kind[0] == MANY else _ONE), kind[1]
+    if isinstance(kind, int):
+        return _UNSIGNED, kind
+    return {INT64: _INT64, STRING: _STRING, DIMS: _DIMS, COUNT: _COUNT}[kind], None
+
+
+_KINDS = {
+    message: {name: _code(kind) for name, kind in fields.items()}
+    for message, fields in MESSAGES.items()
+}
+_REPEATED = {
+    message: [name for name, (code, _) in kinds.items() if code in (_DIMS, _MANY)]
+    for message, kinds in _KINDS.items()
+}
+_UNKNOWN = (-1, None)
+
+
+def _message(reader: _Reader, message: str, top: bool = False) -> dict[str, Any]:
+    """The fields of one message (MESSAGES[message]) up to its ``}``, or the text's end."""
+    kinds = _KINDS[message]
+    fields: dict[str, Any] = {name: [] for name in _REPEATED[message]}
+    tokens = reader.tokens
     while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
+        if top and reader.at == len(tokens):
             return fields
-        if name in fields:
+        name, _, _, mark = reader.take()
+        if mark == "}" and not top:
+            return fields
+        code, argument = kinds.get(name, _UNKNOWN)
+        if code == _DIMS:
+            fields[name].append(reader.number(-INT64_MAX - 1, INT64_MAX))
+        elif code == _MANY:
+            reader.open()
+            fields[name].append(_message(reader, argument))
+        elif code < 0 or name in fields:
             raise _Stop
-        if name == "name":
+        elif code == _UNSIGNED:
+            fields[name] = reader.number(0, argument)
+        elif code == _STRING:
             fields[name] = reader.string()
-        elif name == "cls":
+        elif code == _INT64:
+            fields[name] = reader.number(-INT64_MAX - 1, INT64_MAX)
+        elif code == _COUNT:
             reader.open()
             if reader.take()[0] != "count":
                 raise _Stop
@@ -113,89 +137,34 @@ def _output(reader: _Reader) -> dict[str, Any]:
             if reader.take()[3] != "}":
                 raise _Stop
         else:
-            raise _Stop
+            reader.open()
+            fields[name] = _message(reader, argument)
+
+
+def _read(text: str, message: str) -> dict[str, Any] | None:
+    if _PLAIN.fullmatch(text) is None:
+        return None
+    try:
+        return _message(_Reader(_TOKENS.findall(text)), message, top=True)
+    except _Stop:
+        return None
 
 
 @contract(CONTRACTS)
 def scan_request_header(
     text: str,
 ) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]] | None:
-    if _PLAIN.fullmatch(text) is None:
+    fields = _read(text, "request")
+    if fields is None:
         return None
-    reader = _Reader(_TOKENS.findall(text))
-    fields: dict[str, int] = {}
-    inputs: list[dict[str, Any]] = []
-    outputs: list[dict[str, Any]] = []
-    try:
-        while reader.at < len(reader.tokens):
-            name = reader.take()[0]
-            if name == "input":
-                reader.open()
-                inputs.append(_input(reader))
-            elif name == "output":
-                reader.open()
-                outputs.append(_output(reader))
-            elif name in HEADER_FIELDS and name not in fields:
-                fields[name] = reader.number(0, HEADER_FIELDS[name])
-            else:
-                raise _Stop
-    except _Stop:
-        return None
+    inputs, outputs = fields.pop("input"), fields.pop("output")
     return fields, inputs, outputs
-
-
-def _raw(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {"dims": []}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return fields
-        if name == "dims":
-            fields["dims"].append(reader.number(-INT64_MAX - 1, INT64_MAX))
-        elif name == "batch_byte_size" and name not in fields:
-            fields[name] = reader.number(0, UINT64_MAX)
-        else:
-            raise _Stop
-
-
-def _response_output(reader: _Reader) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    while True:
-        name, _, _, mark = reader.take()
-        if mark == "}":
-            return fields
-        if name in fields:
-            raise _Stop
-        if name == "name":
-            fields[name] = reader.string()
-        elif name == "raw":
-            reader.open()
-            fields[name] = _raw(reader)
-        else:
-            raise _Stop
 
 
 @contract(CONTRACTS)
 def scan_response_header(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    if _PLAIN.fullmatch(text) is None:
+    fields = _read(text, "response")
+    if fields is None:
         return None
-    reader = _Reader(_TOKENS.findall(text))
-    fields: dict[str, Any] = {}
-    outputs: list[dict[str, Any]] = []
-    try:
-        while reader.at < len(reader.tokens):
-            name = reader.take()[0]
-            if name == "output":
-                reader.open()
-                outputs.append(_response_output(reader))
-            elif name in fields:
-                raise _Stop
-            elif name == "model_name":
-                fields[name] = reader.string()
-            elif name in RESPONSE_FIELDS:
-                fields[name] = reader.number(*RESPONSE_FIELDS[name])
-            else:
-                raise _Stop
-    except _Stop:
-        return None
+    outputs = fields.pop("output")
     return fields, outputs

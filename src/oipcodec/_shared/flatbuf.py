@@ -2,25 +2,10 @@
 share: the GraphPipe schema as field tables, the writer (a forward layout planner) and every
 error message.
 
-The flatbuffers binary format (https://flatbuffers.dev/internals/), as GraphPipe's schema uses
-it: all scalars little-endian; the buffer starts with a 32-bit unsigned offset (uoffset) to the
-root table; every uoffset counts forward from where it is stored, so the references of a buffer
-form a DAG and cannot cycle. A table starts with a signed 32-bit offset (soffset) to its vtable,
-which lies at ``table - soffset``: a list of uint16 (vtable size in bytes, table size in bytes,
-then one offset per field from the table's start, 0 for an absent field). A vector or string is
-a uint32 element count followed by the elements; a string also ends with a NUL byte not counted.
-A vector of tables or strings holds one uoffset per element. A union is two fields: the type
-(uint8, 0 = none) and a uoffset to the table of that type.
-
-The checks are those of the flatbuffers verifier: every offset, vtable, table, vector and string
-inside the buffer, uoffsets neither 0 nor 2**31 or more, 4-byte alignment of tables, uoffsets
-and vector lengths, 2-byte alignment of vtables, scalars aligned to their size, strings ending
-in NUL. Two are stricter: int64 vectors must be 8-aligned (every flatbuffers builder aligns
-them, and the shape is read as int64), and a vtable may not list a field the schema does not
-have (GraphPipe's schema is frozen; this is how a union type that disagrees with its table is
-caught). The amount of structure is bounded by the buffer's size: tables, vectors and vector
-elements together (each reference counted) at most one per 4 bytes, the bytes copied out of
-strings at most the buffer's size, so shared offsets cannot expand a small body.
+The reader checks what the flatbuffers verifier checks, and two things more (int64 vectors
+8-aligned, no field the schema lacks); the structure it builds is bounded by the buffer's size,
+so shared offsets cannot expand a small body. The format as GraphPipe uses it and the checks
+in full: docs/kernels.md#the-twins-shared-rules-in-full ("flatbuf").
 """
 
 from __future__ import annotations

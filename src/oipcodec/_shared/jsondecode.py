@@ -5,21 +5,9 @@ Both ``oipcodec._native.jsondecode`` and ``oipcodec._pure.jsondecode`` start fro
 :func:`prepare` and end with :meth:`Job.result`. The native kernel reports a problem as a code
 plus where it stopped (byte offset, element index, the index path of the array it was in);
 :meth:`Job.error` turns that into the exception, and for a bad element re-reads the token with
-the rules written here, so both twins raise the same class with the same message.
-
-The grammar, in the order the walk checks it (the first offending token in text order wins):
-
-- The text is one JSON array (white space around it allowed). For shape ``[]`` (a scalar, one
-  element) it may also be the bare value, ``x`` as well as ``[x]``.
-- Flat or nested is decided by the first token inside the outer ``[``: ``[`` means nested,
-  when the shape has two or more dimensions. A nested array must match the shape exactly
-  (``len(shape)`` levels, ``shape[d]`` entries at level ``d``); a flat one holds
-  ``prod(shape)`` elements.
-- Elements are bare tokens (a maximal run of bytes other than white space and ``[]{},:"``)
-  or, for BYTES, strings. Integer datatypes take JSON integers in range; BOOL ``true`` and
-  ``false``; floats any JSON number (correctly rounded, overflow is an error) or the tokens
-  ``NaN``, ``Infinity``, ``-Infinity`` and ``null`` (= NaN, the canonical quiet NaN).
-- ``[`` opens a level at most ``max_depth`` deep (deeper is :class:`LimitError`).
+the rules written here, so both twins raise the same class with the same message. The grammar,
+in the order the walk checks it (the first offending token in text order wins):
+docs/kernels.md#the-twins-shared-rules-in-full ("jsondecode").
 """
 
 from __future__ import annotations

@@ -4,20 +4,9 @@
 C, one in Python), but everything that decides *what* is accepted and *what an error says* lives
 here, written once: the per-datatype element rules, the shape inference, the conversion of numpy
 arrays met inside the nesting, the float narrowing, the error messages, and the functions that
-have no per-element work at all (:func:`little_endian_view`, :func:`unflatten_reference`).
-
-Error classes of flatten (a user building a request; see docs/kernels.md, "Nested data"):
-
-- the nesting does not form a regular shape (ragged, a list where a scalar belongs or the
-  reverse): :class:`ShapeError`, naming the index path of the first mismatch, e.g.
-  ``[1][3]: expected a list of 4 elements, got a list of 3``;
-- an element of the wrong type, out of range for an integer datatype, overflowing a float
-  datatype, or a str that is not UTF-8 encodable: :class:`EncodeError` with ``index=`` the flat
-  row-major element index and the path, e.g. ``element 7: [1][3]: 300 is out of range for INT8``;
-- nesting deeper than ``Limits.max_depth``, more than 64 dimensions or more than
-  ``Limits.max_tensor_elements`` elements: :class:`LimitError`, raised before allocating.
-
-The first problem in row-major (depth-first) order is the one reported, by both twins.
+have no per-element work at all (:func:`little_endian_view`, :func:`unflatten_reference`). The
+first problem in row-major order is the one reported, by both twins; the error classes of
+flatten: docs/kernels.md#the-twins-shared-rules-in-full ("layout").
 """
 
 from __future__ import annotations
@@ -551,7 +540,6 @@ CONTRACTS: dict[str, str] = {
     BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of :func:`flatten`.
     """,
     "uninitialized_bytearray": """A bytearray of ``size`` bytes for the caller to fill completely
-    before anything reads it. The native kernel leaves the bytes as the allocator gave them, without
-    the zeroing pass ``bytearray(size)`` makes (2.6% of the server's CPU on 3 MB request bodies,
-    which the event loop then overwrites); the pure twin's are zeros.""",
+    before anything reads it. The native kernel leaves the bytes as the allocator gave them,
+    without the zeroing pass ``bytearray(size)`` makes; the pure twin's are zeros.""",
 }

@@ -15,11 +15,18 @@ it against text_format).
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "CONTRACTS",
-    "HEADER_FIELDS",
+    "COUNT",
+    "DIMS",
+    "INT64",
     "INT64_MAX",
-    "RESPONSE_FIELDS",
+    "MANY",
+    "MESSAGES",
+    "ONE",
+    "STRING",
     "UINT32_MAX",
     "UINT64_MAX",
 ]
@@ -28,20 +35,38 @@ UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 INT64_MAX = 2**63 - 1
 
-#: The header's own scalar fields and their largest value (uint32 or uint64).
-HEADER_FIELDS = {
-    "batch_size": UINT32_MAX,
-    "flags": UINT32_MAX,
-    "id": UINT64_MAX,
-    "correlation_id": UINT64_MAX,
-}
+INT64 = "int64"
+STRING = "string"
+DIMS = "dims"
+COUNT = "count"
+ONE = "one"
+MANY = "many"
 
-#: The response header's own integer fields and their bounds (low, high): model_version is
-#: an int64, batch_size a uint32, id a uint64 (model_name is its one string).
-RESPONSE_FIELDS = {
-    "model_version": (-INT64_MAX - 1, INT64_MAX),
-    "batch_size": (0, UINT32_MAX),
-    "id": (0, UINT64_MAX),
+#: Each message of the plain form, field by field, with its kind: an int (unsigned, from 0 to
+#: that bound), INT64, STRING, DIMS (int64s: the one scalar field that may repeat; ``[]`` when
+#: absent), COUNT (``{ count: N }``, N a uint32, read as N), or ``(ONE, message)`` and
+#: ``(MANY, message)`` (a nested message once, or repeated into a list in text order). Any other
+#: field, or one given twice, is not the plain form. Both twins read the text by this table.
+MESSAGES: dict[str, dict[str, Any]] = {
+    "request": {
+        "input": (MANY, "input"),
+        "output": (MANY, "output"),
+        "batch_size": UINT32_MAX,
+        "flags": UINT32_MAX,
+        "id": UINT64_MAX,
+        "correlation_id": UINT64_MAX,
+    },
+    "input": {"name": STRING, "dims": DIMS, "batch_byte_size": UINT64_MAX},
+    "output": {"name": STRING, "cls": COUNT},
+    "response": {
+        "output": (MANY, "response_output"),
+        "model_name": STRING,
+        "model_version": INT64,
+        "batch_size": UINT32_MAX,
+        "id": UINT64_MAX,
+    },
+    "response_output": {"name": STRING, "raw": (ONE, "raw")},
+    "raw": {"dims": DIMS, "batch_byte_size": UINT64_MAX},
 }
 
 CONTRACTS: dict[str, str] = {

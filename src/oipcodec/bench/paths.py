@@ -392,8 +392,8 @@ def _out_size(workload: Workload, output: Any) -> int:
 
 def _shm_caller(ours: OurClients, workload: Workload, inputs: list[Tensor]) -> Caller:
     """oipcodec's client with the tensors in shared memory: each request writes the inputs
-    into the caller's input regions (the copy a producer makes) and reads the outputs as views
-    of its output regions (sized by the workload's first answer)."""
+    into the caller's input regions (the copy a producer makes) and reads the outputs from
+    its output regions (sized by the workload's first answer)."""
     client = ours.http
     if client is None:
         raise ValueError("no REST URL to send to")
@@ -719,8 +719,8 @@ def _graphpipe_ops(implementation: str, workload: Workload) -> CodecOps:
 
 def _shm_ops(implementation: str, workload: Workload) -> CodecOps:
     """The round trip with the tensors in shared memory: the client writes the inputs into
-    regions and sends the JSON that names them; the server reads them as views (the model's
-    inputs) and writes the answer into the output regions; the client reads those as views."""
+    regions and sends the JSON that names them; the server reads them (one copy each: the
+    model's inputs) and writes the answer into the output regions; the client reads those."""
     from oipcodec.client.shm import RegionTable
     from oipcodec.server.regions import SharedMemoryRegions
 

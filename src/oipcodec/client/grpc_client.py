@@ -279,7 +279,7 @@ class _Base:
         self.limits = limits
         self._receive_limit: int | None = None
         #: The shared-memory regions registered through this client (outputs written there
-        #: come back as views of them).
+        #: come back read from them).
         self.regions = RegionTable()
 
     def _encode(self, request: InferRequest, raw: bool | None) -> bytes:

@@ -127,7 +127,7 @@ class _Common:
         self.headers = dict(headers or {})
         self.limits = limits
         #: The shared-memory regions registered through this client (outputs written there
-        #: come back as views of them).
+        #: come back read from them).
         self.regions = RegionTable()
 
     def _where(self, path: str) -> str:

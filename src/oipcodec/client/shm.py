@@ -2,21 +2,20 @@
 clients' shared-memory calls.
 
 :class:`SharedMemoryRegion` makes (or opens) a POSIX shared-memory object with the standard
-library (``shm_open`` and ``mmap``; no libcshm, no resource tracker), writes arrays into it
-(:meth:`~SharedMemoryRegion.input`) and reads them back as numpy views.
+library (``shm_open``; no libcshm, no resource tracker), writes arrays into it
+(:meth:`~SharedMemoryRegion.input`) and reads them back (:meth:`~SharedMemoryRegion.array`).
 :class:`SharedMemoryCalls` (and its asyncio twin) are the register / unregister / status
 methods of every client, one implementation over each transport's ``_shm_request``.
 
-Invariant: a region registered through a client is opened by that client too, so an output
-the server wrote there comes back as a view of the region, valid while the region is open;
-:meth:`SharedMemoryRegion.close` with views alive leaves the unmapping to the last of them.
-docs/shared-memory.md has a worked example.
+Invariants: a region registered through a client is opened by that client too, so an output
+the server wrote there comes back as an array read from the region; nothing is mapped (bytes
+move with ``pwritev``/``preadv``), so an object the server shrank or a full /dev/shm is an
+error here, never a SIGBUS. docs/shared-memory.md has a worked example.
 """
 
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
 import secrets
 from typing import Any, Literal
@@ -53,21 +52,24 @@ class SharedMemoryRegion:
         fd = open_key(key, create=owner)
         try:
             if owner:
-                os.ftruncate(fd, offset + byte_size)
+                # Pages made now: a /dev/shm too small for the region fails here, not later.
+                if hasattr(os, "posix_fallocate"):
+                    os.posix_fallocate(fd, 0, offset + byte_size)
+                else:  # pragma: no cover - macOS
+                    os.ftruncate(fd, offset + byte_size)
             elif os.fstat(fd).st_size < offset + byte_size:
                 raise ValueError(
                     f"shared memory object {key} holds {os.fstat(fd).st_size} bytes, fewer "
                     f"than offset {offset} + byte_size {byte_size}"
                 )
-            self._map: mmap.mmap | None = mmap.mmap(fd, offset + byte_size, mmap.MAP_SHARED)
         except BaseException:
             os.close(fd)
             if owner:
                 unlink_key(key)
             raise
-        os.close(fd)
-        #: The region's bytes, writable.
-        self.buf = memoryview(self._map)[offset : offset + byte_size]
+        # The descriptor, no mapping: the server may shrink the object at any time, and a
+        # read through a mapping past its end is a SIGBUS where preadv is a short read.
+        self._fd: int | None = fd
 
     @classmethod
     def create(cls, name: str, byte_size: int, key: str | None = None) -> SharedMemoryRegion:
@@ -85,12 +87,14 @@ class SharedMemoryRegion:
 
     def put(self, array: Any, datatype: str | None = None, offset: int = 0) -> Location:
         """Write ``array``'s raw bytes (BYTES: length-prefixed) at ``offset``; returns where
-        they are."""
+        they are. ``OSError`` when the object cannot take them (its file system is full)."""
         data = np.asarray(array)
         datatype = datatype or datatypes.datatype_of(data)
         raw = memoryview(array_to_raw(data, datatype)).cast("B")
-        self._check(offset, len(raw), "write")
-        self.buf[offset : offset + len(raw)] = raw
+        fd = self._check(offset, len(raw), "write")
+        done = 0
+        while done < len(raw):
+            done += os.pwritev(fd, [raw[done:]], self.offset + offset + done)
         return Location(self.name, len(raw), offset)
 
     def input(self, name: str, array: Any, offset: int = 0, datatype: str | None = None) -> Tensor:
@@ -111,8 +115,8 @@ class SharedMemoryRegion:
     def array(
         self, datatype: str, shape: Any, offset: int = 0, byte_size: int | None = None
     ) -> np.ndarray[Any, Any]:
-        """The array of ``datatype`` and ``shape`` at ``offset``: a read-only view of the
-        region. BYTES need ``byte_size`` (the framed size: an output's
+        """The array of ``datatype`` and ``shape`` at ``offset``, read from the region (a
+        read-only copy). BYTES need ``byte_size`` (the framed size: an output's
         ``shared_memory_byte_size`` in the answer) and are decoded from their framing."""
         row = datatypes.get(datatype)
         if byte_size is None:
@@ -123,33 +127,40 @@ class SharedMemoryRegion:
         return raw_to_array(view, datatype, shape)
 
     def view(self, where: Location, writable: bool = False) -> memoryview:
-        """The bytes at ``where`` (its offset and size; read-only unless ``writable``)."""
-        self._check(where.offset, where.byte_size, "read")
-        part = self.buf[where.offset : where.offset + where.byte_size]
-        return part if writable else part.toreadonly()
+        """A copy of the bytes at ``where`` (its offset and size; read-only unless
+        ``writable``). ``ValueError`` when the object was shrunk below them."""
+        fd = self._check(where.offset, where.byte_size, "read")
+        buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
+        done = 0
+        while done < where.byte_size:
+            got = os.preadv(fd, [buffer[done:]], self.offset + where.offset + done)
+            if got == 0:
+                raise ValueError(
+                    f"shared memory region '{self.name}' was shrunk below the "
+                    f"{where.offset + where.byte_size} bytes to read (object {self.key})"
+                )
+            done += got
+        return buffer if writable else buffer.toreadonly()
 
-    def _check(self, offset: int, size: int, what: str) -> None:
-        if self._map is None:
+    def _check(self, offset: int, size: int, what: str) -> int:
+        if self._fd is None:
             raise ValueError(f"shared memory region '{self.name}' is closed")
         if offset < 0 or size < 0 or offset + size > self.byte_size:
             raise ValueError(
                 f"cannot {what} {size} bytes at offset {offset} of shared memory region "
                 f"'{self.name}' ({self.byte_size} bytes)"
             )
+        return self._fd
 
     # ------------------------------------------------------------------ lifetime
 
     def close(self) -> None:
-        """Close the mapping (unmapped once no array made from it is alive) and, for a region
-        made by :meth:`create`, remove the object."""
-        if self._map is None:
+        """Close the descriptor and, for a region made by :meth:`create`, remove the object
+        (arrays read from it stay valid: they are copies)."""
+        if self._fd is None:
             return
-        mapping, self._map = self._map, None
-        # Arrays may still point into it: then it is unmapped when the last of them goes.
-        with contextlib.suppress(BufferError):
-            self.buf.release()
-        with contextlib.suppress(BufferError):
-            mapping.close()
+        fd, self._fd = self._fd, None
+        os.close(fd)
         if self.owner:
             with contextlib.suppress(FileNotFoundError):
                 unlink_key(self.key)
@@ -221,7 +232,7 @@ class SharedMemoryCalls:
     A client provides ``regions`` (a :class:`RegionTable`) and ``_shm_request(action, name,
     fields, timeout)``, which sends one call over its protocol and returns the status list
     (``[]`` for register and unregister); these methods keep ``regions`` in step with the
-    server, so that outputs in a registered region come back as views of it.
+    server, so that outputs in a registered region come back read from it.
     """
 
     regions: RegionTable

@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.server.metadata import SERVER_NAME
+from oipcodec.server.regions import DEFAULT_MAX_SHM_BYTES, DEFAULT_MAX_SHM_REGIONS, check_prefix
 from oipcodec.server.repository import MODEL_CONTROL_MODES
 
 __all__ = [
@@ -98,6 +99,15 @@ class ServerConfig:
     #: endpoints are absent and a tensor naming a region is refused. Needs ``workers=1``
     #: (regions are registered with one process).
     shared_memory: str | None = None
+    #: Shared memory: the start every registered key must have (``"/inference-"``: only
+    #: objects named ``/inference-...``); ``None``: any object the server's user can open,
+    #: as Triton (docs/shared-memory.md, the trust model).
+    shared_memory_prefix: str | None = None
+    #: Shared memory: the most regions registered at once (each holds a file descriptor).
+    max_shm_regions: int = DEFAULT_MAX_SHM_REGIONS
+    #: Shared memory: the most bytes all registered regions span together, which is also the
+    #: most one request may read from shared memory (1 GiB by default).
+    shared_memory_budget: int = DEFAULT_MAX_SHM_BYTES
     #: Count inference statistics and serve them (the statistics endpoints and RPC, and the
     #: Prometheus metrics at ``/metrics``); False: nothing is counted, and those answer
     #: UNAVAILABLE / 404.
@@ -172,6 +182,12 @@ class ServerConfig:
                 "shared_memory needs workers=1: regions are registered with one process, and "
                 f"the {self.workers} workers would each see only the regions sent to it"
             )
+        if self.shared_memory_prefix is not None:
+            check_prefix(self.shared_memory_prefix)
+        for name in ("max_shm_regions", "shared_memory_budget"):
+            _check_int(name, getattr(self, name))
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         _check_type("metrics", self.metrics, bool)
         _check_type("server_name", self.server_name, str)
         if not self.server_name:
@@ -277,6 +293,9 @@ class ServerSettings(TypedDict, total=False):
     codec_threads: int | None
     body_budget: int | None
     shared_memory: str | None
+    shared_memory_prefix: str | None
+    max_shm_regions: int
+    shared_memory_budget: int
     metrics: bool
     metrics_port: int | None
     server_name: str

@@ -1,25 +1,27 @@
-"""The system shared-memory extension: the regions a server has mapped, and the one place
+"""The system shared-memory extension: the regions a server has registered, and the one place
 where a tensor's shared-memory parameters become bytes, for every front end.
 
 :meth:`~SharedMemoryRegions.register` opens a POSIX shared-memory object (a name, never a
-path of the client's choice), checks ``offset + byte_size`` lies inside it and maps it;
-:meth:`~SharedMemoryRegions.resolve` hands out a memoryview of a tensor's bytes (read-only for
-an input); :meth:`~SharedMemoryRegions.unregister` forgets a region.
+path of the client's choice, inside the operator's prefix if one is set), checks ``offset +
+byte_size`` lies inside it and keeps its descriptor; :meth:`~SharedMemoryRegions.resolve`
+reads a tensor's bytes with ``preadv``, :meth:`~SharedMemoryRegions.write` writes an output
+with ``pwritev``; :meth:`~SharedMemoryRegions.unregister` closes the descriptor.
 
-Invariants: off unless the operator enables it; the object's size is checked again at each use,
-so a client that shrank it gets a 400, not a server killed by SIGBUS; no request ever reads
-unmapped memory: a region still in use is unmapped when its last view is released.
-docs/shared-memory.md has the protocol and the safety rules.
+Invariants: off unless the operator enables it; nothing is mapped, so a sparse, shrunk or
+full object gives the request a 400, never the server a SIGBUS; one descriptor per region,
+at most ``max_regions`` regions and ``max_bytes`` registered bytes. docs/shared-memory.md has
+the protocol, the safety rules and the trust model.
 """
 
 from __future__ import annotations
 
 import logging
-import mmap
 import os
 import stat
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from oipcodec.errors import (
     AlreadyExistsError,
@@ -28,17 +30,43 @@ from oipcodec.errors import (
     UnsupportedError,
 )
 from oipcodec.raw import array_to_raw
-from oipcodec.sharedmem import Location, check_key, open_key
+from oipcodec.sharedmem import Location, Resolver, check_key, open_key
 from oipcodec.types import Tensor
 
 __all__ = [
     "AlreadyExistsError",
+    "DEFAULT_MAX_SHM_BYTES",
+    "DEFAULT_MAX_SHM_REGIONS",
     "SharedMemoryRegions",
+    "check_prefix",
     "cuda_unsupported",
     "shared_memory_disabled",
 ]
 
 log = logging.getLogger("oipcodec.server")
+
+#: Most regions one server keeps registered (each holds one file descriptor).
+DEFAULT_MAX_SHM_REGIONS = 256
+#: Most bytes all registered regions span together, and so the most one request may read
+#: from shared memory (1 GiB).
+DEFAULT_MAX_SHM_BYTES = 1 << 30
+
+# preadv/pwritev move at most this many bytes a call on Linux (MAX_RW_COUNT).
+_CHUNK = 0x7FFFF000
+
+
+def check_prefix(prefix: object) -> str:
+    """``prefix`` if it can begin a POSIX shared-memory name (``/`` then at most 255
+    characters, no other ``/`` or NUL), else ``ValueError``."""
+    if not isinstance(prefix, str):
+        raise ValueError(f"shared_memory_prefix must be a string, got {prefix!r}")
+    rest = prefix[1:]
+    if not prefix.startswith("/") or "/" in rest or "\x00" in rest or len(rest) > 255:
+        raise ValueError(
+            "shared_memory_prefix must be the start of a POSIX shared memory name: '/' "
+            f"followed by at most 255 characters without '/', got {prefix!r}"
+        )
+    return prefix
 
 
 @dataclass(eq=False)
@@ -48,7 +76,6 @@ class _Region:
     offset: int
     byte_size: int
     fd: int
-    map: mmap.mmap
 
     def status(self) -> dict[str, Any]:
         return {
@@ -59,53 +86,77 @@ class _Region:
         }
 
     def close(self) -> None:
-        """Close the descriptor, and the mapping unless arrays made from it are alive (then
-        it is unmapped when the last of them goes)."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
-        try:
-            self.map.close()
-        except BufferError:
-            log.info("shared memory region '%s' is in use; unmapped when released", self.name)
 
 
 class SharedMemoryRegions:
     """The system shared-memory regions registered with one server process.
 
-    Used from the server's event loop (both front ends run on it); not thread-safe.
+    ``prefix``: keys must start with it (``None``: any key, as Triton); ``max_regions`` and
+    ``max_bytes``: the most regions, and registered bytes, held at once. Used from the
+    server's event loop (both front ends run on it); not thread-safe.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        prefix: str | None = None,
+        max_regions: int = DEFAULT_MAX_SHM_REGIONS,
+        max_bytes: int = DEFAULT_MAX_SHM_BYTES,
+    ) -> None:
+        self.prefix = None if prefix is None else check_prefix(prefix)
+        self.max_regions = max_regions
+        self.max_bytes = max_bytes
         self._regions: dict[str, _Region] = {}
+        self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._regions)
 
+    @property
+    def registered_bytes(self) -> int:
+        """The bytes all registered regions span together."""
+        return self._bytes
+
     def register(self, name: str, key: Any, offset: Any, byte_size: Any) -> None:
-        """Map ``byte_size`` bytes at ``offset`` of the object ``key`` under ``name`` (each
+        """Open ``byte_size`` bytes at ``offset`` of the object ``key`` as region ``name`` (each
         value is checked: they come from the wire)."""
         if not isinstance(name, str) or not name:
             raise InvalidArgumentError("a shared memory region needs a non-empty name")
         if name in self._regions:
             raise AlreadyExistsError(f"shared memory region '{name}' already in manager")
         check_key(key)
+        failed = f"failed to register shared memory region '{name}'"
+        if self.prefix is not None and not key.startswith(self.prefix):
+            raise InvalidArgumentError(
+                f"{failed}: key '{key}' is outside the prefix '{self.prefix}' this server "
+                "allows (--shared-memory-prefix)"
+            )
         for label, value in (("offset", offset), ("byte_size", byte_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(
-                    f"failed to register shared memory region '{name}': {label} must be a "
-                    f"non-negative integer, got {value!r}"
+                    f"{failed}: {label} must be a non-negative integer, got {value!r}"
                 )
         if byte_size == 0:
-            raise InvalidArgumentError(
-                f"failed to register shared memory region '{name}': byte_size must be > 0"
-            )
+            raise InvalidArgumentError(f"{failed}: byte_size must be > 0")
         for region in self._regions.values():
             if region.key == key:
                 raise InvalidArgumentError(
                     f'registering an active shared memory key, "{key}", under a different '
                     "name is not currently supported"
                 )
+        if len(self._regions) >= self.max_regions:
+            raise InvalidArgumentError(
+                f"{failed}: {len(self._regions)} regions are registered, the most this server "
+                "holds (--max-shm-regions); unregister one first"
+            )
+        if self._bytes + byte_size > self.max_bytes:
+            raise InvalidArgumentError(
+                f"{failed}: its {byte_size} bytes would bring the registered regions to "
+                f"{self._bytes + byte_size} bytes, over this server's budget of "
+                f"{self.max_bytes} (--shared-memory-budget); unregister regions first"
+            )
         try:
             fd = open_key(key)
         except OSError as exc:
@@ -118,15 +169,16 @@ class SharedMemoryRegions:
                 raise InvalidArgumentError(f"Invalid shared memory region: '{key}'")
             if offset + byte_size > info.st_size:
                 raise InvalidArgumentError(
-                    f"failed to register shared memory region '{name}': invalid args "
-                    f"(offset {offset} + byte_size {byte_size} is beyond the "
-                    f"{info.st_size} bytes of '{key}')"
+                    f"{failed}: invalid args (offset {offset} + byte_size {byte_size} is "
+                    f"beyond the {info.st_size} bytes of '{key}')"
                 )
-            mapping = mmap.mmap(fd, offset + byte_size, mmap.MAP_SHARED)
         except BaseException:
             os.close(fd)
             raise
-        self._regions[name] = _Region(name, key, offset, byte_size, fd, mapping)
+        # No mmap: bytes move with preadv/pwritev, which answer a sparse, shrunk or full
+        # object with an error where a mapping's page fault is a SIGBUS, and keep one fd.
+        self._regions[name] = _Region(name, key, offset, byte_size, fd)
+        self._bytes += byte_size
         log.info("registered shared memory region '%s' (%s, %d bytes)", name, key, byte_size)
 
     def status(self, name: str = "") -> list[dict[str, Any]]:
@@ -139,12 +191,13 @@ class SharedMemoryRegions:
         return [region.status()]
 
     def unregister(self, name: str = "") -> None:
-        """Forget region ``name`` (every region when empty) and close its mapping; an
+        """Forget region ``name`` (every region when empty) and close its descriptor; an
         unknown name is no error (as Triton)."""
         names = list(self._regions) if not name else [name]
         for each in names:
             region = self._regions.pop(each, None)
             if region is not None:
+                self._bytes -= region.byte_size
                 region.close()
                 log.info("unregistered shared memory region '%s'", each)
 
@@ -152,9 +205,8 @@ class SharedMemoryRegions:
         """Unregister every region (server shutdown)."""
         self.unregister()
 
-    def resolve(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
-        """The ``where.byte_size`` bytes at ``where.offset`` of the region ``where.region``
-        (:data:`oipcodec.sharedmem.Resolver`): read-only unless ``writable``."""
+    def _place(self, where: Location, tensor: str, kind: str) -> tuple[_Region, int]:
+        """The region ``where`` names and the object offset it starts at, checked."""
         region = self._regions.get(where.region)
         if region is None:
             raise InvalidArgumentError(
@@ -167,27 +219,78 @@ class SharedMemoryRegions:
                 f"beyond the region's {region.byte_size} bytes"
             )
         if os.fstat(region.fd).st_size < region.offset + region.byte_size:
-            raise InvalidArgumentError(
-                f"{kind} '{tensor}': shared memory region '{where.region}' was shrunk below "
-                "its registered size; register it again"
-            )
-        start = region.offset + where.offset
-        view = memoryview(region.map)[start : start + where.byte_size]
-        return view if writable else view.toreadonly()
+            raise _shrunk(where, tensor, kind)
+        return region, region.offset + where.offset
+
+    def resolve(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+        """A copy of the ``where.byte_size`` bytes at ``where.offset`` of the region
+        ``where.region`` (:data:`oipcodec.sharedmem.Resolver`): read-only unless
+        ``writable``. A region shrunk under the read is a 400, not a fault."""
+        region, start = self._place(where, tensor, kind)
+        buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
+        done = 0
+        while done < where.byte_size:
+            try:
+                got = os.preadv(region.fd, [buffer[done : done + _CHUNK]], start + done)
+            except OSError as exc:
+                raise _failed(where, tensor, kind, exc) from None
+            if got == 0:
+                raise _shrunk(where, tensor, kind)
+            done += got
+        return buffer if writable else buffer.toreadonly()
+
+    def reader(self) -> Resolver:
+        """A :data:`~oipcodec.sharedmem.Resolver` for one request: :meth:`resolve`, reading
+        at most ``max_bytes`` in all (a request cannot make the server copy a region many
+        times over)."""
+        left = self.max_bytes
+
+        def resolve(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+            nonlocal left
+            if where.byte_size > left:
+                raise InvalidArgumentError(
+                    f"{kind} '{tensor}': the request's tensors in shared memory hold more than "
+                    f"the {self.max_bytes} bytes one request may read (--shared-memory-budget)"
+                )
+            left -= where.byte_size
+            return self.resolve(where, tensor, kind, writable)
+
+        return resolve
 
     def write(self, tensor: Tensor, where: Location) -> Location:
         """Write ``tensor``'s raw bytes (BYTES: length-prefixed) at ``where`` (a requested
         output's location); returns where they are (``byte_size``: the bytes written).
-        :class:`InvalidArgumentError` when they do not fit in ``where.byte_size``."""
+        :class:`InvalidArgumentError` when they do not fit in ``where.byte_size`` or the
+        object cannot take them (shrunk, or its file system full)."""
         raw = memoryview(array_to_raw(tensor.data, tensor.datatype)).cast("B")
         if len(raw) > where.byte_size:
             raise InvalidArgumentError(
                 f"output '{tensor.name}' holds {len(raw)} bytes, more than the "
                 f"{where.byte_size} bytes given in shared memory region '{where.region}'"
             )
-        view = self.resolve(where, tensor.name, "output", True)
-        view[: len(raw)] = raw
+        region, start = self._place(where, tensor.name, "output")
+        done = 0
+        while done < len(raw):
+            try:
+                done += os.pwritev(region.fd, [raw[done : done + _CHUNK]], start + done)
+            except OSError as exc:
+                raise _failed(where, tensor.name, "output", exc) from None
         return Location(where.region, len(raw), where.offset)
+
+
+def _shrunk(where: Location, tensor: str, kind: str) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"{kind} '{tensor}': shared memory region '{where.region}' was shrunk below its "
+        "registered size; register it again"
+    )
+
+
+def _failed(where: Location, tensor: str, kind: str, exc: OSError) -> InvalidArgumentError:
+    verb = "read" if kind == "input" else "write"
+    return InvalidArgumentError(
+        f"{kind} '{tensor}': cannot {verb} shared memory region '{where.region}': "
+        f"{exc.strerror or exc}"
+    )
 
 
 def shared_memory_disabled(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:

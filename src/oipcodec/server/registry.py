@@ -28,8 +28,8 @@ from oipcodec.errors import (
     OIPError,
     RequestError,
     UnavailableError,
+    request_error_for,
 )
-from oipcodec.errors import request_error_for as from_exception
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
 from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
@@ -103,10 +103,10 @@ class ModelRegistry:
 
     @property
     def resolver(self) -> Resolver:
-        """What the decoders read an input in shared memory through: the regions' resolver,
-        or one that refuses it when the extension is off."""
+        """What one request's decoder reads its inputs in shared memory through: a reader of
+        the regions (bounded per request), or one that refuses them when the extension is off."""
         regions = self.shared_memory
-        return shared_memory_disabled if regions is None else regions.resolve
+        return shared_memory_disabled if regions is None else regions.reader()
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""
@@ -507,7 +507,7 @@ class ModelRegistry:
             exc.executed = True
             raise
         except Exception as exc:
-            error = from_exception(exc)
+            error = request_error_for(exc)
             if error.http_status >= 500:
                 log.exception("model %r failed", name)
                 hint = ""
@@ -520,7 +520,7 @@ class ModelRegistry:
             error.executed = True
             raise error from None
         if not hasattr(produced, "items"):
-            raise from_exception(
+            raise request_error_for(
                 TypeError(f"model '{name}' predict returned {type(produced).__name__}, not a dict")
             )
         outputs = model.output_tensors(produced, requested, request.inputs)

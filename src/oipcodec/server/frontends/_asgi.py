@@ -24,8 +24,8 @@ from oipcodec.errors import (
     OIPError,
     PayloadTooLargeError,
     RequestError,
+    request_error_for,
 )
-from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import Limits
 from oipcodec.server.metadata import BODY_TIMEOUT_EXTENSION, BUFFERS_EXTENSION
 
@@ -136,7 +136,7 @@ def error_answer(exc: Exception, method: str, path: str) -> Answer:
     reference to ``exc`` (its RequestError may be ``exc`` itself): that cycle would keep the
     failed request's frames, and the request body and inflated bytes in them, alive until
     the cycle collector runs."""
-    error = from_exception(exc)
+    error = request_error_for(exc)
     if isinstance(exc, (RequestError, OIPError)):
         log.info("%s %s -> %d: %s", method, path, error.http_status, error.message)
     else:

@@ -27,8 +27,8 @@ from oipcodec.errors import (
     NotFoundError,
     OIPError,
     RequestError,
+    request_error_for,
 )
-from oipcodec.errors import request_error_for as from_exception
 from oipcodec.limits import Limits
 from oipcodec.server.frontends._asgi import (
     Answer,
@@ -100,7 +100,7 @@ async def answer(
     except Exception as exc:
         if stats is not None:
             stats.refused(model, "graphpipe", received, exc, size)
-        error = from_exception(exc)
+        error = request_error_for(exc)
         if not isinstance(exc, RequestError | OIPError):
             log.error("GraphPipe request to model '%s' failed", model.name, exc_info=exc)
         parts = graphpipe.encode_response_parts([], [(error.http_status, error.message)])

@@ -26,8 +26,7 @@ from google.protobuf import json_format
 from grpc._cython import cygrpc
 
 from oipcodec import __version__, pb
-from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError
-from oipcodec.errors import request_error_for as from_exception
+from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, request_error_for
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.metadata import SERVER_NAME, extensions
@@ -322,7 +321,7 @@ def client_gone(where: str) -> Iterator[None]:
 
 
 def _logged(exc: BaseException, where: str) -> RequestError:
-    error = from_exception(exc)
+    error = request_error_for(exc)
     if error.http_status >= 500 and not isinstance(exc, RequestError):
         log.error("%s failed", where, exc_info=exc)
     else:

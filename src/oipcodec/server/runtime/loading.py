@@ -76,7 +76,11 @@ def _module_name(module: str) -> str:
 def _registry(models: Models, config: ServerConfig) -> ModelRegistry:
     from oipcodec.server.demo import demo_models
 
-    regions = SharedMemoryRegions() if config.shared_memory == "system" else None
+    regions = None
+    if config.shared_memory == "system":
+        regions = SharedMemoryRegions(
+            config.shared_memory_prefix, config.max_shm_regions, config.shared_memory_budget
+        )
     if isinstance(models, ModelRegistry):
         if regions is not None and models.shared_memory is None:
             models.shared_memory = regions

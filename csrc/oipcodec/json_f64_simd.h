@@ -1,7 +1,6 @@
-/* The float64 JSON writer's first two passes over a block, eight elements at a time with
- * AVX-512, chosen at run time: oipcodec_row_f64 in jsonwrite.h, whose scalar loops are the
- * portable fallback and define what this computes. Included from jsonwrite.h's float64
- * section, after the functions it uses (oipcodec_f64_fast, oipcodec_f64_exact17).
+/* The float64 JSON writer eight elements at a time with AVX-512 VBMI, chosen at run time
+ * (oipcodec_row_f64 in jsonwrite.h): oipcodec_row_f64_scalar (jsonwrite_f64.h, which this
+ * header includes) is the portable fallback and defines what this computes.
  *
  * Per element: the shortest digits scaled to exactly 17 (d < 10**17) and their exponent, in
  * scalar code; then, in vector registers, the whole text (up to 23 bytes) and its length,
@@ -9,34 +8,22 @@
  * divisions, the digit count, and above all the branches between "0.000ddd", "ddd.ddd" and
  * "d.ddde-XX", which real data (|x| below and above 1, or of many scales) mispredicts.
  *
- * Method: the division by 10**8 in double precision (d converted to a double is within 16 of
- * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
- * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
- * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
- * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
- * jsonwrite.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
- * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
- * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
- * from a table of the 72 layouts (21 positional, 51 exponent forms).
- *
  * Built only on x86-64 with GCC or clang, with a target attribute, and run where
  * oipcodec_simd_features (cpu.h) has OIPCODEC_SIMD_AVX512_VBMI (Intel Ice Lake and later, AMD
  * Zen 4 and later); elsewhere only the scalar loops exist or run. */
-#ifndef OIPCODEC_JSON_F64_H
-/* On its own, this header is included by jsonwrite.h at the point where the scalar writer's
- * parts are defined, and that inclusion defines what follows. */
-#include "oipcodec/jsonwrite.h"
-#endif
-#ifndef OIPCODEC_JSON_F64_H
-#define OIPCODEC_JSON_F64_H
+#ifndef OIPCODEC_JSON_F64_SIMD_H
+#define OIPCODEC_JSON_F64_SIMD_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "oipcodec/common.h"
-
 #include "oipcodec/cpu.h"
 #include "oipcodec/digits_simd.h"
+#include "oipcodec/jsonwrite_f64.h"
+#include "oipcodec/jsonwrite_nonfinite.h"
+#include "oipcodec/target.h"
 
 #if OIPCODEC_SIMD_X86
 
@@ -196,6 +183,16 @@ static const uint8_t oipcodec_f64_layout[72][32] = {
      15, 16, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 3 */
 };
 
+/* Method: the division by 10**8 in double precision (d converted to a double is within 16 of
+ * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
+ * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
+ * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
+ * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
+ * jsonwrite_int.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
+ * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
+ * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
+ * from a table of the 72 layouts (21 positional, 51 exponent forms). */
+
 /* The text of elements j to j + 7 (those below count) from their digits d17 (< 10**17,
  * trailing zeros included) and exponents e10 (E = e10 + 16 that of the first digit): text the
  * element's text (padded to 32 bytes), len its length. Reads nothing at or past count; text is
@@ -323,6 +320,34 @@ oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int
     if (count > 0) {
         oipcodec_f64_text8_avx512(d17, e10, (count - 1) / 8 * 8, count, text, len);
     }
+}
+
+/* oipcodec_row_f64 where the processor has AVX-512 VBMI: each block's digits and texts by
+ * oipcodec_f64_block_avx512, then the texts copied 32 bytes wide (each length kept); the same
+ * text as oipcodec_row_f64_scalar. */
+OIPCODEC_MAYBE_UNUSED
+OIPCODEC_HOT static char *oipcodec_row_f64_avx512(const void *data, ptrdiff_t n, char *out) {
+    const uint64_t *v = (const uint64_t *)data;
+    uint64_t digits[OIPCODEC_F64_BLOCK], lens[OIPCODEC_F64_BLOCK];
+    uint8_t text[OIPCODEC_F64_BLOCK][32];
+    int exps[OIPCODEC_F64_BLOCK];
+    ptrdiff_t base;
+    for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
+        ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
+        oipcodec_f64_block_avx512(v + base, count, digits, exps, text, lens);
+        for (j = 0; j < count; j++) {
+            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
+            if (oipcodec_float_prologue(&out, mag >= 0x7FF0000000000000ull,
+                                        mag != 0x7FF0000000000000ull, (int)(bits >> 63),
+                                        mag == 0)) {
+                continue;
+            }
+            memcpy(out, text[j], 32);
+            out += lens[j];
+            *out++ = ',';
+        }
+    }
+    return n ? out - 1 : out;
 }
 
 #endif /* OIPCODEC_SIMD_X86 */
