@@ -480,10 +480,16 @@ def short_response_header(header: Any) -> Any:
     """``header`` without its classes: each CLASS output named only (no ``raw``, no
     ``batch_classes``), what the ``NV-InferResponse`` HTTP header carries when the whole
     header would pass :data:`MAX_HEADER_TEXT` (the whole one ends the body)."""
-    short = messages.InferResponseHeader()
-    short.CopyFrom(header)
-    for output in short.output:
-        del output.batch_classes[:]
+    short = messages.InferResponseHeader(
+        id=header.id,
+        model_name=header.model_name,
+        model_version=header.model_version,
+        batch_size=header.batch_size,
+    )
+    for output in header.output:  # built, not copied: the classes may be a million
+        item = short.output.add(name=output.name)
+        if output.HasField("raw"):
+            item.raw.CopyFrom(output.raw)
     return short
 
 

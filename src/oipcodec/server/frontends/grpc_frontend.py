@@ -223,7 +223,7 @@ class InferenceServicer:
         away is not an error of the server (written with ``context.write``, not yielded, so
         that a write into a closed stream fails here, where it is caught, rather than in
         grpcio, which logs it with a traceback)."""
-        with client_gone("ModelStreamInfer"):
+        with _client_gone("ModelStreamInfer"):
             async for data in requests:
                 try:
                     answer = pb.encode_stream_response(await self._infer(data))
@@ -306,14 +306,16 @@ class InferenceServicer:
 
 
 #: What grpcio raises on a write into a stream whose client has gone: its core's failed
-#: batch, or its usage error once the call is finished.
+#: batch (grpcio names it only in its private cygrpc module), or its usage error once the
+#: call is finished.
 _GONE = (cygrpc.ExecuteBatchError, grpc.aio.UsageError)
 
 
 @contextlib.contextmanager
-def client_gone(where: str) -> Iterator[None]:
+def _client_gone(where: str) -> Iterator[None]:
     """Around a streaming handler: a client that goes away mid-stream ends it with one debug
-    line, as that is no fault of the server (issue: thousands of tracebacks under load)."""
+    line, as that is no fault of the server (under load, one disconnect in eight or so
+    otherwise logged grpcio's traceback at ERROR)."""
     try:
         yield
     except _GONE as exc:
