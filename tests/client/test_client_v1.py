@@ -31,6 +31,7 @@ from tests.support.classify_models import LABELS, Scores
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("grpc")
 from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
+from oipcodec.proto import trtis_v1_pb2_grpc as pb_grpc
 
 A = np.arange(32, dtype=np.int32).reshape(2, 16)
 B = np.ones((2, 16), dtype=np.int32)
@@ -184,9 +185,9 @@ def test_http_unknown_status_code(scripted: str) -> None:
     assert info.value.code == "UNKNOWN"
 
 
-class _SlowServicer:
+class _SlowServicer(pb_grpc.GRPCServiceServicer):
     """A v1 gRPC service that answers Status, and Infer after ``delay`` seconds with
-    ``answer``."""
+    ``answer`` (the other methods: UNIMPLEMENTED)."""
 
     def __init__(self, delay: float, answer: Any) -> None:
         self.delay, self.answer = delay, answer
@@ -205,25 +206,8 @@ class _SlowServicer:
 def _grpc_server(servicer: Any) -> Iterator[str]:
     import grpc
 
-    from oipcodec.proto import trtis_v1_pb2_grpc
-
     server = grpc.server(futures.ThreadPoolExecutor(2))
-    handlers = {
-        "Status": grpc.unary_unary_rpc_method_handler(
-            servicer.Status,
-            request_deserializer=pb.StatusRequest.FromString,
-            response_serializer=pb.StatusResponse.SerializeToString,
-        ),
-        "Infer": grpc.unary_unary_rpc_method_handler(
-            servicer.Infer,
-            request_deserializer=pb.InferRequest.FromString,
-            response_serializer=pb.InferResponse.SerializeToString,
-        ),
-    }
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("nvidia.inferenceserver.GRPCService", handlers),)
-    )
-    assert trtis_v1_pb2_grpc  # the service name above is the generated module's
+    pb_grpc.add_GRPCServiceServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
