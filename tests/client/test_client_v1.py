@@ -132,6 +132,9 @@ class _Scripted(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
+        if "garbage" in self.path:
+            self._send({"NV-Status": "code: SUCCESS"}, b"\xff\xff\xff")
+            return
         status = pb.ServerStatus()
         status.model_status["m"].config.name = "m"
         self._send({"NV-Status": "code: SUCCESS"}, status.SerializeToString())
@@ -175,6 +178,14 @@ def test_http_malformed_answers(scripted: str, path: str, error: type, words: li
     assert isinstance(info.value, OIPError)
     for word in words:
         assert word in str(info.value)
+
+
+def test_http_status_document_that_does_not_parse(scripted: str) -> None:
+    with (
+        V1HttpClient(scripted, timeout=10) as client,
+        pytest.raises(DecodeError, match="not a ServerStatus"),
+    ):
+        client.status("garbage")
 
 
 def test_http_unknown_status_code(scripted: str) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from google.protobuf import text_format
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from oipcodec import datatypes, trtis_v1
 from oipcodec.client.grpc_client import _error as _grpc_error
@@ -230,7 +231,12 @@ class V1HttpClient:
         """The ``ServerStatus`` (every model, or ``model``)."""
         path = f"/api/status/{model}" if model else "/api/status"
         data, _ = self._call("GET", path + "?format=binary")
-        return pb.ServerStatus.FromString(data)
+        try:
+            return pb.ServerStatus.FromString(data)
+        except _ProtobufDecodeError as exc:
+            raise DecodeError(
+                f"the answer from {self._http._where(path)} is not a ServerStatus: {exc}"
+            ) from None
 
     def load_model(self, model: str) -> None:
         self._call("POST", f"/api/modelcontrol/load/{model}")
