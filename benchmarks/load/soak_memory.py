@@ -4,12 +4,17 @@ the server's RSS sampled as it goes.
     python benchmarks/load/soak_memory.py                  # 120 s, oipcodec's HTTP protocol
     python benchmarks/load/soak_memory.py --seconds 30 --http-protocol httptools
 
-The server runs in a subprocess (``python -m oipcodec serve``, REST only, demo models, the
-default 64 MB body limit). ``--clients`` threads send, over raw sockets, a mix of: valid
+The server runs in a subprocess (``python -m oipcodec serve``, REST only, the default 64 MB
+body limit, ``--shared-memory system``, a model repository in a temporary folder with
+``--model-control explicit``). ``--clients`` threads send, over raw sockets, a mix of: valid
 inferences (small JSON, binary, gzip, a 4 MB binary body), health probes, malformed
 requests (not JSON, a malformed head, a lying Content-Length over the limit), uploads
 aborted mid-body (a 24 MB Content-Length, 64 kB of it, then close or reset), heads alone
-(a 24 MB Content-Length and no body, then close), and gzip bombs (1 MB inflating to 1 GiB).
+(a 24 MB Content-Length and no body, then close), gzip bombs (1 MB inflating to 1 GiB), v1
+inferences with classes (3 of 16, and all 6,000 of a wide output: the answer's header in
+its body), GraphPipe inferences (and one naming an input twice, refused in the answer),
+shared-memory churn (register a 64-byte region, infer from it, unregister; one POSIX object
+per client, unlinked at the end) and repository reloads (v2 and v1 model control).
 The server's RSS (VmRSS of /proc/<pid>/status) is sampled every ``--interval`` seconds.
 
 It fails (exit status 1) on any 5xx answer, on a valid request not answered 200, or when
@@ -29,6 +34,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -38,8 +44,12 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file has benchmarks/load on sys.path: the repository goes first,
-# for the test suite's free-port helper.
+# for the test suite's free-port helper, and its src before it, so that the script speaks
+# with the code its server runs.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+from oipcodec import graphpipe
+from oipcodec.client.shm import SharedMemoryRegion
 from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +70,47 @@ def bomb() -> bytes:
     return b"".join(deflater.compress(zeros) for _ in range(1024)) + deflater.flush()
 
 
+WIDE_CONFIG = {
+    "max_batch_size": 8,
+    "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [-1]}],
+    "output": [
+        {"name": "PROB", "data_type": "TYPE_FP32", "dims": [-1], "label_filename": "labels.txt"}
+    ],
+}
+#: The model repository the soak serves: the demo models it sends to, a wide model with
+#: labels for v1's classes, and one the soak reloads.
+REPOSITORY = {
+    "simple/model.py": "from oipcodec.server.demo import Simple\n\nMODEL = Simple()\n",
+    "identity/model.py": "from oipcodec.server.demo import Identity\n\nMODEL = Identity()\n",
+    "wide/model.py": (
+        "from oipcodec.server import Model\n\n\n"
+        "class Wide(Model):\n"
+        "    def predict(self, inputs, parameters):\n"
+        "        return {'PROB': inputs['X']}\n"
+    ),
+    "wide/config.json": json.dumps(WIDE_CONFIG),
+    "wide/labels.txt": "".join(f"class {i}\n" for i in range(100)),
+    "reloaded/1/model.py": (
+        "import numpy as np\n\nfrom oipcodec.server import Model\n\n\n"
+        "class Reloaded(Model):\n"
+        "    weights = np.ones(1 << 16, np.float32)\n\n"
+        "    def predict(self, inputs, parameters):\n"
+        "        return dict(inputs)\n"
+    ),
+}
+WIDE = 6000  # classes of the wide v1 answer: about 240 kB of header text, sent in the body
+SHM_BYTES = 64
+
+
+def write_repository(folder: Path) -> list[str]:
+    """The soak's model repository in ``folder``; the names of its models."""
+    for name, text in REPOSITORY.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return sorted({name.split("/")[0] for name in REPOSITORY})
+
+
 def request(path: str, body: bytes, *headers: str, length: int | None = None) -> bytes:
     lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close", *headers]
     lines.append(f"Content-Length: {len(body) if length is None else length}")
@@ -78,8 +129,10 @@ def read_status(sock: socket.socket) -> int | None:
 
 
 class Traffic:
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, regions: list[SharedMemoryRegion] | None = None) -> None:
         self.port = port
+        self.regions = regions or []
+        self.local = threading.local()  # .index: the client thread's number
         self.bomb = bomb()
         rng = np.random.default_rng(0)
         a = rng.integers(-100, 100, 16).astype(np.int32).tolist()
@@ -95,6 +148,22 @@ class Traffic:
             "parameters": {"binary_data_size": len(raw)},
         }]}).encode()  # fmt: skip
         self.large = (header + raw, len(header))
+        v1_header = (
+            'batch_size: 1 input { name: "INPUT0" dims: 16 } input { name: "INPUT1" dims: 16 } '
+            'output { name: "OUTPUT0" cls { count: 3 } } output { name: "OUTPUT1" }'
+        )
+        ints = np.asarray(a, np.int32).tobytes()
+        self.v1_small = request("/api/infer/simple", ints + ints, f"NV-InferRequest: {v1_header}")
+        wide = f'batch_size: 1 input {{ name: "X" dims: {WIDE} }} output {{ name: "PROB" cls {{ count: 4294967295 }} }}'
+        scores = rng.random(WIDE, dtype=np.float32).tobytes()
+        self.v1_wide = request("/api/infer/wide", scores, f"NV-InferRequest: {wide}")
+        pair = [np.asarray(a, np.int32).reshape(1, 16)] * 2
+        self.graphpipe = request(
+            "/graphpipe/simple", b"".join(graphpipe.encode_request(pair, ["INPUT0", "INPUT1"]))
+        )
+        self.graphpipe_twice = request(
+            "/graphpipe/simple", b"".join(graphpipe.encode_request(pair, ["INPUT0", "INPUT0"]))
+        )
         self.kinds = {
             "json": (self.valid_json, True),
             "gzip": (self.valid_gzip, True),
@@ -107,8 +176,15 @@ class Traffic:
             "aborted": (self.aborted, None),
             "reset": (self.reset, None),
             "head-only": (self.head_only, None),
+            "v1-classes": (lambda: self.exchange(self.v1_small), True),
+            "v1-wide-classes": (lambda: self.exchange(self.v1_wide), True),
+            "graphpipe": (lambda: self.exchange(self.graphpipe), True),
+            "graphpipe-twice": (lambda: self.exchange(self.graphpipe_twice), True),
+            "shm-churn": (self.shm_churn, True),
+            "reload": (self.reload, True),
         }
-        self.weights = [6, 2, 2, 3, 2, 1, 1, 1, 2, 1, 1]
+        self.weights = [6, 2, 2, 3, 2, 1, 1, 1, 2, 1, 1, 2, 1, 2, 1, 2 if self.regions else 0, 1]
+        self.reloads = 0
 
     def exchange(self, data: bytes) -> int | None:
         with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT) as sock:
@@ -161,6 +237,31 @@ class Traffic:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         return None
 
+    def shm_churn(self) -> int | None:
+        """Register this thread's region, infer from it, unregister it: the worst status."""
+        region = self.regions[self.local.index % len(self.regions)]
+        name = region.name
+        register = json.dumps({"key": region.key, "offset": 0, "byte_size": SHM_BYTES}).encode()
+        infer = json.dumps({"inputs": [{
+            "name": "X", "datatype": "UINT8", "shape": [SHM_BYTES],
+            "parameters": {"shared_memory_region": name, "shared_memory_byte_size": SHM_BYTES},
+        }]}).encode()  # fmt: skip
+        base = f"/v2/systemsharedmemory/region/{name}"
+        statuses = [
+            self.exchange(request(f"{base}/register", register)),
+            self.exchange(request("/v2/models/identity/infer", infer)),
+            self.exchange(request(f"{base}/unregister", b"")),
+        ]
+        return next((s for s in statuses if s != 200), 200)
+
+    def reload(self) -> int | None:
+        """Load the loaded model ``reloaded`` again (its code read afresh), by turns over the
+        v2 repository API and v1's model control."""
+        self.reloads += 1
+        if self.reloads % 2:
+            return self.exchange(request("/v2/repository/models/reloaded/load", b""))
+        return self.exchange(request("/api/modelcontrol/load/reloaded", b""))
+
     def head_only(self) -> int | None:
         with socket.create_connection(("127.0.0.1", self.port), timeout=TIMEOUT) as sock:
             sock.sendall(request("/v2/models/identity/infer", b"", length=ABORTED))
@@ -182,14 +283,21 @@ def main(argv: list[str] | None = None) -> int:
 
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + str(ROOT))
+    folder = tempfile.TemporaryDirectory(prefix="oipcodec-soak-")
+    loads = [arg for name in write_repository(Path(folder.name)) for arg in ("--load-model", name)]
     server = subprocess.Popen(
         [sys.executable, "-m", "oipcodec", "serve", "--host", "127.0.0.1",
          "--http-port", str(port), "--grpc-port", "-1", "--log-level", "error",
-         "--http-protocol", args.http_protocol],
+         "--http-protocol", args.http_protocol, "--shared-memory", "system",
+         "--model-repository", folder.name, "--model-control", "explicit", *loads],
         env=env,
     )  # fmt: skip
+    # Few and small: /dev/shm may be the host's. Each is unlinked on the way out.
+    regions: list[SharedMemoryRegion] = []
     try:
-        traffic = Traffic(port)
+        for i in range(args.clients):
+            regions.append(SharedMemoryRegion.create(f"soak{i}", SHM_BYTES))
+        traffic = Traffic(port, regions)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -207,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             server.wait(20)
         except subprocess.TimeoutExpired:
             server.kill()
+        for region in regions:
+            region.close()
+        folder.cleanup()
 
 
 def soak(traffic: Traffic, pid: int, seconds: float, args: argparse.Namespace) -> int:
@@ -217,6 +328,7 @@ def soak(traffic: Traffic, pid: int, seconds: float, args: argparse.Namespace) -
     names = list(traffic.kinds)
 
     def client(seed: int) -> None:
+        traffic.local.index = seed
         rng = random.Random(seed)
         while not stop.is_set():
             kind = rng.choices(names, traffic.weights)[0]

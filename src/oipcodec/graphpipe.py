@@ -165,7 +165,7 @@ def decode_request(
     flatbuffers verifier refuses, a request that is neither kind, more input names than
     tensors or the reverse, a Null or unknown type, a negative dimension, a shape whose
     element count is over the limits or disagrees with the data's length, both ``data`` and
-    ``string_val`` given, names that are not UTF-8.
+    ``string_val`` given, names that are not UTF-8, an input name given twice.
     """
     return request_from_fields(read_request(body, limits=limits, kernels=kernels), limits=limits)
 
@@ -202,8 +202,13 @@ def request_from_fields(
         )
     inputs = []
     total = 0
+    seen: set[str] = set()
     for index, fields in enumerate(tensors):
         name = names[index] if names else ""
+        if name in seen:  # the last one would silently win: refused, in REST's and v1's words
+            raise DecodeError(f"input '{name}' appears more than once")
+        if name:
+            seen.add(name)
         label = name or f"#{index}"
         datatype, shape, array = _tensor(fields, label, "input", limits)
         total += array.size

@@ -17,7 +17,7 @@ The protobuf messages are :data:`messages`. docs/v1.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._deprecated import moved
 from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.pbwire import varint_bytes
 from oipcodec.errors import (
     DecodeError,
     InvalidArgumentError,
@@ -46,17 +47,21 @@ __all__ = [
     "REQUEST_HEADER",
     "RESPONSE_HEADER",
     "STATUS_HEADER",
+    "MAX_HEADER_TEXT",
     "InputSpec",
     "code_for",
     "config_dims",
     "decode_inputs",
+    "classes_in_body",
     "encode_response",
+    "encode_response_text",
     "parse_request_header",
     "parse_response_header",
     "messages",
     "request_header_text",
     "requested",
     "response_header_text",
+    "short_response_header",
     "status",
     "status_text",
     "v1_datatype",
@@ -67,6 +72,9 @@ __all__ = [
 REQUEST_HEADER = "NV-InferRequest"
 RESPONSE_HEADER = "NV-InferResponse"
 STATUS_HEADER = "NV-Status"
+#: The longest ``NV-InferResponse`` the server sends (http.client refuses a header line over
+#: 64 KiB): a longer one goes as :func:`short_response_header`, the whole one in the body.
+MAX_HEADER_TEXT = 16 * 1024
 
 _INT64 = 2**63 - 1
 
@@ -250,6 +258,12 @@ def response_header_text(header: Any) -> str:
     """An ``InferResponseHeader`` in one-line text format, exactly as ``text_format`` writes
     it; a header of RAW outputs with printable ASCII names (the common case) is written
     directly, as text_format is slow (docs/measurements.md#the-trtis-v1-header-text)."""
+    return _header_text(header, {})
+
+
+def _header_text(header: Any, classes: Mapping[int, str]) -> str:
+    """The writer of :func:`response_header_text`; ``classes``: the ``batch_classes`` text of
+    the outputs at those positions, already written (any other classes: text_format)."""
     parts: list[str] = []
     try:
         if header.model_name:
@@ -258,11 +272,13 @@ def response_header_text(header: Any) -> str:
             parts.append(f"model_version: {header.model_version}")
         if header.batch_size:
             parts.append(f"batch_size: {header.batch_size}")
-        for output in header.output:
-            if len(output.batch_classes):
+        for position, output in enumerate(header.output):
+            if len(output.batch_classes) and position not in classes:
                 raise _Fallback
             inner = [f'name: "{_plain(output.name)}"'] if output.name else []
-            if output.HasField("raw"):
+            if position in classes:
+                inner.append(classes[position])
+            elif output.HasField("raw"):
                 raw = [f"dims: {d}" for d in output.raw.dims]
                 if output.raw.batch_byte_size:
                     raw.append(f"batch_byte_size: {output.raw.batch_byte_size}")
@@ -330,7 +346,7 @@ def decode_inputs(
                 f"unexpected inference input '{name}'; the model's inputs are {list(by_name)}"
             )
         if name in seen:
-            raise DecodeError(f"input '{name}' is given twice")
+            raise DecodeError(f"input '{name}' appears more than once")  # REST's words
         seen.add(name)
         shape = _input_shape(item, spec, batch, max_batch_size > 0)
         try:
@@ -434,8 +450,66 @@ def encode_response(
 ) -> tuple[Any, list[bytes | memoryview]]:
     """The ``InferResponseHeader`` and the RAW outputs' bytes (one part each, views of the
     arrays where they are contiguous little-endian) of ``response``. An output in ``classes``
-    is answered as its ``k`` best classes per batch row (``batched``) or of the whole tensor,
-    labelled from ``labels[name]`` when given."""
+    is answered as its ``k`` best classes per batch row (``batched``) or of the whole tensor
+    (``k`` bounded by the class count), labelled from ``labels[name]`` when given."""
+    header, parts, _ = _encode(
+        response, batch_size, batched, classes, labels, request_id, kernels, text=False
+    )
+    return header, parts
+
+
+def encode_response_text(
+    response: InferResponse,
+    *,
+    batch_size: int,
+    batched: bool,
+    classes: Mapping[str, int] | None = None,
+    labels: Mapping[str, Sequence[bytes] | None] | None = None,
+    request_id: int = 0,
+    kernels: Kernels | None = None,
+) -> tuple[Any, list[bytes | memoryview], str]:
+    """:func:`encode_response` and the header's one-line text (:func:`response_header_text`),
+    the classes written from the ranked arrays rather than read back from the message."""
+    header, parts, texts = _encode(
+        response, batch_size, batched, classes, labels, request_id, kernels, text=True
+    )
+    return header, parts, _header_text(header, texts)
+
+
+def short_response_header(header: Any) -> Any:
+    """``header`` without its classes: each CLASS output named only (no ``raw``, no
+    ``batch_classes``), what the ``NV-InferResponse`` HTTP header carries when the whole
+    header would pass :data:`MAX_HEADER_TEXT` (the whole one ends the body)."""
+    short = messages.InferResponseHeader(
+        id=header.id,
+        model_name=header.model_name,
+        model_version=header.model_version,
+        batch_size=header.batch_size,
+    )
+    for output in header.output:  # built, not copied: the classes may be a million
+        item = short.output.add(name=output.name)
+        if output.HasField("raw"):
+            item.raw.CopyFrom(output.raw)
+    return short
+
+
+def classes_in_body(header: Any) -> bool:
+    """Whether ``header`` is a :func:`short_response_header`: an output with neither ``raw``
+    nor ``batch_classes`` has its classes in the whole header at the end of the body."""
+    return any(not o.HasField("raw") and not len(o.batch_classes) for o in header.output)
+
+
+def _encode(
+    response: InferResponse,
+    batch_size: int,
+    batched: bool,
+    classes: Mapping[str, int] | None,
+    labels: Mapping[str, Sequence[bytes] | None] | None,
+    request_id: int,
+    kernels: Kernels | None,
+    *,
+    text: bool,
+) -> tuple[Any, list[bytes | memoryview], dict[int, str]]:
     k = kernels or _facade
     header = messages.InferResponseHeader(
         id=request_id,
@@ -444,44 +518,154 @@ def encode_response(
         batch_size=batch_size,
     )
     parts: list[bytes | memoryview] = []
-    for tensor in response.outputs:
+    texts: dict[int, str] = {}
+    for position, tensor in enumerate(response.outputs):
         output = header.output.add(name=tensor.name)
         count = (classes or {}).get(tensor.name)
         if count is not None:
-            table = (labels or {}).get(tensor.name)
-            for row in _classes(tensor, count, batched, table, k):
-                output.batch_classes.add(cls=row)
+            ranked = _Ranked(tensor, count, batched, (labels or {}).get(tensor.name), k)
+            # The message is read from its wire form, written from the ranked arrays at once:
+            # one protobuf Class object per class cost five times more
+            # (docs/measurements.md#v1-classes).
+            output.MergeFromString(ranked.wire())
+            if text:
+                texts[position] = ranked.text()
             continue
         raw = array_to_raw(tensor.data, tensor.datatype, kernels=kernels)
         output.raw.dims.extend(config_dims(tensor.shape, batched))
         output.raw.batch_byte_size = len(raw)
         parts.append(raw)
-    return header, parts
+    return header, parts, texts
 
 
-def _classes(
-    tensor: Tensor, count: int, batched: bool, labels: Sequence[bytes] | None, k: Any
-) -> Iterable[list[Any]]:
-    if tensor.datatype == "BYTES":
-        raise InvalidArgumentError(
-            f"output '{tensor.name}' is TYPE_STRING: classification (cls) ranks numeric "
-            "outputs only"
-        )
-    data: Any = tensor.data
-    shape = tuple(tensor.shape)
-    rows = shape[0] if batched and shape else 1
-    values = np.asarray(data).reshape(rows, -1)
-    indices, best = k.top_k(values, count)
-    table = labels or ()
-    for row_indices, row_values in zip(indices.tolist(), best.tolist(), strict=True):
-        yield [
-            messages.InferResponseHeader.Output.Class(
-                idx=index,
-                value=float(value),
-                label=table[index].decode("utf-8", "replace") if index < len(table) else "",
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+#: Values converted to text at once: numpy holds the GIL throughout
+#: (docs/measurements.md#v1-classes).
+_TEXT_SLICE = 16384
+
+
+class _Ranked:
+    """One CLASS output: the ``k`` best classes of each row (the top-k kernel), written as
+    the ``batch_classes`` of an ``InferResponseHeader.Output`` in wire form or in text."""
+
+    def __init__(
+        self, tensor: Tensor, count: int, batched: bool, labels: Sequence[bytes] | None, k: Any
+    ) -> None:
+        if tensor.datatype == "BYTES":
+            raise InvalidArgumentError(
+                f"output '{tensor.name}' is TYPE_STRING: classification (cls) ranks numeric "
+                "outputs only"
             )
-            for index, value in zip(row_indices, row_values, strict=True)
+        data: Any = tensor.data
+        shape = tuple(tensor.shape)
+        rows = shape[0] if batched and shape else 1
+        values = np.asarray(data).reshape(rows, -1)
+        # top_k answers min(count, classes) per row: a count of 2**32 - 1 costs no more than
+        # the class count.
+        indices, best = k.top_k(values, count)
+        self.indices: np.ndarray[Any, Any] = indices
+        # Class.value is a protobuf float: the value as float32, as the message would hold it.
+        self.values: np.ndarray[Any, Any] = np.asarray(best).astype(np.float32)
+        self.labels = [
+            label.decode("utf-8", "replace") for label in (labels or ())[: values.shape[1]]
         ]
+
+    def wire(self) -> bytes:
+        """The ``batch_classes`` fields (number 3) of an ``Output``, serialized. Each Class
+        is written at a fixed width (its idx a 5-byte varint, as protobuf allows), so all of
+        them are laid out by numpy in one step; only labels are appended one by one."""
+        rows, n = self.indices.shape
+        index = self.indices.reshape(-1).astype(np.uint64)
+        core = np.empty((rows * n, 11), np.uint8)
+        core[:, 0] = 0x08  # idx: field 1, varint
+        for byte in range(5):
+            part = (index >> np.uint64(7 * byte)) & np.uint64(0x7F)
+            core[:, 1 + byte] = part | np.uint64(0x80 if byte < 4 else 0)
+        core[:, 6] = 0x15  # value: field 2, fixed32
+        core[:, 7:] = self.values.reshape(-1).astype("<f4").view(np.uint8).reshape(-1, 4)
+        if not self.labels:
+            framed = np.empty((rows * n, 13), np.uint8)
+            framed[:, 0] = 0x0A  # Classes.cls: field 1, length-delimited
+            framed[:, 1] = 11
+            framed[:, 2:] = core
+            blobs = [row.tobytes() for row in framed.reshape(rows, n * 13)]
+        else:
+            heads, tails = [], []
+            for label in self.labels:
+                encoded = label.encode("utf-8")
+                tail = b"\x1a" + varint_bytes(len(encoded)) + encoded if encoded else b""
+                heads.append(b"\x0a" + varint_bytes(11 + len(tail)))
+                tails.append(tail)
+            known = len(self.labels)
+            flat = core.tobytes()
+            blobs = []
+            for r, row in enumerate(self.indices.tolist()):
+                pieces = []
+                for c, i in enumerate(row):
+                    at = (r * n + c) * 11
+                    if i < known:
+                        pieces.append(heads[i] + flat[at : at + 11] + tails[i])
+                    else:
+                        pieces.append(b"\x0a\x0b" + flat[at : at + 11])
+                blobs.append(b"".join(pieces))
+        return b"".join(b"\x1a" + varint_bytes(len(blob)) + blob for blob in blobs)
+
+    def text(self) -> str:
+        """The ``batch_classes`` in one-line text format, as text_format writes them: a field
+        at its default (idx 0, value +0.0, label "") left out, a value as the shortest text
+        that reads back to the same float32."""
+        rows, n = self.indices.shape
+        flat = self.values.reshape(-1)
+        values = _float_texts(flat)
+        zero = (flat.view(np.uint32) == 0).tolist()
+        labels = [_label_text(label) for label in self.labels]
+        known = len(labels)
+        written = [
+            f"cls {{ {f'idx: {i} ' if i else ''}{'' if z else f'value: {v} '}"
+            f"{labels[i] if i < known else ''}}}"
+            for i, v, z in zip(self.indices.reshape(-1).tolist(), values, zero, strict=True)
+        ]
+        return " ".join(_block("batch_classes", written[r * n : (r + 1) * n]) for r in range(rows))
+
+
+def _float_texts(values: np.ndarray[Any, Any]) -> list[str]:
+    """Each float32 of ``values`` as text_format writes a protobuf float: the shortest
+    decimal that reads back to the same float32 (numpy's, C speed), printed as a Python
+    float; a subnormal the way text_format finds it (6 digits at least)."""
+    # numpy writes large and small values with an exponent where Python does not: those
+    # (the few with an "e") are printed again as Python floats.
+    # numpy's conversion holds the GIL: in slices, so that a thread writing a large answer
+    # leaves the event loop its turns.
+    texts = [
+        t if "e" not in t else repr(float(t))
+        for start in range(0, len(values), _TEXT_SLICE)
+        for t in values[start : start + _TEXT_SLICE].astype(str).tolist()
+    ]
+    tiny = np.flatnonzero((values != 0) & (np.abs(values) < _FLOAT32_TINY))
+    for at in tiny.tolist():
+        texts[at] = repr(_shortest_float(float(values[at])))
+    return texts
+
+
+def _shortest_float(value: float) -> float:
+    precision = 6
+    while True:
+        rounded = float(f"{value:.{precision}g}")
+        if np.float32(rounded) == np.float32(value) or precision >= 17:
+            return rounded
+        precision += 1
+
+
+def _label_text(label: str) -> str:
+    """``label: "..." `` as text_format writes it (with its escapes), or nothing when empty."""
+    if not label:
+        return ""
+    if _PLAIN_NAME.fullmatch(label) and '"' not in label and "\\" not in label and "'" not in label:
+        return f'label: "{label}" '
+    written = text_format.MessageToString(
+        messages.InferResponseHeader.Output.Class(label=label), as_one_line=True
+    )
+    return written + " "
 
 
 def _version_number(version: str | None) -> int:

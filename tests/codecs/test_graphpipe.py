@@ -148,6 +148,10 @@ def tensor_request(*tensors: tuple[Any, ...], names: list[bytes] | None = None) 
         (tensor_request((1, (1,), b"x", None), names=[]), None),
         (tensor_request((1, (1,), b"x", None), names=[b"a", b"b"]), "2 input names for 1 input"),
         (tensor_request((1, (1,), b"x", None), names=[b"\xff"]), "input_names\\[0\\] is not UTF-8"),
+        (
+            tensor_request((1, (1,), b"x", None), (1, (1,), b"y", None), names=[b"a", b"a"]),
+            "input 'a' appears more than once",
+        ),
         (ref.build("Request", (0, None)), "neither an InferRequest nor a MetadataRequest"),
     ],
 )

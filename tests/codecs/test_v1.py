@@ -280,7 +280,11 @@ def test_decode_strings(impl: Any) -> None:
         ('batch_size: 9 input { name: "INPUT0" }', 9 * 64, "batch_size 9 is out of range"),
         ('batch_size: 0 input { name: "INPUT0" }', 0, "batch_size 0 is out of range"),
         ('batch_size: 1 input { name: "NOPE" }', 64, "unexpected inference input 'NOPE'"),
-        ('batch_size: 1 input { name: "INPUT0" } input { name: "INPUT0" }', 128, "twice"),
+        (
+            'batch_size: 1 input { name: "INPUT0" } input { name: "INPUT0" }',
+            128,
+            "appears more than once",
+        ),
         ('batch_size: 1 input { name: "INPUT0" dims: -1 }', 64, "non-negative"),
         (
             'batch_size: 1 input { name: "INPUT0" dims: 16 batch_byte_size: 60 }',
@@ -364,6 +368,82 @@ def test_encode_response_raw_and_classes(impl: Any) -> None:
         [(c.idx, round(c.value, 6), c.label) for c in r.cls] for r in header.output[1].batch_classes
     ]
     assert rows == [[(1, 0.7, "dog"), (2, 0.2, "")], [(0, 0.9, "cat"), (2, 0.5, "")]]
+
+
+def _classes_by_objects(values: np.ndarray, count: int, labels: list[bytes]) -> Any:
+    """The classes as the codec built them before: one protobuf Class per class."""
+    indices, best = oipcodec.kernels.top_k(values, count)
+    output = pb.InferResponseHeader.Output(name="C")
+    for row_indices, row_values in zip(indices.tolist(), best.tolist(), strict=True):
+        output.batch_classes.add(
+            cls=[
+                pb.InferResponseHeader.Output.Class(
+                    idx=i,
+                    value=float(v),
+                    label=labels[i].decode("utf-8", "replace") if i < len(labels) else "",
+                )
+                for i, v in zip(row_indices, row_values, strict=True)
+            ]
+        )
+    return output
+
+
+@pytest.mark.parametrize(
+    ("dtype", "labels"),
+    [
+        ("bits", []),
+        ("float64", [b"zero", b'o"ne', b"", b"\xc3\xa9t\xc3\xa9", b"\xff", b"x y", b"a\\b"]),
+        ("int32", [b"a"] * 3),
+        ("bool", []),
+    ],
+)
+@pytest.mark.parametrize("count", [1, 3, 2**32 - 1])
+def test_encode_response_classes_are_text_formats(
+    impl: Any, dtype: str, labels: list[bytes], count: int
+) -> None:
+    """The classes, laid out in wire form and written as text from the ranked arrays, are the
+    message and the text text_format gives for one protobuf Class per class: every float32
+    (random bit patterns: NaN, infinities, subnormals, -0.0), escaped labels, a count over
+    the class count."""
+    rng = np.random.default_rng(3)
+    if dtype == "bits":
+        values: Any = rng.integers(0, 2**32, (3, 3000), dtype=np.uint64).astype(np.uint32)
+        values = values.view(np.float32)
+        values[0, :8] = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-45, 0.9, 1e16]
+    elif dtype == "float64":
+        values = rng.random((2, 40))
+    elif dtype == "int32":
+        values = np.arange(-5, 5, dtype=np.int32).reshape(2, 5)
+    else:
+        values = np.array([[True, False, True]])
+    response = InferResponse("m", [Tensor.from_array("C", values)], model_version="1")
+    header, parts, line = v1.encode_response_text(
+        response,
+        batch_size=len(values),
+        batched=True,
+        classes={"C": count},
+        labels={"C": labels},
+        kernels=impl,
+    )
+    expected = _classes_by_objects(values, count, labels)
+    assert text_format.MessageToString(header.output[0]) == text_format.MessageToString(expected)
+    assert line == text_format.MessageToString(header, as_one_line=True)
+    ranked = len(header.output[0].batch_classes[0].cls)
+    assert ranked == min(count, values.shape[1])
+    assert parts == []
+
+
+def test_short_response_header() -> None:
+    scores = np.arange(6, dtype=np.float32).reshape(1, 6)
+    response = InferResponse(
+        "m", [Tensor("RAW", "FP32", [1, 6], scores), Tensor("CLS", "FP32", [1, 6], scores)]
+    )
+    header, _ = v1.encode_response(response, batch_size=1, batched=True, classes={"CLS": 9})
+    assert not v1.classes_in_body(header)
+    short = v1.short_response_header(header)
+    assert v1.classes_in_body(short)
+    assert len(short.output[1].batch_classes) == 0 and short.output[0] == header.output[0]
+    assert v1.response_header_text(short) == text_format.MessageToString(short, as_one_line=True)
 
 
 def test_encode_response_strings_not_batched(impl: Any) -> None:

@@ -150,6 +150,28 @@ def test_model_failure_and_decode_errors_are_errors_with_status_200(server: Runn
     assert message.startswith("input 'A': expected 12 bytes of data for 3 Float32 elements")
 
 
+def test_an_input_name_twice_is_refused_in_rests_words(server: RunningServer) -> None:
+    """GraphPipe took the last of two inputs of one name; REST and v1 refuse it: so does
+    GraphPipe now, with the same words."""
+    wire = b"".join(
+        graphpipe.encode_request([np.ones(2, np.float32), np.zeros(2, np.float32)], ["x", "x"])
+    )
+    status, body, _ = post(server, "/graphpipe/gp_echo", wire)
+    ((code, message),) = graphpipe.decode_response(body).errors
+    assert (status, code) == (200, 400)
+    assert message == "input 'x' appears more than once"
+    twice = {"name": "A", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}
+    rest = orjson.dumps({"inputs": [twice, twice]})
+    conn = httplib.HTTPConnection(server.host, server.http_port, timeout=TIMEOUT)
+    try:
+        conn.request("POST", "/v2/models/gp_pair/infer", rest)
+        answer = conn.getresponse()
+        assert answer.status == 400
+        assert orjson.loads(answer.read())["error"] == "input 'A' appears more than once"
+    finally:
+        conn.close()
+
+
 def test_a_body_that_is_not_a_request_is_a_400_with_text(server: RunningServer) -> None:
     status, body, kind = post(server, "/graphpipe/gp_pair", b"\x00" * 3)
     assert (status, kind) == (400, "text/plain")

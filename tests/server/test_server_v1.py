@@ -236,6 +236,13 @@ def test_classes(server: RunningServer) -> None:
             ["input 'INPUT0'", "more than the limit"],
         ),
         ("simple", "batch_size: 1099511627776", b"", pb.INVALID_ARG, ["out of range"]),
+        (
+            "simple",
+            'batch_size: 1 input { name: "INPUT0" dims: 16 } input { name: "INPUT0" dims: 16 }',
+            2 * A.tobytes(),
+            pb.INVALID_ARG,
+            ["input 'INPUT0' appears more than once"],  # REST's and GraphPipe's words
+        ),
         ("nope", SIMPLE, b"", pb.NOT_FOUND, ["'nope'"]),
         ("simple/7", SIMPLE, b"", pb.NOT_FOUND, ["'simple' version 7"]),
         (

@@ -6,7 +6,11 @@ did): :class:`V1HttpClient` (``/api/`` over oipcodec's keep-alive HTTP pool) and
 (its ``k`` best classes per batch row, ``(index, value, label)``). ``batch_size``: the first
 dimension of every input is the batch; without it inputs go with their whole shape and
 ``batch_size: 1``. A failed request raises :class:`~oipcodec.errors.ServerError` with the
-``RequestStatus`` message and the v1 code's name as ``code``.
+``RequestStatus`` message and the v1 code's name as ``code`` (``UNKNOWN`` for a code v1 does
+not define); no answer in time :class:`~oipcodec.errors.RequestTimeoutError`; no server
+:class:`~oipcodec.errors.ServerConnectionError`; an answer that is not v1's (an ``NV-Status``
+or ``NV-InferResponse`` missing or not parsing) :class:`~oipcodec.errors.DecodeError`, as the
+OIP clients answer a body that does not parse.
 
 Invariant: a v1 answer names no datatype, so a client reads each model's configuration (its
 ``ServerStatus``) once and keeps it. docs/v1.md has a worked example.
@@ -20,9 +24,11 @@ from typing import Any
 
 import numpy as np
 from google.protobuf import text_format
+from google.protobuf.message import DecodeError as _ProtobufDecodeError
 
 from oipcodec import datatypes, trtis_v1
-from oipcodec.errors import ServerError
+from oipcodec.client.grpc_client import _error as _grpc_error
+from oipcodec.errors import DecodeError, ServerError
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import trtis_v1_pb2 as pb
 from oipcodec.raw import array_to_raw, raw_to_array
@@ -103,13 +109,59 @@ def read_outputs(
     return result
 
 
-def _failed(state: Any, where: str, status: int | None) -> ServerError:
-    return ServerError(
-        state.msg or pb.RequestStatusCode.Name(state.code),
-        status=status,
-        url=where,
-        code=pb.RequestStatusCode.Name(state.code),
-    )
+def _code_name(code: int) -> str:
+    """The name of a ``RequestStatusCode``; ``UNKNOWN`` for a number v1 does not define."""
+    try:
+        return str(pb.RequestStatusCode.Name(code))
+    except ValueError:
+        return "UNKNOWN"
+
+
+def _failed(state: Any, where: str, status: int | None, protocol: str = "http") -> ServerError:
+    name = _code_name(state.code)
+    if name == "UNKNOWN" and state.code != pb.UNKNOWN:
+        message = f"{state.msg or 'failed'} (RequestStatus code {state.code}, not a v1 code)"
+    else:
+        message = state.msg or name
+    return ServerError(message, status=status, url=where, code=name, protocol=protocol)
+
+
+def _parse_status(text: str, where: str) -> Any:
+    try:
+        return text_format.Parse(text, pb.RequestStatus())
+    except (text_format.ParseError, ValueError) as exc:
+        raise DecodeError(
+            f"the answer from {where} has an {trtis_v1.STATUS_HEADER} that does not parse as "
+            f"a RequestStatus: {exc}"
+        ) from None
+
+
+def _response_header(data: bytes, answer: Mapping[str, str], where: str) -> tuple[Any, bytes]:
+    """The ``InferResponseHeader`` of an HTTP answer and the RAW outputs' bytes: from the
+    ``NV-InferResponse`` header, or, when that one is short (the classes of a large answer),
+    from the whole header that ends the body after the RAW bytes."""
+    text = answer.get(trtis_v1.RESPONSE_HEADER)
+    if text is None:
+        raise DecodeError(
+            f"the answer from {where} has no {trtis_v1.RESPONSE_HEADER} header: an inference "
+            "answer without it is not a v1 answer"
+        )
+    try:
+        found = trtis_v1.parse_response_header(text)
+    except DecodeError as exc:
+        raise DecodeError(f"the answer from {where}: {exc}") from None
+    raw = sum(o.raw.batch_byte_size for o in found.output if o.HasField("raw"))
+    if raw > len(data):
+        raise DecodeError(
+            f"the answer from {where} has {len(data)} body bytes, its "
+            f"{trtis_v1.RESPONSE_HEADER} names {raw} bytes of RAW outputs"
+        )
+    if trtis_v1.classes_in_body(found):
+        try:
+            found = trtis_v1.parse_response_header(data[raw:])
+        except DecodeError as exc:
+            raise DecodeError(f"the answer from {where}, the header in its body: {exc}") from None
+    return found, data
 
 
 class _Configs:
@@ -149,18 +201,17 @@ class V1HttpClient:
         headers = {trtis_v1.REQUEST_HEADER: header} if header is not None else None
         status, data, answer = self._http._request(method, path, body, headers)
         text = answer.get(trtis_v1.STATUS_HEADER)
+        where = self._http._where(path)
         if text is None:
-            raise ServerError(
-                f"the answer has no {trtis_v1.STATUS_HEADER} header (HTTP {status}): "
-                "not a v1 server?",
-                status=status,
-                url=self._http._where(path),
+            raise DecodeError(
+                f"the answer from {where} has no {trtis_v1.STATUS_HEADER} header (HTTP "
+                f"{status}): not a v1 server?"
             )
         if text.startswith("code: SUCCESS"):  # the code is the first field written
             return data, answer
-        state = text_format.Parse(text, pb.RequestStatus())
+        state = _parse_status(text, where)
         if state.code != pb.SUCCESS:
-            raise _failed(state, self._http._where(path), status)
+            raise _failed(state, where, status)
         return data, answer
 
     def live(self) -> bool:
@@ -180,7 +231,12 @@ class V1HttpClient:
         """The ``ServerStatus`` (every model, or ``model``)."""
         path = f"/api/status/{model}" if model else "/api/status"
         data, _ = self._call("GET", path + "?format=binary")
-        return pb.ServerStatus.FromString(data)
+        try:
+            return pb.ServerStatus.FromString(data)
+        except _ProtobufDecodeError as exc:
+            raise DecodeError(
+                f"the answer from {self._http._where(path)} is not a ServerStatus: {exc}"
+            ) from None
 
     def load_model(self, model: str) -> None:
         self._call("POST", f"/api/modelcontrol/load/{model}")
@@ -204,7 +260,7 @@ class V1HttpClient:
         path = f"/api/infer/{model}" + (f"/{version}" if version > 0 else "")
         body = b"".join(raws)
         data, answer = self._call("POST", path, body, trtis_v1.request_header_text(header))
-        found = trtis_v1.parse_response_header(answer.get(trtis_v1.RESPONSE_HEADER, ""))
+        found, data = _response_header(data, answer, self._http._where(path))
         view = memoryview(data)
         parts, offset = [], 0
         for output in found.output:
@@ -247,21 +303,28 @@ class V1GrpcClient:
         )
         self._stub = trtis_v1_pb2_grpc.GRPCServiceStub(self._channel)
         self._configs = _Configs()
+        self._rpc_error = grpc.RpcError
+        self._receive_limit = limits.max_body_bytes
 
-    def _checked(self, answer: Any) -> Any:
-        if answer.request_status.code != pb.SUCCESS:
-            raise _failed(answer.request_status, self.target, None)
+    def _rpc(self, method: str, request: Any, checked: bool = True) -> Any:
+        """Call the stub's ``method``: a gRPC failure (a deadline, no server) as the OIP
+        clients raise it, a failed ``request_status`` (with ``checked``) as ServerError."""
+        try:
+            answer = getattr(self._stub, method)(request, timeout=self.timeout)
+        except self._rpc_error as exc:
+            raise _grpc_error(exc, self.target, method, self._receive_limit) from None
+        if checked and answer.request_status.code != pb.SUCCESS:
+            raise _failed(answer.request_status, self.target, None, "grpc")
         return answer
 
     def live(self) -> bool:
-        return bool(self._stub.Health(pb.HealthRequest(mode="live"), timeout=self.timeout).health)
+        return bool(self._rpc("Health", pb.HealthRequest(mode="live"), checked=False).health)
 
     def ready(self) -> bool:
-        return bool(self._stub.Health(pb.HealthRequest(mode="ready"), timeout=self.timeout).health)
+        return bool(self._rpc("Health", pb.HealthRequest(mode="ready"), checked=False).health)
 
     def status(self, model: str = "") -> Any:
-        request = pb.StatusRequest(model_name=model)
-        return self._checked(self._stub.Status(request, timeout=self.timeout)).server_status
+        return self._rpc("Status", pb.StatusRequest(model_name=model)).server_status
 
     def infer(
         self,
@@ -281,7 +344,12 @@ class V1GrpcClient:
             meta_data=header,
             raw_input=[bytes(raw) for raw in raws],
         )
-        answer = self._checked(self._stub.Infer(request, timeout=self.timeout))
+        answer = self._rpc("Infer", request)
+        if not answer.HasField("meta_data"):
+            raise DecodeError(
+                f"the answer from {self.target} has no meta_data (InferResponseHeader): not "
+                "a v1 answer"
+            )
         return read_outputs(
             answer.meta_data, answer.raw_output, config, config.max_batch_size > 0, self.limits
         )

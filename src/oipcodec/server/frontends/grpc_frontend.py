@@ -15,13 +15,15 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
 from google.protobuf import json_format
+from grpc._cython import cygrpc
 
 from oipcodec import __version__, pb
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, request_error_for
@@ -216,15 +218,18 @@ class InferenceServicer:
             await self._abort(context, exc)
             raise AssertionError("unreachable") from None  # abort raises
 
-    async def model_stream_infer(
-        self, requests: AsyncIterator[bytes], context: Any
-    ) -> AsyncIterator[bytes]:
-        async for data in requests:
-            try:
-                yield pb.encode_stream_response(await self._infer(data))
-            except Exception as exc:
-                error = _logged(exc, "ModelStreamInfer")
-                yield pb.encode_stream_error(error.message)
+    async def model_stream_infer(self, requests: AsyncIterator[bytes], context: Any) -> None:
+        """Each request's answer (or its error) written as it is ready; a client that went
+        away is not an error of the server (written with ``context.write``, not yielded, so
+        that a write into a closed stream fails here, where it is caught, rather than in
+        grpcio, which logs it with a traceback)."""
+        with _client_gone("ModelStreamInfer"):
+            async for data in requests:
+                try:
+                    answer = pb.encode_stream_response(await self._infer(data))
+                except Exception as exc:
+                    answer = pb.encode_stream_error(_logged(exc, "ModelStreamInfer").message)
+                await context.write(answer)
 
     # ------------------------------------------------------------------ errors
 
@@ -298,6 +303,23 @@ class InferenceServicer:
                     method, getattr(pb2, f"{rpc}Request"), getattr(pb2, f"{rpc}Response")
                 )
         return grpc.method_handlers_generic_handler(SERVICE, methods)
+
+
+#: What grpcio raises on a write into a stream whose client has gone: its core's failed
+#: batch (grpcio names it only in its private cygrpc module), or its usage error once the
+#: call is finished.
+_GONE = (cygrpc.ExecuteBatchError, grpc.aio.UsageError)
+
+
+@contextlib.contextmanager
+def _client_gone(where: str) -> Iterator[None]:
+    """Around a streaming handler: a client that goes away mid-stream ends it with one debug
+    line, as that is no fault of the server (under load, one disconnect in eight or so
+    otherwise logged grpcio's traceback at ERROR)."""
+    try:
+        yield
+    except _GONE as exc:
+        log.debug("%s: the client went away (%s)", where, type(exc).__name__)
 
 
 def _logged(exc: BaseException, where: str) -> RequestError:

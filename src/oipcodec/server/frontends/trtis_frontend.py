@@ -13,6 +13,8 @@ itself succeeds, as in v1). Shared memory (v1's ``SharedMemoryControl`` and the 
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import itertools
 import logging
 import time
@@ -63,6 +65,8 @@ _STATES = {
     "UNLOADING": pb.MODEL_UNLOADING,
 }
 _TEXT = b"text/plain"
+#: Past this many ranked classes in one answer, the answer is written in a thread.
+_OFF_LOOP_CLASSES = 4096
 
 
 class V1Frontend:
@@ -138,9 +142,17 @@ class V1Frontend:
     # ------------------------------------------------------------------ inference
 
     async def infer(
-        self, model_name: str, version: int | str | None, header: Any, body: Any, path: str
-    ) -> tuple[Any, list[bytes | memoryview]]:
-        """Run a v1 request: the ``InferResponseHeader`` and the RAW outputs' bytes.
+        self,
+        model_name: str,
+        version: int | str | None,
+        header: Any,
+        body: Any,
+        path: str,
+        *,
+        text: bool = False,
+    ) -> tuple[Any, list[bytes | memoryview], str | None]:
+        """Run a v1 request: the ``InferResponseHeader``, the RAW outputs' bytes, and with
+        ``text`` the header's one-line text (else ``None``).
         ``body``: the inputs' bytes in header order (HTTP), or one buffer per input (gRPC).
         Counted in the registry's statistics on encoding ``path`` (``v1_http`` or ``v1_grpc``)."""
         name_version = v1.version_text(version)
@@ -152,7 +164,7 @@ class V1Frontend:
         )
         try:
             answer, request, timings = await self._infer(
-                model, model_name, name_version, header, body
+                model, model_name, name_version, header, body, text
             )
         except Exception as exc:
             if stats is not None:
@@ -164,8 +176,16 @@ class V1Frontend:
         return answer
 
     async def _infer(
-        self, model: Any, model_name: str, name_version: str | None, header: Any, body: Any
-    ) -> tuple[tuple[Any, list[bytes | memoryview]], InferRequest, tuple[int, int, int]]:
+        self,
+        model: Any,
+        model_name: str,
+        name_version: str | None,
+        header: Any,
+        body: Any,
+        text: bool,
+    ) -> tuple[
+        tuple[Any, list[bytes | memoryview], str | None], InferRequest, tuple[int, int, int]
+    ]:
         if model.inputs is None:
             raise UnsupportedError(
                 f"model '{model_name}' declares no inputs: a v1 request takes its datatypes "
@@ -189,14 +209,27 @@ class V1Frontend:
             model_version=name_version,
         )
         response, checked, started, finished = await self.registry.execute(request, model)
-        answer = v1.encode_response(
+        encode = functools.partial(
+            _encode,
             response,
             batch_size=header.batch_size,
             batched=model.max_batch_size > 0,
             classes=classes,
             labels={name: model.class_labels(name) for name in classes},
             request_id=header.id,
+            text=text,
         )
+        ranked = sum(
+            min(t.data.size, classes[t.name] * (t.shape[0] if t.shape else 1))
+            for t in response.outputs
+            if t.name in classes
+        )
+        # Past a few thousand classes, ranked and written in a thread, so that the event loop
+        # goes on serving the other clients (docs/measurements.md#v1-classes).
+        if ranked > _OFF_LOOP_CLASSES:
+            answer = await asyncio.to_thread(encode)
+        else:
+            answer = encode()
         return answer, request, (checked, started, finished)
 
     async def control(self, model_name: str, load: bool) -> None:
@@ -205,6 +238,15 @@ class V1Frontend:
             await self.registry.load(model_name)
         else:
             await self.registry.unload(model_name)
+
+
+def _encode(
+    response: Any, *, text: bool, **options: Any
+) -> tuple[Any, list[bytes | memoryview], str | None]:
+    if text:
+        return v1.encode_response_text(response, **options)
+    header, parts = v1.encode_response(response, **options)
+    return header, parts, None
 
 
 def model_config(config: dict[str, Any]) -> Any:
@@ -326,7 +368,9 @@ async def _infer(
     header = v1.parse_request_header(text)
     body = await read_body(scope, headers, receive, frontend.limits)
     try:
-        response_header, outputs = await frontend.infer(name, version, header, body, "v1_http")
+        response_header, outputs, line = await frontend.infer(
+            name, version, header, body, "v1_http", text=True
+        )
     except Exception as exc:
         failed = pb.InferResponseHeader(id=header.id)
         return _answer(
@@ -335,9 +379,13 @@ async def _infer(
             b"",
             [(v1.RESPONSE_HEADER.lower().encode(), v1.response_header_text(failed).encode())],
         )
-    line = v1.response_header_text(response_header)
+    assert line is not None
     binary = _format(scope, {}) == "binary"
     appended = response_header.SerializeToString() if binary else line.encode()
+    if len(line) > v1.MAX_HEADER_TEXT:
+        # As TRTIS 1.x, a large answer's classes go in the body only: the HTTP header names
+        # the CLASS outputs without their classes, and the whole header ends the body.
+        line = v1.response_header_text(v1.short_response_header(response_header))
     # As the OIP's answers: the parts as they are (large tensors not joined) when the server
     # takes bytes-like parts, else one body.
     answer = joined([*outputs, appended], scope)
@@ -379,14 +427,19 @@ class V1Servicer:
     async def Infer(self, request: Any, context: Any) -> Any:
         return await self._infer(request)
 
-    async def StreamInfer(self, requests: AsyncIterator[Any], context: Any) -> Any:
-        async for request in requests:
-            yield await self._infer(request)
+    async def StreamInfer(self, requests: AsyncIterator[Any], context: Any) -> None:
+        # Written with context.write, not yielded: a client gone mid-stream fails the write
+        # here, where it is no error, instead of in grpcio, which logs a traceback.
+        try:
+            async for request in requests:
+                await context.write(await self._infer(request))
+        except _GONE as exc:
+            log.debug("v1 StreamInfer: the client went away (%s)", type(exc).__name__)
 
     async def _infer(self, request: Any) -> Any:
         header = request.meta_data
         try:
-            found, outputs = await self.frontend.infer(
+            found, outputs, _ = await self.frontend.infer(
                 request.model_name,
                 request.model_version,
                 header,
@@ -425,6 +478,20 @@ class V1Servicer:
             ]
         )
         return pb.RepositoryResponse(request_status=self.frontend.status(), index=index)
+
+
+def _client_gone_errors() -> tuple[type[BaseException], ...]:
+    """What grpcio raises on a write into a stream whose client has gone (its core's failed
+    batch; its usage error once the call is finished), or nothing without grpcio."""
+    try:
+        import grpc
+        from grpc._cython import cygrpc
+    except ImportError:
+        return ()
+    return (cygrpc.ExecuteBatchError, grpc.aio.UsageError)
+
+
+_GONE = _client_gone_errors()
 
 
 def add_to_server(frontend: V1Frontend, server: Any) -> None:
