@@ -1,10 +1,14 @@
-"""No import cycle: the graph of which module imports which has no loop.
+"""No import cycle: neither the modules of src/oipcodec nor the C headers of csrc/ loop.
 
 Python: every module under src/oipcodec, read with ast; an import inside a function counts
 (it runs, only later), one under ``if TYPE_CHECKING:`` does not (it never runs). An edge goes
 to the most specific module named (``from oipcodec.server import model`` ->
 ``oipcodec.server.model``), not to the packages above it, whose ``__init__`` Python runs
-first but which a submodule never waits for. The C headers' cycle test lives beside this one.
+first but which a submodule never waits for.
+
+C: every ``#include "..."`` of csrc/ counts, whatever preprocessor condition surrounds it,
+and comments do not; a cycle makes what a header defines depend on which header a translation
+unit names first. ``cdef extern from`` lines include nothing, so they are not edges.
 """
 
 from __future__ import annotations
@@ -13,11 +17,17 @@ import ast
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "oipcodec"
+CSRC = (Path(__file__).resolve().parents[2] / "csrc").resolve()
+C_SOURCES = sorted(p for p in CSRC.rglob("*") if p.suffix in (".h", ".c"))
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
 
 
 def _module_name(path: Path, src: Path) -> str:
@@ -91,15 +101,29 @@ def _known(target: str, modules: dict[str, Path]) -> str:
     return target
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """One cycle through each strongly connected component of more than one module."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    components: list[list[str]] = []
+def includes(path: Path) -> set[Path]:
+    """The files of csrc/ that ``path`` includes with quotes (found beside it or under csrc/)."""
+    text = _COMMENT.sub(" ", path.read_text(encoding="utf-8", errors="replace"))
+    found = set()
+    for name in _INCLUDE.findall(text):
+        for base in (path.parent, CSRC):
+            target = (base / name).resolve()
+            if target.is_file():
+                found.add(target)
+                break
+    return found
 
-    def visit(node: str) -> None:  # Tarjan
+
+def cycles(graph: dict[Any, set[Any]]) -> list[list[Any]]:
+    """One cycle through each strongly connected component of more than one node, and each
+    node that names itself."""
+    index: dict[Any, int] = {}
+    low: dict[Any, int] = {}
+    stack: list[Any] = []
+    on_stack: set[Any] = set()
+    components: list[list[Any]] = []
+
+    def visit(node: Any) -> None:  # Tarjan
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
@@ -117,7 +141,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
                 component.append(member)
                 if member == node:
                     break
-            if len(component) > 1:
+            if len(component) > 1 or node in graph.get(node, ()):
                 components.append(component)
 
     for node in sorted(graph):
@@ -126,10 +150,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return [_a_cycle(graph, set(component)) for component in components]
 
 
-def _a_cycle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
-    """A path inside ``component`` from its first module back to it (breadth first)."""
+def _a_cycle(graph: dict[Any, set[Any]], component: set[Any]) -> list[Any]:
+    """A path inside ``component`` from its first node back to it (breadth first)."""
     start = min(component)
-    previous: dict[str, str] = {}
+    previous: dict[Any, Any] = {}
     queue = [start]
     while queue:
         node = queue.pop(0)
@@ -168,3 +192,26 @@ def test_a_cycle_through_a_lazy_import_is_found(tmp_path: Path) -> None:
     assert graph["oipcodec.server.b"] == {"oipcodec.server.a"}  # TYPE_CHECKING left out
     assert graph["oipcodec.server.c"] == {"oipcodec.server.b"}  # relative import resolved
     assert cycles(graph) == [["oipcodec.server.a", "oipcodec.server.b", "oipcodec.server.a"]]
+
+
+def test_no_include_cycle_in_csrc() -> None:
+    if not C_SOURCES:
+        pytest.skip(f"no C sources at {CSRC}")
+    found = cycles({path.resolve(): includes(path) for path in C_SOURCES})
+    named = [" -> ".join(str(p.relative_to(CSRC)) for p in cycle) for cycle in found]
+    assert not named, "#include cycles:\n" + "\n".join(named)
+
+
+def test_the_cycle_finder_finds_mutual_and_self_includes(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a.h", tmp_path / "b.h", tmp_path / "c.h"
+    assert cycles({a: {b}, b: {c}, c: set()}) == []
+    assert cycles({a: {b}, b: {a, c}, c: set()}) == [[a, b, a]]
+    assert cycles({a: {a}}) == [[a, a]]
+
+
+def test_includes_are_read_from_code_not_comments(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(f"{__name__}.CSRC", tmp_path)
+    (tmp_path / "x.h").write_text('/* #include "y.h" */\n#if 0\n#  include "y.h"\n#endif\n')
+    (tmp_path / "y.h").write_text('// #include "x.h"\n')
+    assert includes(tmp_path / "x.h") == {(tmp_path / "y.h").resolve()}
+    assert includes(tmp_path / "y.h") == set()
