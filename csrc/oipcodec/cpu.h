@@ -5,13 +5,15 @@
  * and the vector code beyond it carries a target attribute (OIPCODEC_TARGET_*), not a compiler
  * flag; it is called only when oipcodec_simd_features() has the bits it needs. The check is the
  * compiler's __builtin_cpu_supports, which also asks whether the operating system saves the
- * wider registers. Where that does not exist (MSVC, other processors, old compilers)
- * OIPCODEC_SIMD_X86 is 0, no vector code is compiled, and the scalar writers, which define the
- * text in every case, do all the work.
+ * wider registers. On AArch64, NEON is part of the architecture: OIPCODEC_SIMD_ARM code is
+ * compiled for it unconditionally and only the caps below turn it off. Elsewhere (MSVC, other
+ * processors, old compilers) no vector code is compiled, and the scalar writers, which define
+ * the text in every case, do all the work.
  *
  * Caps, for tests and checks on a machine that has everything:
  * - the environment variable OIPCODEC_SIMD when the first writer asks: "0" the scalar code
- *   only, "1" AVX2 at most (the kernel tests run each writer so, in child processes);
+ *   only, "1" AVX2 at most on x86-64 (the kernel tests run each writer so, in child
+ *   processes); on AArch64 any value but "0" leaves NEON on;
  * - a build with -DOIPCODEC_SIMD_MAX=0 or 1 (tools/check_f32_writer.sh builds each so). */
 #ifndef OIPCODEC_CPU_H
 #define OIPCODEC_CPU_H
@@ -28,6 +30,14 @@
 #define OIPCODEC_SIMD_X86 0
 #endif
 
+#if defined(__aarch64__) && defined(__ARM_NEON) && !defined(_MSC_VER) &&                        \
+    ((defined(__clang__) && __clang_major__ >= 11) ||                                          \
+     (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 9))
+#define OIPCODEC_SIMD_ARM 1
+#else
+#define OIPCODEC_SIMD_ARM 0
+#endif
+
 #ifndef OIPCODEC_SIMD_MAX
 #define OIPCODEC_SIMD_MAX 2
 #endif
@@ -36,6 +46,7 @@
 #define OIPCODEC_SIMD_AVX2 1        /* AVX2, BMI1, BMI2, POPCNT (Haswell, Zen 1 and later) */
 #define OIPCODEC_SIMD_AVX512 2      /* AVX-512 F, CD, BW, DQ, VL (Skylake-SP, Zen 4 and later) */
 #define OIPCODEC_SIMD_AVX512_VBMI 4 /* AVX-512 VBMI and VBMI2 too (Ice Lake, Zen 4 and later) */
+#define OIPCODEC_SIMD_NEON 8        /* AArch64's Advanced SIMD (every AArch64 processor) */
 
 #if OIPCODEC_SIMD_X86
 #include <immintrin.h>
@@ -76,6 +87,22 @@ OIPCODEC_MAYBE_UNUSED static int oipcodec_simd_features(void) {
             level = cap[0] - '0';
         }
         known &= level >= 2 ? ~0 : level == 1 ? OIPCODEC_SIMD_AVX2 : 0;
+        __atomic_store_n(&features, known, __ATOMIC_RELAXED);
+    }
+    return known;
+}
+#endif
+
+#if OIPCODEC_SIMD_ARM
+#include <arm_neon.h>
+
+/* OIPCODEC_SIMD_NEON unless a cap says scalar only (0: none). */
+OIPCODEC_MAYBE_UNUSED static int oipcodec_simd_features(void) {
+    static int features = -1;
+    int known = __atomic_load_n(&features, __ATOMIC_RELAXED);
+    if (known < 0) {
+        const char *cap = getenv("OIPCODEC_SIMD");
+        known = OIPCODEC_SIMD_MAX >= 1 && !(cap && cap[0] == '0') ? OIPCODEC_SIMD_NEON : 0;
         __atomic_store_n(&features, known, __ATOMIC_RELAXED);
     }
     return known;
