@@ -2,7 +2,9 @@
 README's commands are run, and no file cites a document the repository does not hold.
 
 Examples: every fenced ``python`` block of README.md and docs/**/*.md runs in a fresh
-interpreter (``python -c``), from the repository root. A block preceded by the line
+interpreter, from the repository root, twice: saved as a file and run with ``python FILE`` (as a
+reader runs a script: multiprocessing's spawn re-runs such a file in its children) and with
+``python -c``. A block preceded by the line
 ``<!-- continue -->`` continues the block before it in the same file: the two (or more) run as
 one program. A block preceded by ``<!-- requires: NAME[, NAME] -->`` needs those packages and is
 skipped without them (``OIPCODEC_REQUIRE_PEERS`` makes a missing one an error, as in
@@ -20,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,27 +97,38 @@ def _id(example: Example) -> str:
     return example.where + "".join(f"-needs-{name}" for name in example.requires)
 
 
-def _failure(example: Example) -> str | None:
-    """Run ``example``; None when it exits 0 and prints what its ``# prints:`` comments say,
-    else what went wrong."""
-    result = subprocess.run(
-        [sys.executable, "-c", example.code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=EXAMPLE_TIMEOUT,
-    )
+#: How an example runs: saved as a file (``python FILE``), or with ``python -c``.
+MODES = ("file", "-c")
+
+
+def _failure(example: Example, mode: str = "file") -> str | None:
+    """Run ``example`` (``mode``: see :data:`MODES`); None when it exits 0 and prints what its
+    ``# prints:`` comments say, else what went wrong."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder, "example.py")
+        script.write_text(example.code)
+        argv = [str(script)] if mode == "file" else ["-c", example.code]
+        result = subprocess.run(
+            [sys.executable, *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=EXAMPLE_TIMEOUT,
+        )
     if result.returncode != 0:
-        return f"{example.where} failed:\n{result.stderr[-3000:]}"
+        return f"{example.where} ({mode}) failed:\n{result.stderr[-3000:]}"
     expected = [line.rstrip() for line in _PRINTS.findall(example.code)]
     printed = [line.rstrip() for line in result.stdout.splitlines()]
     if expected and printed != expected:
-        return f"{example.where} printed:\n{result.stdout}\nexpected:\n" + "\n".join(expected)
+        return f"{example.where} ({mode}) printed:\n{result.stdout}\nexpected:\n" + "\n".join(
+            expected
+        )
     return None
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("example", EXAMPLES, ids=[_id(e) for e in EXAMPLES])
-def test_example_runs(example: Example) -> None:
+def test_example_runs(example: Example, mode: str) -> None:
     # Looked up, not imported: the example runs in a process of its own, and some peers cannot
     # be imported into this one (KServe's protobuf modules register the same `inference.*`
     # names as tritonclient's, which other tests have loaded).
@@ -124,7 +138,7 @@ def test_example_runs(example: Example) -> None:
             if name in required:
                 pytest.fail(f"{example.where} needs {name}, which this run requires")
             pytest.skip(f"{example.where} needs {name}, which is not installed")
-    failure = _failure(example)
+    failure = _failure(example, mode)
     assert failure is None, failure
 
 
@@ -133,6 +147,11 @@ def test_the_runner_sees_wrong_output_and_errors() -> None:
     assert "printed" in (_failure(Example("wrong", "print('a')  # prints: b", ())) or "")
     assert "printed" in (_failure(Example("more", "print(1)\nprint(2)  # prints: 2", ())) or "")
     assert "failed" in (_failure(Example("raises", "1 / 0", ())) or "")
+    # A file, not -c: what a spawned process re-runs is the script itself.
+    spawn = "import multiprocessing as m\np = m.get_context('spawn').Process(target=print)\n"
+    spawn += "p.start()\np.join()\nraise SystemExit(p.exitcode)"
+    assert "failed" in (_failure(Example("unguarded", spawn, ())) or "")
+    assert _failure(Example("unguarded", spawn, ()), "-c") is None
 
 
 def test_continue_joins_blocks(tmp_path: Path) -> None:
