@@ -347,3 +347,63 @@ def _ints() -> object:
     import numpy as np
 
     return np.arange(16, dtype=np.int32).reshape(1, 16)
+
+
+# ---------------------------------------------------------------------- install lines
+
+#: ``pip install [options] "TARGET[EXTRAS]"`` (or unquoted), anywhere in a page's text.
+_INSTALL = re.compile(r"pip install (?:-\S+ )*\"?([^\s\"\[]*)\[([^\]]+)\]\"?")
+
+
+def _extras() -> set[str]:
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return set(project["optional-dependencies"])
+
+
+def _install_lines(text: str) -> list[tuple[str, str, list[str]]]:
+    """(the line, the target, the extras) of each install line with extras."""
+    found = []
+    for line in text.splitlines():
+        for match in _INSTALL.finditer(line):
+            extras = [e.strip() for e in match.group(2).split(",")]
+            found.append((line.strip(), match.group(1), extras))
+    return found
+
+
+def _install_line_problems(page: str, text: str, extras: set[str]) -> list[str]:
+    """What is wrong with the install lines of ``text``: an extra pyproject.toml does not define,
+    or a target that is not a checkout (``.``, ``path/to/oipcodec``) where the line does not say
+    it means the published package (``package index``)."""
+    problems = []
+    for line, target, named in _install_lines(text):
+        unknown = [e for e in named if e not in extras]
+        if unknown:
+            problems.append(f"{page}: {line}: no extra {unknown}")
+        checkout = target == "." or target.endswith("/oipcodec")
+        if not checkout and "package index" not in line:
+            problems.append(f"{page}: {line}: {target!r} only installs from a package index")
+    return problems
+
+
+def test_every_install_line_names_extras_that_exist_and_works_from_a_checkout() -> None:
+    extras = _extras()
+    lines = [line for page in _pages() for line in _install_lines(page.read_text())]
+    assert len(lines) >= 15, lines  # not vacuous
+    problems = [
+        problem
+        for page in _pages()
+        for problem in _install_line_problems(str(page.relative_to(ROOT)), page.read_text(), extras)
+    ]
+    assert problems == []
+
+
+def test_the_install_line_check_sees_a_missing_extra_and_an_index_only_line() -> None:
+    extras = {"server", "bench"}
+    text = 'pip install ".[server]"\n`pip install -e ".[nope]"`\npip install "oipcodec[bench]"\n'
+    text += 'the published one (a package index): pip install "oipcodec[server]"\n'
+    text += 'pip install "path/to/oipcodec[bench]"  # your checkout'
+    problems = _install_line_problems("page.md", text, extras)
+    assert len(problems) == 2, problems
+    assert "no extra ['nope']" in problems[0]
+    assert "'oipcodec' only installs from a package index" in problems[1]
