@@ -41,8 +41,21 @@ def _config(config: ServerConfig | None, settings: ServerSettings) -> ServerConf
     return config.replace(**settings) if settings else config
 
 
+class _ProcessLines(logging.Filter):
+    """Drops uvicorn's "Started/Finished server process [pid]": a process runs one uvicorn per
+    port (REST, metrics, GraphPipe), and its own ready and stopped lines say it once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).endswith("server process [%d]")
+
+
+_PROCESS_LINES = _ProcessLines()
+
+
 def _uvicorn_server(app: Any, config: ServerConfig) -> Any:
     import uvicorn
+
+    logging.getLogger("uvicorn.error").addFilter(_PROCESS_LINES)  # addFilter adds it once
 
     limits = config.limits
     http: Any = config.http_protocol
