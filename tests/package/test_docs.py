@@ -317,6 +317,13 @@ def test_info_command() -> None:
     assert "kernels: " in result.stdout
 
 
+def test_getting_started_shows_the_kernel_families_info_prints() -> None:
+    printed = _oipcodec("info").stdout
+    families = [line for line in printed.splitlines() if line.startswith("kernel families:")]
+    assert families, printed
+    assert families[0] + "\n" in (DOCS / "getting-started.md").read_text()
+
+
 def test_serve_command_answers_and_stops() -> None:
     """`oipcodec serve` (the README names it): its demo models answer, and SIGTERM stops it."""
     from oipcodec.client import HttpClient
