@@ -414,3 +414,36 @@ def test_the_install_line_check_sees_a_missing_extra_and_an_index_only_line() ->
     assert len(problems) == 2, problems
     assert "no extra ['nope']" in problems[0]
     assert "'oipcodec' only installs from a package index" in problems[1]
+
+
+# ---------------------------------------------------------------------- the site
+
+
+def test_docs_requirements_are_the_docs_extra_and_the_dependencies() -> None:
+    """docs/requirements.txt builds the site without installing (building) oipcodec: the docs
+    extra, and the package's own dependencies for the kernels the API reference imports."""
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lines = (DOCS / "requirements.txt").read_text().splitlines()
+    listed = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    assert listed == project["optional-dependencies"]["docs"] + project["dependencies"]
+
+
+def test_the_site_opens_from_disk() -> None:
+    assert re.search(r"^use_directory_urls: false$", (ROOT / "mkdocs.yml").read_text(), re.M)
+
+
+def test_docstring_examples_become_highlighted_blocks() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "griffe_docstrings", ROOT / "tools" / "griffe_docstrings.py"
+    )
+    if importlib.util.find_spec("griffe") is None:
+        pytest.skip("griffe (the docs extra) is not installed")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = "Run it::\n\n    with background() as s:\n        go(s)\n\nThen::\n\n    $ oipcodec serve\nend"
+    assert module.fence_literal_blocks(text).split("\n") == [
+        "Run it:", "", "```python", "with background() as s:", "    go(s)", "```", "",
+        "Then:", "", "```bash", "$ oipcodec serve", "```", "", "end",
+    ]  # fmt: skip
