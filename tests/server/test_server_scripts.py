@@ -108,3 +108,17 @@ def test_models_defined_in_python_c_are_refused_in_one_line(tmp_path: Path) -> N
     assert last.startswith("RuntimeError: model class 'Scale' is defined in __main__"), last
     assert "process=False" in last
     assert "Traceback" not in result.stderr.split("RuntimeError")[0].split("\n", 1)[1]
+
+
+def test_models_of_a_package_main_are_refused_in_one_line(tmp_path: Path) -> None:
+    """``python -m pkg``: spawn does not re-run a ``pkg.__main__``, so its models cannot cross."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(GUARDED_SCRIPT_MODELS)
+    result = subprocess.run(
+        [sys.executable, "-m", "pkg"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("RuntimeError: model class 'Scale' is defined in __main__"), last

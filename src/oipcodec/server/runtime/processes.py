@@ -209,10 +209,18 @@ def _launch_context(spec: _Spec) -> Any:
         except (pickle.PicklingError, AttributeError, TypeError):
             pass
     ForkingPickler.dumps(spec)  # a model that cannot pickle at all raises here, as in start()
-    main = sys.modules.get("__main__")
-    if getattr(main, "__spec__", None) is None and getattr(main, "__file__", None) is None:
+    if not _main_reruns(sys.modules.get("__main__")):
         raise RuntimeError(_NOT_IMPORTABLE.format(what=_main_name(spec)))
     return contextlib.nullcontext
+
+
+def _main_reruns(main: object) -> bool:
+    """Whether spawn re-runs ``main`` in a child: by its module name (``python -m``; spawn
+    skips a ``pkg.__main__``), else by its file (``python file.py``)."""
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None:
+        return not (name == "__main__" or name.endswith(".__main__"))
+    return getattr(main, "__file__", None) is not None
 
 
 def _main_name(spec: _Spec) -> str:
