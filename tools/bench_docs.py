@@ -205,7 +205,7 @@ against the native server.
 ## Reproduce
 
 ```bash
-pip install ".[bench]"
+pip install ".[bench]"                     # ".[bench-kserve]" adds KServe's rows
 oipcodec bench --quick                     # small and tokens, 0.25 s windows
 oipcodec bench                             # all payloads: small, image, logits_bf16,
                                            # logits_fp32, strings, tokens; 1 s windows
@@ -214,13 +214,14 @@ oipcodec bench --shape 4,128 --datatype FP16
 oipcodec bench --url http://host:8000 --grpc-target host:8001 --model identity
 ```
 
-Options: `--payload NAME` (repeatable), your own payload with `--shape` and `--datatype`,
-`--path`, `--implementation` (native, pure, tritonclient, kserve, mlserver; default: all
-installed), `--no-peers`, `--concurrency`, `--duration S`, `--timeout`, `--output-dir` (default
-`./oipcodec-bench`), `--no-chart`. With `--url` / `--grpc-target` the harness measures that
-server instead of starting one; only the client side then changes between implementations.
-`--model` names the model to call (see below); `results.json` lists under `implementations`
-only the implementations that ran (`skipped` names the others).
+Options: `--payload NAME` (repeatable, or `a,b` as `--concurrency 1,8`), your own payload with
+`--shape` and `--datatype`, `--path`, `--implementation` (native, pure, tritonclient, kserve,
+mlserver; default: all installed; both lists too), `--no-peers`, `--concurrency`, `--duration
+S`, `--timeout`, `--output-dir` (default `./oipcodec-bench`), `--no-chart`. With `--url` /
+`--grpc-target` the harness measures that server instead of starting one; only the client side
+then changes between implementations. `--model` names the model to call (see below);
+`results.json` lists under `implementations` only the implementations that ran (`skipped` names
+the others).
 
 Output: a progress line on stderr, the table on stdout, and in the output directory
 `results.json` (every figure per concurrency level, the machine, the options, the peers'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oipcodec import __version__, kernels
@@ -296,6 +296,22 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+def _names(choices: Iterable[str]) -> Callable[[str], list[str]]:
+    """An argparse type: names separated by commas, each one of ``choices``."""
+    allowed = list(choices)
+
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in allowed]
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                f"unknown {unknown or text!r}; choose from {', '.join(allowed)}"
+            )
+        return names
+
+    return parse
+
+
 def _bench(args: argparse.Namespace) -> int:
     try:
         from oipcodec.bench import PATHS, PAYLOADS, BenchOptions, custom_payload, run
@@ -389,18 +405,19 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add = bench.add_argument
     add("--quick", action="store_true",
         help="small payload set, short windows: under a minute on two cores")  # fmt: skip
-    add("--payload", action="append", choices=list(PAYLOADS), metavar="NAME",
-        help=f"a payload to measure (repeatable): {', '.join(PAYLOADS)}")  # fmt: skip
+    add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
+        help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip
     add("--shape", action="append", metavar="[NAME:]DIMS",
         help="NAME:d1,d2,... sets the shape of the --model's input NAME, for its -1 "
         "dimensions (repeatable; perf_analyzer's form; for a batching model without the "
         "batch dimension); without NAME: your own payload's shape for the identity model, "
         "e.g. 4,128 (with --datatype)")  # fmt: skip
     add("--datatype", help="your own payload's OIP datatype, e.g. FP16 (with --shape)")
-    add("--path", action="append", choices=list(PATHS), metavar="PATH",
-        help=f"an encoding path to measure (repeatable): {', '.join(PATHS)}")  # fmt: skip
-    add("--implementation", action="append", choices=list(IMPLEMENTATIONS), metavar="IMPL",
-        help=f"an implementation (repeatable): {', '.join(IMPLEMENTATIONS)} "
+    add("--path", action="extend", type=_names(PATHS), metavar="PATH[,PATH]",
+        help=f"encoding paths to measure (repeatable, or a,b): {', '.join(PATHS)}")  # fmt: skip
+    # Lists as --concurrency takes them (a,b), or repeated: the two spellings people try.
+    add("--implementation", action="extend", type=_names(IMPLEMENTATIONS), metavar="IMPL[,IMPL]",
+        help=f"implementations (repeatable, or a,b): {', '.join(IMPLEMENTATIONS)} "
         "(default: all installed)")  # fmt: skip
     add("--no-peers", action="store_true", help="oipcodec native and pure only")
     add("--concurrency", type=_int_list, metavar="N,N",

@@ -301,6 +301,9 @@ def _decode_tensor(
     shared_memory: Resolver | None,
 ) -> Tensor:
     """One tensor; ``budget`` is how many elements the request may still hold."""
+    for key in ("datatype", "shape"):  # named when missing, not reported as a wrong None
+        if key not in item:
+            raise DecodeError(f"has no '{key}' (every tensor gives its name, shape and datatype)")
     datatype = item.get("datatype")
     row = datatypes.get(datatype)  # type: ignore[arg-type]
     shape = item.get("shape")

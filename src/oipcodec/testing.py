@@ -56,10 +56,12 @@ def background(
     keyword arguments naming :class:`~oipcodec.server.config.ServerConfig` fields applied
     (``background(models, http_port=None)``). ``process=True`` (the default) runs it in
     ``workers`` subprocesses (spawned: ``models`` must pickle), which keeps the caller's
-    process free of grpc's and the server's state; ``process=False`` runs it in a thread of
-    this process. Either way it is stopped, and its models unloaded, when the block exits; a
-    subprocess also stops if this process dies. ``malloc_top_pad`` and ``log_level`` apply to
-    the subprocesses (as :func:`~oipcodec.server.serve`), never to the caller's process.
+    process free of grpc's and the server's state; they do not re-run the caller's script,
+    unless the models are defined in it (then it needs an ``if __name__ == "__main__":``
+    guard); ``process=False`` runs it in a thread of this process. Either way it is stopped,
+    and its models unloaded, when the block exits; a subprocess also stops if this process
+    dies. ``malloc_top_pad`` and ``log_level`` apply to the subprocesses (as
+    :func:`~oipcodec.server.serve`), never to the caller's process.
     ``timeout``: seconds to wait for the server to start (and, in a thread, to stop).
     """
     config = BACKGROUND_DEFAULTS if config is None else config

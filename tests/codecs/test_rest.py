@@ -368,6 +368,16 @@ GOOD = {"name": "a", "datatype": "INT32", "shape": [2], "data": [1, 2]}
             r"input 'a': shape .* more than the limit",
         ),
         (_body([{**GOOD, "shape": "2"}]), None, r"input 'a': 'shape' must be a list"),
+        (
+            _body([{k: v for k, v in GOOD.items() if k != "shape"}]),
+            None,
+            r"^input 'a': has no 'shape' \(every tensor gives its name, shape and datatype\)$",
+        ),
+        (
+            _body([{k: v for k, v in GOOD.items() if k != "datatype"}]),
+            None,
+            r"^input 'a': has no 'datatype'",
+        ),
         (_body([{**GOOD, "data": [1, 2, 3]}]), None, r"input 'a'"),
         (_body([{**GOOD, "data": [1, 2.5]}]), None, r"input 'a': element 1 at byte offset \d+"),
         (

@@ -226,9 +226,11 @@ def test_embedded_server_demo_model(tmp_path: Path) -> None:
     assert [i["shape"] for i in results["payloads"]["simple"]["inputs"]] == [[1, 16], [1, 16]]
     assert [r["implementation"] for r in results["results"]] == ["native", "pure"]
     assert all(r["error"] is None and r["load"][0]["rps"] > 0 for r in results["results"])
-    assert "oipcodec bench: model simple (its declared inputs, else 2 payloads) x 1 path x " in (
-        errors.getvalue()
-    )
+    said = errors.getvalue()
+    # The header names the model, and the line after the first worker what it is sent.
+    assert "oipcodec bench: model simple x 1 path x " in said
+    assert "model simple declares its inputs: each request is generated from its metadata" in said
+    assert "else" not in said.split("oipcodec bench: ")[1].splitlines()[0]
 
 
 def test_model_module_in_the_embedded_server(
@@ -294,6 +296,35 @@ def test_parse_shape() -> None:
     for bad, message in (("3,4", "NAME:d1"), ("X:3,a", "integers"), ("X:-1", "non-negative")):
         with pytest.raises(ValueError, match=message):
             parse_shape(bad)
+
+
+def test_names_are_taken_as_a_list_or_repeated(tmp_path: Path) -> None:
+    """--implementation a,b as --concurrency 1,8 takes a list (and --path, --payload too)."""
+    args = ["--quick", "--payload", "small", "--concurrency", "1", "--duration", "0.05",
+            "--no-chart", "--no-peers"]  # fmt: skip
+    parser = cli.build_parser()
+    listed = parser.parse_args(["bench", *args, "--implementation", "native,pure",
+                                "--path", "rest-json,grpc-raw", "--payload", "strings"])  # fmt: skip
+    repeated = parser.parse_args(["bench", *args, "--implementation", "native",
+                                  "--implementation", "pure", "--path", "rest-json",
+                                  "--path", "grpc-raw", "--payload", "strings"])  # fmt: skip
+    for parsed in (listed, repeated):
+        assert parsed.implementation == ["native", "pure"]
+        assert parsed.path == ["rest-json", "grpc-raw"]
+        assert parsed.payload == ["small", "strings"]
+    status = cli.main(["bench", *args, "--implementation", "native,pure", "--path",
+                       "rest-binary", "--output-dir", str(tmp_path)])  # fmt: skip
+    assert status == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [r["implementation"] for r in results["results"]] == ["native", "pure"]
+
+
+def test_an_unknown_name_in_a_list_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--implementation", "native,bogus"])
+    assert "--implementation: unknown ['bogus']; choose from native, pure" in (
+        capsys.readouterr().err
+    )
 
 
 def test_cli_refuses_a_second_plain_shape(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,9 @@
 README's commands are run, and no file cites a document the repository does not hold.
 
 Examples: every fenced ``python`` block of README.md and docs/**/*.md runs in a fresh
-interpreter (``python -c``), from the repository root. A block preceded by the line
+interpreter, from the repository root, twice: saved as a file and run with ``python FILE`` (as a
+reader runs a script: multiprocessing's spawn re-runs such a file in its children) and with
+``python -c``. A block preceded by the line
 ``<!-- continue -->`` continues the block before it in the same file: the two (or more) run as
 one program. A block preceded by ``<!-- requires: NAME[, NAME] -->`` needs those packages and is
 skipped without them (``OIPCODEC_REQUIRE_PEERS`` makes a missing one an error, as in
@@ -20,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,27 +97,38 @@ def _id(example: Example) -> str:
     return example.where + "".join(f"-needs-{name}" for name in example.requires)
 
 
-def _failure(example: Example) -> str | None:
-    """Run ``example``; None when it exits 0 and prints what its ``# prints:`` comments say,
-    else what went wrong."""
-    result = subprocess.run(
-        [sys.executable, "-c", example.code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=EXAMPLE_TIMEOUT,
-    )
+#: How an example runs: saved as a file (``python FILE``), or with ``python -c``.
+MODES = ("file", "-c")
+
+
+def _failure(example: Example, mode: str = "file") -> str | None:
+    """Run ``example`` (``mode``: see :data:`MODES`); None when it exits 0 and prints what its
+    ``# prints:`` comments say, else what went wrong."""
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder, "example.py")
+        script.write_text(example.code)
+        argv = [str(script)] if mode == "file" else ["-c", example.code]
+        result = subprocess.run(
+            [sys.executable, *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=EXAMPLE_TIMEOUT,
+        )
     if result.returncode != 0:
-        return f"{example.where} failed:\n{result.stderr[-3000:]}"
+        return f"{example.where} ({mode}) failed:\n{result.stderr[-3000:]}"
     expected = [line.rstrip() for line in _PRINTS.findall(example.code)]
     printed = [line.rstrip() for line in result.stdout.splitlines()]
     if expected and printed != expected:
-        return f"{example.where} printed:\n{result.stdout}\nexpected:\n" + "\n".join(expected)
+        return f"{example.where} ({mode}) printed:\n{result.stdout}\nexpected:\n" + "\n".join(
+            expected
+        )
     return None
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("example", EXAMPLES, ids=[_id(e) for e in EXAMPLES])
-def test_example_runs(example: Example) -> None:
+def test_example_runs(example: Example, mode: str) -> None:
     # Looked up, not imported: the example runs in a process of its own, and some peers cannot
     # be imported into this one (KServe's protobuf modules register the same `inference.*`
     # names as tritonclient's, which other tests have loaded).
@@ -124,7 +138,7 @@ def test_example_runs(example: Example) -> None:
             if name in required:
                 pytest.fail(f"{example.where} needs {name}, which this run requires")
             pytest.skip(f"{example.where} needs {name}, which is not installed")
-    failure = _failure(example)
+    failure = _failure(example, mode)
     assert failure is None, failure
 
 
@@ -133,6 +147,11 @@ def test_the_runner_sees_wrong_output_and_errors() -> None:
     assert "printed" in (_failure(Example("wrong", "print('a')  # prints: b", ())) or "")
     assert "printed" in (_failure(Example("more", "print(1)\nprint(2)  # prints: 2", ())) or "")
     assert "failed" in (_failure(Example("raises", "1 / 0", ())) or "")
+    # A file, not -c: what a spawned process re-runs is the script itself.
+    spawn = "import multiprocessing as m\np = m.get_context('spawn').Process(target=print)\n"
+    spawn += "p.start()\np.join()\nraise SystemExit(p.exitcode)"
+    assert "failed" in (_failure(Example("unguarded", spawn, ())) or "")
+    assert _failure(Example("unguarded", spawn, ()), "-c") is None
 
 
 def test_continue_joins_blocks(tmp_path: Path) -> None:
@@ -298,6 +317,13 @@ def test_info_command() -> None:
     assert "kernels: " in result.stdout
 
 
+def test_getting_started_shows_the_kernel_families_info_prints() -> None:
+    printed = _oipcodec("info").stdout
+    families = [line for line in printed.splitlines() if line.startswith("kernel families:")]
+    assert families, printed
+    assert families[0] + "\n" in (DOCS / "getting-started.md").read_text()
+
+
 def test_serve_command_answers_and_stops() -> None:
     """`oipcodec serve` (the README names it): its demo models answer, and SIGTERM stops it."""
     from oipcodec.client import HttpClient
@@ -328,3 +354,96 @@ def _ints() -> object:
     import numpy as np
 
     return np.arange(16, dtype=np.int32).reshape(1, 16)
+
+
+# ---------------------------------------------------------------------- install lines
+
+#: ``pip install [options] "TARGET[EXTRAS]"`` (or unquoted), anywhere in a page's text.
+_INSTALL = re.compile(r"pip install (?:-\S+ )*\"?([^\s\"\[]*)\[([^\]]+)\]\"?")
+
+
+def _extras() -> set[str]:
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return set(project["optional-dependencies"])
+
+
+def _install_lines(text: str) -> list[tuple[str, str, list[str]]]:
+    """(the line, the target, the extras) of each install line with extras."""
+    found = []
+    for line in text.splitlines():
+        for match in _INSTALL.finditer(line):
+            extras = [e.strip() for e in match.group(2).split(",")]
+            found.append((line.strip(), match.group(1), extras))
+    return found
+
+
+def _install_line_problems(page: str, text: str, extras: set[str]) -> list[str]:
+    """What is wrong with the install lines of ``text``: an extra pyproject.toml does not define,
+    or a target that is not a checkout (``.``, ``path/to/oipcodec``) where the line does not say
+    it means the published package (``package index``)."""
+    problems = []
+    for line, target, named in _install_lines(text):
+        unknown = [e for e in named if e not in extras]
+        if unknown:
+            problems.append(f"{page}: {line}: no extra {unknown}")
+        checkout = target == "." or target.endswith("/oipcodec")
+        if not checkout and "package index" not in line:
+            problems.append(f"{page}: {line}: {target!r} only installs from a package index")
+    return problems
+
+
+def test_every_install_line_names_extras_that_exist_and_works_from_a_checkout() -> None:
+    extras = _extras()
+    lines = [line for page in _pages() for line in _install_lines(page.read_text())]
+    assert len(lines) >= 15, lines  # not vacuous
+    problems = [
+        problem
+        for page in _pages()
+        for problem in _install_line_problems(str(page.relative_to(ROOT)), page.read_text(), extras)
+    ]
+    assert problems == []
+
+
+def test_the_install_line_check_sees_a_missing_extra_and_an_index_only_line() -> None:
+    extras = {"server", "bench"}
+    text = 'pip install ".[server]"\n`pip install -e ".[nope]"`\npip install "oipcodec[bench]"\n'
+    text += 'the published one (a package index): pip install "oipcodec[server]"\n'
+    text += 'pip install "path/to/oipcodec[bench]"  # your checkout'
+    problems = _install_line_problems("page.md", text, extras)
+    assert len(problems) == 2, problems
+    assert "no extra ['nope']" in problems[0]
+    assert "'oipcodec' only installs from a package index" in problems[1]
+
+
+# ---------------------------------------------------------------------- the site
+
+
+def test_docs_requirements_are_the_docs_extra_and_the_dependencies() -> None:
+    """docs/requirements.txt builds the site without installing (building) oipcodec: the docs
+    extra, and the package's own dependencies for the kernels the API reference imports."""
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lines = (DOCS / "requirements.txt").read_text().splitlines()
+    listed = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    assert listed == project["optional-dependencies"]["docs"] + project["dependencies"]
+
+
+def test_the_site_opens_from_disk() -> None:
+    assert re.search(r"^use_directory_urls: false$", (ROOT / "mkdocs.yml").read_text(), re.M)
+
+
+def test_docstring_examples_become_highlighted_blocks() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "griffe_docstrings", ROOT / "tools" / "griffe_docstrings.py"
+    )
+    if importlib.util.find_spec("griffe") is None:
+        pytest.skip("griffe (the docs extra) is not installed")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = "Run it::\n\n    with background() as s:\n        go(s)\n\nThen::\n\n    $ oipcodec serve\nend"
+    assert module.fence_literal_blocks(text).split("\n") == [
+        "Run it:", "", "```python", "with background() as s:", "    go(s)", "```", "",
+        "Then:", "", "```bash", "$ oipcodec serve", "```", "", "end",
+    ]  # fmt: skip

@@ -99,6 +99,19 @@ def test_a_module_in_the_working_directory_is_served(tmp_path: Path) -> None:
     assert "Traceback" not in output
 
 
+def test_two_workers_say_once_each_that_they_started(tmp_path: Path) -> None:
+    """--workers 2 with a metrics port (two uvicorns per process): one ready line per process,
+    not uvicorn's "Started server process" per port."""
+    (metrics_port,) = free_ports(1)
+    with serving(tmp_path, "--workers", "2", "--metrics-port", str(metrics_port)) as running:
+        output = stop(running[0])
+    ready = [line for line in output.splitlines() if "oipcodec server ready" in line]
+    assert len(ready) == 2 and len({line.split("[")[1] for line in ready}) == 2, output
+    assert "Started server process" not in output
+    assert "Finished server process" not in output
+    assert output.count("oipcodec server stopped") == 2, output
+
+
 def test_a_module_is_also_taken_by_its_file_path(tmp_path: Path) -> None:
     make_package(tmp_path)
     elsewhere = tmp_path / "elsewhere"

@@ -258,7 +258,31 @@ def test_serve_command_metrics_port() -> None:
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=60)
     assert process.returncode == 0, output
-    assert f"metrics 127.0.0.1:{metrics_port}" in output
+    assert f"metrics 127.0.0.1:{metrics_port} and HTTP's /metrics," in output
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ([], "metrics at HTTP's /metrics,"),
+        (["--no-metrics"], "metrics off,"),
+    ],
+)
+def test_the_start_up_line_says_where_metrics_answer(args: list[str], said: str) -> None:
+    """Without --metrics-port, /metrics answers on the REST port: the line says so, not "off"."""
+    (http_port,) = free_ports(1)
+    every = ["--grpc-port", "-1", "--http-port", str(http_port), *args]
+
+    def ready() -> bool:
+        return http_status(f"http://127.0.0.1:{http_port}/v2/health/ready") == 200
+
+    with serve_process(*every, ready=ready) as process:
+        metrics = http_status(f"http://127.0.0.1:{http_port}/metrics")
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    assert (metrics == 200) == (said != "metrics off,"), metrics
+    assert said in output, output
 
 
 @pytest.mark.parametrize(

@@ -455,7 +455,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
     payloads = _count(len(options.payloads), "payload")
     if options.model != "identity":
-        payloads = f"model {options.model} (its declared inputs, else {payloads})"
+        # What it is sent is known once the first worker has read its metadata (noted then).
+        payloads = f"model {options.model}"
     progress.note(
         f"oipcodec bench: {payloads} x {_count(len(options.paths), 'path')} x "
         f"{', '.join(implementations)}, concurrency {options.concurrency}, against {where}"
@@ -479,6 +480,11 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
                 progress.note(
                     f"model {options.model} declares its inputs: each request is generated "
                     f"from its metadata ({model['payload']['description'].split(': ', 1)[1]})"
+                )
+            elif len(workers) == 1 and options.model != "identity":
+                progress.note(
+                    f"model {options.model} declares no inputs: it is sent "
+                    f"{_count(len(options.payloads), 'payload')} and must echo them"
                 )
     except KeyboardInterrupt:
         interrupted = True

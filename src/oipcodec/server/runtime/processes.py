@@ -5,10 +5,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import pickle
 import socket
+import sys
 import threading
+import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from oipcodec.server.config import ServerConfig, available_cpus
@@ -84,6 +89,7 @@ class ServerProcesses:
 
     def start(self) -> None:
         spec = self.spec
+        launch = _launch_context(spec)
         if self.count > 1:
             config = spec.config
             http_port, h1 = _reserve(config.host, config.http_port, True)
@@ -109,7 +115,8 @@ class ServerProcesses:
                     name=f"oipcodec-server-{index}",
                     daemon=True,
                 )
-                process.start()
+                with launch():
+                    process.start()
                 child.close()
                 self.processes.append(process)
                 self.conns.append(parent)
@@ -119,8 +126,12 @@ class ServerProcesses:
                 try:
                     message = conn.recv()
                 except EOFError:
+                    process.join(5)
+                    rerun = launch is not _bare_main  # the script re-ran: its message is above
                     raise RuntimeError(
                         f"server process {process.pid} exited while starting"
+                        f" (exit code {process.exitcode})"
+                        + (" after re-running __main__ for its models" if rerun else "")
                     ) from None
                 if message[0] != "started":
                     raise RuntimeError(f"server process failed to start: {message[1]}")
@@ -132,6 +143,7 @@ class ServerProcesses:
             raise
 
     def stop(self, timeout: float = 10.0) -> None:
+        """Stop the processes (each unloads its models), at most ``timeout`` seconds each."""
         for conn in self.conns:
             with contextlib.suppress(OSError):
                 conn.send(("stop",))
@@ -160,3 +172,73 @@ class ServerProcesses:
                 return 1
             stopping.wait(0.5)
         return 0
+
+
+# A spawned process re-runs the caller's main module (its ``__file__`` or ``__spec__`` travels
+# in the preparation data) so that classes defined there unpickle; in a script without an
+# ``if __name__ == "__main__":`` guard that re-runs the script, whose ``background()`` then fails
+# in 72 lines. Decision: when the models pickle without ``__main__`` (the demo models, models of
+# a module: every case but a class defined in the script) the process starts with a bare
+# ``__main__``, so no guard is needed and start-up skips the script; models defined in
+# ``__main__`` keep the re-run (it works under a guard), and without a file to re-run (``python
+# -c``, a notebook) are refused in one line, since no process could import them.
+_NOT_IMPORTABLE = (
+    "{what} is defined in __main__ and has no file a server process could import it from:"
+    " move it to a module, or run the server in a thread (background(..., process=False))"
+)
+_UNGUARDED = (
+    "the server process re-ran {path} to import the models defined there, and it started a"
+    ' server again: put the code that starts it under `if __name__ == "__main__":`, move the'
+    " models to a module, or run the server in a thread (background(..., process=False))"
+)
+
+
+def _launch_context(spec: _Spec) -> Any:
+    """How to start a worker for ``spec``: with ``__main__`` hidden from spawn when ``spec``
+    pickles without it (see above), else as spawn does; raises ``RuntimeError`` in one line
+    when ``spec`` needs a ``__main__`` that no process can import."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # This is a worker re-running the caller's script, which started a server again.
+        main = sys.modules.get("__mp_main__")  # where spawn runs the script
+        path = getattr(main, "__file__", None) or "the script"
+        raise SystemExit("oipcodec: " + _UNGUARDED.format(path=path))
+    with _bare_main():
+        try:
+            ForkingPickler.dumps(spec)
+            return _bare_main
+        except (pickle.PicklingError, AttributeError, TypeError):
+            pass
+    ForkingPickler.dumps(spec)  # a model that cannot pickle at all raises here, as in start()
+    if not _main_reruns(sys.modules.get("__main__")):
+        raise RuntimeError(_NOT_IMPORTABLE.format(what=_main_name(spec)))
+    return contextlib.nullcontext
+
+
+def _main_reruns(main: object) -> bool:
+    """Whether spawn re-runs ``main`` in a child: by its module name (``python -m``; spawn
+    skips a ``pkg.__main__``), else by its file (``python file.py``)."""
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None:
+        return not (name == "__main__" or name.endswith(".__main__"))
+    return getattr(main, "__file__", None) is not None
+
+
+def _main_name(spec: _Spec) -> str:
+    """What in ``spec.models`` comes from ``__main__`` (for the error message)."""
+    models = spec.models if isinstance(spec.models, (list, tuple)) else []
+    for model in models:
+        if type(model).__module__ == "__main__":
+            return f"model class {type(model).__qualname__!r}"
+    return "something the models refer to"
+
+
+@contextlib.contextmanager
+def _bare_main() -> Iterator[None]:
+    """``sys.modules["__main__"]`` is an empty module for the block: spawn then sends no main
+    module to re-run, and pickling anything defined in the real one fails."""
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main

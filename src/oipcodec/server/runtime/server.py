@@ -41,8 +41,21 @@ def _config(config: ServerConfig | None, settings: ServerSettings) -> ServerConf
     return config.replace(**settings) if settings else config
 
 
+class _ProcessLines(logging.Filter):
+    """Drops uvicorn's "Started/Finished server process [pid]": a process runs one uvicorn per
+    port (REST, metrics, GraphPipe), and its own ready and stopped lines say it once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).endswith("server process [%d]")
+
+
+_PROCESS_LINES = _ProcessLines()
+
+
 def _uvicorn_server(app: Any, config: ServerConfig) -> Any:
     import uvicorn
+
+    logging.getLogger("uvicorn.error").addFilter(_PROCESS_LINES)  # addFilter adds it once
 
     limits = config.limits
     http: Any = config.http_protocol
@@ -199,10 +212,19 @@ class Server:
             "oipcodec server ready: HTTP %s, gRPC %s, metrics %s, models %s (pid %d)",
             f"{self.host}:{self.http_port}" if self.http_port is not None else "off",
             f"{self.host}:{self.grpc_port}" if self.grpc_port is not None else "off",
-            f"{self.host}:{self.metrics_port}" if self.metrics_port is not None else "off",
+            self._metrics_where(),
             ", ".join(m.name for m in self.registry.models()) or "none",
             os.getpid(),
         )
+
+    def _metrics_where(self) -> str:
+        """Where /metrics answers, for the start-up line: its own port, the REST port, or off."""
+        if self.registry.statistics is None:
+            return "off"
+        rest = "HTTP's /metrics" if self.http_port is not None else None
+        if self.metrics_port is not None:
+            return f"{self.host}:{self.metrics_port}" + (f" and {rest}" if rest else "")
+        return f"at {rest}" if rest else "off"
 
     async def _uvicorn(self, app: Any, sock: socket.socket) -> tuple[Any, asyncio.Task[None]]:
         """A uvicorn server running ``app`` on ``sock``, once it has started."""
