@@ -123,6 +123,7 @@ def test_sources_were_found() -> None:
 
 SERVER = SRC / "server"
 ROOMS = ("frontends", "http11", "runtime")
+SHARED_FRONTEND_HELPERS = ("oipcodec.server.frontends._asgi", "oipcodec.server.frontends._grpc")
 
 
 def _room(module: str) -> str:
@@ -164,8 +165,8 @@ def _may_import(module: str, target: str) -> bool:
         return goes_to == "http11"
     if room == "core":
         return goes_to == "core"
-    if room == "frontends":  # the core, its own module and the shared ASGI helpers
-        return goes_to == "core" or target in (module, "oipcodec.server.frontends._asgi")
+    if room == "frontends":  # the core, its own module and the shared ASGI and gRPC helpers
+        return goes_to == "core" or target in (module, *SHARED_FRONTEND_HELPERS)
     return True  # runtime and the facade compose the rest
 
 

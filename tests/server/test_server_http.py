@@ -204,7 +204,7 @@ def test_wrong_method(server: RunningServer, method: str, path: str, allowed: st
         (b"[]", "expected a JSON object"),
         (b"{}", "no 'inputs'"),
         (b'{"inputs": 3}', "'inputs' must be a list"),
-        (b'{"inputs": [{"name": "INPUT0"}]}', "unknown datatype"),
+        (b'{"inputs": [{"name": "INPUT0"}]}', "has no 'datatype'"),
         (
             b'{"inputs": [{"name": "INPUT0", "shape": [1, 16], "datatype": "INT32", "data": [1]}]}',
             "INPUT0",

@@ -191,10 +191,13 @@ def test_unload_drains_the_requests_in_flight(tmp_path: Path, change: str) -> No
             changing = asyncio.create_task(registry.unload("slow"))
         else:
             changing = asyncio.create_task(registry.load("slow"))
-        for _ in range(200):  # the change goes as far as it can without the 4 requests
-            await asyncio.sleep(0.005)
-            if change == "unload" or registry.is_ready("slow"):
+        # The change goes as far as it can without the 4 requests: an unload at once, a
+        # reload until the new version serves (bounded: a loaded machine imports slowly).
+        await asyncio.sleep(0.005)
+        for _ in range(2000):
+            if change == "unload" or registry.get("slow") is not first:
                 break
+            await asyncio.sleep(0.005)
         # New requests see the new state at once; the old model is not unloaded yet.
         if change == "unload":
             with pytest.raises(Exception, match="unloaded"):

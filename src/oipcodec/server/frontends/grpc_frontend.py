@@ -15,20 +15,19 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
 from google.protobuf import json_format
-from grpc._cython import cygrpc
 
 from oipcodec import __version__, pb
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, request_error_for
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
+from oipcodec.server.frontends._grpc import client_gone
 from oipcodec.server.metadata import SERVER_NAME, extensions
 from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
@@ -223,7 +222,7 @@ class InferenceServicer:
         away is not an error of the server (written with ``context.write``, not yielded, so
         that a write into a closed stream fails here, where it is caught, rather than in
         grpcio, which logs it with a traceback)."""
-        with _client_gone("ModelStreamInfer"):
+        with client_gone("ModelStreamInfer"):
             async for data in requests:
                 try:
                     answer = pb.encode_stream_response(await self._infer(data))
@@ -303,23 +302,6 @@ class InferenceServicer:
                     method, getattr(pb2, f"{rpc}Request"), getattr(pb2, f"{rpc}Response")
                 )
         return grpc.method_handlers_generic_handler(SERVICE, methods)
-
-
-#: What grpcio raises on a write into a stream whose client has gone: its core's failed
-#: batch (grpcio names it only in its private cygrpc module), or its usage error once the
-#: call is finished.
-_GONE = (cygrpc.ExecuteBatchError, grpc.aio.UsageError)
-
-
-@contextlib.contextmanager
-def _client_gone(where: str) -> Iterator[None]:
-    """Around a streaming handler: a client that goes away mid-stream ends it with one debug
-    line, as that is no fault of the server (under load, one disconnect in eight or so
-    otherwise logged grpcio's traceback at ERROR)."""
-    try:
-        yield
-    except _GONE as exc:
-        log.debug("%s: the client went away (%s)", where, type(exc).__name__)
 
 
 def _logged(exc: BaseException, where: str) -> RequestError:

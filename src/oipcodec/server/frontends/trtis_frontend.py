@@ -47,6 +47,7 @@ from oipcodec.server.frontends._asgi import (
     joined,
     read_body,
 )
+from oipcodec.server.frontends._grpc import client_gone
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.registry import READY, ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput
@@ -430,11 +431,9 @@ class V1Servicer:
     async def StreamInfer(self, requests: AsyncIterator[Any], context: Any) -> None:
         # Written with context.write, not yielded: a client gone mid-stream fails the write
         # here, where it is no error, instead of in grpcio, which logs a traceback.
-        try:
+        with client_gone("v1 StreamInfer"):
             async for request in requests:
                 await context.write(await self._infer(request))
-        except _GONE as exc:
-            log.debug("v1 StreamInfer: the client went away (%s)", type(exc).__name__)
 
     async def _infer(self, request: Any) -> Any:
         header = request.meta_data
@@ -478,20 +477,6 @@ class V1Servicer:
             ]
         )
         return pb.RepositoryResponse(request_status=self.frontend.status(), index=index)
-
-
-def _client_gone_errors() -> tuple[type[BaseException], ...]:
-    """What grpcio raises on a write into a stream whose client has gone (its core's failed
-    batch; its usage error once the call is finished), or nothing without grpcio."""
-    try:
-        import grpc
-        from grpc._cython import cygrpc
-    except ImportError:
-        return ()
-    return (cygrpc.ExecuteBatchError, grpc.aio.UsageError)
-
-
-_GONE = _client_gone_errors()
 
 
 def add_to_server(frontend: V1Frontend, server: Any) -> None:
