@@ -25,6 +25,7 @@
 
 #include "oipcodec/common.h"
 #include "oipcodec/endian.h"
+#include "oipcodec/json_int_neon.h"
 #include "oipcodec/json_int_simd.h"
 #include "oipcodec/swar.h"
 #include "oipcodec/target.h"
@@ -251,6 +252,13 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST
 #define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_avx2
 #define OIPCODEC_INT_SIMD_KERNEL(...) OIPCODEC_INT_SIMD_ROW(__VA_ARGS__)
+#elif OIPCODEC_SIMD_ARM
+/* AArch64: the NEON kernels of json_int_neon.h at either level */
+#define OIPCODEC_INT_SIMD_LEVEL() (oipcodec_simd_features() & OIPCODEC_SIMD_NEON ? 1 : 0)
+#define OIPCODEC_INT_FAST_KERNEL(FAST) FAST##_neon
+#define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_neon
+#define OIPCODEC_INT_SIMD_KERNEL(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES, LOAD4)                \
+    OIPCODEC_INT_NEON_ROW(NAME, CTYPE, WIDE_VALUES)
 #else
 #define OIPCODEC_INT_SIMD_LEVEL() 0
 #define OIPCODEC_INT_FAST_KERNEL(FAST) oipcodec_int_no_kernel
