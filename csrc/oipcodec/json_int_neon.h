@@ -10,8 +10,9 @@
  *   parallel-lane method (see the top of jsonwrite_int.h): halves by 10**4 with a widening
  *   multiply, quarters by 100 and digits by 10 with 16-bit doubling multiply-high reciprocals,
  *   two elements' digits per register;
- * - each element then one tbl from its digits and a register holding '-' and ',', with an
- *   index row chosen by its sign and its count of leading zero digits (one bit mask per pair
+ * - each element then one tbl from a register of its 8 ASCII digits, '-' and ',' (one ext of
+ *   the pair's digits and a template), with an index row chosen by its sign and its count of
+ *   leading zero digits (one bit mask per pair
  *   of elements, moved to a general register by a narrowing shift), stored 16 bytes wide; the
  *   pointer advances by the element's length, and later stores overwrite the spare bytes.
  * NEON is part of AArch64, so the kernels need no run-time check; oipcodec_simd_features
@@ -29,12 +30,16 @@
 #if OIPCODEC_SIMD_ARM
 
 /* The tbl index row of an element: k its place in the digit register (0 or 1), s its sign,
- * z its leading zero digits; byte j of its text. Table bytes 0..15 are the two elements'
- * ASCII digits, 16 is '-' and 17 is ','; 0xFF (past the table) gives a spare zero byte. */
+ * z its leading zero digits; byte j of its text. The element's table is 16 bytes: for k = 0,
+ * '-' and ',' in bytes 0 and 1 and its ASCII digits in 8..15; for k = 1, its digits in 0..7
+ * and '-' and ',' in 8 and 9 (each one ext of the pair's digits and a template). 0xFF (past
+ * the table) gives a spare zero byte. */
+#define OIPCODEC_NEON_DIGIT(k) (8 - 8 * (k))
+#define OIPCODEC_NEON_MINUS(k) (8 * (k))
 #define OIPCODEC_NEON_IDX(k, s, z, j)                                                          \
-    ((j) < (s)                  ? 16                                                           \
-     : (j) - (s) < 8 - (z)      ? 8 * (k) + (z) + (j) - (s)                                    \
-     : (j) - (s) == 8 - (z)     ? 17                                                           \
+    ((j) < (s)                  ? OIPCODEC_NEON_MINUS(k)                                       \
+     : (j) - (s) < 8 - (z)      ? OIPCODEC_NEON_DIGIT(k) + (z) + (j) - (s)                     \
+     : (j) - (s) == 8 - (z)     ? OIPCODEC_NEON_MINUS(k) + 1                                   \
                                 : 0xFF)
 #define OIPCODEC_NEON_ROW(k, s, z)                                                             \
     {OIPCODEC_NEON_IDX(k, s, z, 0),  OIPCODEC_NEON_IDX(k, s, z, 1),                            \
@@ -91,37 +96,39 @@ static inline uint64_t oipcodec_nonzero_nibbles_neon(uint8x16_t d) {
     return vget_lane_u64(vreinterpret_u64_u8(nibbles), 0) | 0x1000000010000000ull;
 }
 
-/* One element: its text (sign, digits from the first non-zero one, comma) by one tbl, stored
- * 16 bytes wide; zeros4 is 4 times its leading zero digits. Returns the end of its text. */
-static inline char *oipcodec_int_neon_put(char *out, uint8x16x2_t table, const uint8_t *rows,
+/* One element: its text (sign, digits from the first non-zero one, comma) by one tbl from its
+ * table (see OIPCODEC_NEON_IDX), stored 16 bytes wide; zeros4 is 4 times its leading zero
+ * digits. Returns the end of its text. */
+static inline char *oipcodec_int_neon_put(char *out, uint8x16_t table, const uint8_t *rows,
                                           unsigned zeros4, unsigned sign) {
     const uint8x16_t index = vld1q_u8(rows + 128 * sign + 4 * zeros4);
-    vst1q_u8((uint8_t *)out, vqtbl2q_u8(table, index));
+    vst1q_u8((uint8_t *)out, vqtbl1q_u8(table, index));
     return out + 9 + sign - (zeros4 >> 2);
 }
 
 /* Writes 4 elements with their commas: magnitudes in mag (each < 10**8), the negative ones'
- * bits at 0, 16, 32 and 48 of negative. Stores 16 bytes at each element's start. */
+ * bits at 0, 16, 32 and 48 of negative. Stores 16 bytes at each element's start. One-register
+ * tables: a two-register tbl needs its registers adjacent, which compilers meet with copies. */
 static inline char *oipcodec_int4_block_neon(uint32x4_t mag, uint64_t negative, char *out) {
     const uint8x16_t ascii = vdupq_n_u8('0');
-    const uint8x16_t signs = vcombine_u8(vcreate_u8(0x2C2Du), vdup_n_u8(0)); /* '-', ',' */
+    const uint8x16_t signs = vreinterpretq_u8_u64(vdupq_n_u64(0x2C2Du)); /* '-', ',' twice */
+    const uint8_t *rows0 = oipcodec_int_neon_index[0][0][0];
+    const uint8_t *rows1 = oipcodec_int_neon_index[1][0][0];
     uint8x16_t d01, d23;
-    uint8x16x2_t table;
     uint64_t m01, m23;
     oipcodec_digits8x4_neon(mag, &d01, &d23);
     m01 = oipcodec_nonzero_nibbles_neon(d01);
     m23 = oipcodec_nonzero_nibbles_neon(d23);
-    table.val[1] = signs;
-    table.val[0] = vorrq_u8(d01, ascii);
-    out = oipcodec_int_neon_put(out, table, oipcodec_int_neon_index[0][0][0],
+    d01 = vorrq_u8(d01, ascii);
+    d23 = vorrq_u8(d23, ascii);
+    out = oipcodec_int_neon_put(out, vextq_u8(signs, d01, 8), rows0,
                                 (unsigned)oipcodec_ctz64(m01), (unsigned)negative & 1);
-    out = oipcodec_int_neon_put(out, table, oipcodec_int_neon_index[1][0][0],
+    out = oipcodec_int_neon_put(out, vextq_u8(d01, signs, 8), rows1,
                                 (unsigned)oipcodec_ctz64(m01 >> 32),
                                 (unsigned)(negative >> 16) & 1);
-    table.val[0] = vorrq_u8(d23, ascii);
-    out = oipcodec_int_neon_put(out, table, oipcodec_int_neon_index[0][0][0],
+    out = oipcodec_int_neon_put(out, vextq_u8(signs, d23, 8), rows0,
                                 (unsigned)oipcodec_ctz64(m23), (unsigned)(negative >> 32) & 1);
-    return oipcodec_int_neon_put(out, table, oipcodec_int_neon_index[1][0][0],
+    return oipcodec_int_neon_put(out, vextq_u8(d23, signs, 8), rows1,
                                  (unsigned)oipcodec_ctz64(m23 >> 32),
                                  (unsigned)(negative >> 48) & 1);
 }
