@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "oipcodec/common.h"
+#include "oipcodec/json_lanes_neon.h"
 
 #define OIPCODEC_IS_DIGIT(c) ((unsigned char)((c) - '0') < 10)
 
@@ -248,6 +249,8 @@ static inline uint64_t oipcodec_commas64(const unsigned char *p) {
     uint64_t m3 = (uint32_t)_mm_movemask_epi8(
         _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), comma));
     return m0 | (m1 << 16) | (m2 << 32) | (m3 << 48);
+#elif OIPCODEC_NEON_LANES
+    return oipcodec_commas64_neon(p);
 #else
     /* Per word: a byte is a comma when its xor with ',' is zero (tested without carries
      * between bytes, as in oipcodec_scan16), the top bits gathered by a multiply. */
