@@ -2,7 +2,7 @@
  * the comma bit mask of 64 bytes of text, which swar.h otherwise builds 8 bytes at a time in
  * general registers. Four 16-byte compares, each byte's match weighted by its bit in a byte
  * (1, 2, .. 128), and three pairwise adds gather the 64 bits in order: 17 instructions
- * against the SWAR loop's 80 (AArch64, gcc -O3; docs/measurements.md).
+ * against the SWAR scan's 80 (docs/measurements.md#aarch64-neon-paths-in-instructions).
  *
  * The lanes call this per 64-byte block, too often for a run-time feature test, so it is
  * chosen when compiling: OIPCODEC_NEON_LANES is 1 on AArch64 with NEON (cpu.h's
