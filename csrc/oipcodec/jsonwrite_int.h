@@ -15,7 +15,8 @@
  *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/);
  *   on x86-64 the same in SSE2's 16-bit lanes (oipcodec_digits8_sse2): Wojciech Mula's
  *   conversion, from Milo Yip's itoa-benchmark (https://github.com/miloyip/itoa-benchmark).
- * - the integer rows' vector path: json_int_simd.h, chosen at run time (cpu.h). */
+ * - the integer rows' vector paths: json_int_simd.h (x86-64, chosen at run time) and
+ *   json_int_neon.h (AArch64), both subject to cpu.h's caps. */
 #ifndef OIPCODEC_JSONWRITE_INT_H
 #define OIPCODEC_JSONWRITE_INT_H
 

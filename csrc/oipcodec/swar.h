@@ -22,7 +22,8 @@
  *   2019 (https://arxiv.org/abs/1902.08318).
  *
  * OIPCODEC_SWAR is 0 on big-endian hosts, where the readers are compiled out (their callers
- * take byte-wise paths); OIPCODEC_SSE2 is 1 on x86-64 (SSE2 is part of the architecture). */
+ * take byte-wise paths); OIPCODEC_SSE2 is 1 on x86-64 (SSE2 is part of the architecture), and
+ * on AArch64 the comma scan is NEON's (json_lanes_neon.h). */
 #ifndef OIPCODEC_SWAR_H
 #define OIPCODEC_SWAR_H
 
