@@ -14,7 +14,8 @@
  * are called only when __builtin_cpu_supports says the processor and the operating system
  * have them (oipcodec_simd_features in cpu.h, whose caps also apply). Elsewhere (other
  * processors, MSVC, old compilers) OIPCODEC_SIMD_X86 is 0 and the scalar writers do all the
- * work: they are the portable definition, and the text is the same either way. */
+ * work (AArch64 has json_int_neon.h): they are the portable definition, and the text is the
+ * same either way. */
 #ifndef OIPCODEC_JSON_INT_SIMD_H
 #define OIPCODEC_JSON_INT_SIMD_H
 

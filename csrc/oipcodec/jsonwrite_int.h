@@ -15,7 +15,8 @@
  *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/);
  *   on x86-64 the same in SSE2's 16-bit lanes (oipcodec_digits8_sse2): Wojciech Mula's
  *   conversion, from Milo Yip's itoa-benchmark (https://github.com/miloyip/itoa-benchmark).
- * - the integer rows' vector path: json_int_simd.h, chosen at run time (cpu.h). */
+ * - the integer rows' vector paths: json_int_simd.h (x86-64, chosen at run time) and
+ *   json_int_neon.h (AArch64), both subject to cpu.h's caps. */
 #ifndef OIPCODEC_JSONWRITE_INT_H
 #define OIPCODEC_JSONWRITE_INT_H
 
@@ -25,6 +26,7 @@
 
 #include "oipcodec/common.h"
 #include "oipcodec/endian.h"
+#include "oipcodec/json_int_neon.h"
 #include "oipcodec/json_int_simd.h"
 #include "oipcodec/swar.h"
 #include "oipcodec/target.h"
@@ -251,6 +253,13 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST
 #define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_avx2
 #define OIPCODEC_INT_SIMD_KERNEL(...) OIPCODEC_INT_SIMD_ROW(__VA_ARGS__)
+#elif OIPCODEC_SIMD_ARM
+/* AArch64: the NEON kernels of json_int_neon.h at either level */
+#define OIPCODEC_INT_SIMD_LEVEL() (oipcodec_simd_features() & OIPCODEC_SIMD_NEON ? 1 : 0)
+#define OIPCODEC_INT_FAST_KERNEL(FAST) FAST##_neon
+#define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_neon
+#define OIPCODEC_INT_SIMD_KERNEL(NAME, CTYPE, LOAD, SIGNED, WIDE_VALUES, LOAD4)                \
+    OIPCODEC_INT_NEON_ROW(NAME, CTYPE, WIDE_VALUES)
 #else
 #define OIPCODEC_INT_SIMD_LEVEL() 0
 #define OIPCODEC_INT_FAST_KERNEL(FAST) oipcodec_int_no_kernel

@@ -22,7 +22,8 @@
  *   2019 (https://arxiv.org/abs/1902.08318).
  *
  * OIPCODEC_SWAR is 0 on big-endian hosts, where the readers are compiled out (their callers
- * take byte-wise paths); OIPCODEC_SSE2 is 1 on x86-64 (SSE2 is part of the architecture). */
+ * take byte-wise paths); OIPCODEC_SSE2 is 1 on x86-64 (SSE2 is part of the architecture), and
+ * on AArch64 the comma scan is NEON's (json_lanes_neon.h). */
 #ifndef OIPCODEC_SWAR_H
 #define OIPCODEC_SWAR_H
 
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #include "oipcodec/common.h"
+#include "oipcodec/json_lanes_neon.h"
 
 #define OIPCODEC_IS_DIGIT(c) ((unsigned char)((c) - '0') < 10)
 
@@ -248,6 +250,8 @@ static inline uint64_t oipcodec_commas64(const unsigned char *p) {
     uint64_t m3 = (uint32_t)_mm_movemask_epi8(
         _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 48)), comma));
     return m0 | (m1 << 16) | (m2 << 32) | (m3 << 48);
+#elif OIPCODEC_NEON_LANES
+    return oipcodec_commas64_neon(p);
 #else
     /* Per word: a byte is a comma when its xor with ',' is zero (tested without carries
      * between bytes, as in oipcodec_scan16), the top bits gathered by a multiply. */

@@ -1,0 +1,39 @@
+/* NEON for the JSON parser's array lanes (json_int_lane.h, json_float_lane.h) on AArch64:
+ * the comma bit mask of 64 bytes of text, which swar.h otherwise builds 8 bytes at a time in
+ * general registers. Four 16-byte compares, each byte's match weighted by its bit in a byte
+ * (1, 2, .. 128), and three pairwise adds gather the 64 bits in order: 17 instructions
+ * against the SWAR scan's 80 (docs/measurements.md#aarch64-neon-paths-in-instructions).
+ *
+ * The lanes call this per 64-byte block, too often for a run-time feature test, so it is
+ * chosen when compiling: OIPCODEC_NEON_LANES is 1 on AArch64 with NEON (cpu.h's
+ * OIPCODEC_SIMD_ARM) unless the build caps vector code (-DOIPCODEC_SIMD_MAX=0), which is how
+ * tools/check_lanes_neon.sh compares the two. */
+#ifndef OIPCODEC_JSON_LANES_NEON_H
+#define OIPCODEC_JSON_LANES_NEON_H
+
+#include <stdint.h>
+
+#include "oipcodec/cpu.h"
+
+#if OIPCODEC_SIMD_ARM && OIPCODEC_SIMD_MAX >= 1
+#define OIPCODEC_NEON_LANES 1
+
+/* Bit k set when p[k] is a comma, for the 64 bytes at p. */
+static inline uint64_t oipcodec_commas64_neon(const unsigned char *p) {
+    const uint8x16_t comma = vdupq_n_u8(',');
+    const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
+    uint8x16_t m0 = vandq_u8(vceqq_u8(vld1q_u8(p), comma), bits);
+    uint8x16_t m1 = vandq_u8(vceqq_u8(vld1q_u8(p + 16), comma), bits);
+    uint8x16_t m2 = vandq_u8(vceqq_u8(vld1q_u8(p + 32), comma), bits);
+    uint8x16_t m3 = vandq_u8(vceqq_u8(vld1q_u8(p + 48), comma), bits);
+    /* pairs, quadruples, then octets of bytes: byte k of the result holds p[8k..8k+7] */
+    uint8x16_t sum = vpaddq_u8(vpaddq_u8(m0, m1), vpaddq_u8(m2, m3));
+    sum = vpaddq_u8(sum, sum);
+    return vgetq_lane_u64(vreinterpretq_u64_u8(sum), 0);
+}
+
+#else
+#define OIPCODEC_NEON_LANES 0
+#endif
+
+#endif
