@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "oipcodec/cpu.h"
+#include "oipcodec/digits_neon.h"
 #include "oipcodec/jsonwrite_f32.h"
 #include "oipcodec/jsonwrite_layout.h"
 #include "oipcodec/jsonwrite_nonfinite.h"
@@ -42,41 +43,6 @@
 #ifndef OIPCODEC_F32_NEON_MIN_N
 #define OIPCODEC_F32_NEON_MIN_N 4
 #endif
-
-/* The 8 decimal digits of each lane's v < 10**8 as byte values 0..9, the first digit in the
- * lowest byte: lanes 0 and 1 in *lo01 (bytes 0-7 and 8-15), lanes 2 and 3 in *lo23. */
-static inline void oipcodec_digits8_neon(uint32x4_t v, uint8x16_t *d01, uint8x16_t *d23) {
-    /* v / 10**4 as (v * ceil(2**45 / 10**4)) >> 45, exact for v < 10**8: the high halves of
-     * the 64-bit products, then 13 more bits */
-    const uint32x4_t hi = vshrq_n_u32(
-        vuzp2q_u32(vreinterpretq_u32_u64(vmull_n_u32(vget_low_u32(v), 0xD1B71759u)),
-                   vreinterpretq_u32_u64(vmull_high_n_u32(v, 0xD1B71759u))),
-        13);
-    const uint32x4_t lo = vmlsq_n_u32(v, hi, 10000);
-    /* 16-bit lanes: hi, lo of each element; / 100 as (x * 5243) >> 19 for x < 10**4
-     * (sqdmulh doubles: (2 x 5243) >> 16, then 4 more bits) */
-    const uint16x8_t x = vreinterpretq_u16_u32(vsliq_n_u32(hi, lo, 16));
-    const uint16x8_t q = vshrq_n_u16(
-        vreinterpretq_u16_s16(vqdmulhq_n_s16(vreinterpretq_s16_u16(x), 5243)), 4);
-    const uint16x8_t r = vmlsq_n_u16(x, q, 100);
-    /* pairs below 100 in element order, then / 10 as (y * 6554) >> 16 */
-    const uint16x8_t y01 = vzip1q_u16(q, r), y23 = vzip2q_u16(q, r);
-    const uint16x8_t t01 = vreinterpretq_u16_s16(vqdmulhq_n_s16(vreinterpretq_s16_u16(y01), 3277));
-    const uint16x8_t t23 = vreinterpretq_u16_s16(vqdmulhq_n_s16(vreinterpretq_s16_u16(y23), 3277));
-    *d01 = vreinterpretq_u8_u16(vsliq_n_u16(t01, vmlsq_n_u16(y01, t01, 10), 8));
-    *d23 = vreinterpretq_u8_u16(vsliq_n_u16(t23, vmlsq_n_u16(y23, t23, 10), 8));
-}
-
-/* 1 + the index of the highest nonzero byte of each 8-byte half of d01 and d23 (0 when all
- * are zero), as the four lanes' values. */
-static inline uint32x4_t oipcodec_last_nonzero8_neon(uint8x16_t d01, uint8x16_t d23) {
-    static const uint8_t iota[16] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8};
-    const uint8x16_t at = vld1q_u8(iota);
-    uint8x16_t p = vpmaxq_u8(vandq_u8(vtstq_u8(d01, d01), at), vandq_u8(vtstq_u8(d23, d23), at));
-    p = vpmaxq_u8(p, p);
-    p = vpmaxq_u8(p, p);
-    return vmovl_u16(vget_low_u16(vmovl_u8(vget_low_u8(p))));
-}
 
 /* The text sources and pattern indexes of 4 elements (v their bits) whose digits and exponents
  * are known (zero: 0 and 0): src gets 16 bytes per element (bytes 0..8 the digits, 9 '.', 10

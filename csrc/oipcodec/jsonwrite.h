@@ -24,6 +24,7 @@
 #include "oipcodec/cpu.h"
 #include "oipcodec/json_f32_neon.h"
 #include "oipcodec/json_f32_simd.h"
+#include "oipcodec/json_f64_neon.h"
 #include "oipcodec/json_f64_simd.h"
 #include "oipcodec/jsonwrite_f32.h"
 #include "oipcodec/jsonwrite_f64.h"
@@ -101,12 +102,18 @@ static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const vo
 
 /* float64 elements (native byte order) in the reference layout, each followed by a comma:
  * the AVX-512 VBMI writer (json_f64_simd.h) for rows of 8 elements or more where the
- * processor has it, else the scalar one (jsonwrite_f64.h); the same text either way. */
+ * processor has it, the NEON one on AArch64 (json_f64_neon.h), else the scalar one
+ * (jsonwrite_f64.h); the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_SIMD_X86
     if (n >= 8 && (oipcodec_simd_features() & OIPCODEC_SIMD_AVX512_VBMI)) {
         return oipcodec_row_f64_avx512(data, n, out);
+    }
+#endif
+#if OIPCODEC_SIMD_ARM
+    if (n >= OIPCODEC_F64_NEON_MIN_N && (oipcodec_simd_features() & OIPCODEC_SIMD_NEON)) {
+        return oipcodec_row_f64_neon(data, n, out);
     }
 #endif
     return oipcodec_row_f64_scalar(data, n, out, ctx);
