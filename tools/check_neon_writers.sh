@@ -13,7 +13,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cc="${CC:-aarch64-linux-gnu-gcc}"
-warn=(-Wall -Wextra -Werror -I"$root/csrc")
+warn=(-std=c11 -Wall -Wextra -Werror -I"$root/csrc")
 for header in json_f32_neon.h json_f64_neon.h digits_neon.h jsonwrite.h; do
     printf '#include "oipcodec/%s"\n' "$header" >"$work/h.c"
     "$cc" -O2 "${warn[@]}" -c "$work/h.c" -o "$work/h.o"
