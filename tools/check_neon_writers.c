@@ -74,7 +74,8 @@ static void compare(const char *what, row_fn neon, row_fn scalar, const void *da
     if (differences <= 10) {
         uint64_t bits = 0;
         memcpy(&bits, (const unsigned char *)data + element * itemsize, itemsize);
-        fprintf(stderr, "%s difference at element %zu (bits 0x%llx): NEON \"%.30s\" scalar \"%.30s\"\n",
+        fprintf(stderr,
+                "%s difference at element %zu (bits 0x%llx): NEON \"%.30s\" scalar \"%.30s\"\n",
                 what, element, (unsigned long long)bits, a + start, b + start);
     }
 }
@@ -227,7 +228,8 @@ int main(int argc, char **argv) {
                 }
             }
         }
-        compare("f64 last batch and edge cases", oipcodec_row_f64_neon, f64_scalar, f64, 8, n, a, b);
+        compare("f64 last batch and edge cases", oipcodec_row_f64_neon, f64_scalar, f64, 8, n, a,
+                b);
         f64_checked += (unsigned long long)n;
         printf("FP64: %llu values (%lld random, and the edge cases), %llu differing batches\n",
                f64_checked, f64_count, differences - f32_differences);

@@ -36,7 +36,7 @@
 
 #if OIPCODEC_SIMD_ARM
 
-#include "oipcodec/json_f32_patterns.h"
+#include "oipcodec/json_f32_tokens.h"
 
 /* Shorter rows go to the scalar writer, as on x86 (json_f32_simd.h): three passes over four
  * lanes cost more than the scalar loop for one to three elements. */
@@ -152,16 +152,7 @@ static char *oipcodec_row_f32_neon(const void *data, ptrdiff_t n, char *out) {
         for (j = 0; j < lanes; j += 4) {
             oipcodec_f32_layout_x4_neon(block + j, digits + j, exps + j, src + 16 * j, meta + j);
         }
-        /* NaN and Infinity: the token as the source, copied by a pattern of its length (row
-         * OIPCODEC_F32_ROWS - 1); NaN has no sign */
-        while (nonfinite) {
-            ptrdiff_t i = oipcodec_ctz64(nonfinite);
-            int nan = (block[i] & 0x7FFFFFu) != 0;
-            nonfinite &= nonfinite - 1;
-            memcpy(src + 16 * i, nan ? "NaN" : "Infinity", nan ? 3 : 8);
-            meta[i] = (uint32_t)((OIPCODEC_F32_ROWS - 1) * 9 + (nan ? 2 : 7)) |
-                      (nan ? 0 : (block[i] >> 31) << 16);
-        }
+        oipcodec_f32_tokens(block, nonfinite, src, meta);
         /* the text: '-' always stored and kept for negative values, the source by its
          * pattern stored 16 bytes wide after it, then the comma */
         for (j = 0; j < count; j++) {

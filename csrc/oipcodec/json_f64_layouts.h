@@ -1,9 +1,13 @@
-/* The FP64 vector writers' text layouts (json_f64_simd.h's vpermb, json_f64_neon.h's tbl):
- * which byte of an element's 32-byte source each byte of its text is. */
+/* What the FP64 vector writers (json_f64_simd.h, json_f64_neon.h) share beyond the scalar
+ * writer: the text layouts (for vpermb and tbl) and the last pass, which copies the texts. */
 #ifndef OIPCODEC_JSON_F64_LAYOUTS_H
 #define OIPCODEC_JSON_F64_LAYOUTS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "oipcodec/jsonwrite_nonfinite.h"
 
 /* The layouts of the text (value = d1.d2...d17 * 10**E): byte i of the text is byte
  * oipcodec_f64_layout[row][i] of the element's source, which holds the 17 digits in bytes
@@ -160,5 +164,24 @@ static const uint8_t oipcodec_f64_layout[72][32] = {
     {0, 17, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
      15, 16, 24, 25, 26, 27, 28, 18, 18, 18, 18, 18, 18, 18, 18, 18}, /* 17 digits, exponent of 3 */
 };
+
+/* The texts of v[0:count] (text[i] padded to 32 bytes, lens[i] long) each followed by a
+ * comma, copied 32 bytes wide; NaN, infinities and zeros by oipcodec_float_prologue. */
+static inline char *oipcodec_f64_put_texts(const uint64_t *v, ptrdiff_t count,
+                                           uint8_t (*text)[32], const uint64_t *lens,
+                                           char *out) {
+    ptrdiff_t j;
+    for (j = 0; j < count; j++) {
+        uint64_t bits = v[j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
+        if (oipcodec_float_prologue(&out, mag >= 0x7FF0000000000000ull,
+                                    mag != 0x7FF0000000000000ull, (int)(bits >> 63), mag == 0)) {
+            continue;
+        }
+        memcpy(out, text[j], 32);
+        out += lens[j];
+        *out++ = ',';
+    }
+    return out;
+}
 
 #endif

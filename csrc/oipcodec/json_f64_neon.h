@@ -66,7 +66,7 @@ static inline void oipcodec_f64_split_neon(uint64x2_t d, uint32x2_t *f, uint32x4
  * exponents e10 (E = e10 + 16 that of the first digit): text[i] the element's text padded to
  * 32 bytes, len[i] its length, as oipcodec_f64_text8_avx512 (json_f64_simd.h). */
 static inline void oipcodec_f64_text4_neon(const uint64_t *d17, const int *e10,
-                                           uint8_t (*text)[32], uint32_t *len) {
+                                           uint8_t (*text)[32], uint64_t *len) {
     const int32x4_t one = vdupq_n_s32(1);
     const uint8x16_t ascii = vdupq_n_u8('0');
     uint32x2_t f01, f23;
@@ -98,17 +98,20 @@ static inline void oipcodec_f64_text4_neon(const uint64_t *d17, const int *e10,
     o = vmlsq_n_s32(o, t, 10);
     ne = vsubq_s32(vsubq_s32(one, vreinterpretq_s32_u32(vcgeq_s32(ae, vdupq_n_s32(10)))),
                    vreinterpretq_s32_u32(vcgeq_s32(ae, vdupq_n_s32(100))));
-    digits3 = vreinterpretq_u32_s32(
-        vorrq_s32(vorrq_s32(h, vshlq_n_s32(t, 8)), vorrq_s32(vshlq_n_s32(o, 16), vdupq_n_s32(0x303030))));
-    digits3 = vshlq_u32(digits3, vmulq_n_s32(vsubq_s32(ne, vdupq_n_s32(3)), 8)); /* >> 8 (3 - ne) */
-    tail2 = vorrq_u32(vbslq_u32(minus, vdupq_n_u32('-'), vdupq_n_u32('+')), vshlq_n_u32(digits3, 8));
+    digits3 = vreinterpretq_u32_s32(vorrq_s32(vorrq_s32(h, vshlq_n_s32(t, 8)), vshlq_n_s32(o, 16)));
+    digits3 = vorrq_u32(digits3, vdupq_n_u32(0x303030));
+    /* >> 8 (3 - ne): a shift by a negative count */
+    digits3 = vshlq_u32(digits3, vmulq_n_s32(vsubq_s32(ne, vdupq_n_s32(3)), 8));
+    tail2 = vorrq_u32(vbslq_u32(minus, vdupq_n_u32('-'), vdupq_n_u32('+')),
+                      vshlq_n_u32(digits3, 8));
     lexp = vaddq_s32(vaddq_s32(vandq_s32(n, vreinterpretq_s32_u32(vcgtq_s32(n, one))), ne),
                      vdupq_n_s32(3));
     length = vbslq_s32(positional, vbslq_s32(minus, lneg, lpos), lexp);
     row = vbslq_s32(positional, vsubq_s32(E, vdupq_n_s32(OIPCODEC_F64_LO_E)),
                     vminq_s32(vaddq_s32(vmulq_n_s32(n, 3), vaddq_s32(ne, vdupq_n_s32(17))),
                               vdupq_n_s32(71)));
-    vst1q_u32(len, vreinterpretq_u32_s32(length));
+    vst1q_u64(len, vreinterpretq_u64_s64(vmovl_s32(vget_low_s32(length))));
+    vst1q_u64(len + 2, vreinterpretq_u64_s64(vmovl_high_s32(length)));
     vst1q_u32(rows, vreinterpretq_u32_s32(row));
     /* each element's source: the first digit and digits 2-16 (src0); digit 17, '.', '0',
      * '0's, 'e', the sign and the exponent's digits (src1: source bytes 16-31) */
@@ -143,38 +146,21 @@ OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f64_neon(const void *data, ptrdiff_t n, char *out) {
     const uint64_t *v = (const uint64_t *)data;
     uint64_t digits[OIPCODEC_F64_BLOCK];
-    uint32_t lens[OIPCODEC_F64_BLOCK];
+    uint64_t lens[OIPCODEC_F64_BLOCK];
     uint8_t text[OIPCODEC_F64_BLOCK][32];
     int exps[OIPCODEC_F64_BLOCK];
     ptrdiff_t base;
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
-        for (j = 0; j < count; j++) {
-            uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
-            uint64_t d = oipcodec_f64_fast(mag, &exps[j]);
-            if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
-                d = oipcodec_f64_exact17(mag, &exps[j]);
-            }
-            digits[j] = d;
-        }
-        for (; j & 3; j++) {
+        oipcodec_f64_digits17(v + base, count, digits, exps);
+        for (j = count; j & 3; j++) {
             digits[j] = 0;
             exps[j] = 0;
         }
         for (j = 0; j < count; j += 4) {
             oipcodec_f64_text4_neon(digits + j, exps + j, text + j, lens + j);
         }
-        for (j = 0; j < count; j++) {
-            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
-            if (oipcodec_float_prologue(&out, mag >= 0x7FF0000000000000ull,
-                                        mag != 0x7FF0000000000000ull, (int)(bits >> 63),
-                                        mag == 0)) {
-                continue;
-            }
-            memcpy(out, text[j], 32);
-            out += lens[j];
-            *out++ = ',';
-        }
+        out = oipcodec_f64_put_texts(v + base, count, text, lens, out);
     }
     return n ? out - 1 : out;
 }

@@ -179,19 +179,9 @@ OIPCODEC_HOT static char *oipcodec_row_f64_avx512(const void *data, ptrdiff_t n,
     int exps[OIPCODEC_F64_BLOCK];
     ptrdiff_t base;
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
-        ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
+        ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK;
         oipcodec_f64_block_avx512(v + base, count, digits, exps, text, lens);
-        for (j = 0; j < count; j++) {
-            uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull;
-            if (oipcodec_float_prologue(&out, mag >= 0x7FF0000000000000ull,
-                                        mag != 0x7FF0000000000000ull, (int)(bits >> 63),
-                                        mag == 0)) {
-                continue;
-            }
-            memcpy(out, text[j], 32);
-            out += lens[j];
-            *out++ = ',';
-        }
+        out = oipcodec_f64_put_texts(v + base, count, text, lens, out);
     }
     return n ? out - 1 : out;
 }
