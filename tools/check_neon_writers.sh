@@ -7,21 +7,22 @@
 # a few minutes under qemu; STRIDE 1 checks all 2**32 float32 patterns. Each header is first
 # compiled with -Wall -Wextra -Werror by aarch64-linux-gnu-gcc and by clang for AArch64 (x86
 # builds never compile NEON code). Needs gcc-aarch64-linux-gnu and qemu-user-static (Debian's
-# packages); CC overrides the cross compiler.
+# packages). CC overrides the compiler that builds the check, e.g.
+#   CC="clang --target=aarch64-linux-gnu" bash tools/check_neon_writers.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cc="${CC:-aarch64-linux-gnu-gcc}"
+read -ra cc <<<"${CC:-aarch64-linux-gnu-gcc}"
 warn=(-std=c11 -Wall -Wextra -Werror -I"$root/csrc")
 for header in json_f32_neon.h json_f64_neon.h digits_neon.h jsonwrite.h; do
     printf '#include "oipcodec/%s"\n' "$header" >"$work/h.c"
-    "$cc" -O2 "${warn[@]}" -c "$work/h.c" -o "$work/h.o"
+    "${cc[@]}" -O2 "${warn[@]}" -c "$work/h.c" -o "$work/h.o"
     if command -v clang >/dev/null; then
         clang --target=aarch64-linux-gnu -O2 "${warn[@]}" -c "$work/h.c" -o "$work/h.o"
     fi
 done
-"$cc" -O2 "${warn[@]}" -static -o "$work/check" "$root/tools/check_neon_writers.c" -lm
+"${cc[@]}" -O2 "${warn[@]}" -static -o "$work/check" "$root/tools/check_neon_writers.c" -lm
 if [ "$(uname -m)" = aarch64 ]; then
     "$work/check" "$@"
 else

@@ -113,10 +113,10 @@ static inline void oipcodec_f32_layout_x4_neon(const uint32_t *v, const uint32_t
                                          vshrq_n_u64(w01q, 56));
         const uint64x2_t b23 = vorrq_u64(vreinterpretq_u64_u32(vzip2q_u32(low, high)),
                                          vshrq_n_u64(w23q, 56));
-        vst1q_u64((uint64_t *)(void *)src, vzip1q_u64(a01, b01));
-        vst1q_u64((uint64_t *)(void *)(src + 16), vzip2q_u64(a01, b01));
-        vst1q_u64((uint64_t *)(void *)(src + 32), vzip1q_u64(a23, b23));
-        vst1q_u64((uint64_t *)(void *)(src + 48), vzip2q_u64(a23, b23));
+        vst1q_u8(src, vreinterpretq_u8_u64(vzip1q_u64(a01, b01)));
+        vst1q_u8(src + 16, vreinterpretq_u8_u64(vzip2q_u64(a01, b01)));
+        vst1q_u8(src + 32, vreinterpretq_u8_u64(vzip1q_u64(a23, b23)));
+        vst1q_u8(src + 48, vreinterpretq_u8_u64(vzip2q_u64(a23, b23)));
         vst1q_u32(meta, vorrq_u32(index, vshlq_n_u32(neg, 16)));
     }
 }
