@@ -5,13 +5,15 @@
  *
  * Designed for a 128-bit NEON pipeline (Neoverse V1/V2, Apple M): three passes per block of
  * OIPCODEC_F32_BLOCK elements, as the x86 writers (json_f32_simd.h):
- * - the shortest digits in scalar code (oipcodec_f32_fast, oipcodec_f32_shortest for what it
- *   leaves): each needs a 64x64-bit high product by a table entry, one umulh on AArch64, where
- *   NEON has neither a gather nor a 64-bit multiply;
+ * - the digits: the scalar fast path's arithmetic (oipcodec_f32_fast) in two 64-bit lanes per
+ *   register, its 64-bit product with the 24-bit significand as two 32x32-bit products
+ *   (umull), the table entries by four loads (NEON has no gather), the decisions as compares;
+ *   the lanes it cannot settle go one by one to oipcodec_f32_shortest, as in the scalar writer
+ *   (Schubfach and Zmij's one-product fast path: credited in jsonwrite_f32.h);
  * - the numbers of the text, four elements per register: the digit count by compares, the
  *   digits scaled to 9 by a tbl lookup of 10**(9 - count), the nine decimal digits as bytes
  *   (Paul Khuong's halving by 10**4, 100 and 10 with multiply-shift reciprocals, as
- *   oipcodec_digits8, here in 32-, 16- and 8-bit lanes), the significant digits by pairwise
+ *   oipcodec_digits8, here in 32- and 16-bit lanes), the significant digits by pairwise
  *   byte maxima, the exponent's sign and digits, and a 16-byte source and pattern index per
  *   element;
  * - the text: one tbl of the source by a pattern of json_f32_patterns.h (pshufb's role on x86,
@@ -43,6 +45,82 @@
 #ifndef OIPCODEC_F32_NEON_MIN_N
 #define OIPCODEC_F32_NEON_MIN_N 4
 #endif
+/* 0 computes the fast path's digits in scalar code (oipcodec_f32_fast) instead of lanes: a
+ * build for comparing the two by instructions executed, the text being the same. */
+#ifndef OIPCODEC_F32_NEON_LANE_DIGITS
+#define OIPCODEC_F32_NEON_LANE_DIGITS 1
+#endif
+
+/* The fast path's digits of 2 elements in 64-bit lanes (oipcodec_f32_fast, lane by lane): c
+ * the significands with the hidden bit, g the table entries, h the shifts; *d the digits and
+ * the returned mask the lanes too close to a decision to settle here (all ones). */
+static inline uint64x2_t oipcodec_f32_fast_x2_neon(uint32x2_t c, uint64x2_t g, int64x2_t h,
+                                                  uint64x2_t *d) {
+    const uint64x2_t low32 = vdupq_n_u64(0xFFFFFFFFu), half = vdupq_n_u64(0x80000000u);
+    /* V * 2**32 = c * g / 2**(64 - h), h in 33..36: with g's halves, c * g_hi * 2**(h - 32) +
+     * (c * g_lo >> (64 - h)), exact (the low product's dropped bits are below the high's) */
+    const uint64x2_t lo = vmull_u32(c, vmovn_u64(g)), hi = vmull_u32(c, vshrn_n_u64(g, 32));
+    const uint64x2_t mid = vaddq_u64(vshlq_u64(hi, vsubq_s64(h, vdupq_n_s64(32))),
+                                     vshlq_u64(lo, vsubq_s64(h, vdupq_n_s64(64))));
+    const uint64x2_t delta = vshlq_u64(g, vsubq_s64(h, vdupq_n_s64(65)));
+    const uint64x2_t top = vaddq_u64(mid, delta), bottom = vsubq_u64(mid, delta);
+    /* (top >> 32) / 10 * 10 by the reciprocal 0xCCCCCCCD / 2**35 (exact for 32-bit values) */
+    const uint32x2_t tens = vshrn_n_u64(vmull_n_u32(vshrn_n_u64(top, 32), 0xCCCCCCCDu), 32);
+    const uint64x2_t s10 = vmull_n_u32(vshr_n_u32(tens, 3), 10);
+    const uint64x2_t at10 = vshlq_n_u64(s10, 32);
+    const uint64x2_t mid_frac = vandq_u64(mid, low32);
+    const uint64x2_t in10 = vcgtq_u64(at10, bottom);
+    /* rounded: the integer part, plus 1 (minus all ones) above one half */
+    const uint64x2_t rounded = vsubq_u64(vshrq_n_u64(mid, 32), vcgtq_u64(mid_frac, half));
+    *d = vbslq_u64(in10, s10, rounded);
+    /* the scalar fast path's doubts: an end within 1 of the multiple of 10, top's integer part
+     * uncertain, V's fraction exactly 1/2 */
+    return vorrq_u64(
+        vorrq_u64(vcleq_u64(vaddq_u64(vsubq_u64(bottom, at10), vdupq_n_u64(1)), vdupq_n_u64(2)),
+                  vceqq_u64(at10, top)),
+        vorrq_u64(vceqq_u64(vandq_u64(top, low32), low32), vceqq_u64(mid_frac, half)));
+}
+
+/* The digits of 4 elements (bits v) as oipcodec_f32_fast computes them, 0 and 0 for zeros;
+ * returns the lanes (bit i: element i) the exact path or the tokens must decide. */
+static inline unsigned oipcodec_f32_digits_x4_neon(const uint32_t *v, uint32_t *digits,
+                                                   int *exps) {
+    static const uint32_t lane_bits[4] = {1, 2, 4, 8};
+    const uint32x4_t mag = vandq_u32(vld1q_u32(v), vdupq_n_u32(0x7FFFFFFFu));
+    const uint32x4_t field = vshrq_n_u32(mag, 23);
+    const uint32x4_t m = vandq_u32(mag, vdupq_n_u32(0x7FFFFFu));
+    /* normal (field 1..254) and not a power of two */
+    const uint32x4_t fast = vandq_u32(
+        vcltq_u32(vsubq_u32(field, vdupq_n_u32(1)), vdupq_n_u32(0xFE)), vtstq_u32(m, m));
+    /* k = floor(log10(2**q)) and h = q + 33 + floor(log2(10**-k)) by multiply and shift, as
+     * oipcodec_flog10_pow2 and oipcodec_flog2_pow10: equal to oipcodec_f32_k and
+     * oipcodec_f32_h for every field (q of field 0 is field 1's) */
+    const int32x4_t q = vsubq_s32(vreinterpretq_s32_u32(vmaxq_u32(field, vdupq_n_u32(1))),
+                                  vdupq_n_s32(150));
+    const int32x4_t k = vshrq_n_s32(vmulq_n_s32(q, 1262611), 22);
+    const int32x4_t h = vaddq_s32(vaddq_s32(q, vdupq_n_s32(33)),
+                                  vshrq_n_s32(vmulq_n_s32(vnegq_s32(k), 1741647), 19));
+    const uint32x4_t c = vorrq_u32(m, vdupq_n_u32(0x800000u));
+    /* the table entries: NEON has no gather, so four loads */
+    const int32_t k0 = vgetq_lane_s32(k, 0), k1 = vgetq_lane_s32(k, 1);
+    const int32_t k2 = vgetq_lane_s32(k, 2), k3 = vgetq_lane_s32(k, 3);
+    const uint64x2_t g01 = vcombine_u64(vld1_u64(&oipcodec_f32_pow10[31 - k0]),
+                                        vld1_u64(&oipcodec_f32_pow10[31 - k1]));
+    const uint64x2_t g23 = vcombine_u64(vld1_u64(&oipcodec_f32_pow10[31 - k2]),
+                                        vld1_u64(&oipcodec_f32_pow10[31 - k3]));
+    uint64x2_t d01, d23;
+    const uint64x2_t doubt01 =
+        oipcodec_f32_fast_x2_neon(vget_low_u32(c), g01, vmovl_s32(vget_low_s32(h)), &d01);
+    const uint64x2_t doubt23 =
+        oipcodec_f32_fast_x2_neon(vget_high_u32(c), g23, vmovl_high_s32(h), &d23);
+    const uint32x4_t doubt = vcombine_u32(vmovn_u64(doubt01), vmovn_u64(doubt23));
+    const uint32x4_t d = vcombine_u32(vmovn_u64(d01), vmovn_u64(d23));
+    const uint32x4_t exact =
+        vorrq_u32(vandq_u32(fast, doubt), vbicq_u32(vtstq_u32(mag, mag), fast));
+    vst1q_u32(digits, vandq_u32(fast, d));
+    vst1q_s32(exps, vandq_s32(vreinterpretq_s32_u32(fast), k));
+    return vaddvq_u32(vandq_u32(exact, vld1q_u32(lane_bits)));
+}
 
 /* The text sources and pattern indexes of 4 elements (v their bits) whose digits and exponents
  * are known (zero: 0 and 0): src gets 16 bytes per element (bytes 0..8 the digits, 9 '.', 10
@@ -137,17 +215,29 @@ static char *oipcodec_row_f32_neon(const void *data, ptrdiff_t n, char *out) {
         uint64_t nonfinite = 0;
         memcpy(block, v + base, (size_t)count * 4);
         memset(block + count, 0, (size_t)(lanes - count) * 4);
-        /* the digits: the fast path, the exact path for what it leaves; zeros 0 and 0 */
-        for (j = 0; j < lanes; j++) {
-            uint32_t mag = block[j] & 0x7FFFFFFFu, d = oipcodec_f32_fast(mag, &exps[j]);
-            if (d == 0 && mag != 0) {
+        /* the digits: the fast path in lanes, the exact path for what it leaves (and the
+         * tokens for NaN and infinities); zeros 0 and 0 */
+        for (j = 0; j < lanes; j += 4) {
+#if OIPCODEC_F32_NEON_LANE_DIGITS
+            unsigned exact = oipcodec_f32_digits_x4_neon(block + j, digits + j, exps + j);
+#else
+            unsigned exact = 0, i;
+            for (i = 0; i < 4; i++) {
+                uint32_t mag = block[j + i] & 0x7FFFFFFFu;
+                digits[j + i] = oipcodec_f32_fast(mag, &exps[j + i]);
+                exact |= (unsigned)(digits[j + i] == 0 && mag != 0) << i;
+            }
+#endif
+            while (exact) {
+                ptrdiff_t i = j + oipcodec_ctz64(exact);
+                uint32_t mag = block[i] & 0x7FFFFFFFu;
+                exact &= exact - 1;
                 if (mag >> 23 == 0xFF) {
-                    nonfinite |= 1ull << j;
+                    nonfinite |= 1ull << i;
                 } else {
-                    d = oipcodec_f32_shortest(mag, &exps[j]);
+                    digits[i] = oipcodec_f32_shortest(mag, &exps[i]);
                 }
             }
-            digits[j] = d;
         }
         for (j = 0; j < lanes; j += 4) {
             oipcodec_f32_layout_x4_neon(block + j, digits + j, exps + j, src + 16 * j, meta + j);
