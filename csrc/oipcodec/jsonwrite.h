@@ -92,7 +92,7 @@ static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const vo
         return oipcodec_row_f32_avx2(data, n, out);
     }
 #endif
-#if OIPCODEC_SIMD_ARM
+#if OIPCODEC_SIMD_ARM && OIPCODEC_F32_FAST_PATH
     if (n >= OIPCODEC_F32_NEON_MIN_N && (oipcodec_simd_features() & OIPCODEC_SIMD_NEON)) {
         return oipcodec_row_f32_neon(data, n, out);
     }
