@@ -27,7 +27,7 @@
 
 #if OIPCODEC_SIMD_X86
 
-#include "oipcodec/json_f32_patterns.h"
+#include "oipcodec/json_f32_tokens.h"
 
 #define OIPCODEC_F32_SSSE3 __attribute__((target("ssse3")))
 
@@ -195,20 +195,6 @@ static inline void oipcodec_f32_settle(const uint32_t *block, ptrdiff_t j, unsig
         } else {
             digits[i] = oipcodec_f32_shortest(mag, &exps[i]);
         }
-    }
-}
-
-/* NaN and Infinity: the token as the source, copied by a pattern of its length (row
- * OIPCODEC_F32_ROWS - 1); NaN has no sign. */
-static inline void oipcodec_f32_tokens(const uint32_t *block, uint64_t nonfinite,
-                                       unsigned char *src, uint32_t *meta) {
-    while (nonfinite) {
-        ptrdiff_t i = oipcodec_ctz64(nonfinite);
-        int nan = (block[i] & 0x7FFFFFu) != 0;
-        nonfinite &= nonfinite - 1;
-        memcpy(src + 16 * i, nan ? "NaN" : "Infinity", nan ? 3 : 8);
-        meta[i] = (uint32_t)((OIPCODEC_F32_ROWS - 1) * 9 + (nan ? 2 : 7)) |
-                  (nan ? 0 : (block[i] >> 31) << 16);
     }
 }
 

@@ -12,7 +12,8 @@
  * Every writer is given a buffer the caller sized with the bounds the headers define; none
  * allocates, none needs the GIL. Headers include downward only: the scalar jsonwrite_*.h are
  * the portable path and the definition; a vector path (json_int_simd.h, json_f32_simd.h,
- * json_f64_simd.h, chosen at run time by cpu.h) includes what it shares. */
+ * json_f64_simd.h, json_f32_neon.h, json_f64_neon.h, chosen at run time by cpu.h) includes
+ * what it shares. */
 #ifndef OIPCODEC_JSONWRITE_H
 #define OIPCODEC_JSONWRITE_H
 
@@ -21,7 +22,9 @@
 
 #include "oipcodec/common.h"
 #include "oipcodec/cpu.h"
+#include "oipcodec/json_f32_neon.h"
 #include "oipcodec/json_f32_simd.h"
+#include "oipcodec/json_f64_neon.h"
 #include "oipcodec/json_f64_simd.h"
 #include "oipcodec/jsonwrite_f32.h"
 #include "oipcodec/jsonwrite_f64.h"
@@ -75,8 +78,8 @@ static char *oipcodec_write_nested(const char *data, ptrdiff_t itemsize, const p
 }
 
 /* float32 elements (native byte order) in the reference layout, each followed by a comma:
- * the AVX-512 or AVX2 writer (json_f32_simd.h) where the processor has it, else the scalar
- * one (jsonwrite_f32.h); the same text either way. */
+ * the AVX-512 or AVX2 writer (json_f32_simd.h) where the processor has it, the NEON one on
+ * AArch64 (json_f32_neon.h), else the scalar one (jsonwrite_f32.h); the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_SIMD_X86 && OIPCODEC_F32_FAST_PATH
@@ -89,17 +92,28 @@ static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const vo
         return oipcodec_row_f32_avx2(data, n, out);
     }
 #endif
+#if OIPCODEC_SIMD_ARM && OIPCODEC_F32_FAST_PATH
+    if (n >= OIPCODEC_F32_NEON_MIN_N && (oipcodec_simd_features() & OIPCODEC_SIMD_NEON)) {
+        return oipcodec_row_f32_neon(data, n, out);
+    }
+#endif
     return oipcodec_row_f32_scalar(data, n, out, ctx);
 }
 
 /* float64 elements (native byte order) in the reference layout, each followed by a comma:
  * the AVX-512 VBMI writer (json_f64_simd.h) for rows of 8 elements or more where the
- * processor has it, else the scalar one (jsonwrite_f64.h); the same text either way. */
+ * processor has it, the NEON one on AArch64 (json_f64_neon.h), else the scalar one
+ * (jsonwrite_f64.h); the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_SIMD_X86
     if (n >= 8 && (oipcodec_simd_features() & OIPCODEC_SIMD_AVX512_VBMI)) {
         return oipcodec_row_f64_avx512(data, n, out);
+    }
+#endif
+#if OIPCODEC_SIMD_ARM
+    if (n >= OIPCODEC_F64_NEON_MIN_N && (oipcodec_simd_features() & OIPCODEC_SIMD_NEON)) {
+        return oipcodec_row_f64_neon(data, n, out);
     }
 #endif
     return oipcodec_row_f64_scalar(data, n, out, ctx);

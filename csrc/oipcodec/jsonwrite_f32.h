@@ -209,6 +209,42 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
 #define OIPCODEC_F32_FAST_PATH 1
 #endif
 
+/* The fast path's digits of a float32 given by its bits without the sign (see
+ * oipcodec_row_f32_scalar below): d with the value's decimal d * 10**(*e10), or 0 where
+ * oipcodec_f32_shortest must decide (zeros, subnormals, powers of two, infinities, NaN, the
+ * rare near-ties). Shared by the scalar and NEON writers (json_f32_neon.h). */
+static inline uint32_t oipcodec_f32_fast(uint32_t mag, int *e10) {
+    uint32_t field = mag >> 23, m = mag & 0x7FFFFFu, d = 0;
+    *e10 = 0;
+    if (OIPCODEC_F32_FAST_PATH && field - 1u < 0xFEu && m != 0) {
+        /* normal, not a power of two */
+        int k = oipcodec_f32_k[field], h = oipcodec_f32_h[field];
+        uint64_t g = oipcodec_f32_pow10[31 - k];
+        uint64_t x = (uint64_t)(m | 0x800000u) << h;
+        uint64_t mid = oipcodec_mulhi64(x, g); /* V * 2**32 */
+        /* D * 2**32: g * 2**(h-1) / 2**64, exact as a shift. The ends are then one add and
+         * one subtract away, each at most 1 below its own truncated product (top in [top',
+         * top' + 1], bottom in [bottom' - 1, bottom']). */
+        uint64_t delta = g >> (65 - h);
+        uint64_t top = mid + delta, bottom = mid - delta;
+        uint32_t s10 = (uint32_t)(top >> 32) / 10 * 10, in10, up, sel;
+        uint64_t at10 = (uint64_t)s10 << 32;
+        in10 = at10 > bottom;
+        up = (uint32_t)mid > 0x80000000u;
+        sel = 0 - in10;
+        d = (s10 & sel) | (((uint32_t)(mid >> 32) + up) & ~sel);
+        *e10 = k;
+        /* To the exact path: an end within 1 of the multiple of 10 (a tie, or a decision the
+         * ends' error could flip), top's integer part uncertain (its fraction all ones), or
+         * V's fraction exactly 1/2. */
+        if (bottom - at10 + 1 <= 2 || at10 == top || (uint32_t)~top == 0 ||
+            (uint32_t)mid == 0x80000000u) {
+            d = 0;
+        }
+    }
+    return d;
+}
+
 /* float32 elements (native byte order) in the reference layout, each followed by a comma.
  *
  * Fast path (normal floats that are not a power of two): with V = v / 10**k and D the half
@@ -245,37 +281,7 @@ OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n,
         ptrdiff_t count = n - base < OIPCODEC_F32_BLOCK ? n - base : OIPCODEC_F32_BLOCK, j;
         /* The digits: the fast path's, or 0 where oipcodec_f32_shortest must decide. */
         for (j = 0; j < count; j++) {
-            uint32_t mag = v[base + j] & 0x7FFFFFFFu, field = mag >> 23, m = mag & 0x7FFFFFu;
-            uint32_t d = 0;
-            int e10 = 0;
-            if (OIPCODEC_F32_FAST_PATH && field - 1u < 0xFEu && m != 0) {
-                /* normal, not a power of two */
-                int k = oipcodec_f32_k[field], h = oipcodec_f32_h[field];
-                uint64_t g = oipcodec_f32_pow10[31 - k];
-                uint64_t x = (uint64_t)(m | 0x800000u) << h;
-                uint64_t mid = oipcodec_mulhi64(x, g); /* V * 2**32 */
-                /* D * 2**32: g * 2**(h-1) / 2**64, exact as a shift. The ends are then one
-                 * add and one subtract away, each at most 1 below its own truncated product
-                 * (top in [top', top' + 1], bottom in [bottom' - 1, bottom']). */
-                uint64_t delta = g >> (65 - h);
-                uint64_t top = mid + delta, bottom = mid - delta;
-                uint32_t s10 = (uint32_t)(top >> 32) / 10 * 10, in10, up, sel;
-                uint64_t at10 = (uint64_t)s10 << 32;
-                in10 = at10 > bottom;
-                up = (uint32_t)mid > 0x80000000u;
-                sel = 0 - in10;
-                d = (s10 & sel) | (((uint32_t)(mid >> 32) + up) & ~sel);
-                e10 = k;
-                /* To the exact path: an end within 1 of the multiple of 10 (a tie, or a
-                 * decision the ends' error could flip), top's integer part uncertain (its
-                 * fraction all ones), or V's fraction exactly 1/2. */
-                if (bottom - at10 + 1 <= 2 || at10 == top || (uint32_t)~top == 0 ||
-                    (uint32_t)mid == 0x80000000u) {
-                    d = 0;
-                }
-            }
-            digits[j] = d;
-            exps[j] = e10;
+            digits[j] = oipcodec_f32_fast(v[base + j] & 0x7FFFFFFFu, &exps[j]);
         }
         /* The text. */
         for (j = 0; j < count; j++) {

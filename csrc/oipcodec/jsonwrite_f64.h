@@ -175,6 +175,22 @@ static OIPCODEC_NOINLINE uint64_t oipcodec_f64_exact17(uint64_t mag, int *e10) {
 #define OIPCODEC_F64_SLACK 32
 #define OIPCODEC_F64_BLOCK 64
 
+/* The shortest digits scaled to 17 and their exponents of v[0:count] (the fast path, the
+ * exact path for what it leaves; 0 for zero, infinities and NaN): the scalar and NEON writers'
+ * first pass. */
+static inline void oipcodec_f64_digits17(const uint64_t *v, ptrdiff_t count, uint64_t *digits,
+                                         int *exps) {
+    ptrdiff_t j;
+    for (j = 0; j < count; j++) {
+        uint64_t mag = v[j] & 0x7FFFFFFFFFFFFFFFull;
+        uint64_t d = oipcodec_f64_fast(mag, &exps[j]);
+        if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
+            d = oipcodec_f64_exact17(mag, &exps[j]);
+        }
+        digits[j] = d;
+    }
+}
+
 /* The text words of 17-digit numbers: for i < count (d17[i] < 10**17), first[i] the first
  * digit as a character, w1[i] and w2[i] digits 2-9 and 10-17 as ASCII (first in the lowest
  * byte), nd[i] the number of digits without trailing zeros. oipcodec_f64_words_avx512
@@ -211,14 +227,7 @@ OIPCODEC_HOT static char *oipcodec_row_f64_scalar(const void *data, ptrdiff_t n,
     (void)ctx;
     for (base = 0; base < n; base += OIPCODEC_F64_BLOCK) {
         ptrdiff_t count = n - base < OIPCODEC_F64_BLOCK ? n - base : OIPCODEC_F64_BLOCK, j;
-        for (j = 0; j < count; j++) {
-            uint64_t mag = v[base + j] & 0x7FFFFFFFFFFFFFFFull;
-            uint64_t d = oipcodec_f64_fast(mag, &exps[j]);
-            if (d == 0 && mag - 1 < 0x7FEFFFFFFFFFFFFFull) {
-                d = oipcodec_f64_exact17(mag, &exps[j]);
-            }
-            digits[j] = d;
-        }
+        oipcodec_f64_digits17(v + base, count, digits, exps);
         oipcodec_f64_words(digits, count, firsts, w1s, w2s, nds);
         for (j = 0; j < count; j++) {
             uint64_t bits = v[base + j], mag = bits & 0x7FFFFFFFFFFFFFFFull, first, w1, w2;
