@@ -232,7 +232,6 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
  * Each element's digits and their layout are a long chain of dependent multiplies; with both in
  * one loop body the processor could overlap the chains of only about two elements; split, the
  * loops run faster (docs/measurements.md#kernel-design-decisions). */
-OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n, char *out,
                                                  const void *ctx) {
     const uint64_t ascii = 0x3030303030303030ull;
