@@ -48,13 +48,17 @@ TOOLCHAINS = [
     Toolchain("aarch64-clang", ("clang", "--target=aarch64-linux-gnu"), objects=False),
     # cl.exe's macros: _MSC_VER and _M_X64 (the target's), no __clang__ and no 128-bit integer,
     # so the headers take MSVC's branches; MSVC does not warn of unused static functions (C4505
-    # is level 4), and the headers mark them for GCC and clang only.
+    # is level 4), and the headers mark them for GCC and clang only. clang's immintrin.h declares
+    # for an MSVC target only the intrinsics of the instruction sets the build enables, where
+    # cl.exe declares them all: the -m flags stand for that (no header tests their macros).
     Toolchain(
         "msvc-clang",
         ("clang", "--target=x86_64-pc-windows-msvc", "-fms-compatibility", "-fms-extensions"),
         extra=(
             "-U__clang__",
             "-U__SIZEOF_INT128__",
+            *(f"-m{s}" for s in ("avx2", "bmi", "bmi2", "lzcnt", "popcnt", "xsave")),
+            *(f"-mavx512{s}" for s in ("f", "cd", "bw", "dq", "vl", "vbmi", "vbmi2")),
             "-Wno-unused-function",
             "-isystem",
             str(MSVC_INCLUDE),
@@ -143,6 +147,7 @@ _BRANCHES = """#include "oipcodec/jsonwrite.h"
         ("aarch64-gcc", "OIPCODEC_SIMD_ARM", "NEON paths compiled for AArch64 (GCC)"),
         ("aarch64-clang", "OIPCODEC_SIMD_ARM", "NEON paths compiled for AArch64 (clang)"),
         ("msvc-clang", "defined(_MSC_VER) && !defined(__clang__)", "cl.exe's macros"),
+        ("msvc-clang", "OIPCODEC_SIMD_X86", "AVX2 and AVX-512 writers compiled under MSVC"),
     ],
 )
 def test_each_target_takes_its_branches(
