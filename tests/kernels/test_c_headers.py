@@ -4,10 +4,10 @@ Every header must compile on its own (it includes what it uses) and all of them 
 translation unit (no helper, macro or table defined twice), with ``-std=c11 -Wall -Wextra
 -Werror``, under each toolchain below: GCC and clang for this machine (object code, the
 target_clones included), GCC and clang for AArch64 (a syntax check: the NEON code, which no x86
-build compiles), and clang standing in for MSVC (a syntax check of the ``_MSC_VER`` branches,
-with the test-only CRT stand-ins in tests/kernels/msvc_include). A toolchain that is missing
-skips its tests, unless ``OIPCODEC_REQUIRE_COMPILERS`` (comma-separated names, or ``all``; set
-by .ci/run after installing them) names it. csrc/ is found next to tests/, in the source tree as
+build compiles), and clang standing in for MSVC on x64 and ARM64 (a syntax check of the
+``_MSC_VER`` branches, with the test-only CRT stand-ins in tests/kernels/msvc_include). A
+toolchain that is missing skips its tests, unless ``OIPCODEC_REQUIRE_COMPILERS``
+(comma-separated names, or ``all``; set by .ci/run after installing them) names it. csrc/ is found next to tests/, in the source tree as
 in cibuildwheel's copy of it (pyproject.toml, test-sources).
 """
 
@@ -41,30 +41,43 @@ class Toolchain:
     objects: bool = True  # -c (code generated, target attributes checked) or -fsyntax-only
 
 
+# cl.exe's macros: _MSC_VER and the target's (_M_X64, _M_ARM64), no __clang__ and no 128-bit
+# integer, so the headers take MSVC's branches; MSVC does not warn of unused static functions
+# (C4505 is level 4), and the headers mark them for GCC and clang only.
+_MSVC = ("-fms-compatibility", "-fms-extensions")
+_MSVC_EXTRA = (
+    "-U__clang__",
+    "-U__SIZEOF_INT128__",
+    "-Wno-unused-function",
+    "-isystem",
+    str(MSVC_INCLUDE),
+    "-include",
+    str(MSVC_INCLUDE / "msvc_check.h"),
+)
+# clang's immintrin.h declares for an MSVC target only the intrinsics of the instruction sets
+# the build enables, where cl.exe declares them all: these flags stand for that (no header tests
+# the macros they define).
+_MSVC_X64_INTRINSICS = (
+    *(f"-m{s}" for s in ("avx2", "bmi", "bmi2", "lzcnt", "popcnt", "xsave")),
+    *(f"-mavx512{s}" for s in ("f", "cd", "bw", "dq", "vl", "vbmi", "vbmi2")),
+)
+
 TOOLCHAINS = [
     Toolchain("gcc", ("gcc",)),
     Toolchain("clang", ("clang",)),
     Toolchain("aarch64-gcc", ("aarch64-linux-gnu-gcc",), objects=False),
     Toolchain("aarch64-clang", ("clang", "--target=aarch64-linux-gnu"), objects=False),
-    # cl.exe's macros: _MSC_VER and _M_X64 (the target's), no __clang__ and no 128-bit integer,
-    # so the headers take MSVC's branches; MSVC does not warn of unused static functions (C4505
-    # is level 4), and the headers mark them for GCC and clang only. clang's immintrin.h declares
-    # for an MSVC target only the intrinsics of the instruction sets the build enables, where
-    # cl.exe declares them all: the -m flags stand for that (no header tests their macros).
     Toolchain(
         "msvc-clang",
-        ("clang", "--target=x86_64-pc-windows-msvc", "-fms-compatibility", "-fms-extensions"),
-        extra=(
-            "-U__clang__",
-            "-U__SIZEOF_INT128__",
-            *(f"-m{s}" for s in ("avx2", "bmi", "bmi2", "lzcnt", "popcnt", "xsave")),
-            *(f"-mavx512{s}" for s in ("f", "cd", "bw", "dq", "vl", "vbmi", "vbmi2")),
-            "-Wno-unused-function",
-            "-isystem",
-            str(MSVC_INCLUDE),
-            "-include",
-            str(MSVC_INCLUDE / "msvc_check.h"),
-        ),
+        ("clang", "--target=x86_64-pc-windows-msvc", *_MSVC),
+        extra=(*_MSVC_EXTRA, *_MSVC_X64_INTRINSICS),
+        objects=False,
+    ),
+    # Windows on ARM64 (no wheel yet): the headers' _M_ARM64 branches (common.h's intrinsics).
+    Toolchain(
+        "msvc-arm64-clang",
+        ("clang", "--target=aarch64-pc-windows-msvc", *_MSVC),
+        extra=_MSVC_EXTRA,
         objects=False,
     ),
 ]
