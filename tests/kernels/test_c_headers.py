@@ -199,6 +199,63 @@ def test_row_writers_are_cloned_for_x86_64_v3(tmp_path: Path, name: str) -> None
     assert any("x86_64" in s or "x86-64" in s for s in clones), symbols
 
 
+# cpu.h's MSVC branch built by GCC, with MSVC's cpuid intrinsics made of GCC's (whose __cpuidex
+# already has MSVC's signature) and the one bit scan common.h's MSVC branch needs.
+_MSVC_INTRIN = """#pragma once
+#include <cpuid.h>
+#undef __cpuid
+static inline void __cpuid(int r[4], int leaf) { __cpuidex(r, leaf, 0); }
+static inline unsigned char _BitScanReverse(unsigned long *i, unsigned long v) {
+    *i = v ? 63 - (unsigned long)__builtin_clzl(v) : 0;
+    return v != 0;
+}
+"""
+_FEATURES = """#include <stdio.h>
+#include "oipcodec/cpu.h"
+int main(void) {
+    printf("%d", oipcodec_simd_features());
+    return 0;
+}
+"""
+
+
+def test_msvc_cpu_check_agrees_with_the_compilers(tmp_path: Path) -> None:
+    # The MSVC run-time check (cpuid and XCR0) is run here, by GCC with cl.exe's macros: on
+    # this machine, under each cap, it gives the bits __builtin_cpu_supports gives.
+    gcc = next(c for c in TOOLCHAINS if c.name == "gcc")
+    _needs(gcc)
+    if (
+        "#define __x86_64__ "
+        not in subprocess.run(
+            ["gcc", "-dM", "-E", "-x", "c", "-"], input="", capture_output=True, text=True
+        ).stdout
+    ):
+        pytest.skip("gcc does not build for x86-64 here")
+    (tmp_path / "intrin.h").write_text(_MSVC_INTRIN)
+    (tmp_path / "features.c").write_text(_FEATURES)
+    msvc = ["-mxsave", "-I", str(tmp_path), "-D_MSC_VER=1930", "-D_M_X64=100", "-D__declspec(x)="]
+    answers: dict[str, list[str]] = {}
+    for name, extra in (("gnu", []), ("msvc", msvc)):
+        program = tmp_path / name
+        command = ["gcc", *FLAGS, *extra, "-I", str(CSRC), "-o", str(program)]
+        built = subprocess.run(
+            [*command, str(tmp_path / "features.c")], capture_output=True, text=True, timeout=120
+        )
+        assert built.returncode == 0, f"{shlex.join(command)}:\n{built.stderr}"
+        answers[name] = [
+            subprocess.run(
+                [str(program)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                env={**os.environ, "OIPCODEC_SIMD": cap},
+            ).stdout
+            for cap in ("", "1", "0")
+        ]
+    assert answers["msvc"] == answers["gnu"], answers
+    assert answers["gnu"][2] == "0", answers  # the program ran and the cap was read
+
+
 # A macro or a file-scope function/table is defined in one header only. Defining the same thing
 # in two headers compiles as long as the definitions agree (identical macro redefinitions are
 # legal C, and a header's guard hides nothing from another), so this is checked on the text.
