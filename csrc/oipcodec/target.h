@@ -14,7 +14,10 @@
  * OIPCODEC_HOT also says what OIPCODEC_MAYBE_UNUSED says (a header's row writer may go unused
  * in a translation unit), because clang refuses every other attribute next to target_clones,
  * `unused` included: under clang the clones are `inline` instead, which keeps -Wunused-function
- * quiet just as well (GCC's -Wextra wants `static` first, so GCC keeps `unused`). */
+ * quiet just as well (GCC's -Wextra wants `static` first, so GCC keeps `unused`). clang 14
+ * (not 22) gives the resolver of a static clone a global symbol: two objects that both include
+ * a cloned writer do not link together under it (each extension is one translation unit;
+ * tools/check_f32_writer.sh builds without clones there). */
 #ifndef OIPCODEC_TARGET_H
 #define OIPCODEC_TARGET_H
 
