@@ -5,10 +5,11 @@
  * and the vector code beyond it carries a target attribute (OIPCODEC_TARGET_*), not a compiler
  * flag; it is called only when oipcodec_simd_features() has the bits it needs. The check is the
  * compiler's __builtin_cpu_supports, which also asks whether the operating system saves the
- * wider registers. On AArch64, NEON is part of the architecture: OIPCODEC_SIMD_ARM code is
- * compiled for it unconditionally and only the caps below turn it off. Elsewhere (MSVC, other
- * processors, old compilers) no vector code is compiled, and the scalar writers, which define
- * the text in every case, do all the work.
+ * wider registers; MSVC compiles the intrinsics without target attributes (OIPCODEC_TARGET_*
+ * are empty there) and the check asks cpuid and XCR0 itself. On AArch64, NEON is part of the
+ * architecture: OIPCODEC_SIMD_ARM code is compiled for it unconditionally and only the caps
+ * below turn it off. Elsewhere (clang-cl, other processors, old compilers) no vector code is
+ * compiled, and the scalar writers, which define the text in every case, do all the work.
  *
  * Caps, for tests and checks on a machine that has everything:
  * - the environment variable OIPCODEC_SIMD when the first writer asks: "0" the scalar code
@@ -26,6 +27,8 @@
     ((defined(__clang__) && __clang_major__ >= 11) ||                                          \
      (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 9))
 #define OIPCODEC_SIMD_X86 1
+#elif defined(_MSC_VER) && !defined(__clang__) && defined(_M_X64) && _MSC_VER >= 1920
+#define OIPCODEC_SIMD_X86 1 /* Visual Studio 2019 and later: AVX-512 VBMI2 intrinsics */
 #else
 #define OIPCODEC_SIMD_X86 0
 #endif
@@ -48,7 +51,52 @@
 #define OIPCODEC_SIMD_AVX512_VBMI 4 /* AVX-512 VBMI and VBMI2 too (Ice Lake, Zen 4 and later) */
 #define OIPCODEC_SIMD_NEON 8        /* AArch64's Advanced SIMD (every AArch64 processor) */
 
-#if OIPCODEC_SIMD_X86
+#if OIPCODEC_SIMD_X86 && defined(_MSC_VER)
+#include <immintrin.h>
+#include <intrin.h>
+
+/* MSVC compiles every intrinsic in any function; only the run-time check guards them. */
+#define OIPCODEC_TARGET_AVX2
+#define OIPCODEC_TARGET_AVX512
+#define OIPCODEC_TARGET_AVX512_VBMI
+
+/* The OIPCODEC_SIMD_* bits of the processor and operating system, from cpuid and XCR0: the
+ * registers are usable only where the operating system saves them (XCR0: SSE and AVX state for
+ * AVX2, opmask and both ZMM halves for AVX-512). LZCNT is reported by leaf 0x80000001. */
+OIPCODEC_MAYBE_UNUSED static int oipcodec_cpu_x86_features(void) {
+    int leaf1[4], leaf7[4], ext[4];
+    unsigned long long xcr0;
+    int known = 0;
+    __cpuid(leaf1, 0);
+    if (leaf1[0] < 7) {
+        return 0;
+    }
+    __cpuid(leaf1, 1);
+    if (!(leaf1[2] & (1 << 27)) || !(leaf1[2] & (1 << 28)) || !(leaf1[2] & (1 << 23))) {
+        return 0; /* no OSXSAVE, AVX or POPCNT */
+    }
+    xcr0 = _xgetbv(0);
+    __cpuidex(leaf7, 7, 0);
+    __cpuid(ext, (int)0x80000001);
+    if ((xcr0 & 0x6) == 0x6 && (leaf7[1] & (1 << 5)) && (leaf7[1] & (1 << 3)) &&
+        (leaf7[1] & (1 << 8)) && (ext[2] & (1 << 5))) {
+        known = OIPCODEC_SIMD_AVX2;
+        /* AVX-512 F (16), DQ (17), CD (28), BW (30), VL (31) */
+        if ((xcr0 & 0xE6) == 0xE6 && (leaf7[1] & (1 << 16)) && (leaf7[1] & (1 << 17)) &&
+            (leaf7[1] & (1 << 28)) && (leaf7[1] & (1 << 30)) && (leaf7[1] & (1u << 31))) {
+            known |= OIPCODEC_SIMD_AVX512;
+            if ((leaf7[2] & (1 << 1)) && (leaf7[2] & (1 << 6))) { /* VBMI, VBMI2 */
+                known |= OIPCODEC_SIMD_AVX512_VBMI;
+            }
+        }
+    }
+    return known;
+}
+
+/* An aligned int is read and written whole on x64; volatile keeps MSVC from caching it. */
+#define OIPCODEC_FEATURES_LOAD(p) (*(volatile int *)(p))
+#define OIPCODEC_FEATURES_STORE(p, v) (*(volatile int *)(p) = (v))
+#elif OIPCODEC_SIMD_X86
 #include <immintrin.h>
 
 /* LZCNT comes with every processor that has AVX2. */
@@ -60,34 +108,44 @@
     __attribute__((target("avx2,bmi,bmi2,lzcnt,popcnt,avx512f,avx512cd,avx512bw,avx512dq,"     \
                           "avx512vl,avx512vbmi,avx512vbmi2")))
 
+/* The OIPCODEC_SIMD_* bits of the processor and operating system (the compiler's check). */
+OIPCODEC_MAYBE_UNUSED static int oipcodec_cpu_x86_features(void) {
+    int known = 0;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+        __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt")) {
+        known = OIPCODEC_SIMD_AVX2;
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512vl")) {
+            known |= OIPCODEC_SIMD_AVX512;
+            if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2")) {
+                known |= OIPCODEC_SIMD_AVX512_VBMI;
+            }
+        }
+    }
+    return known;
+}
+
+#define OIPCODEC_FEATURES_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define OIPCODEC_FEATURES_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#endif
+
+#if OIPCODEC_SIMD_X86
 /* The OIPCODEC_SIMD_* bits this process uses (0: none). Threads may both compute it the first
  * time: they store the same value. */
 OIPCODEC_MAYBE_UNUSED static int oipcodec_simd_features(void) {
     static int features = -1;
-    int known = __atomic_load_n(&features, __ATOMIC_RELAXED);
+    int known = OIPCODEC_FEATURES_LOAD(&features);
     if (known < 0) {
         const char *cap = getenv("OIPCODEC_SIMD");
         int level = OIPCODEC_SIMD_MAX;
-        __builtin_cpu_init();
-        known = 0;
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-            __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt")) {
-            known = OIPCODEC_SIMD_AVX2;
-            if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                __builtin_cpu_supports("avx512vl")) {
-                known |= OIPCODEC_SIMD_AVX512;
-                if (__builtin_cpu_supports("avx512vbmi") &&
-                    __builtin_cpu_supports("avx512vbmi2")) {
-                    known |= OIPCODEC_SIMD_AVX512_VBMI;
-                }
-            }
-        }
+        known = oipcodec_cpu_x86_features();
         if (cap && (cap[0] == '0' || cap[0] == '1') && cap[0] - '0' < level) {
             level = cap[0] - '0';
         }
         known &= level >= 2 ? ~0 : level == 1 ? OIPCODEC_SIMD_AVX2 : 0;
-        __atomic_store_n(&features, known, __ATOMIC_RELAXED);
+        OIPCODEC_FEATURES_STORE(&features, known);
     }
     return known;
 }

@@ -29,7 +29,11 @@
 
 #include "oipcodec/json_f32_tokens.h"
 
+#if defined(_MSC_VER)
+#define OIPCODEC_F32_SSSE3 /* MSVC takes no target attributes (cpu.h) */
+#else
 #define OIPCODEC_F32_SSSE3 __attribute__((target("ssse3")))
+#endif
 
 /* Shorter rows go to the scalar writer (oipcodec_row_f32): a row's three passes over 8 lanes
  * cost more than the scalar writer for 1 to 3 elements (docs/measurements.md#kernel-design-decisions). */

@@ -171,7 +171,6 @@ oipcodec_f64_block_avx512(const uint64_t *v, ptrdiff_t count, uint64_t *d17, int
 /* oipcodec_row_f64 where the processor has AVX-512 VBMI: each block's digits and texts by
  * oipcodec_f64_block_avx512, then the texts copied 32 bytes wide (each length kept); the same
  * text as oipcodec_row_f64_scalar. */
-OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f64_avx512(const void *data, ptrdiff_t n, char *out) {
     const uint64_t *v = (const uint64_t *)data;
     uint64_t digits[OIPCODEC_F64_BLOCK], lens[OIPCODEC_F64_BLOCK];

@@ -268,7 +268,6 @@ static inline uint32_t oipcodec_f32_fast(uint32_t mag, int *e10) {
  * Each element's digits and their layout are a long chain of dependent multiplies; with both in
  * one loop body the processor could overlap the chains of only about two elements; split, the
  * loops run faster (docs/measurements.md#kernel-design-decisions). */
-OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f32_scalar(const void *data, ptrdiff_t n, char *out,
                                                  const void *ctx) {
     const uint64_t ascii = 0x3030303030303030ull;

@@ -216,7 +216,6 @@ static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint
  * leaves), their text words, then the layout: the 17 digit positions (first digit, then two
  * 8-digit words, padded with '0's) laid out with fixed-width overlapping stores of words
  * assembled in registers. oipcodec_row_f64_avx512 (json_f64_simd.h) writes the same text. */
-OIPCODEC_MAYBE_UNUSED
 OIPCODEC_HOT static char *oipcodec_row_f64_scalar(const void *data, ptrdiff_t n, char *out,
                                                  const void *ctx) {
     const uint64_t *v = (const uint64_t *)data;

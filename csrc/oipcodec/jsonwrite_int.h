@@ -275,8 +275,8 @@ static inline ptrdiff_t oipcodec_int_no_kernel(const void *data, ptrdiff_t i, pt
 #endif
 
 #define OIPCODEC_INT_ROW(NAME, CTYPE, WRITE, WIDE, FAST)                                    \
-    OIPCODEC_MAYBE_UNUSED OIPCODEC_HOT static char *NAME(const void *data, ptrdiff_t n,     \
-                                                         char *out, const void *ctx) {     \
+    OIPCODEC_HOT static char *NAME(const void *data, ptrdiff_t n, char *out,                \
+                                   const void *ctx) {                                       \
         const CTYPE *v = (const CTYPE *)data;                                               \
         const int level = OIPCODEC_INT_SIMD_LEVEL();                                        \
         ptrdiff_t i = 0, stop, run = 64;                                                    \
