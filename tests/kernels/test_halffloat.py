@@ -224,8 +224,10 @@ def test_fp16_every_value_round_trips(impl) -> None:
 
 def widen_fp16_bits(bits: np.ndarray, dtype: type) -> np.ndarray:
     """FP16 bit patterns widened exactly to float32/float64, every NaN payload kept unquietened."""
-    wide = bits.view(np.float16).astype(dtype)  # exact for every non-NaN value, on every CPU
     nan = (bits & 0x7C00 == 0x7C00) & (bits & 0x3FF != 0)
+    # numpy's cast is exact for every other value on every CPU (a NaN would raise "invalid").
+    wide = np.zeros(bits.shape, dtype)
+    wide[~nan] = bits[~nan].view(np.float16).astype(dtype)
     b = bits[nan].astype(np.uint64)
     if np.dtype(dtype).itemsize == 4:
         raw = ((b & 0x8000) << 16) | 0x7F800000 | ((b & 0x3FF) << 13)
