@@ -103,7 +103,11 @@ say "copying the working tree"
 mkdir -p "$root/opt/oipcodec"
 stage="$(mktemp -d)"
 (cd "$repo" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$stage"
-find "$root/opt/oipcodec" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+# Everything else goes; the generated .c files stay (Cython regenerates one only when its .pyx
+# is newer, and the copy keeps the tree's times).
+find "$root/opt/oipcodec" -mindepth 1 ! -path "$root/opt/oipcodec/build" \
+    ! -path "$root/opt/oipcodec/build/*" ! -path "$root/opt/oipcodec/src/oipcodec/_native/*.c" \
+    -type f -delete
 cp -a "$stage"/. "$root/opt/oipcodec/"
 rm -rf "$stage"
 # The copy only: build the extensions two at a time (setuptools reads setup.cfg).
@@ -147,7 +151,9 @@ for pass in $passes; do
     rc=${PIPESTATUS[0]}
     set -e
     [ "$rc" = 0 ] || status=1
-    summary="$(grep -E '^=+ .*(passed|failed|error).* =+$' "$log" | tail -1 | tr -d '=' | sed 's/^ *//;s/ *$//')"
+    # pytest -q ends with the bare counts ("2305 passed, 1 skipped ... in 693.37s").
+    summary="$(grep -E '^=* ?[0-9]+ (passed|failed|error)|no tests ran' "$log" | tail -1 \
+        | tr -d '=' | sed 's/^ *//;s/ *$//' || true)"
     results+=("aarch64 $pass (OIPCODEC_SIMD=${simd:-unset}): ${summary:-no summary} (exit $rc, $(( $(date +%s) - t0 )) s)")
 done
 for line in "${results[@]}"; do echo "$line"; done
