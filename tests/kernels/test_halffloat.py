@@ -216,10 +216,26 @@ def test_fp16_every_value_round_trips(impl) -> None:
     wire = impl.pack_fp16(values)
     assert bits16(wire).tolist() == ALL16.tolist()
     assert np.array_equal(impl.unpack_fp16(wire).view(np.uint16), ALL16)
-    # Through float32 and float64 too (exact widening, NaN payloads kept by numpy's casts).
-    widened = values.astype(np.float32)
-    assert bits16(impl.pack_fp16(widened)).tolist() == ALL16.tolist()
-    assert bits16(impl.pack_fp16(values.astype(np.float64))).tolist() == ALL16.tolist()
+    # Through float32 and float64 too, widened from the bits: numpy's cast keeps a signalling
+    # NaN's payload on x86 but quietens it where the CPU converts (AArch64: 0x7C01 -> 0x7E01).
+    assert bits16(impl.pack_fp16(widen_fp16_bits(ALL16, np.float32))).tolist() == ALL16.tolist()
+    assert bits16(impl.pack_fp16(widen_fp16_bits(ALL16, np.float64))).tolist() == ALL16.tolist()
+
+
+def widen_fp16_bits(bits: np.ndarray, dtype: type) -> np.ndarray:
+    """FP16 bit patterns widened exactly to float32/float64, every NaN payload kept unquietened."""
+    nan = (bits & 0x7C00 == 0x7C00) & (bits & 0x3FF != 0)
+    # numpy's cast is exact for every other value on every CPU (a NaN would raise "invalid").
+    wide = np.zeros(bits.shape, dtype)
+    wide[~nan] = bits[~nan].view(np.float16).astype(dtype)
+    b = bits[nan].astype(np.uint64)
+    if np.dtype(dtype).itemsize == 4:
+        raw = ((b & 0x8000) << 16) | 0x7F800000 | ((b & 0x3FF) << 13)
+        wide.view(np.uint32)[nan] = raw.astype(np.uint32)
+    else:
+        raw = ((b & 0x8000) << 48) | 0x7FF0000000000000 | ((b & 0x3FF) << 42)
+        wide.view(np.uint64)[nan] = raw
+    return wide
 
 
 def _numpy_uses_software_nan_rule() -> bool:
