@@ -664,7 +664,11 @@ def test_the_documented_recipe_with_mlserver_defaults(tmp_path: Path) -> None:
     assert sorted(files) == ["model-settings.json", "runtime.py", "settings.json"]
     assert json.loads(files["settings.json"]) == {"host": "127.0.0.1"}
     assert shell[-1] == "mlserver start ."
-    assert shell[0] == 'pip install "oipcodec[integration-mlserver]"'  # what this venv holds
+    # what this venv holds
+    assert (
+        shell[0]
+        == 'pip install "path/to/oipcodec[integration-mlserver]"   # your checkout of oipcodec'
+    )
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     http_port, grpc_port, metrics_port = free_ports(3)
