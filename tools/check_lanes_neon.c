@@ -67,6 +67,14 @@ ptrdiff_t NAME(SIDE, _float_run)(const unsigned char **pp, const unsigned char *
     return oipcodec_float_run(pp, end, out, limit, fp64 ? OIPCODEC_OUT_FP64 : OIPCODEC_OUT_FP32);
 }
 
+/* The digit scan's mask and the 16 digit values, as bytes in memory order. */
+uint32_t NAME(SIDE, _scan16)(const unsigned char *p, unsigned char *values) {
+    oipcodec_digits16 d;
+    uint32_t mask = oipcodec_scan16(p, &d);
+    memcpy(values, &d, 16);
+    return mask;
+}
+
 int NAME(SIDE, _is_neon)(void) { return OIPCODEC_NEON_LANES; }
 
 #else /* MAIN */
@@ -77,6 +85,15 @@ typedef ptrdiff_t float_run_fn(const unsigned char **, const unsigned char *, un
 int_run_fn neon_int_run, swar_int_run;
 float_run_fn neon_float_run, swar_float_run;
 uint64_t neon_commas64(const unsigned char *), swar_commas64(const unsigned char *);
+uint32_t neon_scan16(const unsigned char *, unsigned char *),
+    swar_scan16(const unsigned char *, unsigned char *);
+
+/* The digit scans of the 16 bytes at p agree (mask and values); counts one check. */
+static int same_scan16(const unsigned char *p, unsigned long long *scans) {
+    unsigned char va[16], vb[16];
+    ++*scans;
+    return neon_scan16(p, va) == swar_scan16(p, vb) && memcmp(va, vb, 16) == 0;
+}
 int neon_is_neon(void), swar_is_neon(void);
 
 static uint64_t state = 0x9E3779B97F4A7C15ull;
@@ -170,12 +187,12 @@ static unsigned char out_a[8 * TEXT], out_b[8 * TEXT];
 
 int main(int argc, char **argv) {
     long texts = argc > 1 ? atol(argv[1]) : 200000, t;
-    unsigned long long runs = 0, elements = 0, stops_inside = 0, masks = 0, diffs = 0;
+    unsigned long long runs = 0, elements = 0, stops_inside = 0, masks = 0, scans = 0, diffs = 0;
     static const uint64_t limits[4][2] = {{INT64_MAX, (uint64_t)INT64_MAX + 1},
                                           {INT32_MAX, (uint64_t)INT32_MAX + 1},
                                           {INT16_MAX, (uint64_t)INT16_MAX + 1},
                                           {INT8_MAX, (uint64_t)INT8_MAX + 1}};
-    printf("comma scan: %s against %s\n", neon_is_neon() ? "NEON" : "SWAR",
+    printf("comma and digit scans: %s against %s\n", neon_is_neon() ? "NEON" : "SWAR",
            swar_is_neon() ? "NEON" : "SWAR");
     for (t = 0; t < texts; t++) {
         int len = 0, last, bad = (int)(t % 4) * 20, lane, count = 1 + (int)(next() % 400);
@@ -238,9 +255,24 @@ int main(int argc, char **argv) {
                     return 1;
                 }
             }
+            for (k = 0; k + 16 <= len; k++) {
+                if (!same_scan16(text + k, &scans)) {
+                    diffs++;
+                    fprintf(stderr, "DIFFERENCE digit scan, text %ld offset %d\n", t, k);
+                    return 1;
+                }
+            }
             for (k = 0; k < 64; k++) {
                 uint64_t r = next();
-                block[k] = r & 3 ? (unsigned char)',' : (unsigned char)(r >> 8);
+                block[k] = r & 3 ? (unsigned char)(r & 4 ? ',' : '0' + (r >> 3) % 10)
+                                 : (unsigned char)(r >> 8);
+            }
+            for (k = 0; k + 16 <= 64; k++) {
+                if (!same_scan16(block + k, &scans)) {
+                    diffs++;
+                    fprintf(stderr, "DIFFERENCE digit scan, random bytes of text %ld\n", t);
+                    return 1;
+                }
             }
             masks++;
             if (neon_commas64(block) != swar_commas64(block)) {
@@ -251,8 +283,8 @@ int main(int argc, char **argv) {
         }
     }
     printf("texts %ld, lane runs %llu, elements taken %llu, runs stopped before the last element %llu, "
-           "comma masks %llu, differences %llu\n",
-           texts, runs, elements, stops_inside, masks, diffs);
+           "comma masks %llu, digit scans %llu, differences %llu\n",
+           texts, runs, elements, stops_inside, masks, scans, diffs);
     return diffs != 0;
 }
 #endif

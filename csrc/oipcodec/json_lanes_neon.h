@@ -1,8 +1,9 @@
-/* NEON for the JSON parser's array lanes (json_int_lane.h, json_float_lane.h) on AArch64:
- * the comma bit mask of 64 bytes of text, which swar.h otherwise builds 8 bytes at a time in
- * general registers. Four 16-byte compares, each byte's match weighted by its bit in a byte
- * (1, 2, .. 128), and three pairwise adds gather the 64 bits in order: 17 instructions
- * against the SWAR scan's 80 (docs/measurements.md#aarch64-neon-paths-in-instructions).
+/* NEON for the JSON parser's number readers and array lanes (json_numscan.h,
+ * json_int_lane.h, json_float_lane.h) on AArch64: the comma bit mask of 64 bytes of text and
+ * the digit scan of 16, which swar.h otherwise builds 8 bytes at a time in general registers.
+ * Each 16-byte compare's matches are weighted by their bit in a byte (1, 2, .. 128) and
+ * gathered in order by pairwise adds: the comma scan takes 17 instructions against the SWAR
+ * scan's 80 (docs/measurements.md#aarch64-neon-paths-in-instructions).
  *
  * The lanes call this per 64-byte block, too often for a run-time feature test, so it is
  * chosen when compiling: OIPCODEC_NEON_LANES is 1 on AArch64 with NEON (cpu.h's
@@ -30,6 +31,22 @@ static inline uint64_t oipcodec_commas64_neon(const unsigned char *p) {
     uint8x16_t sum = vpaddq_u8(vpaddq_u8(m0, m1), vpaddq_u8(m2, m3));
     sum = vpaddq_u8(sum, sum);
     return vgetq_lane_u64(vreinterpretq_u64_u8(sum), 0);
+}
+
+/* The 16 bytes at p as digit values (each digit byte's value, every other byte 0) stored at
+ * `values`; returns the non-digit mask: bit k set when p[k] is not an ASCII digit, and bit 16
+ * always (swar.h's oipcodec_scan16 contract). */
+static inline uint32_t oipcodec_scan16_neon(const unsigned char *p, unsigned char *values) {
+    const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
+    uint8x16_t t = vsubq_u8(vld1q_u8(p), vdupq_n_u8('0'));
+    uint8x16_t digit = vcltq_u8(t, vdupq_n_u8(10));
+    uint8x16_t m = vbicq_u8(bits, digit);
+    vst1q_u8(values, vandq_u8(t, digit));
+    /* pairs, quadruples, octets: bytes 0 and 1 of the sum hold p[0..7] and p[8..15] */
+    m = vpaddq_u8(m, m);
+    m = vpaddq_u8(m, m);
+    m = vpaddq_u8(m, m);
+    return (uint32_t)vgetq_lane_u16(vreinterpretq_u16_u8(m), 0) | 0x10000u;
 }
 
 #else

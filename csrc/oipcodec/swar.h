@@ -23,7 +23,7 @@
  *
  * OIPCODEC_SWAR is 0 on big-endian hosts, where the readers are compiled out (their callers
  * take byte-wise paths); OIPCODEC_SSE2 is 1 on x86-64 (SSE2 is part of the architecture), and
- * on AArch64 the comma scan is NEON's (json_lanes_neon.h). */
+ * on AArch64 the comma and digit scans are NEON's (json_lanes_neon.h). */
 #ifndef OIPCODEC_SWAR_H
 #define OIPCODEC_SWAR_H
 
@@ -146,6 +146,9 @@ static inline uint32_t oipcodec_scan16(const unsigned char *p, oipcodec_digits16
                                    _mm_set1_epi8((char)0x8A));
     *d = _mm_and_si128(t, digit);
     return ((uint32_t)_mm_movemask_epi8(digit) ^ 0xFFFFu) | 0x10000u;
+#elif OIPCODEC_NEON_LANES
+    /* the struct's two words are the 16 values in memory order on little-endian AArch64 */
+    return oipcodec_scan16_neon(p, (unsigned char *)d);
 #else
     /* Per byte, without carries between bytes: t = c ^ '0' is c's value for a digit; (t & 0x7F)
      * + 0x76 reaches 0x80 exactly when t & 0x7F >= 10, and t's own top bit covers c >= 0x80.
