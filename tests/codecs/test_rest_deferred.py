@@ -4,6 +4,7 @@ straight into a batch buffer's rows (DeferredTensor), on both kernel implementat
 from __future__ import annotations
 
 import pickle
+import tracemalloc
 from typing import Any
 
 import ml_dtypes
@@ -200,3 +201,54 @@ def test_text_is_the_data_span(impl: Any) -> None:
     (tensor,) = rest.decode_request(body, kernels=impl, defer_json=True).inputs
     assert isinstance(tensor, rest.DeferredTensor)
     assert orjson.loads(bytes(tensor.text)) == [1, 2]
+
+
+# ---- allocations: no array of the request's own between the body and the batch ------------
+
+ROWS = 256
+
+
+def _peak(call: Any) -> int:
+    """The most memory traced (tracemalloc: numpy reports its arrays to it) during call()."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    "dtype, datatype",
+    [(np.float32, "FP32"), (np.int64, "INT64"), (np.float16, "FP16"), (np.bool_, "BOOL")],
+)
+def test_into_allocates_no_tensor_sized_array(impl: Any, dtype: Any, datatype: str) -> None:
+    """Decoding with defer_json and parsing into preallocated rows allocates a small fraction
+    of the tensor's bytes; the eager decode then a copy allocates the whole tensor once more.
+    The native kernel only: the pure twin converts through temporary arrays by design."""
+    if impl.IMPLEMENTATION != "native":
+        pytest.skip("the pure twin builds temporary arrays (it is the readable reference)")
+    array = (np.arange(ROWS * 1024) % 97).astype(dtype).reshape(ROWS, 1024)
+    body, _ = _body([Tensor.from_array("x", array)])
+    batch = np.zeros((2 * ROWS, 1024), dtype)
+    rows = batch[ROWS:]
+
+    def deferred() -> None:
+        request = rest.decode_request(body, kernels=impl, defer_json=True)
+        request.inputs[0].into(rows)
+
+    def eager() -> None:
+        request = rest.decode_request(body, kernels=impl)
+        request.inputs[0].into(rows)
+
+    deferred()  # warm up (imports, caches)
+    eager()
+    assert _same(rows, array)
+    rows[:] = 0
+    peak_deferred = _peak(deferred)
+    assert _same(rows, array)
+    peak_eager = _peak(eager)
+    assert peak_eager >= array.nbytes  # the request's own array
+    assert peak_deferred < array.nbytes // 8, (peak_deferred, array.nbytes)
