@@ -31,7 +31,14 @@ from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._shared.buffers import byte_view
 from oipcodec.compression import compress, decompress
-from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError, ShapeError
+from oipcodec.errors import (
+    DatatypeError,
+    DecodeError,
+    EncodeError,
+    LimitError,
+    OIPError,
+    ShapeError,
+)
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
@@ -452,10 +459,16 @@ class DeferredTensor(Tensor):
         shape, the datatype's dtype; BF16 also into float32); a copy when ``data`` was read.
         Raises the errors of the eager decode, naming the input; ``out`` then holds
         unspecified values."""
+        if not isinstance(out, np.ndarray):
+            raise DatatypeError(
+                f"out must be a numpy array, got {type(out).__name__}",
+                tensor=self.name,
+                kind=self._kind,
+            )
         if self.parsed:
             Tensor.into(self, out)
             return
-        if tuple(out.shape) != self.shape:
+        if out.shape != self.shape:
             raise ShapeError(
                 f"out has shape {list(out.shape)}, the tensor {list(self.shape)}",
                 tensor=self.name,

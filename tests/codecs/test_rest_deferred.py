@@ -184,6 +184,8 @@ def test_into_refuses_another_shape(impl: Any) -> None:
         tensor.into(np.empty((3, 2), np.int64))
     with pytest.raises(DatatypeError, match="input 'x': out has dtype float32"):
         tensor.into(np.empty((2, 3), np.float32))  # the kernel's dtype check, named
+    with pytest.raises(DatatypeError, match="input 'x': out must be a numpy array, got list"):
+        tensor.into([0] * 6)  # type: ignore[arg-type]
     plain = Tensor.from_array("p", ARRAYS["INT64"])
     with pytest.raises(ShapeError, match="tensor 'p'"):
         plain.into(np.empty((6,), np.int64))
