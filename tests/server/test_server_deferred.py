@@ -143,3 +143,53 @@ def test_binary_inputs_are_not_deferred(served) -> None:
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 200
     assert seen == [Tensor, rest.DeferredTensor]
+
+
+# ---- tritonclient over HTTP, a server in a thread ------------------------------------------
+
+
+def test_tritonclient_json_and_binary_to_a_batching_model() -> None:
+    """The real client, JSON and binary, to a batching model: each request gets its own
+    values back, and bad JSON data is answered 400 naming the input."""
+    httpclient = pytest.importorskip("tritonclient.http")
+    from tritonclient.utils import InferenceServerException
+
+    from oipcodec.testing import background
+
+    with background([Scale(), BatchingScale()], process=False, log_level="warning") as server:
+        client = httpclient.InferenceServerClient(
+            server.http_address, connection_timeout=30.0, network_timeout=30.0, concurrency=4
+        )
+        try:
+            pending = []
+            for i in range(8):
+                x = (np.arange(6, dtype=np.float32) + 10 * i).reshape(2, 3)
+                labels = np.array([[f"r{i}a".encode()], [f"r{i}b".encode()]], dtype=object)
+                inputs = [
+                    httpclient.InferInput("x", [2, 3], "FP32"),
+                    httpclient.InferInput("labels", [2, 1], "BYTES"),
+                ]
+                binary = i % 2 == 1
+                inputs[0].set_data_from_numpy(x, binary_data=binary)
+                inputs[1].set_data_from_numpy(labels, binary_data=binary)
+                outputs = [
+                    httpclient.InferRequestedOutput("y", binary_data=binary),
+                    httpclient.InferRequestedOutput("labels", binary_data=binary),
+                ]
+                pending.append(
+                    (x, labels, client.async_infer("scale_batched", inputs, outputs=outputs))
+                )
+            for x, labels, future in pending:
+                result = future.get_result()
+                np.testing.assert_array_equal(result.as_numpy("y"), x * 2)
+                got = [
+                    [v if isinstance(v, bytes) else v.encode() for v in row]
+                    for row in result.as_numpy("labels").tolist()
+                ]  # JSON BYTES come back as str
+                assert got == labels.tolist()
+            bad = httpclient.InferInput("x", [2, 3], "INT32")  # the model expects FP32
+            bad.set_data_from_numpy(np.zeros((2, 3), np.int32), binary_data=False)
+            with pytest.raises(InferenceServerException, match="input 'x'"):
+                client.infer("scale_batched", [bad])
+        finally:
+            client.close()
