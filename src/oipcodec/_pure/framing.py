@@ -60,11 +60,11 @@ def deserialize_bytes(
     buffer: Any, count: int | None = None, *, out: np.ndarray[Any, Any] | None = None
 ) -> np.ndarray[Any, Any]:
     view = byte_view(buffer)
-    cells = None
     if out is not None:
         cells, count = out_cells(out, count)
-    starts, lengths = _scan(view, count)
-    if cells is None:
+        starts, lengths = _scan(view, count)
+    else:
+        starts, lengths = _scan(view, count)
         out = cells = np.empty(len(starts), dtype=object)
     cells[:] = [bytes(view[s : s + n]) for s, n in zip(starts, lengths, strict=True)]
     return out
