@@ -125,3 +125,62 @@ def test_json_to_array(benchmark, native, pure, case: str, engine: str) -> None:
         assert result.tolist() == reference.tolist()
     else:
         assert np.array_equal(result.reshape(-1), reference.reshape(-1))
+
+
+# ---- into a batch buffer's rows: parse into the slice vs parse then copy -------------------
+
+#: A request's rows ([rows, 1024], the issue's model width) and the batch they go into.
+INTO_CASES = {
+    "FP32 [1,1024]": ("FP32", np.float32, 1),
+    "FP32 [64,1024]": ("FP32", np.float32, 64),
+    "INT64 [1,1024]": ("INT64", np.int64, 1),
+    "INT64 [64,1024]": ("INT64", np.int64, 64),
+}
+BATCH_ROWS = 128
+
+
+def _into_request(case: str) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """The REST body of one request, its values, and the batch buffer's rows for it."""
+    from oipcodec import InferRequest, Tensor, rest
+
+    _, dtype, rows = INTO_CASES[case]
+    rng = np.random.default_rng(3)
+    if dtype is np.float32:
+        values = rng.standard_normal((rows, 1024)).astype(np.float32)
+    else:
+        values = rng.integers(-(2**40), 2**40, (rows, 1024))
+    body, _ = rest.encode_request(InferRequest([Tensor.from_array("x", values)]), binary=False)
+    batch = np.zeros((BATCH_ROWS, 1024), dtype)
+    return body, values, batch[BATCH_ROWS - rows :]
+
+
+@pytest.mark.parametrize("case", list(INTO_CASES))
+@pytest.mark.parametrize(
+    "way",
+    ["kernel into slice", "kernel parse + copy", "REST defer_json + into", "REST eager + into"],
+)
+def test_json_into_rows(benchmark, native, case: str, way: str) -> None:
+    """The same rows filled two ways, side by side: parsed straight into the batch buffer's
+    slice (``out=``; ``decode_request(defer_json=True)`` then ``into``), or parsed into an
+    array of its own then copied (what a batcher does without ``out=``)."""
+    from oipcodec import rest
+
+    body, values, rows = _into_request(case)
+    datatype = INTO_CASES[case][0]
+    benchmark.group = f"json into batch rows {case} ({len(body) / 1e3:.0f} kB body)"
+    if way.startswith("kernel"):
+        text = rest.decode_request(body, defer_json=True, kernels=native).inputs[0].text
+        shape = list(values.shape)
+        if way == "kernel into slice":
+            run = lambda: native.json_to_array(text, datatype, shape, out=rows)  # noqa: E731
+        else:
+            run = lambda: np.copyto(rows, native.json_to_array(text, datatype, shape))  # noqa: E731
+    else:
+        defer = way.startswith("REST defer")
+
+        def run() -> None:
+            rest.decode_request(body, defer_json=defer, kernels=native).inputs[0].into(rows)
+
+    rows[:] = 0
+    benchmark(run)
+    assert rows.tobytes() == values.tobytes()

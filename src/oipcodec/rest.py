@@ -20,6 +20,7 @@ library installed).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -30,7 +31,14 @@ from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._shared.buffers import byte_view
 from oipcodec.compression import compress, decompress
-from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
+from oipcodec.errors import (
+    DatatypeError,
+    DecodeError,
+    EncodeError,
+    LimitError,
+    OIPError,
+    ShapeError,
+)
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
@@ -42,6 +50,7 @@ __all__ = [
     "BINARY_DATA_OUTPUT",
     "BINARY_DATA_SIZE",
     "HEADER_LENGTH",
+    "DeferredTensor",
     "binary_outputs",
     "compress",
     "decode_request",
@@ -81,6 +90,7 @@ def decode_request(
     limits: Limits = DEFAULT_LIMITS,
     kernels: Kernels | None = None,
     shared_memory: Resolver | None = None,
+    defer_json: bool = False,
 ) -> InferRequest:
     """Decode an inference request body.
 
@@ -93,11 +103,18 @@ def decode_request(
     ``oipcodec.kernels.load("pure")``); the default is the facade's, as in every codec.
     ``shared_memory`` gives the bytes of an input that names a shared-memory region
     (:mod:`oipcodec.sharedmem`); without it such an input is refused.
+
+    ``defer_json``: each input whose elements are JSON ``data`` becomes a
+    :class:`DeferredTensor`, which keeps the text and parses it when its ``data`` is first
+    read, or straight into a batch buffer's rows with :meth:`DeferredTensor.into`; its element
+    errors are then raised there, the same as this call raises them otherwise. Everything
+    else (envelope, shapes, datatypes, limits, binary and shared-memory inputs) is checked
+    here as always.
     """
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, model_name, limits, k)
     inputs = _decode_tensors(
-        doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits, k, shared_memory
+        doc, "inputs", spans.get(_INPUTS, {}), binary, "input", limits, k, shared_memory, defer_json
     )
     _check_binary_used(binary, "input")
     outputs = None
@@ -266,6 +283,7 @@ def _decode_tensors(
     limits: Limits,
     k: Kernels,
     shared_memory: Resolver | None,
+    defer_json: bool = False,
 ) -> list[Tensor]:
     items = doc.get(key)
     if items is None:
@@ -277,14 +295,23 @@ def _decode_tensors(
         try:
             budget = limits.max_request_elements - total
             tensor = _decode_tensor(
-                name, item, text, binary, kind, limits, budget, k, shared_memory
+                name,
+                item,
+                text,
+                binary,
+                kind,
+                limits,
+                budget,
+                k,
+                shared_memory,
+                start if defer_json else None,
             )
         except OIPError as exc:
             if exc.tensor is not None:
                 raise
             error = exc if isinstance(exc, DecodeError) else DecodeError(exc.reason)
             raise error.for_tensor(name, kind, start if text is not None else 0) from None
-        total += tensor.data.size
+        total += math.prod(tensor.shape)  # not data.size: a deferred tensor is not parsed yet
         tensors.append(tensor)
     return tensors
 
@@ -299,8 +326,10 @@ def _decode_tensor(
     budget: int,
     k: Kernels,
     shared_memory: Resolver | None,
+    defer_at: int | None = None,
 ) -> Tensor:
-    """One tensor; ``budget`` is how many elements the request may still hold."""
+    """One tensor; ``budget`` is how many elements the request may still hold. ``defer_at``:
+    JSON data become a :class:`DeferredTensor`, the text starting at that body offset."""
     for key in ("datatype", "shape"):  # named when missing, not reported as a wrong None
         if key not in item:
             raise DecodeError(f"has no '{key}' (every tensor gives its name, shape and datatype)")
@@ -339,8 +368,15 @@ def _decode_tensor(
             cls = type(exc) if isinstance(exc, DecodeError) else DecodeError
             raise cls(exc.reason, index=exc.index, offset=offset) from None
     elif text is not None:
+        if defer_at is not None:
+            return DeferredTensor(
+                name, row.name, shape, text, parameters, defer_at, kind, limits, k
+            )
         array = k.json_to_array(text, row.name, shape, max_depth=limits.max_depth)
     elif item.get("data") is not None:
+        if defer_at is not None:
+            dumped = memoryview(orjson.dumps(item["data"]))
+            return DeferredTensor(name, row.name, shape, dumped, parameters, 0, kind, limits, k)
         # Only reached when the "data" key was written with escapes, which the scanner leaves
         # to orjson: correct, if slower.
         array = k.json_to_array(
@@ -351,6 +387,114 @@ def _decode_tensor(
     if row.is_bytes and size is None:
         _check_json_bytes_lengths(array, text, limits)
     return Tensor(name, row.name, tuple(shape), array, parameters)
+
+
+#: The slot that holds a tensor's array (a DeferredTensor's ``data`` property stands in front).
+_DATA_SLOT: Any = Tensor.__dict__["data"]
+
+
+class DeferredTensor(Tensor):
+    """A tensor whose elements are still the JSON ``data`` text of a request body
+    (``decode_request(..., defer_json=True)``).
+
+    ``data`` parses the text when first read and keeps the array; errors are those the eager
+    decode raises (the input named, byte offsets counted in the body). :meth:`into` parses
+    straight into a destination, a batch buffer's rows, so that no array of the request's own
+    is made; once ``data`` was read it copies instead. Parsing into a destination keeps no
+    array: reading ``data`` after that parses again. Name, datatype, shape and parameters are
+    those of any tensor, checked when the request was decoded.
+    """
+
+    __slots__ = ("_kernels", "_kind", "_limits", "_offset", "_text")
+
+    def __init__(
+        self,
+        name: str,
+        datatype: str,
+        shape: Sequence[int],
+        text: memoryview,
+        parameters: Parameters,
+        offset: int = 0,
+        kind: str = "input",
+        limits: Limits = DEFAULT_LIMITS,
+        kernels: Kernels | None = None,
+    ) -> None:
+        # Not Tensor's __init__: its checks need the array; the decoder checked the rest.
+        self.name = name
+        self.datatype = datatype
+        self.shape = tuple(shape)
+        self.parameters = parameters
+        _DATA_SLOT.__set__(self, None)
+        self._text = text
+        self._offset = offset
+        self._kind = kind
+        self._limits = limits
+        self._kernels = kernels or _facade
+
+    @property
+    def data(self) -> np.ndarray[Any, Any]:
+        """The elements, parsed from the text on first access."""
+        array: np.ndarray[Any, Any] | None = _DATA_SLOT.__get__(self)
+        if array is None:
+            array = self._parse(None)
+            _DATA_SLOT.__set__(self, array)
+        return array
+
+    @data.setter
+    def data(self, value: np.ndarray[Any, Any]) -> None:
+        _DATA_SLOT.__set__(self, value)
+
+    @property
+    def parsed(self) -> bool:
+        """Whether ``data`` holds the parsed array (then :meth:`into` copies it)."""
+        return _DATA_SLOT.__get__(self) is not None
+
+    @property
+    def text(self) -> memoryview:
+        """The JSON text of the data array."""
+        return self._text
+
+    def into(self, out: np.ndarray[Any, Any]) -> None:
+        """Parse the elements straight into ``out`` (C-contiguous, writable, the tensor's
+        shape, the datatype's dtype; BF16 also into float32); a copy when ``data`` was read.
+        Raises the errors of the eager decode, naming the input; ``out`` then holds
+        unspecified values."""
+        if not isinstance(out, np.ndarray):
+            raise DatatypeError(
+                f"out must be a numpy array, got {type(out).__name__}",
+                tensor=self.name,
+                kind=self._kind,
+            )
+        if self.parsed:
+            Tensor.into(self, out)
+            return
+        if out.shape != self.shape:
+            raise ShapeError(
+                f"out has shape {list(out.shape)}, the tensor {list(self.shape)}",
+                tensor=self.name,
+                kind=self._kind,
+            )
+        self._parse(out)
+
+    def _parse(self, out: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any]:
+        limits = self._limits
+        try:
+            array = self._kernels.json_to_array(
+                self._text, self.datatype, self.shape, max_depth=limits.max_depth, out=out
+            )
+            if self.datatype == "BYTES":
+                _check_json_bytes_lengths(array, self._text, limits)
+        except OIPError as exc:  # as _decode_tensors locates them
+            if exc.tensor is not None:
+                raise
+            keep = isinstance(exc, DecodeError) or out is not None  # out= checks keep theirs
+            error = exc if keep else DecodeError(exc.reason)
+            raise error.for_tensor(self.name, self._kind, self._offset) from None
+        return array
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as the plain tensor it stands for.
+        return (Tensor, (self.name, self.datatype, self.shape, self.data, self.parameters))
 
 
 def _check_json_bytes_lengths(

@@ -68,6 +68,16 @@ class Tensor:
                 tensor=self.name,
             )
 
+    def into(self, out: np.ndarray[Any, Any]) -> None:
+        """Copy the elements into ``out`` (this request's rows of a batch buffer): a
+        C-contiguous array of the tensor's shape and the datatype's dtype."""
+        if tuple(out.shape) != self.shape:
+            raise ShapeError(
+                f"out has shape {list(out.shape)}, the tensor {list(self.shape)}",
+                tensor=self.name,
+            )
+        np.copyto(out, self.data.reshape(out.shape))
+
     @classmethod
     def from_array(cls, name: str, array: Any, parameters: Parameters | None = None) -> Tensor:
         """A tensor whose datatype and shape are those of ``array`` (made a numpy array)."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oipcodec.errors import DecodeError, EncodeError
+from oipcodec.errors import DatatypeError, DecodeError, EncodeError, ShapeError
 
 elements = st.lists(st.binary(max_size=40), max_size=40)
 
@@ -292,3 +292,34 @@ def test_concurrent_calls_on_shared_inputs(impl) -> None:
     for thread in threads:
         thread.join()
     assert all(slot == [expected] * 3 for slot in results)
+
+
+# ---- deserialize_bytes(out=): straight into a batch buffer's rows ---------------------------
+
+
+def test_deserialize_into_rows(impl) -> None:
+    framed = impl.serialize_bytes([b"a", b"", b"xyz", b"\x00\x01"])
+    batch = np.full((4, 2), b"-", dtype=object)
+    assert impl.deserialize_bytes(framed, out=batch[1:3]) is not None
+    assert batch.tolist() == [[b"-", b"-"], [b"a", b""], [b"xyz", b"\x00\x01"], [b"-", b"-"]]
+    flat = np.empty(4, dtype=object)
+    assert impl.deserialize_bytes(framed, 4, out=flat) is flat
+
+
+@pytest.mark.parametrize(
+    "out, count, error, message",
+    [
+        (np.empty(3, dtype=object), None, DecodeError, "5 bytes after the 3 expected"),
+        (np.empty(5, dtype=object), None, DecodeError, "expected 5 BYTES elements"),
+        (np.empty(4, dtype=object), 3, ShapeError, "out holds 4 elements; count is 3"),
+        (np.empty(4, dtype="S3"), None, DatatypeError, "out has dtype |S3"),
+        (np.empty((4, 2), dtype=object)[:, 0], None, DecodeError, "C-contiguous"),
+    ],
+)
+def test_deserialize_into_refuses(impl, out, count, error, message) -> None:
+    framed = impl.serialize_bytes([b"a", b"", b"xyz", b"q"])
+    before = out.tolist()
+    with pytest.raises(error) as caught:
+        impl.deserialize_bytes(framed, count, out=out)
+    assert message in str(caught.value)
+    assert out.tolist() == before  # checked in full before any cell is written

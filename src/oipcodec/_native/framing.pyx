@@ -37,7 +37,7 @@ from oipcodec._shared.buffers import (
     element_type_error,
     utf8_error,
 )
-from oipcodec._shared.framing import CONTRACTS, framing_error
+from oipcodec._shared.framing import CONTRACTS, framing_error, out_cells
 
 __all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
 
@@ -194,22 +194,29 @@ cdef inline Py_ssize_t _cell_size(const unsigned char *cell, Py_ssize_t width) n
 
 
 @contract(CONTRACTS)
-def deserialize_bytes(buffer, count=None):
+def deserialize_bytes(buffer, count=None, *, out=None):
     cdef Scan scan
     cdef const unsigned char[::1] data = byte_view(buffer)
+    cells_array = None
+    if out is not None:
+        cells_array, count = out_cells(out, count)
     _scan_or_raise(&scan, data, count)
     cdef Py_ssize_t i, start
     cdef Py_buffer view
     cdef PyObject **cells
     cdef PyObject *element
     try:
-        out = np.empty(scan.n, dtype=object)
-        PyObject_GetBuffer(out, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE)
+        if cells_array is None:
+            out = cells_array = np.empty(scan.n, dtype=object)
+        PyObject_GetBuffer(
+            cells_array, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE
+        )
         cells = <PyObject **>view.buf
         try:
             # One bytes object per element, stored straight into the array's cells (each
-            # replaces the None numpy filled it with). The starts found by the scan make these
-            # independent reads instead of a second walk from prefix to prefix.
+            # replaces what the cell held: numpy's None, or the caller's value). The starts
+            # found by the scan make these independent reads instead of a second walk from
+            # prefix to prefix.
             for i in range(scan.n):
                 start = scan.starts[i]
                 element = _new_bytes(

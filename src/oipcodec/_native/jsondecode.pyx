@@ -409,8 +409,8 @@ cdef int _settle(
 
 
 @contract(CONTRACTS)
-def json_to_array(text, datatype, shape, *, max_depth=100):
-    job = prepare(text, datatype, shape, max_depth)
+def json_to_array(text, datatype, shape, *, max_depth=100, out=None):
+    job = prepare(text, datatype, shape, max_depth, out)
     cdef const unsigned char[::1] data = job.data
     cdef unsigned char[::1] cells
     cdef Py_ssize_t size = data.shape[0]

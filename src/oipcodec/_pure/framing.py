@@ -27,6 +27,7 @@ from oipcodec._shared.framing import (
     FRAMING_TRAILING,
     FRAMING_TRUNCATED_PREFIX,
     framing_error,
+    out_cells,
 )
 
 __all__ = ["bytes_offsets", "deserialize_bytes", "serialize_bytes"]
@@ -55,11 +56,17 @@ def serialize_bytes(values: Any) -> bytes:
 
 
 @contract(CONTRACTS)
-def deserialize_bytes(buffer: Any, count: int | None = None) -> np.ndarray[Any, Any]:
+def deserialize_bytes(
+    buffer: Any, count: int | None = None, *, out: np.ndarray[Any, Any] | None = None
+) -> np.ndarray[Any, Any]:
     view = byte_view(buffer)
-    starts, lengths = _scan(view, count)
-    out = np.empty(len(starts), dtype=object)
-    out[:] = [bytes(view[s : s + n]) for s, n in zip(starts, lengths, strict=True)]
+    if out is not None:
+        cells, count = out_cells(out, count)
+        starts, lengths = _scan(view, count)
+    else:
+        starts, lengths = _scan(view, count)
+        out = cells = np.empty(len(starts), dtype=object)
+    cells[:] = [bytes(view[s : s + n]) for s, n in zip(starts, lengths, strict=True)]
     return out
 
 

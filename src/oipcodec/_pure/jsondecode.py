@@ -50,8 +50,15 @@ _WS = frozenset(b" \t\n\r")
 
 
 @contract(CONTRACTS)
-def json_to_array(text: Any, datatype: str, shape: Any, *, max_depth: int = 100) -> np.ndarray:
-    job = prepare(text, datatype, shape, max_depth)
+def json_to_array(
+    text: Any,
+    datatype: str,
+    shape: Any,
+    *,
+    max_depth: int = 100,
+    out: np.ndarray[Any, Any] | None = None,
+) -> np.ndarray[Any, Any]:
+    job = prepare(text, datatype, shape, max_depth, out)
     return _Walk(job).run()
 
 

@@ -8,7 +8,11 @@ nothing before, between or after them.
 
 from __future__ import annotations
 
-from oipcodec.errors import DecodeError
+from typing import Any
+
+import numpy as np
+
+from oipcodec.errors import DatatypeError, DecodeError, ShapeError
 
 __all__ = [
     "FRAMING_OK",
@@ -17,6 +21,7 @@ __all__ = [
     "FRAMING_TRAILING",
     "FRAMING_TRUNCATED_PREFIX",
     "framing_error",
+    "out_cells",
 ]
 
 # Codes a framing scan stops with; the native kernel returns them from its nogil loop.
@@ -32,6 +37,20 @@ FRAMING_TRUNCATED_PREFIX = 1
 FRAMING_PAST_END = 2
 FRAMING_TRAILING = 3
 FRAMING_TOO_FEW = 4
+
+
+def out_cells(out: Any, count: int | None) -> tuple[np.ndarray[Any, Any], int]:
+    """``deserialize_bytes``'s ``out=`` checked: its cells as a flat view, and the element
+    count the buffer must hold (``out.size``; a ``count`` given as well must agree)."""
+    if not isinstance(out, np.ndarray):
+        raise DecodeError(f"out must be a numpy array, got {type(out).__name__}")
+    if out.dtype != object:
+        raise DatatypeError(f"out has dtype {out.dtype}; BYTES elements go into object")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise DecodeError("out must be a writable, C-contiguous numpy array")
+    if count is not None and count != out.size:
+        raise ShapeError(f"out holds {out.size} elements; count is {count}")
+    return out.reshape(-1), out.size
 
 
 def framing_error(
@@ -77,6 +96,11 @@ CONTRACTS: dict[str, str] = {
     Every length prefix is checked against what is left of the buffer. With ``count``, the
     buffer must hold exactly ``count`` elements and nothing after them. Problems raise
     :class:`DecodeError` naming the element index and byte offset.
+
+    ``out``: a writable, C-contiguous object array (any shape: a batch buffer's rows) the
+    elements are stored into instead of a new array, and returned; the buffer must hold
+    exactly ``out.size`` elements (``count``, if given too, must be that). The buffer is
+    checked in full before any cell is written.
     """,
     "bytes_offsets": """Where each element of a framed BYTES buffer is, without copying it: two 1-D
     int64 arrays, so that element ``i`` is ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the

@@ -23,10 +23,10 @@ import numpy as np
 
 from oipcodec import datatypes
 from oipcodec._shared.buffers import byte_view
-from oipcodec.errors import DecodeError, LimitError
+from oipcodec.errors import DatatypeError, DecodeError, LimitError, ShapeError
 from oipcodec.limits import element_count
 
-__all__ = ["Job", "exact_side", "prepare"]
+__all__ = ["Job", "exact_side", "out_dtypes", "out_kind", "prepare"]
 
 # Element kinds.
 K_BOOL = 0
@@ -144,13 +144,25 @@ class Job:
     #: a 10-byte text declaring 2**31 elements allocates nothing big).
     alloc: int
     max_depth: int
+    #: The caller's destination (``out=``), checked: C-contiguous, writable, ``count``
+    #: elements of the datatype's dtype; None to allocate.
+    out: np.ndarray[Any, Any] | None = None
 
     def storage(self) -> np.ndarray[Any, Any]:
-        """The flat output buffer the walk writes to, ``alloc`` elements long."""
+        """The flat output buffer the walk writes to, ``alloc`` elements long, or the caller's
+        ``out`` as a flat view of the walk's storage dtype (the walk writes at most ``alloc``
+        elements, never more than ``out`` holds)."""
+        if self.out is not None:
+            flat = self.out.reshape(-1)  # a view: out is C-contiguous
+            storage = np.dtype(_STORAGE[self.kind])
+            return flat if flat.dtype == storage else flat.view(storage)
         return np.empty(self.alloc, dtype=_STORAGE[self.kind])
 
     def result(self, flat: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        """The filled buffer as the returned array: its shape, BF16 viewed as bfloat16."""
+        """The filled buffer as the returned array: its shape, BF16 viewed as bfloat16; the
+        caller's ``out`` itself when one was given."""
+        if self.out is not None:
+            return self.out
         if self.kind == K_BF16:
             dtype = datatypes.BF16_DTYPE
             assert dtype is not None
@@ -234,13 +246,13 @@ _STORAGE: dict[int, Any] = {
 }
 
 
-def prepare(text: Any, datatype: str, shape: Any, max_depth: Any) -> Job:
+def prepare(text: Any, datatype: str, shape: Any, max_depth: Any, out: Any = None) -> Job:
     """Check the arguments of ``json_to_array``.
 
     ``text`` is bytes, bytearray, memoryview (any contiguous buffer) or str (read as its UTF-8
     encoding: byte offsets in messages count in that encoding). The shape goes through
     :func:`oipcodec.limits.element_count`, which refuses absurd shapes before anything is
-    allocated.
+    allocated. ``out``, when given, is checked by :func:`out_kind`.
     """
     row = datatypes.get(datatype)
     if isinstance(text, str):
@@ -258,11 +270,47 @@ def prepare(text: Any, datatype: str, shape: Any, max_depth: Any) -> Job:
     if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth < 0:
         raise DecodeError(f"max_depth must be a non-negative integer, got {max_depth!r}")
     kind = _KINDS[row.name]
-    if kind == K_BF16 and datatypes.BF16_DTYPE is None:
+    if out is not None:
+        kind = out_kind(out, row.name, kind, dims, count)
+    elif kind == K_BF16 and datatypes.BF16_DTYPE is None:
         kind = K_BF16_AS_FP32
     # k elements take at least 2k - 1 bytes (one per element, a comma between each two).
     alloc = min(count, (len(data) + 1) // 2)
-    return Job(data, row.name, kind, dims, count, alloc, max_depth)
+    return Job(data, row.name, kind, dims, count, alloc, max_depth, out)
+
+
+def out_dtypes(datatype: str) -> tuple[np.dtype[Any], ...]:
+    """The dtypes an ``out=`` destination of ``datatype`` may have (native byte order): the
+    datatype's own; for BF16 ``ml_dtypes.bfloat16`` (when installed) and float32 (BF16-rounded
+    values widened, as decoding without ml_dtypes returns them); object for BYTES."""
+    if datatype == "BYTES":
+        return (np.dtype(object),)
+    if datatype == "BF16":
+        own = () if datatypes.BF16_DTYPE is None else (datatypes.BF16_DTYPE,)
+        return (*own, np.dtype(np.float32))
+    dtype = datatypes.get(datatype).numpy_dtype
+    assert dtype is not None
+    return (dtype,)
+
+
+def out_kind(out: Any, datatype: str, kind: int, shape: tuple[int, ...], count: int) -> int:
+    """The element kind the walk writes into ``out`` (BF16: bit patterns into a bfloat16
+    array, widened values into a float32 one), after checking that ``out`` is a writable,
+    C-contiguous numpy array of an allowed dtype (:func:`out_dtypes`) holding exactly the
+    ``count`` elements of ``shape``: the walk never writes past ``count`` elements."""
+    if not isinstance(out, np.ndarray):
+        raise DecodeError(f"out must be a numpy array, got {type(out).__name__}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise DecodeError("out must be a writable, C-contiguous numpy array")
+    allowed = out_dtypes(datatype)
+    if out.dtype not in allowed:
+        names = " or ".join(str(d) for d in allowed)
+        raise DatatypeError(f"out has dtype {out.dtype}; {datatype} data goes into {names}")
+    if out.size != count:
+        raise ShapeError(f"out holds {out.size} elements; shape {list(shape)} needs {count}")
+    if kind == K_BF16 and out.dtype == np.float32:
+        return K_BF16_AS_FP32
+    return kind
 
 
 # ---- describing tokens ----------------------------------------------------------------------
@@ -597,5 +645,11 @@ CONTRACTS: dict[str, str] = {
 
     Problems raise :class:`DecodeError` (:class:`LimitError` for nesting deeper than
     ``max_depth``) naming the flat element index and the byte offset.
+
+    ``out``: parse straight into this writable, C-contiguous array instead of a new one, and
+    return it. It holds exactly ``prod(shape)`` elements (any shape: a batch buffer's rows)
+    of the datatype's dtype (BF16: ``bfloat16`` or float32; BYTES: object), else
+    :class:`ShapeError` / :class:`DatatypeError` before anything is read. Nothing is written
+    past its elements; when the text is refused, what its elements hold is unspecified.
     """,
 }

@@ -363,6 +363,7 @@ class RestApp:
                 model_version=version,
                 limits=self.limits,
                 shared_memory=self.registry.resolver,
+                defer_json=_batches(model),
             )
             binary = rest.binary_outputs(request)
         response, checked, started, finished = await self.registry.execute(request, model)
@@ -453,6 +454,13 @@ class RestApp:
             raise exc.for_tensor(spec.name, "input") from None
         tensor = Tensor(spec.name, spec.datatype, shape, array)
         return InferRequest([tensor], model_name=name, model_version=version)
+
+
+def _batches(model: Model) -> bool:
+    """Whether ``model`` batches requests (its ``dynamic_batching`` is set): then JSON data
+    stay text until the batcher parses them into the batch buffer's rows
+    (:class:`~oipcodec.rest.DeferredTensor`), and no array of the request's own is made."""
+    return bool(getattr(model, "dynamic_batching", None))
 
 
 def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:
