@@ -4,7 +4,7 @@ x86 builds never compile NEON code, so each check cross-compiles it for AArch64 
 clang, -Wall -Wextra -Werror) and runs it under qemu-aarch64-static on a sample:
 tools/check_neon_writers.sh (the FP32 and FP64 writers, rows in pieces of 1 to 71 elements),
 tools/check_int_neon.sh (the integer rows, every type, NEON on and capped off) and
-tools/check_lanes_neon.sh (the parser's comma scan against SWAR). The full checks are the
+tools/check_lanes_neon.sh (the parser's comma and digit scans against SWAR). The full checks are the
 scripts' defaults. Skips without Debian's gcc-aarch64-linux-gnu, clang and qemu-user-static,
 unless OIPCODEC_REQUIRE_COMPILERS is set (as .ci/run's clang stage does), which fails instead.
 """
