@@ -13,8 +13,9 @@ count): REST JSON (small: 1x16 FP32; image: 1x3x224x224 FP32, written as tritonc
 JSON), REST binary image, and gRPC raw contents (small and image). The REST load is the
 Python client of benchmarks/load/load_server.py (wrk when installed), the gRPC load a bare
 grpcio channel from threads (serialized bytes in and out: the client costs next to nothing).
-Prints one row per case: requests/s and p50 / p99 latency of each, medians over the rounds,
-and the ratios to "without". :func:`run_kserve` returns those rows for a script that gathers every
+Prints one row per case: requests/s, p50 / p99 latency and the server's CPU per request of
+each (medians over the rounds), and the ratios to "without"; on a shared machine CPU per
+request moves less with the neighbours than requests/s. :func:`run_kserve` returns those rows for a script that gathers every
 peer's.
 """
 
@@ -148,14 +149,18 @@ def _servers() -> Iterator[dict[str, dict[str, str]]]:
 def run_kserve(rounds: int, seconds: float, connections: int = 8) -> list[dict[str, Any]]:
     """Each case against KServe without and with the adapter, alternating, ``rounds`` times for
     ``seconds`` each. Rows ``{"peer": "kserve", "path": "rest" | "grpc", "payload": ...,
-    "without": {"rps", "p50_ms", "p99_ms", "errors"}, "with": {...}, "recipe": {...}, "ratio":
-    with / without req/s, "recipe_ratio": recipe / without req/s}`` (medians over the rounds)."""
+    "without": {"rps", "p50_ms", "p99_ms", "cpu_ms", "errors"}, "with": {...}, "recipe": {...},
+    "ratio": with / without req/s, "recipe_ratio": recipe / without req/s, "cpu_ratio" and
+    "recipe_cpu_ratio": without / with server CPU per request}`` (medians over the rounds;
+    ``cpu_ms``, the server process's user + system CPU per request, on Linux only)."""
     figures: dict[tuple[str, str, str], list[dict[str, float]]] = {}
     with _servers() as servers:
         for _ in range(rounds):
             for payload, path in CASES:
                 for label in SERVERS:
                     server = servers[label]
+                    pids = [int(server["pid"])]
+                    before = load_server.cpu_seconds(pids)
                     if path == "rest":
                         result = _rest_load(
                             f"http://{server['http']}", payload, connections, seconds
@@ -164,6 +169,9 @@ def run_kserve(rounds: int, seconds: float, connections: int = 8) -> list[dict[s
                         body = _grpc_body(payload)
                         result = _grpc_load(server["grpc"], body, connections, seconds)
                     assert result is not None
+                    after = load_server.cpu_seconds(pids)
+                    if before is not None and after is not None and result["requests"]:
+                        result["cpu_ms"] = (after - before) * 1000 / result["requests"]
                     figures.setdefault((payload, path, label), []).append(result)
     rows = []
     for payload, path in CASES:
@@ -172,11 +180,15 @@ def run_kserve(rounds: int, seconds: float, connections: int = 8) -> list[dict[s
             runs = figures[(payload, path, label)]
             row[label] = {
                 key: statistics.median(run[key] for run in runs)
-                for key in ("rps", "p50_ms", "p99_ms")
+                for key in ("rps", "p50_ms", "p99_ms", "cpu_ms")
+                if all(key in run for run in runs)
             }
             row[label]["errors"] = sum(run["errors"] for run in runs)
         row["ratio"] = row["with"]["rps"] / row["without"]["rps"]
         row["recipe_ratio"] = row["recipe"]["rps"] / row["without"]["rps"]
+        if all("cpu_ms" in row[label] for label in SERVERS):
+            row["cpu_ratio"] = row["without"]["cpu_ms"] / row["with"]["cpu_ms"]
+            row["recipe_cpu_ratio"] = row["without"]["cpu_ms"] / row["recipe"]["cpu_ms"]
         rows.append(row)
     return rows
 
@@ -189,17 +201,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = run_kserve(args.rounds, args.seconds, args.connections)
     print(f"KServe identity model, {args.rounds} rounds of {args.seconds:g} s, "
-          f"{args.connections} connections; medians. req/s (p50 / p99 ms)")  # fmt: skip
+          f"{args.connections} connections; medians. req/s (p50 / p99 ms) [server CPU ms "
+          "per request]; ratios: req/s, and CPU per request in brackets")  # fmt: skip
     print("| path | payload | without | with patch_dataplane | ratio | recipe | ratio |")
     print("|---|---|---:|---:|---:|---:|---:|")
 
     def cell(figures: dict[str, float]) -> str:
-        return f"{figures['rps']:.1f} ({figures['p50_ms']:.0f} / {figures['p99_ms']:.0f})"
+        cpu = f" [{figures['cpu_ms']:.2f}]" if "cpu_ms" in figures else ""
+        return f"{figures['rps']:.1f} ({figures['p50_ms']:.0f} / {figures['p99_ms']:.0f}){cpu}"
+
+    def ratio(row: dict[str, Any], rps: str, cpu: str) -> str:
+        return f"{row[rps]:.2f}x" + (f" [{row[cpu]:.2f}x]" if cpu in row else "")
 
     for row in rows:
         print(
             f"| {row['path']} | {row['payload']} | {cell(row['without'])} | {cell(row['with'])} "
-            f"| {row['ratio']:.2f}x | {cell(row['recipe'])} | {row['recipe_ratio']:.2f}x |"
+            f"| {ratio(row, 'ratio', 'cpu_ratio')} | {cell(row['recipe'])} "
+            f"| {ratio(row, 'recipe_ratio', 'recipe_cpu_ratio')} |"
         )
     return 0
 
