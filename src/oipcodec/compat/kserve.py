@@ -9,7 +9,8 @@ arrays with the kernels and hand KServe objects whose tensors *are* those arrays
   :func:`response_to_rest`, :func:`request_to_rest`, :func:`response_from_rest`;
 - gRPC messages (through :mod:`oipcodec.pb`): :func:`request_from_grpc`,
   :func:`response_to_grpc`, :func:`request_to_grpc`, :func:`response_from_grpc`;
-- a ``kserve.ModelServer``: :func:`patch_dataplane` (binary REST bodies straight to arrays).
+- a ``kserve.ModelServer``: :func:`patch_dataplane` (its REST infer routes on the codec: JSON
+  and binary bodies straight to arrays).
 
 Malformed input raises :class:`oipcodec.DecodeError` naming the tensor, the element and the
 byte offset. ``kserve`` is imported only inside the functions that build or read its objects.
