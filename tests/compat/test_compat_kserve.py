@@ -447,8 +447,8 @@ def test_custom_model_in_kserve(kserve_app: Any, binary: bool) -> None:
     response = rest.decode_response(answer.content, length)
     assert response.id == "r1"
     np.testing.assert_array_equal(response.output("OUTPUT0").data, x * 2)
-    # the patched data plane hands binary bodies to the model as arrays, not lists
-    assert model.seen[-1] is (np.ndarray if binary else list)
+    # the patched REST route hands JSON and binary bodies to the model as arrays, not lists
+    assert model.seen[-1] is np.ndarray
 
 
 def test_custom_model_in_kserve_bad_binary_is_400(kserve_app: Any) -> None:
@@ -466,3 +466,30 @@ def test_custom_model_in_kserve_bad_binary_is_400(kserve_app: Any) -> None:
     )
     assert answer.status_code == 400
     assert "INPUT0" in answer.json()["error"]
+
+
+def test_an_unpatched_dataplane_keeps_kserves_route(kserve_app: Any) -> None:
+    """The hook patch_dataplane puts into KServe's endpoint registration serves only the data
+    planes it patched: another server of the same process keeps KServe's own JSON path."""
+    from kserve.model_repository import ModelRepository
+    from kserve.protocol.dataplane import DataPlane
+    from kserve.protocol.model_repository_extension import ModelRepositoryExtension
+    from kserve.protocol.rest.server import RESTServer
+
+    repository = ModelRepository()
+    model = Doubler("doubler")
+    repository.update(model)
+    server = RESTServer(
+        "kserve.model_server:app",
+        DataPlane(model_registry=repository),
+        ModelRepositoryExtension(repository),
+        0,
+    )
+    app = fastapi.FastAPI()
+    server._register_endpoints(app)
+    server._add_exception_handlers(app)
+    x = np.arange(4, dtype=np.float32)
+    with testclient.TestClient(app) as client:
+        answer = _post(client, InferRequest([Tensor.from_array("INPUT0", x)]), binary=False)
+    assert answer.status_code == 200, answer.text
+    assert model.seen == [list]  # FastAPI's lists, as stock KServe gives them

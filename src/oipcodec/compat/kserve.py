@@ -9,7 +9,8 @@ arrays with the kernels and hand KServe objects whose tensors *are* those arrays
   :func:`response_to_rest`, :func:`request_to_rest`, :func:`response_from_rest`;
 - gRPC messages (through :mod:`oipcodec.pb`): :func:`request_from_grpc`,
   :func:`response_to_grpc`, :func:`request_to_grpc`, :func:`response_from_grpc`;
-- a ``kserve.ModelServer``: :func:`patch_dataplane` (binary REST bodies straight to arrays).
+- a ``kserve.ModelServer``: :func:`patch_dataplane` (its REST infer routes on the codec: JSON
+  and binary bodies straight to arrays).
 
 Malformed input raises :class:`oipcodec.DecodeError` naming the tensor, the element and the
 byte offset. ``kserve`` is imported only inside the functions that build or read its objects.
@@ -323,6 +324,14 @@ def response_to_rest(
     response's ``use_binary_outputs`` is true. ``True`` / ``False`` send every output in binary
     / JSON. Unlike KServe's, BF16 and FP16 outputs can be written (FP16 JSON numbers are exact).
     """
+    ours, chosen = _selected(response, binary)
+    return rest.encode_response(ours, binary=chosen, nested=nested)
+
+
+def _selected(response: Any, binary: bool | None) -> tuple[InferResponse, bool | set[str]]:
+    """``response`` as ours with the outputs KServe's ``to_rest`` sends, and which of them go
+    in binary (see :func:`response_to_rest`). An unknown requested output raises
+    :class:`DecodeError` with KServe's own message."""
     ours = to_oip_response(response)
     requested = getattr(response, "_requested_outputs", None)
     chosen: bool | set[str]
@@ -333,13 +342,13 @@ def response_to_rest(
         missing = [o.name for o in requested if o.name not in by_name]
         if missing:
             raise DecodeError(
-                f"unexpected inference output '{missing[0]}' for model '{ours.model_name}'"
+                f"Unexpected inference output '{missing[0]}' for model '{ours.model_name}'"
             )
         ours.outputs = [by_name[o.name] for o in requested]
         chosen = {o.name for o in requested if o.binary_data is True}
     else:
         chosen = bool(getattr(response, "_use_binary_outputs", False))
-    return rest.encode_response(ours, binary=chosen, nested=nested)
+    return ours, chosen
 
 
 # ----------------------------------------------------------------------------- gRPC
@@ -387,20 +396,40 @@ def response_to_grpc(response: Any, *, raw: bool = True) -> Any:
 # ----------------------------------------------------------------------------- model server
 
 
-def patch_dataplane(dataplane: Any) -> Any:
-    """Make a KServe ``DataPlane`` (``kserve.ModelServer().dataplane``) decode REST request
-    bodies that reach it as bytes, the binary tensor data extension, with
-    :func:`request_from_rest` instead of ``InferRequest.from_bytes`` (which reads each tensor
-    into an array, then a Python list, which the model turns back into an array). Inputs then
-    arrive in ``predict`` as numpy views of the body. Returns ``dataplane``.
+#: The REST paths :func:`patch_dataplane` serves with oipcodec's codec ahead of KServe's own.
+INFER_PATHS = (
+    "/v2/models/{model_name}/infer",
+    "/v2/models/{model_name}/versions/{model_version}/infer",
+)
 
-    JSON bodies are parsed by FastAPI (``json.loads`` and pydantic) before the data plane sees
-    them, so they keep KServe's path; :func:`to_oip_request` then converts their lists in C. A
-    body without ``Inference-Header-Content-Length`` is read as all JSON (KServe refuses it).
-    Decode errors become KServe's ``InvalidInput`` (HTTP 400), with oipcodec's message.
+# Set on a patched DataPlane (its REST routes then go to oipcodec) and on the hook in KServe.
+_MARK = "_oipcodec_patched"
+
+
+def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Make a KServe ``DataPlane`` (``kserve.ModelServer().dataplane``) and the REST server
+    KServe builds on it read request bodies with oipcodec's REST codec. Returns ``dataplane``.
+
+    - ``POST /v2/models/{name}/infer`` (and the versioned path) of every FastAPI app KServe
+      registers its V2 endpoints on for this data plane, which ``ModelServer.start`` does: JSON
+      ``data`` is parsed by the kernels straight into arrays (never into Python lists by
+      FastAPI and pydantic), binary tensors are views of the body, and the answer is written by
+      :func:`oipcodec.rest.encode_response`, choosing outputs and binary as KServe's
+      ``to_rest`` does. Call it before ``start``;
+    - the data plane itself decodes a bytes body (the binary extension) with
+      :func:`request_from_rest` instead of ``InferRequest.from_bytes``.
+
+    Answers are KServe's wherever KServe answers: the same status and ``{"error": ...}`` body
+    for an unknown model (404), a model not ready (503), a model version (501), an unknown
+    requested output (400); a body that is not a V2 request document is handed to KServe's own
+    route (FastAPI's 422). A malformed tensor (wrong shape, bad element, truncated binary) is a
+    400 whose message names the input, element and byte offset, where KServe answers 500 with
+    numpy's message. A body without ``Inference-Header-Content-Length`` is read as all JSON.
     """
     from kserve.errors import InvalidInput
 
+    if getattr(dataplane, _MARK, False):
+        return dataplane
     original = dataplane.decode_inference_request
 
     def decode_inference_request(body: Any, headers: Any, model_name: str) -> Any:
@@ -413,9 +442,171 @@ def patch_dataplane(dataplane: Any) -> Any:
                 headers.get(rest.HEADER_LENGTH.lower()),
                 headers.get("content-encoding"),
                 model_name=model_name,
+                limits=limits,
             )
         except OIPError as exc:  # KServe answers InvalidInput with 400
             raise InvalidInput(str(exc)) from exc
 
     dataplane.decode_inference_request = decode_inference_request
+    setattr(dataplane, _MARK, limits)
+    _hook_v2_endpoints()
     return dataplane
+
+
+def _hook_v2_endpoints() -> None:
+    """Wrap KServe's ``register_v2_endpoints`` (once per process) so that an app registered
+    for a patched data plane gets oipcodec's infer routes first in its route list."""
+    from kserve.protocol.rest import server
+
+    register = server.register_v2_endpoints
+    if getattr(register, _MARK, False):
+        return
+
+    def register_v2_endpoints(app: Any, dataplane: Any, *args: Any, **kwargs: Any) -> Any:
+        result = register(app, dataplane, *args, **kwargs)
+        limits = getattr(dataplane, _MARK, None)
+        if isinstance(limits, Limits):
+            _prepend_routes(app, dataplane, limits)
+        return result
+
+    setattr(register_v2_endpoints, _MARK, True)
+    server.register_v2_endpoints = register_v2_endpoints
+
+
+def _prepend_routes(app: Any, dataplane: Any, limits: Limits) -> None:
+    from starlette.routing import Match, Route
+
+    class InferRoute(Route):
+        """A route that steps aside for a request it hands back to KServe's own route."""
+
+        def matches(self, scope: Any) -> tuple[Any, Any]:
+            if scope.get(_TO_KSERVE):
+                return Match.NONE, {}
+            return super().matches(scope)
+
+    # The routes go first: Starlette answers with the first route whose path matches.
+    endpoint = _InferRoute(dataplane, app.router, limits)
+    app.router.routes[0:0] = [InferRoute(path, endpoint, methods=["POST"]) for path in INFER_PATHS]
+
+
+# The scope key under which a request goes back through the router to KServe's own route.
+_TO_KSERVE = "oipcodec.to_kserve"
+
+
+class _InferRoute:
+    """The ASGI app of the infer paths: KServe's ``V2Endpoints.infer`` with oipcodec's codec
+    on the raw body; a body only KServe's route can judge goes back through ``router``."""
+
+    def __init__(self, dataplane: Any, router: Any, limits: Limits) -> None:
+        self.dataplane = dataplane
+        self.router = router
+        self.limits = limits
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from kserve.errors import InvalidInput, ModelNotReady
+        from starlette.requests import Request
+
+        request = Request(scope, receive)
+        body = await request.body()
+        headers = dict(request.headers)
+        model_name = request.path_params["model_name"]
+        header_length = headers.get(rest.HEADER_LENGTH.lower())
+        decoded: Any = None
+        problem: OIPError | None = None
+        try:
+            decoded = request_from_rest(
+                body,
+                header_length,
+                headers.get("content-encoding"),
+                model_name=model_name,
+                limits=self.limits,
+            )
+        except OIPError as exc:
+            if header_length is None and not _is_v2_document(body):
+                # Not a V2 request at all: KServe's route gives FastAPI's answer (422 or 400).
+                await self.router({**scope, _TO_KSERVE: True}, _replay(body, receive), send)
+                return
+            problem = exc
+        # KServe's order: versions, then the model, then the tensors.
+        if request.path_params.get("model_version"):
+            raise NotImplementedError("Model versioning not supported yet.")
+        if not await self.dataplane.model_ready(model_name, True):
+            raise ModelNotReady(model_name)
+        if problem is not None:
+            raise InvalidInput(str(problem)) from problem
+        result, response_headers = await self.dataplane.infer(
+            model_name=model_name, request=decoded, headers=headers
+        )
+        response = await self._answer(model_name, result, headers, response_headers)
+        await response(scope, receive, send)
+
+    async def _answer(
+        self, model_name: str, result: Any, headers: dict[str, str], extra: dict[str, str]
+    ) -> Any:
+        from fastapi.encoders import jsonable_encoder
+        from kserve.errors import InferenceError, InvalidInput
+        from kserve.protocol.rest.v2_datamodels import InferenceResponse
+        from starlette.responses import JSONResponse, Response
+
+        infer_type = _infer_type()
+        cloudevent = "ce-specversion" in headers or (
+            headers.get("content-type") == "application/cloudevents+json"
+        )
+        if isinstance(result, infer_type.InferResponse) and not cloudevent:
+            try:
+                ours, binary = _selected(result, None)
+            except DecodeError as exc:
+                raise InvalidInput(exc.reason) from None
+            if result.id is not None:
+                ours.id = result.id  # KServe writes its id as it is, "" included
+            try:
+                body, header_length = rest.encode_response(ours, binary=binary)
+            except OIPError as exc:
+                raise InferenceError(
+                    f"model '{model_name}' answered an output oipcodec cannot send: {exc}"
+                ) from None
+            answer_headers = {k: v for k, v in extra.items() if k not in _FRAMING}
+            if header_length is None:
+                return Response(body, 200, answer_headers, "application/json")
+            answer_headers[rest.HEADER_LENGTH] = str(header_length)
+            return Response(body, 200, answer_headers, "application/octet-stream")
+        # Anything else (a dict, a CloudEvent) the way KServe's own endpoint answers it.
+        encoded, encode_headers = self.dataplane.encode(
+            model_name=model_name, response=result, headers=headers, req_attributes={}
+        )
+        extra = {**extra, **encode_headers}
+        answer_headers = {k: v for k, v in extra.items() if k not in _FRAMING}
+        if isinstance(encoded, bytes):
+            return Response(encoded, 200, answer_headers)
+        document = jsonable_encoder(InferenceResponse.model_validate(encoded))
+        return JSONResponse(document, 200, answer_headers)
+
+
+# Headers of the model's answer that the route's own response sets (as KServe drops them).
+_FRAMING = frozenset({"content-length", "content-type"})
+
+
+def _is_v2_document(body: bytes) -> bool:
+    """Whether KServe's own route would take ``body`` as a V2 request document (FastAPI's JSON
+    parse and pydantic's ``InferenceRequest``); only asked on the error path."""
+    from kserve.protocol.rest.v2_datamodels import InferenceRequest
+
+    try:
+        InferenceRequest.model_validate_json(body)
+    except ValueError:  # pydantic's ValidationError, JSON syntax included
+        return False
+    return True
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """An ASGI ``receive`` that gives ``body`` (already read) once, then the connection's."""
+    sent = False
+
+    async def replayed() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
