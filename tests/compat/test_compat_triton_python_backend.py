@@ -203,6 +203,8 @@ SERVER_CASES: dict[str, tuple[str, np.ndarray[Any, Any]]] = {
     ),
     "batched_one_row": (BATCHED, np.array([[b"\xc3\x28", b"plain"]], dtype=object)),
     "flat_edges": (FLAT, np.array([b"", b"\x00", b"\xff" * 5, b"ok", b""], dtype=object)),
+    "flat_empty": (FLAT, np.array([], dtype=object)),
+    "batched_empty_rows": (BATCHED, np.empty((2, 0), dtype=object)),
     "flat_large": (FLAT, np.array([bytes([i % 256]) * 64 for i in range(20_000)], dtype=object)),
     "flat_large_element": (FLAT, np.array([b"\x00\xff" * 500_000, b"", b"e"], dtype=object)),
     "batched_large": (
@@ -266,10 +268,7 @@ def test_answers_identical_with_and_without_install(
     assert with_kernels == stock
     datatype, shape, dtype, values = with_kernels
     assert (datatype, shape, dtype) == ("BYTES", list(array.shape), np.object_)
-    if transport == "http_json":  # tritonclient gives JSON BYTES outputs as str
-        values = (
-            np.array([v.encode() for v in np.ravel(values)], dtype=object)
-            .reshape(array.shape)
-            .tolist()
-        )
-    assert values == array.tolist()
+    if transport != "http_json":
+        # tritonclient's JSON path gives str and loses NULs, with or without us: that transport
+        # is held to the stock model's answer only
+        assert values == array.tolist()

@@ -123,8 +123,8 @@ def _utils(utils: ModuleType | None) -> ModuleType:
 def install(utils: ModuleType | None = None) -> None:
     """Puts the kernels under the Python backend's BYTES conversions: call it at the top of a
     model.py (it runs in the stub, where ``triton_python_backend_utils`` is importable), or pass
-    the utilities module. Idempotent; every model of the stub process is affected, since the
-    stub looks the functions up on that one module."""
+    the utilities module. Idempotent. It holds for the whole stub process (each model instance
+    has its own), since the stub looks the functions up on that one module."""
     module = _utils(utils)
     if installed(module):
         return
