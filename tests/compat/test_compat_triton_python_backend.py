@@ -272,3 +272,85 @@ def test_answers_identical_with_and_without_install(
         # tritonclient's JSON path gives str and loses NULs, with or without us: that transport
         # is held to the stock model's answer only
         assert values == array.tolist()
+
+
+# ----------------------------------------------------------------------------- BF16 over DLPack
+
+BF16_CONFIG = """backend: "python"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_BF16 dims: [ -1, -1 ] } ]
+output [
+  { name: "OUTPUT0" data_type: TYPE_BF16 dims: [ -1, -1 ] },
+  { name: "WIDE" data_type: TYPE_FP32 dims: [ -1, -1 ] },
+  { name: "DOUBLED" data_type: TYPE_BF16 dims: [ -1, -1 ] }
+]
+"""
+
+# The stub has no numpy form for BF16: the helpers read and write it over DLPack.
+BF16_MODEL = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+from oipcodec.compat import triton_python_backend as tpb
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            values = tpb.bf16_to_numpy(pb_utils.get_input_tensor_by_name(request, "INPUT0"))
+            wide = values.astype(np.float32)
+            outputs = [
+                tpb.bf16_tensor("OUTPUT0", values),
+                pb_utils.Tensor("WIDE", wide),
+                tpb.bf16_tensor("DOUBLED", wide * 2),
+            ]
+            responses.append(pb_utils.InferenceResponse(outputs))
+        return responses
+"""
+
+
+@pytest.fixture(scope="module")
+def bf16_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Triton]:
+    root = tmp_path_factory.mktemp("tpb_bf16")
+    (root / "repo" / "bf16" / "1").mkdir(parents=True)
+    (root / "repo" / "bf16" / "config.pbtxt").write_text(BF16_CONFIG)
+    (root / "repo" / "bf16" / "1" / "model.py").write_text(BF16_MODEL)
+    with tritonserver(root / "repo", root / "triton.log") as triton:
+        yield triton
+
+
+@pytest.mark.parametrize("transport", ["http", "grpc"])
+def test_bf16_in_and_out_of_a_python_model(bf16_server: Triton, transport: str) -> None:
+    pytest.importorskip("grpc")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from oipcodec import Tensor
+    from oipcodec.client import GrpcClient, HttpClient
+
+    special = [0.0, -0.0, 1.0, -2.5, 3.140625, 1e-40, 3.0e38, np.inf, -np.inf]
+    values = np.array(special + [float(i) / 7 for i in range(27)], dtype=np.float32).reshape(4, 9)
+    sent = values.astype(ml_dtypes.bfloat16)
+    inputs = [Tensor("INPUT0", "BF16", sent.shape, sent)]
+    if transport == "http":
+        with HttpClient(f"http://{bf16_server.http}") as http:
+            answer = http.infer("bf16", inputs)
+    else:
+        with GrpcClient(bf16_server.grpc) as grpc:
+            answer = grpc.infer("bf16", inputs)
+    identity, wide, doubled = (answer.output(n) for n in ("OUTPUT0", "WIDE", "DOUBLED"))
+    assert identity.datatype == doubled.datatype == "BF16" and wide.datatype == "FP32"
+    assert list(identity.shape) == list(wide.shape) == [4, 9]
+    bits = sent.view(np.uint16)
+    assert np.array_equal(np.asarray(identity.data).view(np.uint16), bits)  # every bit, -0.0 too
+    assert np.array_equal(np.asarray(wide.data).view(np.uint32), bits.astype(np.uint32) << 16)
+    with np.errstate(over="ignore"):  # 3e38 doubled is inf, in the model too
+        twice = (sent.astype(np.float32) * 2).astype(ml_dtypes.bfloat16)
+    assert np.array_equal(np.asarray(doubled.data).view(np.uint16), twice.view(np.uint16))
+
+
+def test_bf16_helpers_refuse_what_is_not_bf16() -> None:
+    with pytest.raises(DatatypeError, match=r"'OUT'.*int32"):
+        tpb.bf16_tensor("OUT", np.arange(3, dtype=np.int32))
+    # the capsule check the input side makes: a float32 capsule is not relabelled
+    capsule = np.zeros(2, dtype=np.float32).__dlpack__()
+    with pytest.raises(DatatypeError, match="code 2, 32 bits"):
+        tpb._relabel(capsule, tpb._KDL_BFLOAT, tpb._KDL_UINT, "tensor 'IN': expected BF16")

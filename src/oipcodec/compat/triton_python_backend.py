@@ -9,12 +9,14 @@ and :func:`serialize_byte_tensor` here, which give the stub exactly what the ori
 (the framed ``bytes`` themselves, not an array holding them); :func:`uninstall` restores them.
 
 :func:`framed_to_bytes_array` and :func:`bytes_array_to_framed` are the same conversions for a
-model to call on buffers of its own, with the shape checked. Recipe and the stub's quirks:
-docs/compat.md, "Triton's Python backend".
+model to call on buffers of its own, with the shape checked. BF16 has no numpy form in the
+stub (only DLPack): :func:`bf16_to_numpy` reads a BF16 ``pb_utils.Tensor`` and
+:func:`bf16_tensor` makes one. Recipe and quirks: docs/compat.md, "Triton's Python backend".
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import math
 from types import ModuleType
@@ -22,10 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec import kernels
+from oipcodec import datatypes, kernels
 from oipcodec.errors import BytesTensorError, DatatypeError, DecodeError, OIPError, ShapeError
 
 __all__ = [
+    "bf16_bits",
+    "bf16_tensor",
+    "bf16_to_numpy",
     "bytes_array_to_framed",
     "deserialize_bytes_tensor",
     "framed_to_bytes_array",
@@ -114,6 +119,104 @@ def bytes_array_to_framed(array: np.ndarray[Any, Any]) -> bytes:
         raise DatatypeError(f"a BYTES tensor must be an object or S array, not {array.dtype}")
     framed = serialize_byte_tensor(array)
     return framed if isinstance(framed, bytes) else b""
+
+
+# ----------------------------------------------------------------------------- BF16 over DLPack
+
+# The stub hands BF16 out and takes it in only as DLPack (dtype code kDLBfloat); numpy 1.x
+# knows no such code. The helpers relabel the capsule between kDLBfloat and kDLUInt, same 16
+# bits, before the other side reads it: a zero-copy view each way, the memory owned as DLPack
+# says (the stub's tensor, or the numpy array, kept alive by the capsule's deleter).
+_KDL_UINT, _KDL_BFLOAT = 1, 4
+# DLManagedTensor starts with its DLTensor: void *data, DLDevice {int32, int32}, int32 ndim,
+# then DLDataType {uint8 code, uint8 bits, uint16 lanes}.
+_DTYPE_OFFSET = 20
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_get_name = ctypes.pythonapi.PyCapsule_GetName
+_get_name.restype = ctypes.c_char_p
+_get_name.argtypes = [ctypes.py_object]
+_set_name = ctypes.pythonapi.PyCapsule_SetName
+_set_name.restype = ctypes.c_int
+_set_name.argtypes = [ctypes.py_object, ctypes.c_void_p]
+# A capsule keeps a pointer to its name: this buffer lives as long as the module.
+_USED_NAME = ctypes.create_string_buffer(b"used_dltensor")
+
+
+def _relabel(capsule: Any, code_from: int, code_to: int, what: str) -> None:
+    """Turns the 16-bit dtype code of an unconsumed DLPack capsule from ``code_from`` into
+    ``code_to``; any other dtype raises :class:`DatatypeError` naming ``what``."""
+    address = _get_pointer(capsule, b"dltensor")
+    dtype = (ctypes.c_uint8 * 4).from_address(address + _DTYPE_OFFSET)
+    code, bits, lanes = dtype[0], dtype[1], dtype[2] | dtype[3] << 8
+    if (code, bits, lanes) != (code_from, 16, 1):
+        raise DatatypeError(f"{what}: DLPack dtype (code {code}, {bits} bits, {lanes} lanes)")
+    dtype[0] = code_to
+
+
+class _Exported:
+    """A DLPack capsule behind the protocol numpy's ``from_dlpack`` and the stub call."""
+
+    def __init__(self, capsule: Any) -> None:
+        self._capsule = capsule
+
+    def __dlpack__(self, *, stream: Any = None, **_options: Any) -> Any:
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU: the helpers take CPU tensors only
+
+
+def bf16_bits(tensor: Any) -> np.ndarray[Any, Any]:
+    """The bits of a BF16 ``pb_utils.Tensor`` (a request input in CPU memory) as a uint16
+    array of its shape, without a copy: each value is the upper half of a float32."""
+    name = tensor.name()
+    # The datatype is checked on the DLPack capsule: the stub's triton_dtype() returns an enum
+    # its bindings cannot convert to Python.
+    if not tensor.is_cpu():
+        raise DatatypeError(f"tensor {name!r}: the BF16 helpers read CPU tensors only")
+    capsule = tensor.to_dlpack()
+    _relabel(capsule, _KDL_BFLOAT, _KDL_UINT, f"tensor {name!r}: expected BF16")
+    bits: np.ndarray[Any, Any] = np.from_dlpack(_Exported(capsule))
+    return bits
+
+
+def bf16_to_numpy(tensor: Any) -> np.ndarray[Any, Any]:
+    """A BF16 ``pb_utils.Tensor`` as numpy, what ``as_numpy()`` gives other datatypes: an
+    ``ml_dtypes.bfloat16`` view when ml_dtypes is installed (tritonclient installs it), else
+    the values widened exactly to float32 (a copy)."""
+    bits = bf16_bits(tensor)
+    if datatypes.BF16_DTYPE is not None:
+        return bits.view(datatypes.BF16_DTYPE)
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def bf16_tensor(name: str, array: Any) -> Any:
+    """A BF16 ``pb_utils.Tensor`` named ``name`` for a response: ``array`` of
+    ``ml_dtypes.bfloat16`` is sent as it is, float32 / float64 values are rounded to nearest
+    even (as the codecs round). Other dtypes raise :class:`DatatypeError`."""
+    data = np.asarray(array)
+    if datatypes.BF16_DTYPE is not None and data.dtype == datatypes.BF16_DTYPE:
+        bits = np.array(data.view(np.uint16), order="C")
+    elif data.dtype in (np.float32, np.float64):
+        bits = np.frombuffer(bytearray(kernels.pack_bf16(data)), dtype="<u2").reshape(data.shape)
+    else:
+        raise DatatypeError(
+            f"tensor {name!r}: BF16 from {data.dtype}; give bfloat16, float32 or float64"
+        )
+    # numpy exports writable native-order arrays only: both branches made one of their own.
+    capsule = bits.__dlpack__()
+    _relabel(capsule, _KDL_UINT, _KDL_BFLOAT, f"tensor {name!r}")
+    tensor = _utils(None).Tensor.from_dlpack(name, capsule)
+    # The stub names a capsule it consumed "used_dlpack", not DLPack's "used_dltensor", and
+    # numpy's capsule destructor then takes it for unconsumed and fails (in a loop, in the
+    # stub's log). The stub calls the tensor's deleter itself: give the capsule the name that
+    # tells numpy so.
+    if _get_name(capsule) == b"used_dlpack":
+        _set_name(capsule, ctypes.addressof(_USED_NAME))
+    return tensor
 
 
 def _utils(utils: ModuleType | None) -> ModuleType:
