@@ -354,3 +354,19 @@ def test_bf16_helpers_refuse_what_is_not_bf16() -> None:
     capsule = np.zeros(2, dtype=np.float32).__dlpack__()
     with pytest.raises(DatatypeError, match="code 2, 32 bits"):
         tpb._relabel(capsule, tpb._KDL_BFLOAT, tpb._KDL_UINT, "tensor 'IN': expected BF16")
+
+
+def test_the_benchmark_gives_the_rows_the_adapters_script_reads() -> None:
+    # A smoke test of benchmarks/load/triton_python_backend.py (its own server): the row
+    # layout, never a speed.
+    triton_env()
+    from benchmarks.load.triton_python_backend import run_triton_python_backend
+
+    rows = run_triton_python_backend(rounds=1, seconds=1.0)
+    assert [(r["peer"], r["path"], r["payload"]) for r in rows] == [
+        ("triton-python-backend", "http", "bytes 1000x64"),
+        ("triton-python-backend", "grpc", "bytes 1000x64"),
+    ]
+    for row in rows:
+        for key in ("without_infer_s", "with_infer_s", "ratio", "without_p99_us", "with_p50_us"):
+            assert row[key] > 0, row
