@@ -5,6 +5,7 @@ One submodule per peer, which it imports only when one of its functions needs it
 :mod:`~oipcodec.compat.tritonclient` (drop-in ``tritonclient.utils`` helpers, result decoders),
 :mod:`~oipcodec.compat.kserve` (KServe's requests and responses, its data plane),
 :mod:`~oipcodec.compat.mlserver` (an MLServer codec and transports),
+:mod:`~oipcodec.compat.triton_python_backend` (Triton's Python backend, inside a model.py),
 :mod:`~oipcodec.compat.asgi` (the REST app under a Starlette/FastAPI prefix) and
 :mod:`~oipcodec.compat.ray` (the server as a Ray Serve deployment).
 
@@ -16,7 +17,7 @@ nothing imports compat. Guides: docs/compat.md and docs/distributed.md.
 
 import importlib
 
-_SUBMODULES = ("asgi", "kserve", "mlserver", "ray", "tritonclient")
+_SUBMODULES = ("asgi", "kserve", "mlserver", "ray", "triton_python_backend", "tritonclient")
 
 
 def __getattr__(name: str) -> object:
@@ -25,4 +26,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'oipcodec.compat' has no attribute {name!r}")
 
 
-__all__ = ["asgi", "kserve", "mlserver", "ray", "tritonclient"]
+__all__ = ["asgi", "kserve", "mlserver", "ray", "triton_python_backend", "tritonclient"]
