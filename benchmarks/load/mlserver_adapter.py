@@ -1,0 +1,233 @@
+"""MLServer with and without ``oipcodec.compat.mlserver``: requests/s on the same identity model.
+
+    python benchmarks/load/mlserver_adapter.py [--rounds 3] [--seconds 10] [--python PATH]
+
+Two real ``mlserver start`` servers on free 127.0.0.1 ports, MLServer's defaults otherwise
+(one parallel inference worker): one whose runtime never imports oipcodec (MLServer as it
+ships: the request's data handed back), one whose runtime is docs/compat.md's recipe
+(``install()`` at import, the ``oip`` codec). The same closed-loop load on each, alternating
+rounds: ``CONNECTIONS`` keep-alive connections from threads of this process, each sending the
+same body as soon as the answer is in, for ``--seconds`` (and at most ``MAX_REQUESTS``). Cases:
+an image ``[1, 224, 224, 3]`` FP32 and a small ``[1, 16]`` FP32, as JSON. MLServer runs in the
+interpreter ``--python`` names (it cannot share an environment with KServe, see
+pyproject.toml), by default ``$OIPCODEC_MLSERVER_PYTHON`` or this one if it has MLServer.
+``run_mlserver`` gives the rows to benchmarks/load/adapters.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import importlib.util
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oipcodec import InferRequest, Tensor, rest
+
+CONNECTIONS = 8
+MAX_REQUESTS = 200_000
+STARTUP_SECONDS = 180.0
+
+STOCK_RUNTIME = """
+from mlserver import MLModel
+from mlserver.types import InferenceResponse, ResponseOutput
+
+
+class Identity(MLModel):
+    async def predict(self, payload):
+        return InferenceResponse(model_name=self.name, outputs=[
+            ResponseOutput(name=i.name, shape=i.shape, datatype=i.datatype, data=i.data)
+            for i in payload.inputs])
+"""
+
+ADAPTER_RUNTIME = """
+from mlserver import MLModel
+from oipcodec.compat import mlserver as oip_mlserver
+
+oip_mlserver.install()
+
+
+class Identity(MLModel):
+    async def predict(self, payload):
+        arrays = self.decode_request(payload)
+        response = oip_mlserver.OIPRequestCodec.encode_response(self.name, arrays, self.version)
+        for output in response.outputs:
+            output.shape = list(arrays[output.name].shape)
+        return response
+"""
+
+
+def mlserver_python(given: str | None = None) -> str | None:
+    """The interpreter that runs MLServer: ``given``, ``$OIPCODEC_MLSERVER_PYTHON``, or this
+    one when it can import mlserver; None when there is none."""
+    python = given or os.environ.get("OIPCODEC_MLSERVER_PYTHON")
+    if python:
+        return python
+    return sys.executable if importlib.util.find_spec("mlserver") is not None else None
+
+
+def bodies() -> dict[str, bytes]:
+    """The JSON request bodies, as oipcodec's client writes them, by case."""
+    rng = np.random.default_rng(0)
+    cases = {
+        "image JSON": rng.standard_normal((1, 224, 224, 3)).astype(np.float32),
+        "small JSON": np.arange(16, dtype=np.float32).reshape(1, 16),
+    }
+    out = {}
+    for case, array in cases.items():
+        body, _ = rest.encode_request(
+            InferRequest([Tensor.from_array("INPUT0", array)]), binary=False
+        )
+        out[case] = body
+    return out
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _status(port: int, path: str) -> int | None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().status
+    except OSError:
+        return None
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def mlserver(python: str, runtime: str, root: Path) -> Iterator[int]:
+    """``mlserver start`` of model ``identity`` with ``runtime``; yields its REST port once
+    the model is ready; always stopped."""
+    root.mkdir(parents=True)
+    http_port, grpc_port = _free_ports(2)
+    (root / "runtime.py").write_text(runtime)
+    (root / "settings.json").write_text(json.dumps({
+        "host": "127.0.0.1", "http_port": http_port, "grpc_port": grpc_port,
+        "metrics_endpoint": None, "load_models_at_startup": True}))  # fmt: skip
+    (root / "identity").mkdir()
+    settings = {"name": "identity", "implementation": "runtime.Identity"}
+    if "oip_mlserver" in runtime:
+        settings["parameters"] = {"content_type": "oip"}  # type: ignore[assignment]
+    (root / "identity" / "model-settings.json").write_text(json.dumps(settings))
+    env = dict(os.environ, PYTHONPATH=str(root))
+    command = [python, "-c", "from mlserver.cli.main import main; main()", "start", str(root)]
+    with (root / "mlserver.log").open("w") as log:
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while _status(http_port, "/v2/models/identity/ready") != 200:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"mlserver did not start: {(root / 'mlserver.log').read_text()}")
+            time.sleep(0.5)
+        yield http_port
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def load(port: int, body: bytes, seconds: float, connections: int = CONNECTIONS) -> float:
+    """Closed-loop load: requests/s answered 200 (any other status stops the run)."""
+    path = "/v2/models/identity/infer"
+    headers = {"Content-Type": "application/json"}
+    stop = time.monotonic() + seconds
+    counts = [0] * connections
+    errors: list[str] = []
+
+    def worker(index: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            while time.monotonic() < stop and sum(counts) < MAX_REQUESTS and not errors:
+                connection.request("POST", path, body, headers)
+                answer = connection.getresponse()
+                data = answer.read()
+                if answer.status != 200:
+                    errors.append(f"HTTP {answer.status}: {data[:300]!r}")
+                    return
+                counts[index] += 1
+        finally:
+            connection.close()
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - start
+    if errors:
+        raise RuntimeError(errors[0])
+    return sum(counts) / elapsed
+
+
+def run_mlserver(rounds: int = 3, seconds: float = 10.0, python: str | None = None
+                 ) -> list[dict[str, Any]]:  # fmt: skip
+    """One row per (case, round): requests/s of stock MLServer and of MLServer with the
+    adapter, measured one after the other (the order alternating by round)."""
+    interpreter = mlserver_python(python)
+    if interpreter is None:
+        raise RuntimeError(
+            "no interpreter with mlserver: give --python or OIPCODEC_MLSERVER_PYTHON"
+        )
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="oipcodec-mlserver-") as tmp, \
+            mlserver(interpreter, STOCK_RUNTIME, Path(tmp) / "stock") as stock, \
+            mlserver(interpreter, ADAPTER_RUNTIME, Path(tmp) / "adapter") as adapter:  # fmt: skip
+        for case, body in bodies().items():
+            for port in (stock, adapter):  # warm-up, and a check that both answer
+                load(port, body, 1.0, 1)
+            for round_ in range(rounds):
+                order = [("stock", stock), ("adapter", adapter)]
+                if round_ % 2:
+                    order.reverse()
+                row: dict[str, Any] = {"peer": "MLServer", "case": case, "round": round_ + 1,
+                                       "unit": "req/s", "better": "higher"}  # fmt: skip
+                for mode, port in order:
+                    row[mode] = load(port, body, seconds)
+                rows.append(row)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--python", default=None, help="the interpreter that has mlserver")
+    args = parser.parse_args()
+    rows = run_mlserver(args.rounds, args.seconds, args.python)
+    for row in rows:
+        print(f"{row['case']} round {row['round']}: stock {row['stock']:.1f} req/s, "
+              f"adapter {row['adapter']:.1f} req/s, {row['adapter'] / row['stock']:.2f}x")  # fmt: skip
+    for case in dict.fromkeys(r["case"] for r in rows):
+        ratio = statistics.median(r["adapter"] / r["stock"] for r in rows if r["case"] == case)
+        print(f"{case}: median {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
