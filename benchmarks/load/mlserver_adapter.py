@@ -7,8 +7,10 @@ Two real ``mlserver start`` servers on free 127.0.0.1 ports, MLServer's defaults
 ships: the request's data handed back), one whose runtime is docs/compat.md's recipe
 (``install()`` at import, the ``oip`` codec). The same closed-loop load on each, alternating
 rounds: ``CONNECTIONS`` keep-alive connections from threads of this process, each sending the
-same body as soon as the answer is in, for ``--seconds`` (and at most ``MAX_REQUESTS``). Cases:
-an image ``[1, 224, 224, 3]`` FP32 and a small ``[1, 16]`` FP32, as JSON. MLServer runs in the
+same body as soon as the answer is in, for ``--seconds`` (and at most ``MAX_REQUESTS``).
+The server's CPU per request (its process and inference workers, from /proc) is given too: on
+a machine shared with other work it moves far less than the rate. Cases: an image
+``[1, 224, 224, 3]`` FP32 and a small ``[1, 16]`` FP32, as JSON. MLServer runs in the
 interpreter ``--python`` names (it cannot share an environment with KServe, see
 pyproject.toml), by default ``$OIPCODEC_MLSERVER_PYTHON`` or this one if it has MLServer.
 ``run_mlserver`` gives the rows to benchmarks/load/adapters.py.
@@ -118,9 +120,9 @@ def _status(port: int, path: str) -> int | None:
 
 
 @contextlib.contextmanager
-def mlserver(python: str, runtime: str, root: Path) -> Iterator[int]:
-    """``mlserver start`` of model ``identity`` with ``runtime``; yields its REST port once
-    the model is ready; always stopped."""
+def mlserver(python: str, runtime: str, root: Path) -> Iterator[tuple[int, int]]:
+    """``mlserver start`` of model ``identity`` with ``runtime``; yields its REST port and
+    process id once the model is ready; always stopped."""
     root.mkdir(parents=True)
     http_port, grpc_port = _free_ports(2)
     (root / "runtime.py").write_text(runtime)
@@ -142,7 +144,7 @@ def mlserver(python: str, runtime: str, root: Path) -> Iterator[int]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"mlserver did not start: {(root / 'mlserver.log').read_text()}")
             time.sleep(0.5)
-        yield http_port
+        yield http_port, process.pid
     finally:
         process.terminate()
         try:
@@ -152,8 +154,33 @@ def mlserver(python: str, runtime: str, root: Path) -> Iterator[int]:
             process.wait()
 
 
-def load(port: int, body: bytes, seconds: float, connections: int = CONNECTIONS) -> float:
-    """Closed-loop load: requests/s answered 200 (any other status stops the run)."""
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` and its descendants (the
+    server and its inference workers), from /proc."""
+    stats: dict[int, tuple[int, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        total += stats.get(current, (0, 0.0))[1]
+        todo.extend(child for child, (parent, _) in stats.items() if parent == current)
+    return total
+
+
+def load(port: int, body: bytes, seconds: float, connections: int = CONNECTIONS,
+         pid: int | None = None) -> tuple[float, float]:  # fmt: skip
+    """Closed-loop load: requests/s answered 200 (any other status stops the run), and the
+    server's CPU milliseconds per request (process ``pid`` and its descendants; NaN without
+    ``pid``), which other work on the machine does not move as it moves the rate."""
     path = "/v2/models/identity/infer"
     headers = {"Content-Type": "application/json"}
     stop = time.monotonic() + seconds
@@ -174,6 +201,7 @@ def load(port: int, body: bytes, seconds: float, connections: int = CONNECTIONS)
         finally:
             connection.close()
 
+    cpu = tree_cpu(pid) if pid is not None else float("nan")
     start = time.monotonic()
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(connections)]
     for thread in threads:
@@ -183,7 +211,10 @@ def load(port: int, body: bytes, seconds: float, connections: int = CONNECTIONS)
     elapsed = time.monotonic() - start
     if errors:
         raise RuntimeError(errors[0])
-    return sum(counts) / elapsed
+    done = sum(counts)
+    if pid is not None:
+        cpu = tree_cpu(pid) - cpu
+    return done / elapsed, 1e3 * cpu / max(done, 1)
 
 
 def run_mlserver(rounds: int = 3, seconds: float = 10.0, python: str | None = None
@@ -200,17 +231,19 @@ def run_mlserver(rounds: int = 3, seconds: float = 10.0, python: str | None = No
             mlserver(interpreter, STOCK_RUNTIME, Path(tmp) / "stock") as stock, \
             mlserver(interpreter, ADAPTER_RUNTIME, Path(tmp) / "adapter") as adapter:  # fmt: skip
         for case, body in bodies().items():
-            for port in (stock, adapter):  # warm-up, and a check that both answer
+            for port, _ in (stock, adapter):  # warm-up, and a check that both answer
                 load(port, body, 1.0, 1)
             for round_ in range(rounds):
                 order = [("stock", stock), ("adapter", adapter)]
                 if round_ % 2:
                     order.reverse()
-                row: dict[str, Any] = {"peer": "MLServer", "case": case, "round": round_ + 1,
-                                       "unit": "req/s", "better": "higher"}  # fmt: skip
-                for mode, port in order:
-                    row[mode] = load(port, body, seconds)
-                rows.append(row)
+                rate: dict[str, Any] = {"peer": "MLServer", "case": case, "round": round_ + 1,
+                                        "unit": "req/s", "better": "higher"}  # fmt: skip
+                cost = dict(rate, case=f"{case}, server CPU", unit="server CPU ms/request",
+                            better="lower")  # fmt: skip
+                for mode, (port, pid) in order:
+                    rate[mode], cost[mode] = load(port, body, seconds, pid=pid)
+                rows += [rate, cost]
     return rows
 
 
@@ -222,11 +255,15 @@ def main() -> None:
     args = parser.parse_args()
     rows = run_mlserver(args.rounds, args.seconds, args.python)
     for row in rows:
-        print(f"{row['case']} round {row['round']}: stock {row['stock']:.1f} req/s, "
-              f"adapter {row['adapter']:.1f} req/s, {row['adapter'] / row['stock']:.2f}x")  # fmt: skip
+        print(f"{row['case']} round {row['round']}: stock {row['stock']:.2f}, "
+              f"adapter {row['adapter']:.2f} {row['unit']}")  # fmt: skip
     for case in dict.fromkeys(r["case"] for r in rows):
-        ratio = statistics.median(r["adapter"] / r["stock"] for r in rows if r["case"] == case)
-        print(f"{case}: median {ratio:.2f}x")
+        mine = [r for r in rows if r["case"] == case]
+        ratio = statistics.median(
+            r["adapter"] / r["stock"] if r["better"] == "higher" else r["stock"] / r["adapter"]
+            for r in mine
+        )
+        print(f"{case}: the adapter {ratio:.2f}x better (median of rounds)")
 
 
 if __name__ == "__main__":
