@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,8 +27,8 @@ triton_grpc = require_peer("tritonclient.grpc")
 triton_utils = require_peer("tritonclient.utils")
 ml_dtypes = require_peer("ml_dtypes")
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
-http_aio = importlib.import_module("tritonclient.http.aio")
-grpc_aio = importlib.import_module("tritonclient.grpc.aio")
+http_aio = require_peer("tritonclient.http.aio")
+grpc_aio = require_peer("tritonclient.grpc.aio")
 
 from oipcodec.compat import tritonclient as compat  # noqa: E402
 
