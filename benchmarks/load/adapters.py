@@ -39,6 +39,21 @@ TARGETS = {
     ("tritonclient", "image JSON FP32"): 5.0,
 }
 
+#: What the page says under the table, per peer: what is measured, and what the figures mean.
+NOTES = {
+    "tritonclient": "tritonclient: the app's thread's CPU per request (`time.thread_time()`), "
+    "an image-sized `[1, 224, 224, 3]` tensor sent with `set_data_from_numpy(binary_data=False)` "
+    "and read from a JSON answer with `as_numpy`, stock and after "
+    "`oipcodec.compat.tritonclient.install()`; the server (oipcodec's, in its own process) is "
+    "not counted.",
+    "mlserver": "MLServer: two `mlserver start` (MLServer's defaults, one inference worker) on "
+    "the same identity model, stock and with docs/compat.md's recipe; 8 keep-alive connections "
+    "in a closed loop, JSON bodies. The rate depends on what else the machine runs; the "
+    "server's CPU per request (its process and workers) much less. A 16-value request is "
+    "mostly MLServer's own per-request work (FastAPI, pydantic, the hand-off to the worker): "
+    "the adapter has little to save there.",
+}
+
 #: A row, as every runner returns them: ``peer``, ``case``, ``round``, ``unit``, ``better``
 #: (``"higher"`` for a rate, ``"lower"`` for a cost), ``stock`` and ``adapter`` (the figures
 #: of that round).
@@ -167,6 +182,9 @@ def page(results: dict[str, tuple[list[Row], str | None]], command: str, when: s
         "The machine is shared: compare the two columns of a row, measured side by side, not "
         "figures of different sittings.",
     ]
+    said = [NOTES[name] for name, (rows, why) in results.items() if why is None and name in NOTES]
+    if said:
+        lines += ["", *(f"- {note}" for note in said)]
     if notes:
         lines += ["", *notes]
     rounds = [f"| {r['peer']} | {r['case']} | {r['round']} | {r['stock']:.3g} | "

@@ -47,6 +47,10 @@ NUMERIC: dict[str, Any] = {
     "FP64": np.float64,
     "BF16": ml_dtypes.bfloat16,
 }
+# tritonclient before r26.06 takes and gives BF16 as float32 (serialize_bf16_tensor truncates)
+OLD_BF16 = hasattr(triton_utils, "serialize_bf16_tensor")
+if OLD_BF16:
+    NUMERIC["BF16"] = np.float32
 SHAPES = {"scalar": (), "empty": (0,), "vector": (7,), "batch": (3, 5), "large": (200, 500)}
 BYTES_VALUES: list[bytes | str] = [
     b"",
@@ -86,6 +90,8 @@ def _values(datatype: str, shape: tuple[int, ...]) -> list[np.ndarray[Any, Any]]
         flat = (rng.standard_normal(count) * 1e3).astype(dtype)
         special = [0.1, -0.0, 65504.0, 1e-7, 3.0]
         flat[: min(count, len(special))] = np.array(special[:count], dtype=dtype)
+        if OLD_BF16 and datatype == "BF16":  # values BF16 holds, so the answers are the inputs
+            flat = (flat.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
     return [flat.reshape(shape)]
 
 
@@ -247,7 +253,10 @@ def test_the_answers_are_the_inputs(server: dict[str, str]) -> None:
             for binary in (True, False):
                 if datatype == "BF16" and not binary:
                     continue
-                got = _http(server["http"], array, datatype, binary, False)
+                # (old tritonclient reads a JSON BF16 answer, its shortest BF16 decimals, as
+                # float32: binary answers for it)
+                out_binary = OLD_BF16 and datatype == "BF16"
+                got = _http(server["http"], array, datatype, binary, out_binary)
                 assert got.dtype == array.dtype and got.tobytes() == array.tobytes(), datatype
             got = _grpc(server["grpc"], array, datatype)
             assert got.tobytes() == array.tobytes(), datatype
@@ -346,11 +355,15 @@ def test_results_made_while_installed_work_after_uninstall() -> None:
 # --------------------------------------------------------------------------- install itself
 
 
+FRAMING = ("serialize_byte_tensor", "deserialize_bytes_tensor", "serialize_bf16_tensor",
+           "deserialize_bf16_tensor")  # fmt: skip
+
+
 def _bindings() -> dict[tuple[str, str], Any]:
     found: dict[tuple[str, str], Any] = {}
     for name, module in list(sys.modules.items()):
         if name.startswith("tritonclient"):
-            for attr in ("serialize_byte_tensor", "deserialize_bytes_tensor"):
+            for attr in FRAMING:
                 if attr in vars(module):
                     found[(name, attr)] = vars(module)[attr]
     for cls in (triton_http.InferInput, triton_http.InferResult, triton_grpc.InferInput,
@@ -373,7 +386,7 @@ def test_uninstall_restores_the_very_same_functions() -> None:
     )
     # every binding of the two functions in tritonclient's modules is replaced
     for key, value in before.items():
-        if key[1] in ("serialize_byte_tensor", "deserialize_bytes_tensor"):
+        if key[1] in FRAMING:
             assert during[key] is not value, key
     compat.uninstall()
     compat.uninstall()  # idempotent
@@ -428,4 +441,39 @@ def test_install_takes_the_kernel_paths() -> None:
     assert serialize.__wrapped__ is compat.serialize_byte_tensor
     assert triton_http._infer_result.deserialize_bytes_tensor.__wrapped__ is (
         compat.deserialize_bytes_tensor
+    )
+
+
+@pytest.mark.skipif(not OLD_BF16, reason="tritonclient r26.06 and later have no BF16 helpers")
+def test_bf16_helpers_of_older_tritonclient_bit_for_bit() -> None:
+    """tritonclient before r26.06: serialize_bf16_tensor / deserialize_bf16_tensor replaced
+    by vectorized twins, the same bytes and arrays on every bit pattern (signalling NaNs
+    quieted as tritonclient's Python floats quiet them) and the same errors."""
+    serialize, deserialize = (
+        triton_utils.serialize_bf16_tensor,
+        triton_utils.deserialize_bf16_tensor,
+    )
+    compat.install()
+    assert triton_utils.serialize_bf16_tensor is not serialize
+    assert triton_grpc._infer_result.deserialize_bf16_tensor is not deserialize
+    rng = np.random.default_rng(1)
+    bits = rng.integers(0, 2**32, 20_000, dtype=np.uint64).astype(np.uint32)
+    special = np.array([0x7F800001, 0xFF800001, 0x7FC00000, 0x7F800000, 0x7FBFFFFF, 0x80000000,
+                        1, 0x7F7FFFFF], dtype=np.uint32)  # fmt: skip
+    floats = np.concatenate([bits, special, bits | np.uint32(0x7F800000)]).view(np.float32)
+    for tensor in (floats.reshape(-1, 4), floats[::3], np.float32(2.5).reshape(()),
+                   np.zeros((0, 3), np.float32)):  # fmt: skip
+        ours, stock = triton_utils.serialize_bf16_tensor(tensor), serialize(tensor)
+        assert ours.shape == stock.shape and ours.dtype == stock.dtype
+        assert ours.tolist() == stock.tolist()
+    buffer = rng.integers(0, 256, 40_000, dtype=np.uint8).tobytes() + b"\x80\x7f\x81\x7f"
+    for encoded in (buffer, memoryview(buffer)[2:], b""):
+        ours, stock = triton_utils.deserialize_bf16_tensor(encoded), deserialize(encoded)
+        assert ours.shape == stock.shape and ours.dtype == stock.dtype
+        assert ours.tobytes() == stock.tobytes()
+    for bad_tensor in (np.array([1.0]), np.array([1], dtype=">f4"), np.array(["x"])):
+        ours_call = functools.partial(triton_utils.serialize_bf16_tensor, bad_tensor)
+        assert _outcome(ours_call) == _outcome(functools.partial(serialize, bad_tensor))
+    assert _outcome(lambda: triton_utils.deserialize_bf16_tensor(b"\x00")) == _outcome(
+        lambda: deserialize(b"\x00")
     )

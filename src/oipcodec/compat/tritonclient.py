@@ -299,7 +299,12 @@ _MODULES = (
     "tritonclient.grpc.aio",
 )
 _SHIMS = ("tritonclientutils", "tritonhttpclient", "tritongrpcclient")
-_FUNCTIONS = ("serialize_byte_tensor", "deserialize_bytes_tensor")
+_FUNCTIONS = (
+    "serialize_byte_tensor",
+    "deserialize_bytes_tensor",
+    "serialize_bf16_tensor",
+    "deserialize_bf16_tensor",
+)
 _MISSING = object()
 
 _lock = threading.RLock()
@@ -328,21 +333,15 @@ def install() -> None:
             # an extra (gevent, aiohttp, grpcio) that is not installed: nothing to patch there
             with contextlib.suppress(ImportError):
                 importlib.import_module(name)
-        stock = {name: getattr(utils, name) for name in _FUNCTIONS}
-        ours = {
-            "serialize_byte_tensor": _with_fallback(
-                serialize_byte_tensor, stock["serialize_byte_tensor"]
-            ),
-            "deserialize_bytes_tensor": _with_fallback(
-                deserialize_bytes_tensor, stock["deserialize_bytes_tensor"]
-            ),
-        }
+        # serialize_bf16_tensor / deserialize_bf16_tensor: tritonclient before r26.06 only
+        stock = {name: getattr(utils, name) for name in _FUNCTIONS if hasattr(utils, name)}
+        ours = {name: _with_fallback(_OURS[name], stock[name]) for name in stock}
         for module_name in sorted(sys.modules):
             if not (module_name.startswith("tritonclient") or module_name in _SHIMS):
                 continue
             module = sys.modules[module_name]
             namespace = getattr(module, "__dict__", {})
-            for name in _FUNCTIONS:
+            for name in stock:
                 if namespace.get(name) is stock[name]:
                     _patch(module, name, ours[name])
         http = sys.modules.get("tritonclient.http")
@@ -370,6 +369,46 @@ def uninstall() -> None:
                 delattr(owner, name)
             else:
                 setattr(owner, name, original)
+
+
+def _serialize_bf16(input_tensor: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """tritonclient's ``serialize_bf16_tensor`` (before r26.06), vectorized: each float32
+    truncated to its high 16 bits, as a 0-d object array of the bytes. Its elements pass
+    through a Python float there, which quiets a signalling NaN: so here too."""
+    if input_tensor.size == 0:
+        return np.empty([0], dtype=np.object_)
+    if input_tensor.dtype != np.float32 or not input_tensor.dtype.isnative:
+        raise TypeError("not native float32: tritonclient's function decides")
+    bits = np.ascontiguousarray(input_tensor).reshape(-1).view(np.uint32)
+    bits = _quieted(bits)
+    return np.asarray((bits >> np.uint32(16)).astype("<u2").tobytes(), dtype=np.object_)
+
+
+def _deserialize_bf16(encoded_tensor: Any) -> np.ndarray[Any, Any]:
+    """tritonclient's ``deserialize_bf16_tensor`` (before r26.06), vectorized: float32 of
+    shape ``[n, 1]`` (its list of 1-tuples), ``[0]`` when empty; NaNs quieted as there."""
+    halves = np.frombuffer(encoded_tensor, dtype="<u2")  # an odd length: ValueError, stock's
+    if halves.size == 0:
+        return np.array([], dtype=np.float32)
+    bits = _quieted(halves.astype(np.uint32) << np.uint32(16))
+    return bits.view(np.float32).reshape(-1, 1)
+
+
+def _quieted(bits: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """float32 bit patterns with each signalling NaN made quiet, as a float32 -> float64 ->
+    float32 round trip does on x86-64 and AArch64."""
+    nan = (bits & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    if nan.any():
+        bits = np.where(nan, bits | np.uint32(0x400000), bits).astype(np.uint32)
+    return bits
+
+
+_OURS: dict[str, Callable[[Any], Any]] = {
+    "serialize_byte_tensor": serialize_byte_tensor,
+    "deserialize_bytes_tensor": deserialize_bytes_tensor,
+    "serialize_bf16_tensor": _serialize_bf16,
+    "deserialize_bf16_tensor": _deserialize_bf16,
+}
 
 
 def _patch(owner: Any, name: str, value: Any) -> None:
