@@ -47,8 +47,8 @@ NOTES = {
     "`oipcodec.compat.tritonclient.install()`; the server (oipcodec's, in its own process) is "
     "not counted.",
     "mlserver": "MLServer: two `mlserver start` (MLServer's defaults, one inference worker) on "
-    "the same identity model, stock and with docs/compat.md's recipe; 8 keep-alive connections "
-    "in a closed loop, JSON bodies. The rate depends on what else the machine runs; the "
+    "the same identity model, stock and with the recipe of [Inside other servers]"
+    "(compat.md#mlserver); 8 keep-alive connections in a closed loop, JSON bodies. The rate depends on what else the machine runs; the "
     "server's CPU per request (its process and workers) much less. A 16-value request is "
     "mostly MLServer's own per-request work (FastAPI, pydantic, the hand-off to the worker): "
     "the adapter has little to save there.",
