@@ -3,6 +3,10 @@ runners give, and a peer that cannot run here named with the reason instead of m
 
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from benchmarks.load import adapters
 
 
@@ -41,3 +45,36 @@ def test_a_peer_that_cannot_run_is_named_with_the_reason() -> None:
     if rows:  # the runner is merged and its peer installed: nothing to check here
         return
     assert why is not None and why
+
+
+def test_the_tritonclient_runner_gives_a_row_per_image_mode_and_round() -> None:
+    """benchmarks/load/tritonclient_install.py, one request a round: the rows adapters.py
+    reads, stock first in round 1, and install() undone after each round."""
+    pytest.importorskip("tritonclient.http")
+    pytest.importorskip("uvicorn")
+    from benchmarks.load.tritonclient_install import run_tritonclient, summary
+    from oipcodec.compat import tritonclient as compat
+
+    rows = run_tritonclient(rounds=1, requests=1)
+    assert [(r["datatype"], r["mode"]) for r in rows] == [
+        ("FP32", "stock"), ("FP32", "install()"), ("UINT8", "stock"), ("UINT8", "install()")
+    ]  # fmt: skip
+    assert all(r["total"] > 0 for r in rows)
+    assert set(summary(rows)) == {"FP32", "UINT8"}
+    assert not compat.installed()
+
+
+def test_the_mlserver_runners_load_counts_answers_and_server_cpu() -> None:
+    """benchmarks/load/mlserver_adapter.py's closed loop and CPU count, against oipcodec's own
+    server (MLServer itself needs its environment): answers counted, CPU per request of the
+    server's process tree."""
+    pytest.importorskip("uvicorn")
+    from benchmarks.load import mlserver_adapter
+    from oipcodec.testing import background
+
+    body = mlserver_adapter.bodies()["small JSON"]
+    assert mlserver_adapter.tree_cpu(os.getpid()) > 0
+    with background() as server:
+        assert server.http_port is not None
+        rate, cost = mlserver_adapter.load(server.http_port, body, 1.0, 2, pid=os.getpid())
+    assert rate > 0 and cost >= 0
