@@ -113,9 +113,9 @@ PEERS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
 
 def gain(row: Row) -> float:
     """How many times better the adapter's figure is than stock's."""
-    if row["better"] == "higher":
-        return float(row["adapter"] / row["stock"])
-    return float(row["stock"] / row["adapter"])
+    better, worse = (row["adapter"], row["stock"]) if row["better"] == "higher" else (
+        row["stock"], row["adapter"])  # fmt: skip
+    return float(better / worse) if worse else float("nan")  # a round too short to count
 
 
 def run_peer(name: str, argv: list[str]) -> tuple[list[Row], str | None]:

@@ -247,6 +247,14 @@ def run_mlserver(rounds: int = 3, seconds: float = 10.0, python: str | None = No
     return rows
 
 
+def _ratio(row: dict[str, Any]) -> float:
+    """How many times better the adapter is in ``row``; NaN when a figure is zero (a round
+    too short to count: nothing answered, or less CPU than a clock tick)."""
+    better, worse = (row["adapter"], row["stock"]) if row["better"] == "higher" else (
+        row["stock"], row["adapter"])  # fmt: skip
+    return float(better / worse) if worse else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -259,10 +267,7 @@ def main() -> None:
               f"adapter {row['adapter']:.2f} {row['unit']}")  # fmt: skip
     for case in dict.fromkeys(r["case"] for r in rows):
         mine = [r for r in rows if r["case"] == case]
-        ratio = statistics.median(
-            r["adapter"] / r["stock"] if r["better"] == "higher" else r["stock"] / r["adapter"]
-            for r in mine
-        )
+        ratio = statistics.median(_ratio(r) for r in mine)
         print(f"{case}: the adapter {ratio:.2f}x better (median of rounds)")
 
 

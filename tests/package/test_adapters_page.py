@@ -78,3 +78,8 @@ def test_the_mlserver_runners_load_counts_answers_and_server_cpu() -> None:
         assert server.http_port is not None
         rate, cost = mlserver_adapter.load(server.http_port, body, 1.0, 2, pid=os.getpid())
     assert rate > 0 and cost >= 0
+
+
+def test_a_figure_of_zero_gives_no_ratio_instead_of_failing() -> None:
+    row = _rows("p", "c", "lower", [(1.0, 0.0)])[0]
+    assert adapters.gain(row) != adapters.gain(row)  # NaN
