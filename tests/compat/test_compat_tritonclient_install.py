@@ -477,3 +477,17 @@ def test_bf16_helpers_of_older_tritonclient_bit_for_bit() -> None:
     assert _outcome(lambda: triton_utils.deserialize_bf16_tensor(b"\x00")) == _outcome(
         lambda: deserialize(b"\x00")
     )
+
+
+def test_a_failed_install_leaves_nothing_patched(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _bindings()
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("no")
+
+    monkeypatch.setattr(compat, "_install_http", broken)
+    with pytest.raises(RuntimeError):
+        compat.install()
+    assert not compat.installed()
+    after = _bindings()
+    assert all(after[key] is value for key, value in before.items())

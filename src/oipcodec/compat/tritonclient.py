@@ -328,25 +328,33 @@ def install() -> None:
     with _lock:
         if _patches:
             return
-        utils = importlib.import_module("tritonclient.utils")
-        for name in _MODULES[1:]:
-            # an extra (gevent, aiohttp, grpcio) that is not installed: nothing to patch there
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name)
-        # serialize_bf16_tensor / deserialize_bf16_tensor: tritonclient before r26.06 only
-        stock = {name: getattr(utils, name) for name in _FUNCTIONS if hasattr(utils, name)}
-        ours = {name: _with_fallback(_OURS[name], stock[name]) for name in stock}
-        for module_name in sorted(sys.modules):
-            if not (module_name.startswith("tritonclient") or module_name in _SHIMS):
-                continue
-            module = sys.modules[module_name]
-            namespace = getattr(module, "__dict__", {})
-            for name in stock:
-                if namespace.get(name) is stock[name]:
-                    _patch(module, name, ours[name])
-        http = sys.modules.get("tritonclient.http")
-        if http is not None:
-            _install_http(http.InferInput, http.InferResult)
+        try:
+            _install()
+        except BaseException:
+            _undo()  # nothing half-installed
+            raise
+
+
+def _install() -> None:
+    utils = importlib.import_module("tritonclient.utils")
+    for name in _MODULES[1:]:
+        # an extra (gevent, aiohttp, grpcio) that is not installed: nothing to patch there
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    # serialize_bf16_tensor / deserialize_bf16_tensor: tritonclient before r26.06 only
+    stock = {name: getattr(utils, name) for name in _FUNCTIONS if hasattr(utils, name)}
+    ours = {name: _with_fallback(_OURS[name], stock[name]) for name in stock}
+    for module_name in sorted(sys.modules):
+        if not (module_name.startswith("tritonclient") or module_name in _SHIMS):
+            continue
+        module = sys.modules[module_name]
+        namespace = getattr(module, "__dict__", {})
+        for name in stock:
+            if namespace.get(name) is stock[name]:
+                _patch(module, name, ours[name])
+    http = sys.modules.get("tritonclient.http")
+    if http is not None:
+        _install_http(http.InferInput, http.InferResult)
 
 
 def uninstall() -> None:
@@ -363,12 +371,17 @@ def uninstall() -> None:
         for result in pending:
             _parsed(result)
         _pending.clear()
-        while _patches:
-            owner, name, original = _patches.pop()
-            if original is _MISSING:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
+        _undo()
+
+
+def _undo() -> None:
+    """Every patch taken back, the last first."""
+    while _patches:
+        owner, name, original = _patches.pop()
+        if original is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
 
 
 def _serialize_bf16(input_tensor: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
