@@ -43,7 +43,8 @@ TARGETS = {
 NOTES = {
     "tritonclient": "tritonclient: the app's thread's CPU per request (`time.thread_time()`), "
     "an image-sized `[1, 224, 224, 3]` tensor sent with `set_data_from_numpy(binary_data=False)` "
-    "and read from a JSON answer with `as_numpy`, stock and after "
+    "and read from a JSON answer with `as_numpy`, and 1,000 strings of 64 bytes sent and read "
+    "binary (BYTES framing), stock and after "
     "`oipcodec.compat.tritonclient.install()`; the server (oipcodec's, in its own process) is "
     "not counted.",
     "mlserver": "MLServer: two `mlserver start` (MLServer's defaults, one inference worker) on "
@@ -61,17 +62,17 @@ Row = dict[str, Any]
 
 
 def tritonclient_rows(rounds: int, requests: int) -> list[Row]:
-    """benchmarks/load/tritonclient_install.py: client CPU per image JSON request."""
+    """benchmarks/load/tritonclient_install.py: client CPU per request (image JSON, BYTES)."""
     from benchmarks.load.tritonclient_install import run_tritonclient
 
     rows = run_tritonclient(rounds, requests)
     out = []
-    for datatype in dict.fromkeys(r["datatype"] for r in rows):
+    for case in dict.fromkeys(r["case"] for r in rows):
         for round_ in range(1, rounds + 1):
             pair = {r["mode"]: r["total"] for r in rows
-                    if r["datatype"] == datatype and r["round"] == round_}  # fmt: skip
-            out.append({"peer": "tritonclient", "case": f"image JSON {datatype}",
-                        "round": round_, "unit": "client CPU ms/request", "better": "lower",
+                    if r["case"] == case and r["round"] == round_}  # fmt: skip
+            out.append({"peer": "tritonclient", "case": case, "round": round_,
+                        "unit": "client CPU ms/request", "better": "lower",
                         "stock": pair["stock"], "adapter": pair["install()"]})  # fmt: skip
     return out
 

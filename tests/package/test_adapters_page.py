@@ -56,11 +56,12 @@ def test_the_tritonclient_runner_gives_a_row_per_image_mode_and_round() -> None:
     from oipcodec.compat import tritonclient as compat
 
     rows = run_tritonclient(rounds=1, requests=1)
-    assert [(r["datatype"], r["mode"]) for r in rows] == [
-        ("FP32", "stock"), ("FP32", "install()"), ("UINT8", "stock"), ("UINT8", "install()")
-    ]  # fmt: skip
+    cases = ["image JSON FP32", "image JSON UINT8", "BYTES binary 1,000 x 64 B"]
+    assert [(r["case"], r["mode"]) for r in rows] == [
+        (case, mode) for case in cases for mode in ("stock", "install()")
+    ]
     assert all(r["total"] > 0 for r in rows)
-    assert set(summary(rows)) == {"FP32", "UINT8"}
+    assert list(summary(rows)) == cases
     assert not compat.installed()
 
 
