@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib
 import json
 import os
 import platform
@@ -33,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: What each peer's figures must reach (the adapter's gain over stock, issue 36).
 TARGETS = {
-    ("Triton Python backend", "BYTES identity"): 3.0,
+    ("Triton Python backend", "BYTES identity HTTP"): 3.0,
+    ("Triton Python backend", "BYTES identity gRPC"): 3.0,
     ("KServe", "image JSON"): 10.0,
     ("MLServer", "image JSON"): 4.0,
     ("tritonclient", "image JSON FP32"): 5.0,
@@ -85,23 +85,34 @@ def mlserver_rows(rounds: int, seconds: float, python: str | None) -> list[Row]:
 
 
 def kserve_rows(rounds: int, seconds: float) -> list[Row]:
-    """KServe's ModelServer with and without ``oipcodec.compat.kserve``."""
-    # TODO(lead): kserve36 provides run_kserve(rounds, seconds) in benchmarks/load/; set the
-    # module name here once merged. It returns rows as Row says (peer "KServe", case
-    # "image JSON" for the target in TARGETS).
-    module = importlib.import_module("benchmarks.load.kserve_load")
-    rows: list[Row] = module.run_kserve(rounds, seconds)
-    return rows
+    """benchmarks/load/kserve_adapter.py: requests/s, KServe's ModelServer with and without
+    ``patch_dataplane``; the adapter's figure is the recipe of docs/compat.md (its model), the
+    one call alone under a model written to KServe's own API a case of its own."""
+    from benchmarks.load.kserve_adapter import run_kserve
+
+    out: list[Row] = []
+    for r in run_kserve(rounds, seconds):
+        name = r["payload"].replace("_json", " JSON").replace("_", " ")
+        name = name if r["path"] == "rest" else f"{name} gRPC"
+        for label, case in (("recipe", name), ("with", f"{name}, stock-API model")):
+            out.append({"peer": "KServe", "case": case, "round": 0, "unit": "requests/s",
+                        "better": "higher", "stock": r["without"]["rps"],
+                        "adapter": r[label]["rps"]})  # fmt: skip
+    return out
 
 
 def triton_python_rows(rounds: int, seconds: float) -> list[Row]:
-    """tritonserver's Python backend with and without ``oipcodec.compat.triton_python_backend``."""
-    # TODO(lead): tpb provides the Triton Python backend runner; set its module and function
-    # here once merged. It returns rows as Row says (peer "Triton Python backend", case
-    # "BYTES identity" for the target in TARGETS).
-    module = importlib.import_module("benchmarks.load.triton_python_load")
-    rows: list[Row] = module.run_triton_python_backend(rounds, seconds)
-    return rows
+    """benchmarks/load/triton_python_backend.py: infer/s under perf_analyzer, the Triton
+    server's Python backend with and without ``oipcodec.compat.triton_python_backend``."""
+    from benchmarks.load.triton_python_backend import run_triton_python_backend
+
+    out: list[Row] = []
+    for r in run_triton_python_backend(rounds, seconds):
+        case = f"BYTES identity {'HTTP' if r['path'] == 'http' else 'gRPC'}"
+        out.append({"peer": "Triton Python backend", "case": case, "round": 0,
+                    "unit": "infer/s", "better": "higher", "stock": r["without_infer_s"],
+                    "adapter": r["with_infer_s"]})  # fmt: skip
+    return out
 
 
 PEERS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
