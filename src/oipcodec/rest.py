@@ -42,6 +42,7 @@ __all__ = [
     "BINARY_DATA_OUTPUT",
     "BINARY_DATA_SIZE",
     "HEADER_LENGTH",
+    "SHARED_AND_BINARY_OUTPUT",
     "binary_outputs",
     "compress",
     "decode_request",
@@ -61,6 +62,9 @@ HEADER_LENGTH = "Inference-Header-Content-Length"
 BINARY_DATA_SIZE = "binary_data_size"
 BINARY_DATA = "binary_data"
 BINARY_DATA_OUTPUT = "binary_data_output"
+#: Triton's refusal of a requested output that names a shared-memory region and asks for
+#: binary data too (its words, so that clients that match on them see the same).
+SHARED_AND_BINARY_OUTPUT = "Output can't set both 'shared_memory_region' and 'binary_data'"
 
 # Sections of a body whose tensors may carry data (oipcodec._pure.jsonscan numbering).
 _INPUTS, _OUTPUTS = 0, 1
@@ -503,13 +507,16 @@ def binary_outputs(request: InferRequest) -> bool | set[str]:
     ``binary_data: true`` (an output listed without it stays JSON, whatever
     ``binary_data_output`` says). A ``binary_data`` that is neither ``true`` nor ``false`` is
     the client's mistake: :class:`~oipcodec.DecodeError` naming the output and what was
-    expected (a server answers it with 400).
+    expected (a server answers it with 400), as is an output that names a shared-memory region
+    and sets ``binary_data: true`` (Triton's :data:`SHARED_AND_BINARY_OUTPUT`).
     """
     if request.outputs is None:
         return request.parameters.get(BINARY_DATA_OUTPUT) is True
     names = set()
     for output in request.outputs:
         flag = output.parameters.get(BINARY_DATA)
+        if flag is True and names_region(output.parameters):
+            raise DecodeError(SHARED_AND_BINARY_OUTPUT, tensor=output.name, kind="output")
         if flag is True:
             names.add(output.name)
         elif flag is not None and flag is not False:
@@ -620,7 +627,9 @@ def _shaped(tensor: Tensor) -> np.ndarray[Any, Any]:
 
 def _requested_output(output: RequestedOutput, binary: bool) -> dict[str, Any]:
     parameters = _checked_parameters(output.parameters, f"output '{output.name}'")
-    if binary:
+    # An output written into a shared-memory region is not asked for in binary: Triton
+    # refuses an output that sets both (SHARED_AND_BINARY_OUTPUT).
+    if binary and not names_region(parameters):
         parameters.setdefault(BINARY_DATA, True)
     entry: dict[str, Any] = {"name": output.name}
     if parameters:

@@ -648,3 +648,27 @@ def test_binary_outputs_of_a_decoded_request() -> None:
         }
     )
     assert rest.binary_outputs(rest.decode_request(body)) == {"Y"}
+
+
+def test_an_output_in_a_region_is_not_asked_for_in_binary() -> None:
+    """A binary request asks for its outputs in binary, but not one written into a
+    shared-memory region: Triton refuses an output that sets both, and so does
+    binary_outputs, with Triton's words and the output's name."""
+    region = {"shared_memory_region": "out", "shared_memory_byte_size": 64}
+    request = InferRequest(
+        [Tensor.from_array("INPUT0", np.arange(4, dtype=np.int32))],
+        outputs=[RequestedOutput("OUTPUT0", parameters=dict(region)), RequestedOutput("OUTPUT1")],
+    )
+    body, header_length = rest.encode_request(request, binary=True)
+    assert header_length is not None
+    outputs = orjson.loads(body[:header_length])["outputs"]
+    assert outputs[0]["parameters"] == region
+    assert outputs[1]["parameters"] == {"binary_data": True}
+    assert rest.binary_outputs(rest.decode_request(body, header_length)) == {"OUTPUT1"}
+    both = InferRequest(
+        request.inputs,
+        outputs=[RequestedOutput("OUTPUT0", parameters={**region, "binary_data": True})],
+    )
+    with pytest.raises(DecodeError, match="Output can't set both") as info:
+        rest.binary_outputs(both)
+    assert "OUTPUT0" in str(info.value)
