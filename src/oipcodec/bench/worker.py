@@ -34,9 +34,11 @@ from oipcodec.bench.paths import (
     release,
     same_values,
     supported,
+    v1_model_name,
 )
 from oipcodec.bench.payloads import Payload
 from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.serverstats import breakdown, reader
 from oipcodec.bench.workload import (
     Declared,
     Workload,
@@ -244,6 +246,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                 if record["error"] is None:
                     record["error"] = _check(implementation, path, workload, ours, url, target,
                                              timeout)  # fmt: skip
+                read_stats = _stats_reader(ours, path, workload) if record["error"] is None else None
                 for level in levels:
                     if record["error"] is None:
 
@@ -252,10 +255,13 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                                 implementation, path, workload, ours, url, target, timeout
                             )
 
+                        before = read_stats() if read_stats is not None else None
                         result = run_load(
                             factory, level, spec["duration"], spec["max_requests"], timeout
                         )
                         summary = result.summary(payload_bytes, answer_bytes)
+                        if read_stats is not None and before is not None:
+                            summary["server"] = breakdown(before, read_stats())
                         record["load"].append(summary)
                         if result.first_error and not result.requests:
                             record["error"] = result.first_error
@@ -265,6 +271,16 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         if ours is not None:
             ours.close()
         release()
+
+
+def _stats_reader(ours: OurClients | None, path: Any, workload: Workload) -> Any:
+    """What reads the server's statistics of the model a path sends to (the v1 paths: the
+    typed identity model), or None when the server offers none."""
+    client = None if ours is None else (ours.http or ours.grpc)
+    if client is None:
+        return None
+    model = v1_model_name(workload.inputs[0]) if path.v1 and workload.echo else workload.model
+    return reader(client, model)
 
 
 def _memcpy_us(size: int, budget: float) -> float:

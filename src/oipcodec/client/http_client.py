@@ -299,6 +299,15 @@ class HttpClient(SharedMemoryCalls, _Common):
         document = {"ready": True} if ready else {}
         return self._post_json("/v2/repository/index", document, timeout)
 
+    def model_statistics(
+        self, model: str = "", version: str | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """The statistics extension: ``{"model_stats": [...]}`` of ``model`` (every model when
+        empty), Triton's cumulative counts and nanoseconds."""
+        path = _model_path(model, version, "/stats") if model else "/v2/models/stats"
+        status, body, headers = self._get(path, timeout)
+        return _document(status, body, self._where(path), headers.get("Content-Encoding"))
+
     def load_model(self, model: str, timeout: float | None = None) -> None:
         """Ask the server to load ``model`` (repository extension)."""
         self._post_json(f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/load", {},
