@@ -128,14 +128,19 @@ def decode_response(
     limits: Limits = DEFAULT_LIMITS,
     kernels: Kernels | None = None,
     shared_memory: Resolver | None = None,
+    requested: Sequence[RequestedOutput] | None = None,
 ) -> InferResponse:
     """Decode an inference response body (arguments as :func:`decode_request`; an output in
-    shared memory is read through ``shared_memory``)."""
+    shared memory is read through ``shared_memory``). ``requested``: the request's outputs;
+    one it put in a shared-memory region that the answer gives with neither data nor region
+    (the real Triton server answers so) is read from the region the request named."""
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, None, limits, k)
     model = doc.get("model_name")
     if not isinstance(model, str):
         raise DecodeError(f"response 'model_name' must be a string, got {model!r}")
+    if requested:
+        _place_in_regions(doc, requested)
     outputs = _decode_tensors(
         doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits, k, shared_memory
     )
@@ -148,6 +153,25 @@ def decode_response(
         model_version=_optional_str(doc, "model_version"),
         parameters=_parameters(doc.get("parameters"), "response"),
     )
+
+
+def _place_in_regions(doc: dict[str, Any], requested: Sequence[RequestedOutput]) -> None:
+    """Give each answered output that carries nothing (no data, no binary size, no region)
+    the region its requested output named."""
+    placed = {o.name: o.parameters for o in requested if names_region(o.parameters)}
+    outputs = doc.get("outputs")
+    if not placed or not isinstance(outputs, list):
+        return
+    for item in outputs:
+        if not isinstance(item, dict) or item.get("name") not in placed or "data" in item:
+            continue
+        parameters = item.get("parameters")
+        if parameters is None:
+            parameters = item["parameters"] = {}
+        if not isinstance(parameters, dict) or BINARY_DATA_SIZE in parameters:
+            continue
+        if not names_region(parameters):
+            parameters.update(placed[item["name"]])
 
 
 class _Binary:

@@ -39,6 +39,7 @@ from oipcodec.types import InferRequest, InferResponse, Tensor
 __all__ = [
     "DESCRIPTIONS",
     "IMPLEMENTATIONS",
+    "NOT_SUPPORTED",
     "PATHS",
     "PEER_CODEC_ECHO_ONLY",
     "Caller",
@@ -48,6 +49,7 @@ __all__ = [
     "make_caller",
     "peer_available",
     "release",
+    "server_refusal",
     "supported",
     "v1_model_name",
     "v1_models",
@@ -167,6 +169,51 @@ def codec_only(implementation: str, path: EncodingPath, url: str | None,
     if path.protocol == "grpc" and not grpc_target:
         return "codec only (no --grpc-target)"
     return None
+
+
+# ------------------------------------------------------------------------------ server support
+
+#: How a row that the server does not take begins (the table prints it as "not supported").
+NOT_SUPPORTED = "not supported by this server"
+
+
+def _lacks(path: EncodingPath) -> tuple[str, str | None] | None:
+    """What a server that refuses ``path`` lacks, and the extension its metadata would list
+    for it (None: no such listing); None for the paths every OIP server takes."""
+    if path.v1:
+        return "no TensorRT Inference Server v1 API", None
+    if path.graphpipe:
+        return "no GraphPipe endpoint", None
+    if path.shared_memory:
+        return "no system shared-memory extension", "system_shared_memory"
+    if path.protocol == "rest" and path.binary:
+        lacks = "no binary tensor data extension"
+        if path.compression is not None:
+            lacks += f", or no {path.compression} request bodies"
+        return lacks, "binary_tensor_data"
+    if path.compression is not None:
+        return f"no {path.compression} request bodies", None
+    return None
+
+
+def server_refusal(path: EncodingPath, error: BaseException,
+                   extensions: Sequence[str] | None) -> str | None:  # fmt: skip
+    """The "not supported by this server" reason for a first request on ``path`` that the
+    server refused with ``error``, or None when it is an error to report (a path every OIP
+    server takes, no answer at all, a wrong answer). ``extensions``: what the server's
+    metadata lists (None: not known); the reason names the listing when it lacks the path's
+    extension, else the server's first refusal."""
+    from oipcodec.errors import DecodeError, ServerError
+
+    lacks = _lacks(path)
+    if lacks is None or not isinstance(error, (ServerError, DecodeError)):
+        return None
+    what, extension = lacks
+    if extension is not None and extensions is not None and extension not in extensions:
+        why = f"its metadata (GET /v2) does not list {extension}"
+    else:
+        why = "it refused the first request: " + " ".join(str(error).split())[:120]
+    return f"{NOT_SUPPORTED}: {what} ({why})"
 
 
 # ------------------------------------------------------------------------------ end to end

@@ -326,7 +326,10 @@ def render_table(results: dict[str, Any]) -> str:
             label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
             start = f"{mark} {label:<17} {record['implementation']:<12}"
             if record.get("unsupported"):
-                lines.append(f"{start} not supported: {record['unsupported']}")
+                reason = record["unsupported"]
+                if not reason.startswith("not supported"):  # the server's rows say it already
+                    reason = f"not supported: {reason}"
+                lines.append(f"{start} {reason}")
                 continue
             if record.get("error"):
                 lines.append(f"{start} error: {_one_line(record['error'])}")

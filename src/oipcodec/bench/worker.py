@@ -26,6 +26,7 @@ import numpy as np
 from oipcodec import kernels
 from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import (
+    NOT_SUPPORTED,
     PATHS,
     OurClients,
     codec_only,
@@ -33,6 +34,7 @@ from oipcodec.bench.paths import (
     make_caller,
     release,
     same_values,
+    server_refusal,
     supported,
     v1_model_name,
 )
@@ -131,20 +133,26 @@ def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
     return [workload]
 
 
-def _without_shared_memory(ours: OurClients | None) -> str | None:
-    """Why the server takes no shared-memory request (its metadata does not list the system
-    shared-memory extension), or None (it does, or it cannot be asked: the rows then say)."""
-    if ours is None or ours.http is None:
+def _extensions(ours: OurClients | None) -> list[str] | None:
+    """The extensions the server's metadata lists (``GET /v2``, else gRPC ServerMetadata), or
+    None when it cannot be asked (the rows' first requests then say what the server takes)."""
+    client = None if ours is None else (ours.http or ours.grpc)
+    if client is None:
         return None
     try:
-        offered = ours.http.server_metadata().get("extensions", [])
+        return [str(name) for name in client.server_metadata().get("extensions", [])]
     except Exception:
         return None
-    if SYSTEM_SHARED_MEMORY in offered:
+
+
+def _without_shared_memory(offered: list[str] | None) -> str | None:
+    """Why the server takes no shared-memory request (its metadata does not list the system
+    shared-memory extension), or None (it does, or it cannot be asked: the rows then say)."""
+    if offered is None or SYSTEM_SHARED_MEMORY in offered:
         return None
     return (
-        "the server does not offer the system shared-memory extension "
-        "(oipcodec serve --shared-memory system)"
+        f"{NOT_SUPPORTED}: no system shared-memory extension (its metadata (GET /v2) does not "
+        f"list {SYSTEM_SHARED_MEMORY}; oipcodec serve --shared-memory system offers it)"
     )
 
 
@@ -182,8 +190,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         ours = OurClients(url, target, max(levels), timeout)
     try:
         workloads = _workloads(spec, ours, url, target)
-        no_shm = _without_shared_memory(ours) if any(PATHS[p].shared_memory
-                                                     for p in spec["paths"]) else None  # fmt: skip
+        offered = _extensions(ours)
+        no_shm = _without_shared_memory(offered)
         for workload in workloads:
             payload = workload.payload
             payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
@@ -245,7 +253,13 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     continue
                 if record["error"] is None:
                     record["error"] = _check(implementation, path, workload, ours, url, target,
-                                             timeout)  # fmt: skip
+                                             timeout, offered)  # fmt: skip
+                if (record["error"] or "").startswith(NOT_SUPPORTED):
+                    # One row saying why, not an error: the server lacks what the path needs.
+                    emit({"event": "step", "label": label, "steps": len(levels)})
+                    emit({"event": "result", "record": {**record, "error": None, "load": [],
+                                                        "unsupported": record["error"]}})  # fmt: skip
+                    continue
                 read_stats = _stats_reader(ours, path, workload) if record["error"] is None else None
                 for level in levels:
                     if record["error"] is None:
@@ -291,14 +305,19 @@ def _memcpy_us(size: int, budget: float) -> float:
 
 
 def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: str | None,
-           target: str | None, timeout: float) -> str | None:  # fmt: skip
+           target: str | None, timeout: float,
+           offered: list[str] | None = None) -> str | None:  # fmt: skip
     """Send the first request once: None when the answer holds the declared outputs (and,
     for the identity model, the values sent), else why not (an error or a wrong answer is
-    reported, not measured as a fast path)."""
+    reported, not measured as a fast path; a refusal of a path the server lacks is the
+    "not supported by this server" reason, ``offered`` its listed extensions)."""
     try:
         caller = make_caller(implementation, path, workload, ours, url, target, timeout)
         answer = caller()
     except Exception as exc:
+        refused = server_refusal(path, exc, offered)
+        if refused is not None:
+            return refused
         return f"{type(exc).__name__}: {exc}"[:500]
     if workload.echo:
         (sent,) = workload.inputs
