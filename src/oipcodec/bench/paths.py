@@ -186,13 +186,10 @@ def _lacks(path: EncodingPath) -> tuple[str, str | None] | None:
         return "no GraphPipe endpoint", None
     if path.shared_memory:
         return "no system shared-memory extension", "system_shared_memory"
+    if path.compression is not None:  # the same path uncompressed shows whether binary is
+        return f"no {path.compression}-compressed request bodies", None
     if path.protocol == "rest" and path.binary:
-        lacks = "no binary tensor data extension"
-        if path.compression is not None:
-            lacks += f", or no {path.compression} request bodies"
-        return lacks, "binary_tensor_data"
-    if path.compression is not None:
-        return f"no {path.compression} request bodies", None
+        return "no binary tensor data extension", "binary_tensor_data"
     return None
 
 
@@ -206,7 +203,11 @@ def server_refusal(path: EncodingPath, error: BaseException,
     from oipcodec.errors import DecodeError, ServerError
 
     lacks = _lacks(path)
-    if lacks is None or not isinstance(error, (ServerError, DecodeError)):
+    # tritonclient's refusals are its InferenceServerException (not imported: it may be absent)
+    refused = isinstance(error, (ServerError, DecodeError)) or (
+        type(error).__name__ == "InferenceServerException"
+    )
+    if lacks is None or not refused:
         return None
     what, extension = lacks
     if extension is not None and extensions is not None and extension not in extensions:
@@ -577,12 +578,17 @@ def _triton_caller(
             url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
         )
 
+        # tritonclient names no Content-Type; KServe's server reads a body without one as
+        # binary and refuses it, so the JSON requests say what they are, as a user would.
+        json_headers = None if path.binary else {"Content-Type": "application/json"}
+
         def call_rest() -> Any:
             wanted = [th.InferRequestedOutput(n, binary_data=path.binary) for n in outputs]
             result = client.infer(
                 model,
                 _triton_rest_inputs(inputs, path.binary),
                 outputs=wanted or None,
+                headers=json_headers,
                 request_compression_algorithm=path.compression,
                 response_compression_algorithm=path.compression,
             )
