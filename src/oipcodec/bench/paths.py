@@ -28,6 +28,7 @@ import numpy as np
 from oipcodec import datatypes, graphpipe, pb, rest
 from oipcodec import trtis_v1 as v1
 from oipcodec.bench import peers
+from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import EncodingPath
 from oipcodec.bench.payloads import INPUT
 from oipcodec.bench.workload import Output, Workload, check_answer
@@ -224,14 +225,24 @@ class OurClients:
     """oipcodec's clients, shared by the load threads (both are thread-safe)."""
 
     def __init__(self, url: str | None, grpc_target: str | None, pool_size: int,
-                 timeout: float) -> None:  # fmt: skip
+                 timeout: float, connection: Connection | None = None) -> None:  # fmt: skip
         from oipcodec.client import GrpcClient, HttpClient
         from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
 
-        self.http = HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
-        self.grpc = GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
-        self.v1_http = V1HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
-        self.v1_grpc = V1GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
+        #: Headers and TLS for every client of the run, tritonclient's and GraphPipe's too.
+        self.connection = connection or Connection()
+        on_http = self.connection.http_options(url or "")
+        on_grpc = self.connection.grpc_options() if grpc_target else {}
+        self.http: HttpClient | None = None
+        self.v1_http: V1HttpClient | None = None
+        self.grpc: GrpcClient | None = None
+        self.v1_grpc: V1GrpcClient | None = None
+        if url:
+            self.http = HttpClient(url, pool_size=pool_size, timeout=timeout, **on_http)
+            self.v1_http = V1HttpClient(url, pool_size=pool_size, timeout=timeout, **on_http)
+        if grpc_target:
+            self.grpc = GrpcClient(grpc_target, timeout=timeout, **on_grpc)
+            self.v1_grpc = V1GrpcClient(grpc_target, timeout=timeout, **on_grpc)
 
     def close(self) -> None:
         for client in (self.http, self.grpc, self.v1_http, self.v1_grpc):
@@ -298,13 +309,14 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
                 inputs: list[Tensor], ours: OurClients | None, url: str | None,
                 grpc_target: str | None, timeout: float) -> Caller:  # fmt: skip
     model = workload.model
+    connection = ours.connection if ours is not None else Connection()
     if implementation == "tritonclient":
         if path.shared_memory:
-            return _triton_shm_caller(workload, inputs, url, timeout)
+            return _triton_shm_caller(workload, inputs, url, timeout, connection)
         return _triton_caller(path, model, inputs, workload.output_names, url, grpc_target,
-                              timeout)  # fmt: skip
+                              timeout, connection)  # fmt: skip
     if path.graphpipe:
-        return _graphpipe_caller(implementation, workload, inputs, url, timeout)
+        return _graphpipe_caller(implementation, workload, inputs, url, timeout, connection)
     assert ours is not None
     if path.shared_memory:
         return _shm_caller(ours, workload, inputs)
@@ -393,7 +405,8 @@ def v1_model_name(tensor: Tensor) -> str:
 
 
 def _graphpipe_caller(implementation: str, workload: Workload, inputs: list[Tensor],
-                      url: str | None, timeout: float) -> Caller:  # fmt: skip
+                      url: str | None, timeout: float,
+                      connection: Connection) -> Caller:  # fmt: skip
     """A GraphPipe client of the server's ``/graphpipe/<model>``: oipcodec's, or GraphPipe's
     own (``graphpipe.remote``, on requests). GraphPipe's answers carry no names: the outputs
     are asked for by name (the declared ones) and named in that order, for the checks."""
@@ -419,7 +432,7 @@ def _graphpipe_caller(implementation: str, workload: Workload, inputs: list[Tens
         return call_theirs
     from oipcodec.client.graphpipe_client import GraphPipeClient
 
-    client = GraphPipeClient(endpoint, timeout=timeout)
+    client = GraphPipeClient(endpoint, timeout=timeout, **connection.http_options(endpoint))
     _RELEASE.append(client.close)
 
     def call_ours() -> Any:
@@ -476,7 +489,7 @@ def _triton_data(tensor: Tensor) -> Any:
 
 
 def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None,
-                       timeout: float) -> Caller:  # fmt: skip
+                       timeout: float, connection: Connection) -> Caller:  # fmt: skip
     """tritonclient with its shared-memory utilities, as Triton's examples use them."""
     import tritonclient.http as th
     import tritonclient.utils.shared_memory as tshm
@@ -484,14 +497,16 @@ def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None
     if url is None:
         raise ValueError("no REST URL to send to")
     client = th.InferenceServerClient(
-        url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
-    )
+        url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout,
+        **connection.triton_http_options(url),
+    )  # fmt: skip
+    headers = connection.headers or None
 
     def region(role: str, size: int) -> tuple[str, Any]:
         name, key = _region_key(role)
         handle = tshm.create_shared_memory_region(name, key, size)
         _RELEASE.append(functools.partial(tshm.destroy_shared_memory_region, handle))
-        client.register_system_shared_memory(name, key, size)
+        client.register_system_shared_memory(name, key, size, headers=headers)
         return name, handle
 
     sent = [(t, _triton_data(t), _raw_size(t), *region("in", _raw_size(t))) for t in inputs]
@@ -511,7 +526,7 @@ def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None
             out = th.InferRequestedOutput(output)
             out.set_shared_memory(name, size)
             outs.append(out)
-        result = client.infer(model, items, outputs=outs)
+        result = client.infer(model, items, outputs=outs, headers=headers)
         got = []
         for output, datatype, _, _, handle in wanted:
             shape = result.get_output(output)["shape"]
@@ -568,6 +583,7 @@ def _triton_caller(
     url: str | None,
     grpc_target: str | None,
     timeout: float,
+    connection: Connection,
 ) -> Caller:
     if path.protocol == "rest":
         import tritonclient.http as th
@@ -575,12 +591,15 @@ def _triton_caller(
         if url is None:
             raise ValueError("no REST URL to send to")
         client = th.InferenceServerClient(
-            url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
-        )
+            url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout,
+            **connection.triton_http_options(url),
+        )  # fmt: skip
 
         # tritonclient names no Content-Type; KServe's server reads a body without one as
         # binary and refuses it, so the JSON requests say what they are, as a user would.
-        json_headers = None if path.binary else {"Content-Type": "application/json"}
+        json_headers = dict(connection.headers)
+        if not path.binary:
+            json_headers["Content-Type"] = "application/json"
 
         def call_rest() -> Any:
             wanted = [th.InferRequestedOutput(n, binary_data=path.binary) for n in outputs]
@@ -588,7 +607,7 @@ def _triton_caller(
                 model,
                 _triton_rest_inputs(inputs, path.binary),
                 outputs=wanted or None,
-                headers=json_headers,
+                headers=json_headers or None,
                 request_compression_algorithm=path.compression,
                 response_compression_algorithm=path.compression,
             )
@@ -599,13 +618,16 @@ def _triton_caller(
 
     if grpc_target is None:
         raise ValueError("no gRPC target to send to")
-    gclient = tg.InferenceServerClient(grpc_target)
+    gclient = tg.InferenceServerClient(grpc_target, **connection.triton_grpc_options())
+    # gRPC metadata names are lower case (grpcio refuses others), as in oipcodec's client.
+    grpc_headers = {name.lower(): value for name, value in connection.headers.items()} or None
 
     def call_grpc() -> Any:
         wanted = [tg.InferRequestedOutput(n) for n in outputs]
         result = gclient.infer(
-            model, _triton_grpc_inputs(inputs), outputs=wanted or None, client_timeout=timeout
-        )
+            model, _triton_grpc_inputs(inputs), outputs=wanted or None, client_timeout=timeout,
+            headers=grpc_headers,
+        )  # fmt: skip
         return _triton_grpc_outputs(result)
 
     return call_grpc

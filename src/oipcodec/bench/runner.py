@@ -57,6 +57,9 @@ class BenchOptions:
     #: A module whose ``MODELS`` the embedded server serves too (``--model-module``).
     model_module: str | None = None
     timeout: float = 60.0
+    #: Headers and TLS for a server given by --url / --grpc-target (bench.connection's
+    #: Connection, as a dict).
+    connection: dict[str, Any] = field(default_factory=dict)
     output_dir: str = "oipcodec-bench"
     chart: bool = True
     quick: bool = False
@@ -153,6 +156,7 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "input_data": options.input_data,
         "model_module": options.model_module,
         "timeout": options.timeout,
+        "connection": options.connection,
     }
 
 

@@ -143,8 +143,8 @@ def breakdown(before: Snapshot, after: Snapshot) -> dict[str, float]:
     compute = sum(delta("ns", stage) for stage in STAGES[1:])
     compute_count = delta("counts", "compute_input")
     compute_us = compute / compute_count / 1e3 if compute_count > 0 else 0.0
-    result["Server Overhead"] = round(max(
-        0.0, result["Avg request latency"] - result["Server Queue"] - compute_us), 3
+    result["Server Overhead"] = round(
+        max(0.0, result["Avg request latency"] - result["Server Queue"] - compute_us), 3
     )
     return result
 

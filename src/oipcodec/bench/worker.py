@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from oipcodec import kernels
+from oipcodec.bench.connection import Connection
 from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import (
     NOT_SUPPORTED,
@@ -187,7 +188,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     levels: list[int] = spec["concurrency"]
     ours = None
     if url or target:
-        ours = OurClients(url, target, max(levels), timeout)
+        connection = Connection.from_dict(spec.get("connection"))
+        ours = OurClients(url, target, max(levels), timeout, connection)
     try:
         workloads = _workloads(spec, ours, url, target)
         offered = _extensions(ours)
@@ -257,10 +259,12 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                 if (record["error"] or "").startswith(NOT_SUPPORTED):
                     # One row saying why, not an error: the server lacks what the path needs.
                     emit({"event": "step", "label": label, "steps": len(levels)})
-                    emit({"event": "result", "record": {**record, "error": None, "load": [],
-                                                        "unsupported": record["error"]}})  # fmt: skip
+                    reason = record["error"]
+                    emit({"event": "result",
+                          "record": {**record, "error": None, "unsupported": reason}})  # fmt: skip
                     continue
-                read_stats = _stats_reader(ours, path, workload) if record["error"] is None else None
+                checked = record["error"] is None
+                read_stats = _stats_reader(ours, path, workload) if checked else None
                 for level in levels:
                     if record["error"] is None:
 
