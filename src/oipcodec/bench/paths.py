@@ -187,11 +187,35 @@ def _lacks(path: EncodingPath) -> tuple[str, str | None] | None:
         return "no GraphPipe endpoint", None
     if path.shared_memory:
         return "no system shared-memory extension", "system_shared_memory"
-    if path.compression is not None:  # the same path uncompressed shows whether binary is
-        return f"no {path.compression}-compressed request bodies", None
     if path.protocol == "rest" and path.binary:
         return "no binary tensor data extension", "binary_tensor_data"
+    if path.compression is not None:
+        return f"no {path.compression}-compressed request bodies", None
     return None
+
+
+#: The gRPC codes of a server that does not take what was sent (not of a model that failed).
+_REFUSING_CODES = ("UNIMPLEMENTED", "INVALID_ARGUMENT", "NOT_FOUND", "UNAVAILABLE_METHOD")
+
+
+def _refused(error: BaseException, server_error: type, decode_error: type) -> bool:
+    """Whether ``error`` is a server's refusal of the request's form: an HTTP 4xx or 501, a
+    gRPC code in :data:`_REFUSING_CODES`, or an answer that is not of the protocol (oipcodec's
+    DecodeError: a v1 client answered by an OIP-only server); a model's failure (500,
+    INTERNAL) is not."""
+    if isinstance(error, decode_error):
+        return True
+    if isinstance(error, server_error):
+        status, code = getattr(error, "status", None), getattr(error, "code", "")
+        return (status is not None and (400 <= status < 500 or status == 501)) or (
+            getattr(error, "protocol", "") == "grpc" and code in _REFUSING_CODES
+        )
+    # tritonclient's InferenceServerException (not imported: it may be absent): status() is
+    # the HTTP status as text, or the gRPC StatusCode.
+    if type(error).__name__ == "InferenceServerException":
+        status = str(error.status() if callable(getattr(error, "status", None)) else "")
+        return status.startswith("4") or any(code in status for code in _REFUSING_CODES)
+    return False
 
 
 def server_refusal(path: EncodingPath, error: BaseException,
@@ -204,15 +228,20 @@ def server_refusal(path: EncodingPath, error: BaseException,
     from oipcodec.errors import DecodeError, ServerError
 
     lacks = _lacks(path)
-    # tritonclient's refusals are its InferenceServerException (not imported: it may be absent)
-    refused = isinstance(error, (ServerError, DecodeError)) or (
-        type(error).__name__ == "InferenceServerException"
-    )
-    if lacks is None or not refused:
+    if lacks is None:
         return None
     what, extension = lacks
-    if extension is not None and extensions is not None and extension not in extensions:
+    unlisted = extension is not None and extensions is not None and extension not in extensions
+    # A server whose metadata does not list the extension may fail it any way (MLServer
+    # answers a binary body with 500); one that lists it must refuse the form to count.
+    answered = isinstance(error, ServerError) or type(error).__name__ == "InferenceServerException"
+    if not (_refused(error, ServerError, DecodeError) or (unlisted and answered)):
+        return None
+    if unlisted:
         why = f"its metadata (GET /v2) does not list {extension}"
+    elif path.compression is not None:  # binary it lists (or takes): the compression it lacks
+        what = f"no {path.compression}-compressed request bodies"
+        why = "it refused the first request: " + " ".join(str(error).split())[:120]
     else:
         why = "it refused the first request: " + " ".join(str(error).split())[:120]
     return f"{NOT_SUPPORTED}: {what} ({why})"
@@ -313,8 +342,11 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
     if implementation == "tritonclient":
         if path.shared_memory:
             return _triton_shm_caller(workload, inputs, url, timeout, connection)
-        return _triton_caller(path, model, inputs, workload.output_names, url, grpc_target,
-                              timeout, connection)  # fmt: skip
+        # The identity's answer is asked for whole (its one output may have a name of its
+        # own: see workload.echoed); a model's declared outputs by name.
+        wanted = [] if workload.echo else workload.output_names
+        return _triton_caller(path, model, inputs, wanted, url, grpc_target, timeout,
+                              connection)  # fmt: skip
     if path.graphpipe:
         return _graphpipe_caller(implementation, workload, inputs, url, timeout, connection)
     assert ours is not None

@@ -47,6 +47,7 @@ from oipcodec.bench.workload import (
     Workload,
     WorkloadError,
     echo_workload,
+    echoed,
     model_workload,
     read_input_data,
     read_metadata,
@@ -325,8 +326,8 @@ def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: s
         return f"{type(exc).__name__}: {exc}"[:500]
     if workload.echo:
         (sent,) = workload.inputs
-        echoed = [o for o in answer if o.name == sent.name]
-        if not echoed or not same_values(sent, echoed[0].data):
+        back = echoed(workload, {o.name: o for o in answer}).get(sent.name)
+        if back is None or not same_values(sent, back.data):
             return "the answer does not hold the values sent"
     return None
 
