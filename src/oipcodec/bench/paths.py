@@ -213,7 +213,8 @@ def _refused(error: BaseException, server_error: type, decode_error: type) -> bo
     # tritonclient's InferenceServerException (not imported: it may be absent): status() is
     # the HTTP status as text, or the gRPC StatusCode.
     if type(error).__name__ == "InferenceServerException":
-        status = str(error.status() if callable(getattr(error, "status", None)) else "")
+        reader = getattr(error, "status", None)
+        status = str(reader() if callable(reader) else "")
         return status.startswith("4") or any(code in status for code in _REFUSING_CODES)
     return False
 
