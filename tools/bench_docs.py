@@ -339,10 +339,14 @@ and concurrency, one after the other. Measured 2026-11-27 on the shared 2-core m
 load from other work (load average 13-15), concurrency 8, perf_analyzer 2.41.0 (count windows,
 stability 50%), the harness's one 3 s window, two runs:
 
-| case | perf_analyzer req/s, p50 ms | oipcodec bench req/s, p50 ms | req/s ratio |
-|---|---|---|---|
-| REST binary, image 1x3x224x224 FP32 | 1,437, 4.45 / 896, 6.59 | 173, 42.6 / 91, 61.9 | 0.12 / 0.10 |
-| gRPC raw, small 1x16 FP32 | 3,548, 2.17 / 1,483, 3.69 | 2,488, 2.29 / 499, 6.30 | 0.70 / 0.34 |
+| case, run | perf_analyzer req/s | p50 ms | oipcodec bench req/s | p50 ms | ratio |
+|---|---|---|---|---|---|
+| REST binary, image, 1 | 1,437 | 4.45 | 173 | 42.6 | 0.12 |
+| REST binary, image, 2 | 896 | 6.59 | 91 | 61.9 | 0.10 |
+| gRPC raw, small, 1 | 3,548 | 2.17 | 2,488 | 2.29 | 0.70 |
+| gRPC raw, small, 2 | 1,483 | 3.69 | 499 | 6.30 | 0.34 |
+
+(image: 1x3x224x224 FP32; small: 1x16 FP32; ratio: of requests/s)
 
 The targets (requests/s within 10%, p50 within 15%) are not met. With 602 kB each way,
 tritonclient's Python HTTP client spends milliseconds of CPU per request in the measuring
