@@ -294,6 +294,67 @@ wrong shows as an error, not as a fast path. Every window is bounded in
 time and in count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C
 and on error.
 
+## Other servers: `--url` and `--grpc-target`
+
+Pointed at any OIP server (the real Triton server, MLServer, KServe, `oipcodec serve`), the
+harness measures every path that server takes. A path it lacks is one row saying so, with the
+reason read from the server's metadata (`GET /v2` lists its extensions) or from its refusal of
+the first request: `not supported by this server: no binary tensor data extension (its
+metadata (GET /v2) does not list binary_tensor_data)` on MLServer, `no TensorRT Inference
+Server v1 API`, `no GraphPipe endpoint` and `no system shared-memory extension` where those are
+missing. A model that fails, or a server that answers wrong, is still an error row.
+
+```bash
+oipcodec bench --url http://127.0.0.1:8000 --grpc-target 127.0.0.1:8001 \
+    --model identity --shape INPUT0:64 --implementation native,tritonclient   # Triton
+oipcodec bench --url https://models.example:8443 --ssl-https-ca-certificates-file ca.pem \
+    --grpc-target models.example:8444 --ssl-grpc-use-ssl \
+    --ssl-grpc-root-certifications-file ca.pem -H 'Authorization: Bearer TOKEN'
+```
+
+- **Server-side breakdown.** Where the server answers the statistics extension (Triton and
+  `oipcodec serve`; not MLServer or KServe), each window's `load` entry in `results.json`
+  carries `server`: the model's statistics read before and after the window, with
+  perf_analyzer's arithmetic and names: `Request count`, `Avg request latency`, `Server
+  Queue`, `Server Compute Input`, `Server Compute Infer`, `Server Compute Output` and `Server
+  Overhead`, in microseconds per request (a stage's nanoseconds over that stage's count).
+  `oipcodec.bench.serverstats` reads them for any script: `snapshot(url or target, model)`
+  and `breakdown(before, after)`.
+- **Headers and TLS.** `-H 'Name: value'` (repeatable) goes with every request of every path
+  (over gRPC as metadata, the name in lower case); an `https://` URL uses TLS, checked against
+  the system's certificates or `--ssl-https-ca-certificates-file`; `--ssl-https-verify-peer
+  0` and `--ssl-https-verify-host 0` relax the check; `--ssl-https-client-certificate-file`
+  and `--ssl-https-private-key-file` present a client certificate; gRPC over TLS is
+  `--ssl-grpc-use-ssl` with `--ssl-grpc-root-certifications-file` (and
+  `--ssl-grpc-private-key-file`, `--ssl-grpc-certificate-chain-file`). The names are
+  perf_analyzer's; certificates and keys are PEM.
+- An identity that names its one output itself (MLServer's `NumpyRequestCodec` answers
+  `output-0`) is taken as the input echoed.
+
+## Next to perf_analyzer
+
+`python benchmarks/load/perf_analyzer_check.py` runs NVIDIA's perf_analyzer and `oipcodec
+bench` (tritonclient, which sends what perf_analyzer sends) on the same `oipcodec serve`, path
+and concurrency, one after the other. Measured 2026-11-27 on the shared 2-core machine under
+load from other work (load average 13-15), concurrency 8, perf_analyzer 2.41.0 (count windows,
+stability 50%), the harness's one 3 s window, two runs:
+
+| case, run | perf_analyzer req/s | p50 ms | oipcodec bench req/s | p50 ms | ratio |
+|---|---|---|---|---|---|
+| REST binary, image, 1 | 1,437 | 4.45 | 173 | 42.6 | 0.12 |
+| REST binary, image, 2 | 896 | 6.59 | 91 | 61.9 | 0.10 |
+| gRPC raw, small, 1 | 3,548 | 2.17 | 2,488 | 2.29 | 0.70 |
+| gRPC raw, small, 2 | 1,483 | 3.69 | 499 | 6.30 | 0.34 |
+
+(image: 1x3x224x224 FP32; small: 1x16 FP32; ratio: of requests/s)
+
+The targets (requests/s within 10%, p50 within 15%) are not met. With 602 kB each way,
+tritonclient's Python HTTP client spends milliseconds of CPU per request in the measuring
+process, and eight threads of one process share one interpreter lock: the harness then
+measures its own client, not the server (perf_analyzer's C++ client does not). The harness's
+load here is threads of one process; a generator of several processes is the way to close
+the gap, and this check is the one to rerun then.
+
 This page is written by `tools/bench_docs.py` from `docs/benchmarks/results.json`; to refresh
 it, run the harness with `--output-dir docs/benchmarks` and then the script. Figures measured
 with pytest-benchmark and with load generators are on [Kernels and servers](measurements.md).

@@ -315,6 +315,7 @@ def _names(choices: Iterable[str]) -> Callable[[str], list[str]]:
 def _bench(args: argparse.Namespace) -> int:
     try:
         from oipcodec.bench import PATHS, PAYLOADS, BenchOptions, custom_payload, run
+        from oipcodec.bench.connection import from_arguments
         from oipcodec.bench.runner import BenchError
         from oipcodec.bench.workload import WorkloadError, parse_shape
     except ImportError as exc:
@@ -367,6 +368,11 @@ def _bench(args: argparse.Namespace) -> int:
         options.duration = args.duration
     options.url = args.url
     options.grpc_target = args.grpc_target
+    try:
+        options.connection = from_arguments(args).as_dict()
+    except ValueError as exc:
+        print(f"oipcodec bench: {exc}", file=sys.stderr)
+        return 2
     if (args.url or args.grpc_target) and not args.path:
         options.paths = [
             name for name, p in PATHS.items()
@@ -387,6 +393,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _add_bench(commands: argparse._SubParsersAction) -> None:
+    from oipcodec.bench.connection import add_arguments as add_connection_arguments
     from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
     from oipcodec.bench.payloads import PAYLOADS
 
@@ -444,6 +451,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add("--output-dir", default="oipcodec-bench",
         help="where results.json and throughput.png go (default: ./oipcodec-bench)")  # fmt: skip
     add("--no-chart", action="store_true", help="do not write throughput.png")
+    add_connection_arguments(bench)
     bench.set_defaults(run=_bench)
 
 

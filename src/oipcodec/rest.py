@@ -50,6 +50,7 @@ __all__ = [
     "BINARY_DATA_OUTPUT",
     "BINARY_DATA_SIZE",
     "HEADER_LENGTH",
+    "SHARED_AND_BINARY_OUTPUT",
     "DeferredTensor",
     "binary_outputs",
     "compress",
@@ -70,6 +71,9 @@ HEADER_LENGTH = "Inference-Header-Content-Length"
 BINARY_DATA_SIZE = "binary_data_size"
 BINARY_DATA = "binary_data"
 BINARY_DATA_OUTPUT = "binary_data_output"
+#: Triton's refusal of a requested output that names a shared-memory region and asks for
+#: binary data too (its words, so that clients that match on them see the same).
+SHARED_AND_BINARY_OUTPUT = "Output can't set both 'shared_memory_region' and 'binary_data'"
 
 # Sections of a body whose tensors may carry data (oipcodec._pure.jsonscan numbering).
 _INPUTS, _OUTPUTS = 0, 1
@@ -141,14 +145,19 @@ def decode_response(
     limits: Limits = DEFAULT_LIMITS,
     kernels: Kernels | None = None,
     shared_memory: Resolver | None = None,
+    requested: Sequence[RequestedOutput] | None = None,
 ) -> InferResponse:
     """Decode an inference response body (arguments as :func:`decode_request`; an output in
-    shared memory is read through ``shared_memory``)."""
+    shared memory is read through ``shared_memory``). ``requested``: the request's outputs;
+    one it put in a shared-memory region that the answer gives with neither data nor region
+    (the real Triton server answers so) is read from the region the request named."""
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, None, limits, k)
     model = doc.get("model_name")
     if not isinstance(model, str):
         raise DecodeError(f"response 'model_name' must be a string, got {model!r}")
+    if requested:
+        _place_in_regions(doc, requested)
     outputs = _decode_tensors(
         doc, "outputs", spans.get(_OUTPUTS, {}), binary, "output", limits, k, shared_memory
     )
@@ -161,6 +170,25 @@ def decode_response(
         model_version=_optional_str(doc, "model_version"),
         parameters=_parameters(doc.get("parameters"), "response"),
     )
+
+
+def _place_in_regions(doc: dict[str, Any], requested: Sequence[RequestedOutput]) -> None:
+    """Give each answered output that carries nothing (no data, no binary size, no region)
+    the region its requested output named."""
+    placed = {o.name: o.parameters for o in requested if names_region(o.parameters)}
+    outputs = doc.get("outputs")
+    if not placed or not isinstance(outputs, list):
+        return
+    for item in outputs:
+        if not isinstance(item, dict) or item.get("name") not in placed or "data" in item:
+            continue
+        parameters = item.get("parameters")
+        if parameters is None:
+            parameters = item["parameters"] = {}
+        if not isinstance(parameters, dict) or BINARY_DATA_SIZE in parameters:
+            continue
+        if not names_region(parameters):
+            parameters.update(placed[item["name"]])
 
 
 class _Binary:
@@ -647,13 +675,16 @@ def binary_outputs(request: InferRequest) -> bool | set[str]:
     ``binary_data: true`` (an output listed without it stays JSON, whatever
     ``binary_data_output`` says). A ``binary_data`` that is neither ``true`` nor ``false`` is
     the client's mistake: :class:`~oipcodec.DecodeError` naming the output and what was
-    expected (a server answers it with 400).
+    expected (a server answers it with 400), as is an output that names a shared-memory region
+    and sets ``binary_data: true`` (Triton's :data:`SHARED_AND_BINARY_OUTPUT`).
     """
     if request.outputs is None:
         return request.parameters.get(BINARY_DATA_OUTPUT) is True
     names = set()
     for output in request.outputs:
         flag = output.parameters.get(BINARY_DATA)
+        if flag is True and names_region(output.parameters):
+            raise DecodeError(SHARED_AND_BINARY_OUTPUT, tensor=output.name, kind="output")
         if flag is True:
             names.add(output.name)
         elif flag is not None and flag is not False:
@@ -764,7 +795,9 @@ def _shaped(tensor: Tensor) -> np.ndarray[Any, Any]:
 
 def _requested_output(output: RequestedOutput, binary: bool) -> dict[str, Any]:
     parameters = _checked_parameters(output.parameters, f"output '{output.name}'")
-    if binary:
+    # An output written into a shared-memory region is not asked for in binary: Triton
+    # refuses an output that sets both (SHARED_AND_BINARY_OUTPUT).
+    if binary and not names_region(parameters):
         parameters.setdefault(BINARY_DATA, True)
     entry: dict[str, Any] = {"name": output.name}
     if parameters:

@@ -648,3 +648,54 @@ def test_binary_outputs_of_a_decoded_request() -> None:
         }
     )
     assert rest.binary_outputs(rest.decode_request(body)) == {"Y"}
+
+
+def test_an_output_in_a_region_is_not_asked_for_in_binary() -> None:
+    """A binary request asks for its outputs in binary, but not one written into a
+    shared-memory region: Triton refuses an output that sets both, and so does
+    binary_outputs, with Triton's words and the output's name."""
+    region = {"shared_memory_region": "out", "shared_memory_byte_size": 64}
+    request = InferRequest(
+        [Tensor.from_array("INPUT0", np.arange(4, dtype=np.int32))],
+        outputs=[RequestedOutput("OUTPUT0", parameters=dict(region)), RequestedOutput("OUTPUT1")],
+    )
+    body, header_length = rest.encode_request(request, binary=True)
+    assert header_length is not None
+    outputs = orjson.loads(body[:header_length])["outputs"]
+    assert outputs[0]["parameters"] == region
+    assert outputs[1]["parameters"] == {"binary_data": True}
+    assert rest.binary_outputs(rest.decode_request(body, header_length)) == {"OUTPUT1"}
+    both = InferRequest(
+        request.inputs,
+        outputs=[RequestedOutput("OUTPUT0", parameters={**region, "binary_data": True})],
+    )
+    with pytest.raises(DecodeError, match="Output can't set both") as info:
+        rest.binary_outputs(both)
+    assert "OUTPUT0" in str(info.value)
+
+
+def test_an_output_answered_without_data_is_read_from_the_region_requested() -> None:
+    """The real Triton server answers an output written into a region with its name, datatype
+    and shape only: given the request's outputs, the decoder reads it from the region they
+    named; without them it is refused as before."""
+    from oipcodec.sharedmem import Location
+
+    values = np.arange(4, dtype=np.float32)
+    seen: list[Location] = []
+
+    def resolve(where: Location, name: str, kind: str, writable: bool) -> memoryview:
+        seen.append(where)
+        return memoryview(values.tobytes())
+
+    region = {"shared_memory_region": "out", "shared_memory_byte_size": 16}
+    body = orjson.dumps(
+        {"model_name": "m", "outputs": [{"name": "OUTPUT0", "datatype": "FP32", "shape": [4]}]}
+    )
+    requested = [RequestedOutput("OUTPUT0", parameters=dict(region))]
+    response = rest.decode_response(body, shared_memory=resolve, requested=requested)
+    assert response.outputs[0].data.tolist() == values.tolist()
+    assert seen[0].region == "out" and seen[0].byte_size == 16
+    with pytest.raises(DecodeError, match="neither 'data' nor"):
+        rest.decode_response(body, shared_memory=resolve)
+    with pytest.raises(DecodeError, match="neither 'data' nor"):  # not a region output
+        rest.decode_response(body, shared_memory=resolve, requested=[RequestedOutput("OUTPUT0")])

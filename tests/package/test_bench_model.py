@@ -173,6 +173,21 @@ def test_the_first_error_of_a_broken_model_is_in_the_table(server: Any, tmp_path
         assert record["load"] == []
 
 
+def test_an_identity_that_names_its_output_itself(server: Any, tmp_path: Path) -> None:
+    """A model that answers the echoed input as ``output-0`` (MLServer's codecs name their
+    outputs so) is measured, not an error: its one output is the input back."""
+    implementations = ["native"] + (["tritonclient"] if peer_available("tritonclient") else [])
+    status, results, table, _ = _bench(
+        server, tmp_path, "--model", "renamed", "--payload", "small", "--path",
+        "rest-json,rest-binary,grpc-raw",
+        *[arg for impl in implementations for arg in ("--implementation", impl)],
+    )  # fmt: skip
+    assert status == 0 and "error:" not in table, table
+    for record in results["results"]:
+        assert record["error"] is None and record["load"][0]["rps"] > 0, record
+        assert not record["load"][0].get("errors"), record
+
+
 def test_input_data_file(server: Any, tmp_path: Path) -> None:
     """perf_analyzer's JSON: a plain (nested) list whose one variable dimension follows from
     its length, {"content", "shape"}, and {"b64"}; two requests sent round robin."""

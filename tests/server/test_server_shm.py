@@ -388,6 +388,40 @@ def test_data_and_region_together_http(server: RunningServer, regions: list[Regi
         client.unregister_system_shared_memory()
 
 
+def test_output_in_a_region_and_in_binary_is_refused_as_triton_does(
+    server: RunningServer, regions: list[Region]
+) -> None:
+    """An output that names a region and asks for binary data too: 400 with Triton's words
+    (the real Triton server refuses it so), naming the output."""
+    region = _region(regions, 128)
+    client = _client(httpclient, server)
+    try:
+        client.register_system_shared_memory("out", region.key, 128)
+        body = {
+            "inputs": [
+                {"name": name, "shape": [1, 16], "datatype": "INT32", "data": list(range(16))}
+                for name in ("INPUT0", "INPUT1")
+            ],
+            "outputs": [
+                {
+                    "name": "OUTPUT0",
+                    "parameters": {
+                        "shared_memory_region": "out",
+                        "shared_memory_byte_size": 64,
+                        "binary_data": True,
+                    },
+                }
+            ],
+        }
+        status, document = _post(server, "/v2/models/simple/infer", body)
+        assert status == 400
+        assert "output 'OUTPUT0'" in document["error"]
+        refusal = "Output can't set both 'shared_memory_region' and 'binary_data'"
+        assert refusal in document["error"]
+    finally:
+        client.unregister_system_shared_memory()
+
+
 def test_data_and_region_together_grpc(server: RunningServer, regions: list[Region]) -> None:
     from tritonclient.grpc import service_pb2
 

@@ -48,9 +48,22 @@ class Broken(Model):
         raise RuntimeError("the weights file is missing (bench test)")
 
 
+class Renamed(Model):
+    """An identity that declares nothing and names its one output itself, as MLServer's
+    codecs do (``output-0``): the bench takes it as the input echoed."""
+
+    name = "renamed"
+    inputs = None
+    outputs = None
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        (value,) = inputs.values()
+        return {"output-0": value}
+
+
 def bench_models() -> list[Model]:
     """The models of the ``oipcodec bench --model`` tests."""
-    return [Score(), Batched(), Broken()]
+    return [Score(), Batched(), Broken(), Renamed()]
 
 
 #: What ``oipcodec serve --model-module`` serves from this module.

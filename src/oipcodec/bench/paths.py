@@ -28,6 +28,7 @@ import numpy as np
 from oipcodec import datatypes, graphpipe, pb, rest
 from oipcodec import trtis_v1 as v1
 from oipcodec.bench import peers
+from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import EncodingPath
 from oipcodec.bench.payloads import INPUT
 from oipcodec.bench.workload import Output, Workload, check_answer
@@ -39,6 +40,7 @@ from oipcodec.types import InferRequest, InferResponse, Tensor
 __all__ = [
     "DESCRIPTIONS",
     "IMPLEMENTATIONS",
+    "NOT_SUPPORTED",
     "PATHS",
     "PEER_CODEC_ECHO_ONLY",
     "Caller",
@@ -48,6 +50,7 @@ __all__ = [
     "make_caller",
     "peer_available",
     "release",
+    "server_refusal",
     "supported",
     "v1_model_name",
     "v1_models",
@@ -169,6 +172,82 @@ def codec_only(implementation: str, path: EncodingPath, url: str | None,
     return None
 
 
+# ------------------------------------------------------------------------------ server support
+
+#: How a row that the server does not take begins (the table prints it as "not supported").
+NOT_SUPPORTED = "not supported by this server"
+
+
+def _lacks(path: EncodingPath) -> tuple[str, str | None] | None:
+    """What a server that refuses ``path`` lacks, and the extension its metadata would list
+    for it (None: no such listing); None for the paths every OIP server takes."""
+    if path.v1:
+        return "no TensorRT Inference Server v1 API", None
+    if path.graphpipe:
+        return "no GraphPipe endpoint", None
+    if path.shared_memory:
+        return "no system shared-memory extension", "system_shared_memory"
+    if path.protocol == "rest" and path.binary:
+        return "no binary tensor data extension", "binary_tensor_data"
+    if path.compression is not None:
+        return f"no {path.compression}-compressed request bodies", None
+    return None
+
+
+#: The gRPC codes of a server that does not take what was sent (not of a model that failed).
+_REFUSING_CODES = ("UNIMPLEMENTED", "INVALID_ARGUMENT", "NOT_FOUND", "UNAVAILABLE_METHOD")
+
+
+def _refused(error: BaseException, server_error: type, decode_error: type) -> bool:
+    """Whether ``error`` is a server's refusal of the request's form: an HTTP 4xx or 501, a
+    gRPC code in :data:`_REFUSING_CODES`, or an answer that is not of the protocol (oipcodec's
+    DecodeError: a v1 client answered by an OIP-only server); a model's failure (500,
+    INTERNAL) is not."""
+    if isinstance(error, decode_error):
+        return True
+    if isinstance(error, server_error):
+        status, code = getattr(error, "status", None), getattr(error, "code", "")
+        return (status is not None and (400 <= status < 500 or status == 501)) or (
+            getattr(error, "protocol", "") == "grpc" and code in _REFUSING_CODES
+        )
+    # tritonclient's InferenceServerException (not imported: it may be absent): status() is
+    # the HTTP status as text, or the gRPC StatusCode.
+    if type(error).__name__ == "InferenceServerException":
+        reader = getattr(error, "status", None)
+        status = str(reader() if callable(reader) else "")
+        return status.startswith("4") or any(code in status for code in _REFUSING_CODES)
+    return False
+
+
+def server_refusal(path: EncodingPath, error: BaseException,
+                   extensions: Sequence[str] | None) -> str | None:  # fmt: skip
+    """The "not supported by this server" reason for a first request on ``path`` that the
+    server refused with ``error``, or None when it is an error to report (a path every OIP
+    server takes, no answer at all, a wrong answer). ``extensions``: what the server's
+    metadata lists (None: not known); the reason names the listing when it lacks the path's
+    extension, else the server's first refusal."""
+    from oipcodec.errors import DecodeError, ServerError
+
+    lacks = _lacks(path)
+    if lacks is None:
+        return None
+    what, extension = lacks
+    unlisted = extension is not None and extensions is not None and extension not in extensions
+    # A server whose metadata does not list the extension may fail it any way (MLServer
+    # answers a binary body with 500); one that lists it must refuse the form to count.
+    answered = isinstance(error, ServerError) or type(error).__name__ == "InferenceServerException"
+    if not (_refused(error, ServerError, DecodeError) or (unlisted and answered)):
+        return None
+    if unlisted:
+        why = f"its metadata (GET /v2) does not list {extension}"
+    elif path.compression is not None:  # binary it lists (or takes): the compression it lacks
+        what = f"no {path.compression}-compressed request bodies"
+        why = "it refused the first request: " + " ".join(str(error).split())[:120]
+    else:
+        why = "it refused the first request: " + " ".join(str(error).split())[:120]
+    return f"{NOT_SUPPORTED}: {what} ({why})"
+
+
 # ------------------------------------------------------------------------------ end to end
 
 
@@ -176,14 +255,24 @@ class OurClients:
     """oipcodec's clients, shared by the load threads (both are thread-safe)."""
 
     def __init__(self, url: str | None, grpc_target: str | None, pool_size: int,
-                 timeout: float) -> None:  # fmt: skip
+                 timeout: float, connection: Connection | None = None) -> None:  # fmt: skip
         from oipcodec.client import GrpcClient, HttpClient
         from oipcodec.client.trtis_client import V1GrpcClient, V1HttpClient
 
-        self.http = HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
-        self.grpc = GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
-        self.v1_http = V1HttpClient(url, pool_size=pool_size, timeout=timeout) if url else None
-        self.v1_grpc = V1GrpcClient(grpc_target, timeout=timeout) if grpc_target else None
+        #: Headers and TLS for every client of the run, tritonclient's and GraphPipe's too.
+        self.connection = connection or Connection()
+        on_http = self.connection.http_options(url or "")
+        on_grpc = self.connection.grpc_options() if grpc_target else {}
+        self.http: HttpClient | None = None
+        self.v1_http: V1HttpClient | None = None
+        self.grpc: GrpcClient | None = None
+        self.v1_grpc: V1GrpcClient | None = None
+        if url:
+            self.http = HttpClient(url, pool_size=pool_size, timeout=timeout, **on_http)
+            self.v1_http = V1HttpClient(url, pool_size=pool_size, timeout=timeout, **on_http)
+        if grpc_target:
+            self.grpc = GrpcClient(grpc_target, timeout=timeout, **on_grpc)
+            self.v1_grpc = V1GrpcClient(grpc_target, timeout=timeout, **on_grpc)
 
     def close(self) -> None:
         for client in (self.http, self.grpc, self.v1_http, self.v1_grpc):
@@ -250,13 +339,17 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
                 inputs: list[Tensor], ours: OurClients | None, url: str | None,
                 grpc_target: str | None, timeout: float) -> Caller:  # fmt: skip
     model = workload.model
+    connection = ours.connection if ours is not None else Connection()
     if implementation == "tritonclient":
         if path.shared_memory:
-            return _triton_shm_caller(workload, inputs, url, timeout)
-        return _triton_caller(path, model, inputs, workload.output_names, url, grpc_target,
-                              timeout)  # fmt: skip
+            return _triton_shm_caller(workload, inputs, url, timeout, connection)
+        # The identity's answer is asked for whole (its one output may have a name of its
+        # own: see workload.echoed); a model's declared outputs by name.
+        wanted = [] if workload.echo else workload.output_names
+        return _triton_caller(path, model, inputs, wanted, url, grpc_target, timeout,
+                              connection)  # fmt: skip
     if path.graphpipe:
-        return _graphpipe_caller(implementation, workload, inputs, url, timeout)
+        return _graphpipe_caller(implementation, workload, inputs, url, timeout, connection)
     assert ours is not None
     if path.shared_memory:
         return _shm_caller(ours, workload, inputs)
@@ -345,7 +438,8 @@ def v1_model_name(tensor: Tensor) -> str:
 
 
 def _graphpipe_caller(implementation: str, workload: Workload, inputs: list[Tensor],
-                      url: str | None, timeout: float) -> Caller:  # fmt: skip
+                      url: str | None, timeout: float,
+                      connection: Connection) -> Caller:  # fmt: skip
     """A GraphPipe client of the server's ``/graphpipe/<model>``: oipcodec's, or GraphPipe's
     own (``graphpipe.remote``, on requests). GraphPipe's answers carry no names: the outputs
     are asked for by name (the declared ones) and named in that order, for the checks."""
@@ -371,7 +465,7 @@ def _graphpipe_caller(implementation: str, workload: Workload, inputs: list[Tens
         return call_theirs
     from oipcodec.client.graphpipe_client import GraphPipeClient
 
-    client = GraphPipeClient(endpoint, timeout=timeout)
+    client = GraphPipeClient(endpoint, timeout=timeout, **connection.http_options(endpoint))
     _RELEASE.append(client.close)
 
     def call_ours() -> Any:
@@ -428,7 +522,7 @@ def _triton_data(tensor: Tensor) -> Any:
 
 
 def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None,
-                       timeout: float) -> Caller:  # fmt: skip
+                       timeout: float, connection: Connection) -> Caller:  # fmt: skip
     """tritonclient with its shared-memory utilities, as Triton's examples use them."""
     import tritonclient.http as th
     import tritonclient.utils.shared_memory as tshm
@@ -436,14 +530,16 @@ def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None
     if url is None:
         raise ValueError("no REST URL to send to")
     client = th.InferenceServerClient(
-        url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
-    )
+        url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout,
+        **connection.triton_http_options(url),
+    )  # fmt: skip
+    headers = connection.headers or None
 
     def region(role: str, size: int) -> tuple[str, Any]:
         name, key = _region_key(role)
         handle = tshm.create_shared_memory_region(name, key, size)
         _RELEASE.append(functools.partial(tshm.destroy_shared_memory_region, handle))
-        client.register_system_shared_memory(name, key, size)
+        client.register_system_shared_memory(name, key, size, headers=headers)
         return name, handle
 
     sent = [(t, _triton_data(t), _raw_size(t), *region("in", _raw_size(t))) for t in inputs]
@@ -463,7 +559,7 @@ def _triton_shm_caller(workload: Workload, inputs: list[Tensor], url: str | None
             out = th.InferRequestedOutput(output)
             out.set_shared_memory(name, size)
             outs.append(out)
-        result = client.infer(model, items, outputs=outs)
+        result = client.infer(model, items, outputs=outs, headers=headers)
         got = []
         for output, datatype, _, _, handle in wanted:
             shape = result.get_output(output)["shape"]
@@ -520,6 +616,7 @@ def _triton_caller(
     url: str | None,
     grpc_target: str | None,
     timeout: float,
+    connection: Connection,
 ) -> Caller:
     if path.protocol == "rest":
         import tritonclient.http as th
@@ -527,8 +624,15 @@ def _triton_caller(
         if url is None:
             raise ValueError("no REST URL to send to")
         client = th.InferenceServerClient(
-            url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout
-        )
+            url.split("://", 1)[-1], connection_timeout=timeout, network_timeout=timeout,
+            **connection.triton_http_options(url),
+        )  # fmt: skip
+
+        # tritonclient names no Content-Type; KServe's server reads a body without one as
+        # binary and refuses it, so the JSON requests say what they are, as a user would.
+        json_headers = dict(connection.headers)
+        if not path.binary:
+            json_headers["Content-Type"] = "application/json"
 
         def call_rest() -> Any:
             wanted = [th.InferRequestedOutput(n, binary_data=path.binary) for n in outputs]
@@ -536,6 +640,7 @@ def _triton_caller(
                 model,
                 _triton_rest_inputs(inputs, path.binary),
                 outputs=wanted or None,
+                headers=json_headers or None,
                 request_compression_algorithm=path.compression,
                 response_compression_algorithm=path.compression,
             )
@@ -546,13 +651,16 @@ def _triton_caller(
 
     if grpc_target is None:
         raise ValueError("no gRPC target to send to")
-    gclient = tg.InferenceServerClient(grpc_target)
+    gclient = tg.InferenceServerClient(grpc_target, **connection.triton_grpc_options())
+    # gRPC metadata names are lower case (grpcio refuses others), as in oipcodec's client.
+    grpc_headers = {name.lower(): value for name, value in connection.headers.items()} or None
 
     def call_grpc() -> Any:
         wanted = [tg.InferRequestedOutput(n) for n in outputs]
         result = gclient.infer(
-            model, _triton_grpc_inputs(inputs), outputs=wanted or None, client_timeout=timeout
-        )
+            model, _triton_grpc_inputs(inputs), outputs=wanted or None, client_timeout=timeout,
+            headers=grpc_headers,
+        )  # fmt: skip
         return _triton_grpc_outputs(result)
 
     return call_grpc

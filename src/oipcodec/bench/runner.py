@@ -57,6 +57,9 @@ class BenchOptions:
     #: A module whose ``MODELS`` the embedded server serves too (``--model-module``).
     model_module: str | None = None
     timeout: float = 60.0
+    #: Headers and TLS for a server given by --url / --grpc-target (bench.connection's
+    #: Connection, as a dict).
+    connection: dict[str, Any] = field(default_factory=dict)
     output_dir: str = "oipcodec-bench"
     chart: bool = True
     quick: bool = False
@@ -153,6 +156,7 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "input_data": options.input_data,
         "model_module": options.model_module,
         "timeout": options.timeout,
+        "connection": options.connection,
     }
 
 
@@ -326,7 +330,10 @@ def render_table(results: dict[str, Any]) -> str:
             label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
             start = f"{mark} {label:<17} {record['implementation']:<12}"
             if record.get("unsupported"):
-                lines.append(f"{start} not supported: {record['unsupported']}")
+                reason = record["unsupported"]
+                if not reason.startswith("not supported"):  # the server's rows say it already
+                    reason = f"not supported: {reason}"
+                lines.append(f"{start} {reason}")
                 continue
             if record.get("error"):
                 lines.append(f"{start} error: {_one_line(record['error'])}")

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from oipcodec import kernels
+from oipcodec.bench.connection import Connection
 from oipcodec.bench.load import run_load, time_call
 from oipcodec.bench.paths import (
+    NOT_SUPPORTED,
     PATHS,
     OurClients,
     codec_only,
@@ -33,15 +35,19 @@ from oipcodec.bench.paths import (
     make_caller,
     release,
     same_values,
+    server_refusal,
     supported,
+    v1_model_name,
 )
 from oipcodec.bench.payloads import Payload
 from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.serverstats import breakdown, reader
 from oipcodec.bench.workload import (
     Declared,
     Workload,
     WorkloadError,
     echo_workload,
+    echoed,
     model_workload,
     read_input_data,
     read_metadata,
@@ -129,20 +135,26 @@ def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
     return [workload]
 
 
-def _without_shared_memory(ours: OurClients | None) -> str | None:
-    """Why the server takes no shared-memory request (its metadata does not list the system
-    shared-memory extension), or None (it does, or it cannot be asked: the rows then say)."""
-    if ours is None or ours.http is None:
+def _extensions(ours: OurClients | None) -> list[str] | None:
+    """The extensions the server's metadata lists (``GET /v2``, else gRPC ServerMetadata), or
+    None when it cannot be asked (the rows' first requests then say what the server takes)."""
+    client = None if ours is None else (ours.http or ours.grpc)
+    if client is None:
         return None
     try:
-        offered = ours.http.server_metadata().get("extensions", [])
+        return [str(name) for name in client.server_metadata().get("extensions", [])]
     except Exception:
         return None
-    if SYSTEM_SHARED_MEMORY in offered:
+
+
+def _without_shared_memory(offered: list[str] | None) -> str | None:
+    """Why the server takes no shared-memory request (its metadata does not list the system
+    shared-memory extension), or None (it does, or it cannot be asked: the rows then say)."""
+    if offered is None or SYSTEM_SHARED_MEMORY in offered:
         return None
     return (
-        "the server does not offer the system shared-memory extension "
-        "(oipcodec serve --shared-memory system)"
+        f"{NOT_SUPPORTED}: no system shared-memory extension (its metadata (GET /v2) does not "
+        f"list {SYSTEM_SHARED_MEMORY}; oipcodec serve --shared-memory system offers it)"
     )
 
 
@@ -177,11 +189,12 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     levels: list[int] = spec["concurrency"]
     ours = None
     if url or target:
-        ours = OurClients(url, target, max(levels), timeout)
+        connection = Connection.from_dict(spec.get("connection"))
+        ours = OurClients(url, target, max(levels), timeout, connection)
     try:
         workloads = _workloads(spec, ours, url, target)
-        no_shm = _without_shared_memory(ours) if any(PATHS[p].shared_memory
-                                                     for p in spec["paths"]) else None  # fmt: skip
+        offered = _extensions(ours)
+        no_shm = _without_shared_memory(offered)
         for workload in workloads:
             payload = workload.payload
             payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
@@ -243,7 +256,16 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     continue
                 if record["error"] is None:
                     record["error"] = _check(implementation, path, workload, ours, url, target,
-                                             timeout)  # fmt: skip
+                                             timeout, offered)  # fmt: skip
+                if (record["error"] or "").startswith(NOT_SUPPORTED):
+                    # One row saying why, not an error: the server lacks what the path needs.
+                    emit({"event": "step", "label": label, "steps": len(levels)})
+                    reason = record["error"]
+                    emit({"event": "result",
+                          "record": {**record, "error": None, "unsupported": reason}})  # fmt: skip
+                    continue
+                checked = record["error"] is None
+                read_stats = _stats_reader(ours, path, workload) if checked else None
                 for level in levels:
                     if record["error"] is None:
 
@@ -252,10 +274,13 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                                 implementation, path, workload, ours, url, target, timeout
                             )
 
+                        before = read_stats() if read_stats is not None else None
                         result = run_load(
                             factory, level, spec["duration"], spec["max_requests"], timeout
                         )
                         summary = result.summary(payload_bytes, answer_bytes)
+                        if read_stats is not None and before is not None:
+                            summary["server"] = breakdown(before, read_stats())
                         record["load"].append(summary)
                         if result.first_error and not result.requests:
                             record["error"] = result.first_error
@@ -267,6 +292,16 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         release()
 
 
+def _stats_reader(ours: OurClients | None, path: Any, workload: Workload) -> Any:
+    """What reads the server's statistics of the model a path sends to (the v1 paths: the
+    typed identity model), or None when the server offers none."""
+    client = None if ours is None else (ours.http or ours.grpc)
+    if client is None:
+        return None
+    model = v1_model_name(workload.inputs[0]) if path.v1 and workload.echo else workload.model
+    return reader(client, model)
+
+
 def _memcpy_us(size: int, budget: float) -> float:
     """Microseconds of one copy of ``size`` bytes between two arrays (numpy copyto)."""
     source = np.ones(size, np.uint8)
@@ -275,19 +310,24 @@ def _memcpy_us(size: int, budget: float) -> float:
 
 
 def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: str | None,
-           target: str | None, timeout: float) -> str | None:  # fmt: skip
+           target: str | None, timeout: float,
+           offered: list[str] | None = None) -> str | None:  # fmt: skip
     """Send the first request once: None when the answer holds the declared outputs (and,
     for the identity model, the values sent), else why not (an error or a wrong answer is
-    reported, not measured as a fast path)."""
+    reported, not measured as a fast path; a refusal of a path the server lacks is the
+    "not supported by this server" reason, ``offered`` its listed extensions)."""
     try:
         caller = make_caller(implementation, path, workload, ours, url, target, timeout)
         answer = caller()
     except Exception as exc:
+        refused = server_refusal(path, exc, offered)
+        if refused is not None:
+            return refused
         return f"{type(exc).__name__}: {exc}"[:500]
     if workload.echo:
         (sent,) = workload.inputs
-        echoed = [o for o in answer if o.name == sent.name]
-        if not echoed or not same_values(sent, echoed[0].data):
+        back = echoed(workload, {o.name: o for o in answer}).get(sent.name)
+        if back is None or not same_values(sent, back.data):
             return "the answer does not hold the values sent"
     return None
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from oipcodec import datatypes
 from oipcodec.bench.payloads import INPUT, Payload, make_tensor
-from oipcodec.errors import WorkloadError
+from oipcodec.errors import OIPError, WorkloadError
 from oipcodec.types import Tensor
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
     "WorkloadError",
     "check_answer",
     "echo_workload",
+    "echoed",
     "model_workload",
     "parse_shape",
     "read_input_data",
@@ -187,17 +188,18 @@ def read_metadata(model: str, url: str | None, grpc_target: str | None, timeout:
         metadata = dict(ours.http.model_metadata(model, timeout=timeout))
     else:
         metadata = dict(ours.grpc.model_metadata(model, timeout=timeout))
-    metadata["max_batch_size"] = _max_batch_size(model, url, timeout) if url else 0
+    metadata["max_batch_size"] = _max_batch_size(model, ours.http, timeout) if url else 0
     return metadata
 
 
-def _max_batch_size(model: str, url: str, timeout: float) -> int:
-    """``max_batch_size`` of the model's configuration, 0 when the server has none."""
-    where = f"{url.rstrip('/')}/v2/models/{urllib.parse.quote(model, safe='')}/config"
+def _max_batch_size(model: str, http: Any, timeout: float) -> int:
+    """``max_batch_size`` of the model's configuration, 0 when the server has none (read
+    with the run's REST client: its headers and TLS)."""
+    path = f"/v2/models/{urllib.parse.quote(model, safe='')}/config"
     try:
-        with urllib.request.urlopen(where, timeout=timeout) as answer:
-            config = json.loads(answer.read())
-    except (OSError, ValueError):  # no configuration endpoint (KServe, MLServer): no batching
+        status, body, _ = http._get(path, timeout)
+        config = json.loads(body) if status == 200 else {}
+    except (OSError, ValueError, OIPError):  # no configuration endpoint (KServe, MLServer)
         return 0
     value = config.get("max_batch_size", 0) if isinstance(config, dict) else 0
     return value if isinstance(value, int) and value > 0 else 0
@@ -392,10 +394,22 @@ def _from_b64(where: str, datatype: str, text: Any) -> np.ndarray[Any, Any]:
 # ------------------------------------------------------------------------------ answers
 
 
+def echoed(workload: Workload, got: dict[str, Any]) -> dict[str, Any]:
+    """An identity's outputs by name, the one a server's model named itself (MLServer's
+    codecs answer ``output-0``) taken as the input echoed: an echo workload sends one
+    input, and one output that is not named after it can only be that input back."""
+    if workload.echo and len(got) == 1 and len(workload.outputs) == 1:
+        (name,) = workload.output_names
+        if name not in got:
+            return {name: next(iter(got.values()))}
+    return got
+
+
 def check_answer(workload: Workload, outputs: Sequence[Any]) -> None:
     """Raise ValueError unless every declared output is in ``outputs`` with its declared
     datatype and a shape its declared one accepts."""
     got = {t.name: t for t in outputs}
+    got = echoed(workload, got)
     for spec in workload.outputs:
         tensor = got.get(spec.name)
         if tensor is None:

@@ -18,8 +18,9 @@ Answers' tensors are read-only views of the answer's bytes (String tensors: obje
 
 from __future__ import annotations
 
+import ssl
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,8 +38,9 @@ class GraphPipeClient:
     """The GraphPipe endpoint at ``url``, over up to ``pool_size`` keep-alive connections.
 
     ``timeout`` bounds each call (connect, send, whole answer); ``limits`` bounds the answers
-    it reads; ``kernels`` picks the kernel implementation (the default is the facade's).
-    Thread-safe.
+    it reads; ``kernels`` picks the kernel implementation (the default is the facade's);
+    ``headers`` go with every request; ``ssl_context`` verifies an https server (default: the
+    system's trusted certificates). Thread-safe.
     """
 
     def __init__(
@@ -49,6 +51,8 @@ class GraphPipeClient:
         pool_size: int = 4,
         limits: Limits = DEFAULT_LIMITS,
         kernels: Kernels | None = None,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -58,9 +62,11 @@ class GraphPipeClient:
         self.limits = limits
         self.kernels = kernels
         self._target = parts.path or "/"
+        self.headers = dict(headers or {})
         self._pool = ConnectionPool(
-            parts.scheme, parts.hostname, parts.port, pool_size, None, limits.max_body_bytes
-        )
+            parts.scheme, parts.hostname, parts.port, pool_size, ssl_context,
+            limits.max_body_bytes,
+        )  # fmt: skip
 
     def __enter__(self) -> GraphPipeClient:
         return self
@@ -73,7 +79,7 @@ class GraphPipeClient:
 
     def _post(self, body: bytes) -> bytes:
         status, answer, _ = self._pool.request(
-            "POST", self._target, body, {}, self.timeout, self.url
+            "POST", self._target, body, self.headers, self.timeout, self.url
         )
         if status != 200:
             text = bytes(answer[:2000]).decode("utf-8", "replace").strip()

@@ -16,7 +16,7 @@ plain values as the HTTP clients.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 from oipcodec import pb
@@ -248,6 +248,9 @@ class _Stubs:
         self.index = unary(
             "RepositoryIndex", pb2.RepositoryIndexRequest, pb2.RepositoryIndexResponse
         )
+        self.statistics = unary(
+            "ModelStatistics", pb2.ModelStatisticsRequest, pb2.ModelStatisticsResponse
+        )
         self.load = unary(
             "RepositoryModelLoad", pb2.RepositoryModelLoadRequest, pb2.RepositoryModelLoadResponse
         )
@@ -271,12 +274,33 @@ class _Stubs:
         return self.shm[action], getattr(self.pb2, f"{rpc}Request")(**fields), rpc
 
 
+def _statistics(message: Any) -> dict[str, Any]:
+    """A ModelStatisticsResponse as the REST answer's document (64-bit integers as ints, not
+    the strings protobuf's JSON form makes of them)."""
+    from google.protobuf import json_format
+
+    def ints(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: ints(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [ints(item) for item in value]
+        return int(value) if isinstance(value, str) and value.isdigit() else value
+
+    # Fields left at zero are absent from the dict; readers take a missing count as 0.
+    document = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    return {"model_stats": ints(document.get("model_stats", []))}
+
+
 class _Base:
-    def __init__(self, target: str, raw: bool, timeout: float | None, limits: Limits) -> None:
+    def __init__(self, target: str, raw: bool, timeout: float | None, limits: Limits,
+                 headers: Mapping[str, str] | None = None) -> None:  # fmt: skip
         self.target = _target(target)
         self.raw = raw
         self.timeout = timeout
         self.limits = limits
+        # gRPC metadata keys are lower case (grpcio refuses others); the values are sent as given.
+        self.headers = {key.lower(): value for key, value in (headers or {}).items()}
+        self._metadata = tuple(self.headers.items()) or None
         self._receive_limit: int | None = None
         #: The shared-memory regions registered through this client (outputs written there
         #: come back read from them).
@@ -302,7 +326,8 @@ class GrpcClient(SharedMemoryCalls, _Base):
     forever. ``options``: extra grpc channel options. ``limits``: an answer over
     ``limits.max_body_bytes`` is refused by grpcio as it arrives (grpc's
     ``max_receive_message_length``, unless ``options`` set it), with :class:`LimitError`;
-    requests may be of any size.
+    requests may be of any size. ``headers``: metadata sent with every call (names lower
+    case). ``credentials``: ``grpc.ssl_channel_credentials(...)`` for a server over TLS.
     """
 
     def __init__(
@@ -313,19 +338,25 @@ class GrpcClient(SharedMemoryCalls, _Base):
         timeout: float | None = 60.0,
         options: Iterable[tuple[str, Any]] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        headers: Mapping[str, str] | None = None,
+        credentials: Any = None,
     ) -> None:
         import grpc
 
-        super().__init__(target, raw, timeout, limits)
+        super().__init__(target, raw, timeout, limits, headers)
         self._grpc = grpc
         channel_options, self._receive_limit = _channel_options(options, limits)
-        self._channel = grpc.insecure_channel(self.target, options=channel_options)
+        if credentials is None:
+            self._channel = grpc.insecure_channel(self.target, options=channel_options)
+        else:
+            self._channel = grpc.secure_channel(self.target, credentials, options=channel_options)
         self._stubs = _Stubs(self._channel)
 
     def _call(self, stub: Any, message: Any, what: str, timeout: float | None,
               compression: Any = None) -> Any:  # fmt: skip
         try:
-            return stub(message, timeout=self._seconds(timeout), compression=compression)
+            return stub(message, timeout=self._seconds(timeout), compression=compression,
+                        metadata=self._metadata)  # fmt: skip
         except self._grpc.RpcError as exc:
             sent = len(message) if isinstance(message, bytes) else 0
             raise _error(exc, self.target, what, self._receive_limit, sent) from None
@@ -378,7 +409,9 @@ class GrpcClient(SharedMemoryCalls, _Base):
         goes on). ``timeout`` bounds the whole stream. A broken stream raises."""
         messages = (self._encode(request, raw) for request in requests)
         try:
-            for reply in self._stubs.stream(messages, timeout=self._seconds(timeout)):
+            for reply in self._stubs.stream(
+                messages, timeout=self._seconds(timeout), metadata=self._metadata
+            ):
                 yield parse_stream_response(reply, self.target, self.limits, self.regions.resolve)
         except self._grpc.RpcError as exc:
             raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
@@ -418,6 +451,14 @@ class GrpcClient(SharedMemoryCalls, _Base):
                          timeout: float | None = None) -> list[dict[str, Any]]:  # fmt: skip
         request = self._stubs.pb2.RepositoryIndexRequest(ready=ready)
         return _index(self._call(self._stubs.index, request, "RepositoryIndex", timeout))
+
+    def model_statistics(self, model: str = "", version: str | None = None,
+                         timeout: float | None = None) -> dict[str, Any]:  # fmt: skip
+        """The statistics extension's ModelStatistics (every model when ``model`` is empty),
+        as ``GET /v2/models/<model>/stats`` answers it: ``{"model_stats": [...]}`` with the
+        counts and nanoseconds as integers."""
+        request = self._stubs.pb2.ModelStatisticsRequest(name=model, version=version or "")
+        return _statistics(self._call(self._stubs.statistics, request, "ModelStatistics", timeout))
 
     def load_model(self, model: str, timeout: float | None = None) -> None:
         request = self._stubs.pb2.RepositoryModelLoadRequest(model_name=model)
@@ -459,26 +500,36 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
         timeout: float | None = 60.0,
         options: Iterable[tuple[str, Any]] | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        headers: Mapping[str, str] | None = None,
+        credentials: Any = None,
     ) -> None:
         import grpc
 
-        super().__init__(target, raw, timeout, limits)
+        super().__init__(target, raw, timeout, limits, headers)
         self._grpc = grpc
         self._options, self._receive_limit = _channel_options(options, limits)
+        self._credentials = credentials
         self._channel: Any = None
         self._stubs_: _Stubs | None = None
 
     @property
     def _stubs(self) -> _Stubs:
         if self._stubs_ is None:
-            self._channel = self._grpc.aio.insecure_channel(self.target, options=self._options)
+            aio = self._grpc.aio
+            if self._credentials is None:
+                self._channel = aio.insecure_channel(self.target, options=self._options)
+            else:
+                self._channel = aio.secure_channel(
+                    self.target, self._credentials, options=self._options
+                )
             self._stubs_ = _Stubs(self._channel)
         return self._stubs_
 
     async def _call(self, stub: Any, message: Any, what: str, timeout: float | None,
                     compression: Any = None) -> Any:  # fmt: skip
         try:
-            return await stub(message, timeout=self._seconds(timeout), compression=compression)
+            return await stub(message, timeout=self._seconds(timeout), compression=compression,
+                              metadata=self._metadata)  # fmt: skip
         except self._grpc.RpcError as exc:
             sent = len(message) if isinstance(message, bytes) else 0
             raise _error(exc, self.target, what, self._receive_limit, sent) from None
@@ -528,7 +579,9 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
                 for request in requests:
                     yield self._encode(request, raw)
 
-        call = self._stubs.stream(messages(), timeout=self._seconds(timeout))
+        call = self._stubs.stream(
+            messages(), timeout=self._seconds(timeout), metadata=self._metadata
+        )
         try:
             async for reply in call:
                 yield parse_stream_response(reply, self.target, self.limits, self.regions.resolve)

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import ssl
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -40,7 +40,7 @@ from oipcodec.errors import (
     grpc_code_for,
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
-from oipcodec.types import InferRequest, InferResponse, Parameters
+from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput
 
 __all__ = ["AsyncHttpClient", "HttpClient"]
 
@@ -134,7 +134,12 @@ class _Common:
         return self._origin + self._prefix + path
 
     def _response(
-        self, status: int, body: bytes, headers: Mapping[str, str], path: str
+        self,
+        status: int,
+        body: bytes,
+        headers: Mapping[str, str],
+        path: str,
+        requested: Sequence[RequestedOutput] | None = None,
     ) -> InferResponse:
         encoding = headers.get("Content-Encoding")
         if status != 200:
@@ -145,6 +150,7 @@ class _Common:
             encoding,
             limits=self.limits,
             shared_memory=self.regions.resolve,
+            requested=requested,
         )
 
     def __repr__(self) -> str:
@@ -261,7 +267,7 @@ class HttpClient(SharedMemoryCalls, _Common):
         body, headers = _infer_body(request, binary, nested, compression)
         path = _model_path(request.model_name, request.model_version, "/infer")
         status, data, answer_headers = self._request("POST", path, body, headers, timeout)
-        return self._response(status, data, answer_headers, path)
+        return self._response(status, data, answer_headers, path, request.outputs)
 
     # ------------------------------------------------------------------ health and metadata
 
@@ -298,6 +304,15 @@ class HttpClient(SharedMemoryCalls, _Common):
         """``[{name, version, state, reason}]``; ``ready=True`` lists ready models only."""
         document = {"ready": True} if ready else {}
         return self._post_json("/v2/repository/index", document, timeout)
+
+    def model_statistics(
+        self, model: str = "", version: str | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """The statistics extension: ``{"model_stats": [...]}`` of ``model`` (every model when
+        empty), Triton's cumulative counts and nanoseconds."""
+        path = _model_path(model, version, "/stats") if model else "/v2/models/stats"
+        status, body, headers = self._get(path, timeout)
+        return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 
     def load_model(self, model: str, timeout: float | None = None) -> None:
         """Ask the server to load ``model`` (repository extension)."""
@@ -455,7 +470,7 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
         body, headers = _infer_body(request, binary, nested, compression)
         path = _model_path(request.model_name, request.model_version, "/infer")
         status, data, answer_headers = await self._request("POST", path, body, headers, timeout)
-        return self._response(status, data, answer_headers, path)
+        return self._response(status, data, answer_headers, path, request.outputs)
 
     async def live(self, timeout: float | None = None) -> bool:
         return (await self._request("GET", "/v2/health/live", timeout=timeout))[0] == 200

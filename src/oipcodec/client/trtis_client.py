@@ -179,7 +179,8 @@ class _Configs:
 
 class V1HttpClient:
     """The v1 API over HTTP (``/api/...``), on :class:`~oipcodec.client.HttpClient`'s
-    connection pool. Thread-safe; close it (or use ``with``)."""
+    connection pool (``headers`` and ``ssl_context`` as it takes them). Thread-safe; close it
+    (or use ``with``)."""
 
     def __init__(
         self,
@@ -188,10 +189,13 @@ class V1HttpClient:
         timeout: float | None = 60.0,
         pool_size: int = 10,
         limits: Limits = DEFAULT_LIMITS,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: Any = None,
     ) -> None:
         from oipcodec.client.http_client import HttpClient
 
-        self._http = HttpClient(url, timeout=timeout, pool_size=pool_size, limits=limits)
+        self._http = HttpClient(url, timeout=timeout, pool_size=pool_size, limits=limits,
+                                headers=headers, ssl_context=ssl_context)  # fmt: skip
         self.limits = limits
         self._configs = _Configs()
 
@@ -281,8 +285,9 @@ class V1HttpClient:
 
 
 class V1GrpcClient:
-    """The v1 API over gRPC (``nvidia.inferenceserver.GRPCService``). Thread-safe; close it
-    (or use ``with``)."""
+    """The v1 API over gRPC (``nvidia.inferenceserver.GRPCService``); ``headers`` (metadata,
+    names lower case) and ``credentials`` as :class:`~oipcodec.client.GrpcClient` takes them.
+    Thread-safe; close it (or use ``with``)."""
 
     def __init__(
         self,
@@ -290,6 +295,8 @@ class V1GrpcClient:
         *,
         timeout: float | None = 60.0,
         limits: Limits = DEFAULT_LIMITS,
+        headers: Mapping[str, str] | None = None,
+        credentials: Any = None,
     ) -> None:
         import grpc
 
@@ -298,9 +305,12 @@ class V1GrpcClient:
         self.target = target
         self.timeout = timeout
         self.limits = limits
-        self._channel = grpc.insecure_channel(
-            target, options=[("grpc.max_receive_message_length", limits.max_body_bytes)]
-        )
+        self._metadata = tuple((k.lower(), v) for k, v in (headers or {}).items()) or None
+        options = [("grpc.max_receive_message_length", limits.max_body_bytes)]
+        if credentials is None:
+            self._channel = grpc.insecure_channel(target, options=options)
+        else:
+            self._channel = grpc.secure_channel(target, credentials, options=options)
         self._stub = trtis_v1_pb2_grpc.GRPCServiceStub(self._channel)
         self._configs = _Configs()
         self._rpc_error = grpc.RpcError
@@ -310,7 +320,9 @@ class V1GrpcClient:
         """Call the stub's ``method``: a gRPC failure (a deadline, no server) as the OIP
         clients raise it, a failed ``request_status`` (with ``checked``) as ServerError."""
         try:
-            answer = getattr(self._stub, method)(request, timeout=self.timeout)
+            answer = getattr(self._stub, method)(
+                request, timeout=self.timeout, metadata=self._metadata
+            )
         except self._rpc_error as exc:
             raise _grpc_error(exc, self.target, method, self._receive_limit) from None
         if checked and answer.request_status.code != pb.SUCCESS:

@@ -1,0 +1,103 @@
+"""`oipcodec bench` pointed at the real Triton server (an identity model in its Python
+backend): every path that server takes is measured, with the server's own breakdown of each
+window; the paths it lacks (the v1 API, GraphPipe) are one "not supported" row each, with
+the reason; shared memory works (no output asks for a region and binary data at once)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from oipcodec import cli
+from oipcodec.bench.serverstats import breakdown, snapshot
+from tests.support.peers import require_peer
+from tests.support.triton import Triton, tritonserver
+
+CONFIG = """
+name: "identity"
+backend: "python"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
+"""
+
+MODEL = """
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [
+            pb_utils.InferenceResponse(
+                [pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())]
+            )
+            for r in requests
+        ]
+"""
+
+
+@pytest.fixture(scope="module")
+def triton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Triton]:
+    require_peer("tritonclient.http")
+    root = tmp_path_factory.mktemp("triton")
+    (root / "repo" / "identity" / "1").mkdir(parents=True)
+    (root / "repo" / "identity" / "config.pbtxt").write_text(CONFIG)
+    (root / "repo" / "identity" / "1" / "model.py").write_text(MODEL)
+    with tritonserver(root / "repo", root / "triton.log") as server:
+        yield server
+
+
+def _bench(tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:
+    table = io.StringIO()
+    with contextlib.redirect_stdout(table):
+        status = cli.main(["bench", *args, "--concurrency", "2", "--duration", "0.2",
+                           "--no-chart", "--output-dir", str(tmp_path)])  # fmt: skip
+    assert status == 0, table.getvalue()
+    return json.loads((tmp_path / "results.json").read_text()), table.getvalue()
+
+
+def test_statistics_of_the_real_triton_server(triton: Triton) -> None:
+    """serverstats reads Triton's statistics over REST and gRPC alike, and a window of known
+    requests comes out with its count and every stage of perf_analyzer's breakdown."""
+    from oipcodec.client import HttpClient
+
+    url = f"http://{triton.http}"
+    before = snapshot(url, "identity")
+    assert snapshot(triton.grpc, "identity") == before
+    with HttpClient(url) as client:
+        for _ in range(5):
+            client.infer("identity", {"INPUT0": np.arange(8, dtype=np.float32)})
+    got = breakdown(before, snapshot(triton.grpc, "identity"))
+    assert got["Request count"] == 5 and got["Execution count"] == 5
+    assert got["Server Compute Infer"] > 0 and got["Avg request latency"] > 0
+
+
+def test_bench_against_the_real_triton_server(triton: Triton, tmp_path: Path) -> None:
+    results, table = _bench(
+        tmp_path, "--url", f"http://{triton.http}", "--grpc-target", triton.grpc,
+        "--model", "identity", "--shape", "INPUT0:64", "--implementation",
+        "native,tritonclient",
+    )  # fmt: skip
+    print(table)
+    rows = {(r["path"], r["implementation"]): r for r in results["results"]}
+    assert "error:" not in table
+    for path in ("v1-http-raw", "v1-grpc", "graphpipe"):
+        reason = rows[(path, "native")]["unsupported"]
+        assert reason.startswith("not supported by this server"), reason
+    measured = [r for r in results["results"] if not r.get("unsupported")]
+    assert {r["path"] for r in measured} >= {
+        "rest-json", "rest-json-nested", "rest-binary", "rest-binary-gzip", "grpc-raw",
+        "grpc-typed", "shm",
+    }  # fmt: skip
+    for record in measured:
+        assert record["error"] is None, record
+        (window,) = record["load"]
+        assert window["rps"] > 0 and not window.get("errors"), record
+        assert window["server"]["Request count"] >= window["requests"]
