@@ -482,7 +482,14 @@ def _apply_config(model: Model, config: Any, folder: Path) -> None:
     elif batch > 0:
         changes["max_batch_size"] = batch
     if config.HasField("dynamic_batching"):
-        changes["dynamic_batching"] = _dynamic_batching(config.dynamic_batching, model.name)
+        if changes.get("max_batch_size", model.max_batch_size) > 0:
+            changes["dynamic_batching"] = _dynamic_batching(config.dynamic_batching, model.name)
+        else:  # a model without a batch dimension has nothing to batch: as before, ignored
+            log.warning(
+                "model %r: dynamic_batching ignored: its max_batch_size is 0 (no batch "
+                "dimension to batch along)",
+                model.name,
+            )
     if config.parameters:
         changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
     labels = {
