@@ -219,7 +219,9 @@ def test_statistics_count_batches_and_rows(http: Any, grpc: Any) -> None:
     runs_before = sum(b["compute_infer"]["count"] for b in before["batch_stats"])
     runs_after = sum(b["compute_infer"]["count"] for b in after["batch_stats"])
     assert runs_after - runs_before == executions
-    assert int(after["inference_stats"]["queue"]["ns"]) > int(before["inference_stats"]["queue"]["ns"])
+    assert int(after["inference_stats"]["queue"]["ns"]) > int(
+        before["inference_stats"]["queue"]["ns"]
+    )
     config = http.get_model_config("checked")
     assert config["dynamic_batching"]["preferred_batch_size"] == [16]
     grpc_config = grpc.get_model_config("checked").config  # tritonclient's own ModelConfig

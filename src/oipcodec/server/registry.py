@@ -637,7 +637,7 @@ class ModelRegistry:
             else:
                 started = checked
                 if model.is_async:
-                    produced = await model.predict(arrays, parameters)
+                    produced = await model.predict(arrays, parameters)  # type: ignore[misc]
                 else:
                     produced = model.predict(arrays, parameters)
         except RequestError as exc:
