@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import http.client as httplib
+import socket
 import textwrap
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -480,3 +483,68 @@ def test_answers_are_views_of_the_batch_output() -> None:
         await registry.unload_all()
 
     asyncio.run(run())
+
+
+class Gated(Model):
+    """Records each batch's rows; predict waits until the test opens ``gate``."""
+
+    name = "gated"
+    inputs = (TensorSpec("X", "FP32", [-1]),)
+    outputs = (TensorSpec("Y", "FP32", [-1]),)
+    max_batch_size = 8
+    dynamic_batching = DynamicBatching()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.gate = threading.Event()
+
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        self.batches.append(len(inputs["X"]))
+        for _ in range(int(TIMEOUT / 0.005)):  # bounded: the test opens it within seconds
+            if self.gate.is_set():
+                break
+            await asyncio.sleep(0.005)
+        return {"Y": inputs["X"] + 1}
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    for _ in range(int(TIMEOUT / 0.01)):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+@pytest.mark.parametrize("protocol", ["oipcodec", "httptools", "h11"])
+def test_a_rest_client_gone_before_its_batch_ran_is_dropped_from_it(protocol: str) -> None:
+    model = Gated()
+    body = b'{"inputs":[{"name":"X","shape":[1],"datatype":"FP32","data":[1]}]}'
+    request = (
+        b"POST /v2/models/gated/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+
+    def answer(server: RunningServer) -> bytes:
+        with socket.create_connection((server.host, server.http_port), TIMEOUT) as sock:
+            sock.sendall(request)
+            return sock.recv(65536)
+
+    settings: dict[str, Any] = {"grpc_port": None, "http_protocol": protocol}
+    with (
+        background([model], process=False, log_level="critical", **settings) as server,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        first = pool.submit(answer, server)  # its batch runs, held by the gate
+        _wait_until(lambda: model.batches == [1])
+        gone = socket.create_connection((server.host, server.http_port), TIMEOUT)
+        gone.sendall(request)  # queued behind the first...
+        time.sleep(0.3)
+        gone.close()  # ...and its client goes away
+        time.sleep(0.3)
+        last = pool.submit(answer, server)
+        time.sleep(0.3)
+        model.gate.set()
+        assert first.result(TIMEOUT).startswith(b"HTTP/1.1 200")
+        assert last.result(TIMEOUT).startswith(b"HTTP/1.1 200")
+    assert model.batches == [1, 1]  # the request of the client gone is not in the batch
