@@ -548,3 +548,29 @@ def test_a_rest_client_gone_before_its_batch_ran_is_dropped_from_it(protocol: st
         assert first.result(TIMEOUT).startswith(b"HTTP/1.1 200")
         assert last.result(TIMEOUT).startswith(b"HTTP/1.1 200")
     assert model.batches == [1, 1]  # the request of the client gone is not in the batch
+
+
+def test_a_load_with_a_configuration_override_turns_batching_on_and_off() -> None:
+    class Plain(Slow):
+        dynamic_batching = None
+
+    async def run() -> None:
+        model = Plain()
+        model.release.set()
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        override = '{"dynamic_batching": {"max_queue_delay_microseconds": "2000"}}'
+        await registry.load("slow", {"config": override})
+        assert model.dynamic_batching == DynamicBatching(2000)
+        assert registry.config("slow")["dynamic_batching"]["max_queue_delay_microseconds"] == 2000
+        answers = await asyncio.gather(*(registry.infer(_request(i)) for i in range(4)))
+        assert [float(a.output("Y").data[0]) for a in answers] == [1, 2, 3, 4]
+        assert model.batches == [4]  # queued within the delay: one batch
+        with pytest.raises(InvalidArgumentError, match="only max_queue_delay_microseconds"):
+            await registry.load("slow", {"config": '{"dynamic_batching": {"priority_levels": 2}}'})
+        assert model.dynamic_batching == DynamicBatching(2000)  # unchanged
+        await registry.load("slow", {"config": '{"dynamic_batching": null}'})
+        assert model.dynamic_batching is None and "dynamic_batching" not in registry.config("slow")
+        await registry.unload_all()
+
+    asyncio.run(run())

@@ -310,15 +310,21 @@ class ModelRegistry:
         config = _load_config(name, parameters or {})
         if config is not None:
             before = [
-                (e.model, e.model.max_batch_size, e.model.config_parameters)
+                (
+                    e.model,
+                    e.model.max_batch_size,
+                    e.model.config_parameters,
+                    e.model.dynamic_batching,
+                )
                 for e in versions.values()
             ]
             try:
                 for entry in versions.values():
                     entry.model.reconfigure(config)
             except ValueError as exc:
-                for model, size, entries in before:
+                for model, size, entries, batching in before:
                     model.max_batch_size, model.config_parameters = size, entries
+                    model.dynamic_batching = batching
                 raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
             await self.unload(name)  # a new configuration reloads the model, as in Triton
         await self._load_versions(name, versions)
