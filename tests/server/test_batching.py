@@ -203,7 +203,7 @@ def test_an_output_without_the_batchs_rows_is_an_error_naming_the_model(grpc: An
         grpc.infer("short", _inputs(grpcclient, "FP32", data, None))
 
 
-def test_statistics_count_batches_and_rows(http: Any, grpc: Any) -> None:
+def test_statistics_count_batches_and_rows(server: RunningServer, http: Any, grpc: Any) -> None:
     before = http.get_inference_statistics("checked")["model_stats"][0]
 
     def one(i: int) -> None:
@@ -225,6 +225,21 @@ def test_statistics_count_batches_and_rows(http: Any, grpc: Any) -> None:
     assert int(after["inference_stats"]["queue"]["ns"]) > int(
         before["inference_stats"]["queue"]["ns"]
     )
+    connection = httplib.HTTPConnection(server.host, server.http_port, timeout=TIMEOUT)
+    try:
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    labels = '{model="checked",version="1"}'
+    metrics = {
+        line.split("{")[0]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if labels in line and not line.startswith("#")
+    }
+    # the metrics say what the statistics say
+    assert metrics["nv_inference_exec_count"] == after["execution_count"]
+    assert metrics["nv_inference_count"] == after["inference_count"]
     config = http.get_model_config("checked")
     assert config["dynamic_batching"]["preferred_batch_size"] == [16]
     grpc_config = grpc.get_model_config("checked").config  # tritonclient's own ModelConfig
