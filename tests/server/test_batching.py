@@ -589,3 +589,32 @@ def test_a_load_with_a_configuration_override_turns_batching_on_and_off() -> Non
         await registry.unload_all()
 
     asyncio.run(run())
+
+
+def test_a_grpc_call_cancelled_before_its_batch_ran_is_dropped_from_it() -> None:
+    model = Gated()
+    x = np.ones(1, np.float32)
+
+    def call(server: RunningServer, timeout: float | None = None) -> Any:
+        client = grpcclient.InferenceServerClient(server.grpc_address)
+        try:
+            inputs = _inputs(grpcclient, "FP32", x, None)
+            return client.infer("gated", inputs, client_timeout=timeout)
+        finally:
+            client.close()
+
+    with (
+        background([model], process=False, http_port=None, log_level="critical") as server,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        first = pool.submit(call, server)
+        _wait_until(lambda: model.batches == [1])
+        with pytest.raises(InferenceServerException, match="Deadline"):
+            call(server, 0.3)  # queued behind the first, then given up by its client
+        time.sleep(0.3)
+        last = pool.submit(call, server)
+        time.sleep(0.3)
+        model.gate.set()
+        assert first.result(TIMEOUT).as_numpy("Y").tolist() == [2.0]
+        assert last.result(TIMEOUT).as_numpy("Y").tolist() == [2.0]
+    assert model.batches == [1, 1]

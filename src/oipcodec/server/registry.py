@@ -6,8 +6,10 @@ newest ready version (numeric versions compare as numbers, as in Triton).
 :meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
 check the inputs, run ``predict``, keep the requested outputs (classified, or written into
 shared memory, when asked); :meth:`ModelRegistry.execute` also says when ``predict`` ran, for
-the statistics. With a :class:`~oipcodec.server.repository.ModelRepository` the models are its
-folders, loaded and unloaded as the model control mode allows (docs/model-repository.md).
+the statistics; a model with ``dynamic_batching`` runs there through its queue
+(:mod:`oipcodec.server.batching`). With a
+:class:`~oipcodec.server.repository.ModelRepository` the models are its folders, loaded and
+unloaded as the model control mode allows (docs/model-repository.md).
 """
 
 from __future__ import annotations
