@@ -618,3 +618,26 @@ def test_a_grpc_call_cancelled_before_its_batch_ran_is_dropped_from_it() -> None
         assert first.result(TIMEOUT).as_numpy("Y").tolist() == [2.0]
         assert last.result(TIMEOUT).as_numpy("Y").tolist() == [2.0]
     assert model.batches == [1, 1]
+
+
+def test_a_request_looked_up_before_an_unload_gets_no_new_queue() -> None:
+    class SlowUnload(Slow):
+        async def unload(self) -> None:
+            await self.release.wait()
+
+    async def run() -> None:
+        model = SlowUnload()
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        model.release.set()
+        await registry.infer(_request(1))  # its queue exists
+        model.release.clear()
+        unloading = asyncio.ensure_future(registry.unload("slow"))
+        await _settle()  # the queue is closed; the unload hook runs
+        with pytest.raises(UnavailableError, match="being unloaded"):
+            # a front end looked it up before; bounded, as a new queue would wait on the gate
+            await asyncio.wait_for(registry.execute(_request(2), model), TIMEOUT / 10)
+        model.release.set()
+        await unloading
+
+    asyncio.run(run())

@@ -659,6 +659,13 @@ class ModelRegistry:
         """The queue of a model that batches (made on its first request)."""
         batcher = self._batchers.get(id(model))
         if batcher is None:
+            # Only a ready model gets a queue: one unloading has closed its own already.
+            entry = self._models.get(model.name, {}).get(model.version)
+            if entry is None or entry.model is not model or entry.state != READY:
+                raise UnavailableError(
+                    f"Request for unknown model: '{model.name}' version {model.version} is "
+                    "being unloaded"
+                )
             record = None
             if self.statistics is not None:
                 record = self.statistics.of(model).batch
