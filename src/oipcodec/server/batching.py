@@ -5,8 +5,8 @@ attribute, or a repository configuration's). :class:`Batcher` is one model's que
 task that runs its batches, one at a time and in order of arrival (Triton's semantics, the
 details in docs/batching.md). The registry feeds it from ``execute``, so every front end goes
 through it. Each input of a batch is one buffer (the previous batch's when nothing refers to
-it any more): every request writes its rows into it (:meth:`~oipcodec.types.Tensor.into`), and gets back its own rows of every output
-as views of what ``predict`` returned.
+it any more): every request writes its rows into it (:meth:`~oipcodec.types.Tensor.into`),
+and gets back its own rows of every output as views of what ``predict`` returned.
 
 Invariant: a request's failure to write its rows fails that request alone; ``predict`` raising
 fails every request of that batch with the same error.
