@@ -129,7 +129,7 @@ class Batcher:
         key = batch_key(tensors, parameters, requested)
         self._queue.append(_Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns()))
         self._arrived.set()
-        if self._task is None:
+        if self._task is None or self._task.done():  # first request, or the loop ended it
             self._task = loop.create_task(self._run(), name=f"batcher {self.model.name}")
         return await future
 
