@@ -69,14 +69,25 @@ class Tensor:
             )
 
     def into(self, out: np.ndarray[Any, Any]) -> None:
-        """Copy the elements into ``out`` (this request's rows of a batch buffer): a
-        C-contiguous array of the tensor's shape and the datatype's dtype."""
-        if tuple(out.shape) != self.shape:
+        """Write this tensor's elements into ``out``: a C-contiguous array of this tensor's
+        shape whose dtype carries its datatype (a dynamic batch's rows for this request).
+
+        The default is one copy; a tensor that decodes lazily may write its elements straight
+        into ``out`` instead. Raises :class:`~oipcodec.errors.ShapeError` or
+        :class:`~oipcodec.errors.DatatypeError` naming the tensor when ``out`` does not fit.
+        """
+        if out.shape != self.shape:
             raise ShapeError(
-                f"out has shape {list(out.shape)}, the tensor {list(self.shape)}",
+                f"the destination holds shape {list(out.shape)}, the tensor has {list(self.shape)}",
                 tensor=self.name,
             )
-        np.copyto(out, self.data.reshape(out.shape))
+        if not datatypes.get(self.datatype).carries(out.dtype):
+            raise DatatypeError(
+                f"the destination's numpy dtype {out.dtype} cannot carry datatype {self.datatype}",
+                tensor=self.name,
+            )
+        data = self.data
+        np.copyto(out, data if data.shape == self.shape else data.reshape(self.shape))
 
     @classmethod
     def from_array(cls, name: str, array: Any, parameters: Parameters | None = None) -> Tensor:
