@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from oipcodec import rest
-from oipcodec.server import Model
+from oipcodec.server import DynamicBatching, Model
 from oipcodec.server.model import Arrays, TensorSpec
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import Parameters, Tensor
@@ -37,8 +37,7 @@ class Scale(Model):
 
 class BatchingScale(Scale):
     name = "scale_batched"
-    #: What the batcher sets on a model that batches (any true value).
-    dynamic_batching = True
+    dynamic_batching = DynamicBatching(max_queue_delay_microseconds=100)
 
 
 async def _post(app: RestApp, path: str, body: bytes) -> tuple[int, Any]:
@@ -46,7 +45,10 @@ async def _post(app: RestApp, path: str, body: bytes) -> tuple[int, Any]:
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        return messages.pop(0) if messages else {"type": "http.disconnect"}
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()  # as a server does: no disconnect while the client waits
+        raise AssertionError("unreachable")
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -128,7 +130,10 @@ def test_binary_inputs_are_not_deferred(served) -> None:
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        return messages.pop(0)
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()  # as a server does: no disconnect while the client waits
+        raise AssertionError("unreachable")
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
