@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from oipcodec import kernels
-from oipcodec.bench.load import run_load, time_call
+from oipcodec.bench.load import Measurement, Schedule, measure_level, summarize, time_call
 from oipcodec.bench.paths import (
     PATHS,
     OurClients,
@@ -174,10 +174,11 @@ def _probe(workload: Workload, ours: OurClients) -> None:
 def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     implementation: str = spec["implementation"]
     timeout: float = spec["timeout"]
-    levels: list[int] = spec["concurrency"]
+    levels: list[float] = spec["levels"]
     ours = None
     if url or target:
-        ours = OurClients(url, target, max(levels), timeout)
+        clients = max(levels) if spec["mode"] == "concurrency" else spec["max_threads"]
+        ours = OurClients(url, target, int(clients), timeout)
     try:
         workloads = _workloads(spec, ours, url, target)
         no_shm = _without_shared_memory(ours) if any(PATHS[p].shared_memory
@@ -244,27 +245,70 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                 if record["error"] is None:
                     record["error"] = _check(implementation, path, workload, ours, url, target,
                                              timeout)  # fmt: skip
+                threshold = spec.get("latency_threshold")
                 for level in levels:
-                    if record["error"] is None:
+                    if record["error"] is None and not record.get("threshold_reached"):
 
                         def factory(path: Any = path, workload: Any = workload) -> Any:
                             return make_caller(
                                 implementation, path, workload, ours, url, target, timeout
                             )
 
-                        result = run_load(
-                            factory, level, spec["duration"], spec["max_requests"], timeout
-                        )
-                        summary = result.summary(payload_bytes, answer_bytes)
+                        summary = _measure_level(spec, factory, level, payload_bytes,
+                                                 answer_bytes)  # fmt: skip
                         record["load"].append(summary)
-                        if result.first_error and not result.requests:
-                            record["error"] = result.first_error
-                    emit({"event": "step", "label": f"{label} c={level}"})
+                        if summary.get("first_error") and not summary["requests"]:
+                            record["error"] = summary["first_error"]
+                        latency = summary.get(_threshold_key(spec))
+                        if threshold is not None and latency is not None and latency > threshold:
+                            # perf_analyzer's --latency-threshold: the sweep stops here.
+                            record["threshold_reached"] = level
+                    emit({"event": "step", "label": f"{label} {_level_name(spec, level)}"})
                 emit({"event": "result", "record": record})
     finally:
         if ours is not None:
             ours.close()
         release()
+
+
+def _level_name(spec: dict[str, Any], level: float) -> str:
+    if spec["mode"] == "concurrency":
+        return f"c={level:g}"
+    return "intervals" if spec["mode"] == "intervals" else f"{level:g} req/s"
+
+
+def _threshold_key(spec: dict[str, Any]) -> str:
+    """The latency --latency-threshold compares: --percentile's, else p99."""
+    percentile = spec["measurement"].get("percentile")
+    return f"p{99 if percentile is None else percentile:g}_ms"
+
+
+def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
+                   answer_bytes: int) -> dict[str, Any]:  # fmt: skip
+    """One level's windows, summarised; with ``profile`` set, every measured request's send
+    and answer times (ns since the epoch) and the windows' edges go in its ``profile``."""
+    measurement = Measurement(**spec["measurement"], timeout=spec["timeout"])
+    schedule = None
+    if spec["mode"] == "request_rate":
+        schedule = Schedule(rate=level, distribution=spec["request_distribution"])
+    elif spec["mode"] == "intervals":
+        schedule = Schedule(intervals=spec["request_intervals"])
+    result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
+                           max_threads=spec["max_threads"])  # fmt: skip
+    summary = summarize(result, payload_bytes, answer_bytes)
+    key = "concurrency" if spec["mode"] == "concurrency" else "request_rate"
+    summary = {key: level, "level": level, **summary}
+    if spec.get("profile"):
+        offset_ns = round(result.epoch_offset * 1e9)
+
+        def ns(seconds: float) -> int:
+            return round(seconds * 1e9) + offset_ns
+
+        summary["profile"] = {
+            "requests": sorted([ns(start), ns(end)] for start, end in result.spans),
+            "window_boundaries": [ns(edge) for edge in result.edges[-4:]],
+        }
+    return summary
 
 
 def _memcpy_us(size: int, budget: float) -> float:
