@@ -16,7 +16,7 @@ import pytest
 
 from oipcodec import InferResponse, cli, pb, rest
 from oipcodec.bench import PATHS, PAYLOADS, chart, custom_payload, peers
-from oipcodec.bench.load import run_load, time_call
+from oipcodec.bench.load import Measurement, measure_level, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, same_values, supported
 from oipcodec.bench.payloads import make_tensor
 from oipcodec.bench.runner import _chart, best_paths, render_table
@@ -372,8 +372,8 @@ def test_load_is_bounded_and_counts_errors() -> None:
 
         return call
 
-    result = run_load(make, 2, duration=5.0, max_requests=50, join_timeout=5.0)
-    assert result.requests == 50 == calls["n"] and result.seconds < 5.0
+    result = measure_level(make, Measurement(interval=0.05, max_trials=3), concurrency=2)
+    assert len(result.windows) == 3 and 0 < len(result.spans) <= calls["n"]
 
     def failing() -> Any:
         def call() -> None:
@@ -381,8 +381,8 @@ def test_load_is_bounded_and_counts_errors() -> None:
 
         return call
 
-    result = run_load(failing, 3, duration=0.05, max_requests=100, join_timeout=5.0)
-    assert result.requests == 0 and result.errors == 3 and "boom" in (result.first_error or "")
+    result = measure_level(failing, Measurement(interval=0.05, max_trials=3), concurrency=3)
+    assert not result.spans and result.errors == 3 and "boom" in (result.first_error or "")
     assert time_call(lambda: None, 0.01) >= 0
 
 
@@ -514,7 +514,7 @@ def test_table_and_chart_with_peer_rows_without_throughput(tmp_path: Path) -> No
         "machine": {"cpus": 2, "python": "3"}, "created": "now",
     }  # fmt: skip
     assert results["best"] == {}
-    lines = render_table(results).splitlines()
+    lines = render_table(results, wide=True).splitlines()
     header = next(line for line in lines if "server us" in line)
     (codec_row,) = [line for line in lines if "codec only (no --url)" in line]
     assert len(codec_row) == len(header) and codec_row.endswith("1.2          -        321")

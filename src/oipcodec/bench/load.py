@@ -20,6 +20,9 @@ import numpy as np
 
 __all__ = [
     "LevelResult",
+    "level_label",
+    "level_of",
+    "run_levels",
     "Measurement",
     "Schedule",
     "measure_level",
@@ -360,6 +363,27 @@ def summarize(result: LevelResult, payload_bytes: int, answer_bytes: int) -> dic
     if result.first_error:
         out["first_error"] = result.first_error
     return out
+
+
+def run_levels(results: dict[str, Any]) -> tuple[str, list[float]]:
+    """The run's load mode (``concurrency``, ``request_rate``, ``intervals``) and levels."""
+    sweep = results.get("levels")
+    if sweep is None:  # a results.json from before open loop: closed loop only
+        return "concurrency", list(results["options"]["concurrency"])
+    return sweep["mode"], list(sweep["values"])
+
+
+def level_of(entry: dict[str, Any]) -> float:
+    """A load entry's level (its concurrency or request rate)."""
+    return float(entry.get("level", entry.get("concurrency", entry.get("request_rate", 0))))
+
+
+def level_label(mode: str, level: float) -> str:
+    """``c=8`` (concurrency 8), ``r=100`` (open loop at 100 requests/s) or ``intervals``:
+    a level as the table heads it."""
+    if mode == "concurrency":
+        return f"c={level:g}"
+    return "intervals" if mode == "intervals" else f"r={level:g}"
 
 
 def time_call(call: Callable[[], Any], budget: float, max_repeats: int = 5000) -> float:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
-from oipcodec.bench.load import read_intervals
+from oipcodec.bench.load import level_label, level_of, read_intervals, run_levels
 from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
@@ -331,26 +331,6 @@ def _stop(process: subprocess.Popen[str]) -> None:
 # ------------------------------------------------------------------------------ results
 
 
-def run_levels(results: dict[str, Any]) -> tuple[str, list[float]]:
-    """The run's load mode (``concurrency``, ``request_rate``, ``intervals``) and levels."""
-    sweep = results.get("levels")
-    if sweep is None:  # a results.json from before open loop: closed loop only
-        return "concurrency", list(results["options"]["concurrency"])
-    return sweep["mode"], list(sweep["values"])
-
-
-def level_of(entry: dict[str, Any]) -> float:
-    """A load entry's level (its concurrency or request rate)."""
-    return float(entry.get("level", entry.get("concurrency", entry.get("request_rate", 0))))
-
-
-def level_label(mode: str, level: float) -> str:
-    """``c=8``, ``100/s`` or ``intervals``: a level as the table heads it."""
-    if mode == "concurrency":
-        return f"c={level:g}"
-    return "intervals" if mode == "intervals" else f"{level:g}/s"
-
-
 def _best_load(record: dict[str, Any]) -> dict[str, Any] | None:
     """The load summary at the highest level measured."""
     loads = [entry for entry in record.get("load", []) if entry.get("requests")]
@@ -440,12 +420,9 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
         lines.append(f"{title}; latency and MB/s at {level_label(mode, top)}")
         lines.append(head)
         pure = {r["path"]: _best_load(r) for r in rows if r["implementation"] == "pure"}
-        previous = None
         for record in rows:
             mark = "*" if best.get(name) == f"{record['path']}/{record['implementation']}" else " "
             label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
-            label = "" if record["path"] == previous else label  # the path once per group
-            previous = record["path"]
             start = f"{mark} {label:<17} {record['implementation']:<12}"
             if record.get("unsupported"):
                 lines.append(_cut(f"{start} not supported: {record['unsupported']}", width))
@@ -455,8 +432,8 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
                 continue
             if record.get("codec_only"):
                 measured = f" {record['codec_only']}"
-                if wide:  # the load columns' width: 14 a level, 33 for the rest
-                    measured = f" {record['codec_only']:<{14 * len(shown) + 33}}"
+                if wide:  # the load columns' width (14 a level, 33 the rest) less its space
+                    measured = f" {record['codec_only']:<{14 * len(shown) + 32}}"
             else:
                 by_level = {level_of(e): e for e in record.get("load", [])}
                 load = by_level.get(top, {})
@@ -504,7 +481,11 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
         f"{'avg' if percentile is None else f'p{percentile:g}'} latency; ! the load "
         "generator used a whole core."
     )
-    lines.append("MB/s counts the tensor bytes both ways. Every level and window: results.json.")
+    lines.append(
+        "MB/s counts the tensor bytes both ways"
+        + ("; r=N: open loop at N req/s" if mode != "concurrency" else "")
+        + ". Every level and window: results.json."
+    )
     if wide:
         lines.append(
             "wire kB = request + response body; client/server us = codec time per request "
@@ -560,9 +541,8 @@ def _shared_memory_note(results: dict[str, Any]) -> list[str]:
         memcpy = record.get("codec_us", {}).get("memcpy")
         lines.append(
             f"shared memory, {record['payload']} {record['implementation']}, req/s at "
-            f"{'/'.join(level_label(mode, c) for c in levels)}:"
+            f"{'/'.join(level_label(mode, c) for c in levels)}: " + "; ".join(parts)
         )
-        lines.append("  " + "; ".join(parts))
         lines.append(
             f"  one memcpy of its {record['payload_bytes']:,} bytes: {_fmt(memcpy, 1)} us "
             "(the copy into the region that each shm request makes)"
