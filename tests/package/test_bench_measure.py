@@ -301,9 +301,9 @@ def test_pure_beating_native_in_an_unstable_window_is_marked() -> None:
     assert native.split()[-1] == "0.67" and pure.split()[-1] == "1.00"  # x pure
     assert any("~ never stable" in line for line in lines)
     assert max(len(line) for line in lines) <= TABLE_WIDTH
-    rows = csv_rows(results)
-    stable_column = rows[0].index("Stable")
-    assert [row[stable_column] for row in rows[1:]] == ["yes", "yes", "yes", "no"]
+    csv_lines = csv_rows(results)
+    stable_column = csv_lines[0].index("Stable")
+    assert [row[stable_column] for row in csv_lines[1:]] == ["yes", "yes", "yes", "no"]
 
 
 def test_table_fits_100_columns_and_wide_adds_the_codec() -> None:

@@ -9,6 +9,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from collections.abc import Sequence
@@ -425,10 +426,10 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
             label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
             start = f"{mark} {label:<17} {record['implementation']:<12}"
             if record.get("unsupported"):
-                lines.append(_cut(f"{start} not supported: {record['unsupported']}", width))
+                lines += _wrap(f"{start} not supported: {record['unsupported']}", width)
                 continue
             if record.get("error"):
-                lines.append(_cut(f"{start} error: {_one_line(record['error'])}", width))
+                lines += _wrap(f"{start} error: {_one_line(record['error'])}", width)
                 continue
             if record.get("codec_only"):
                 measured = f" {record['codec_only']}"
@@ -458,9 +459,11 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
             failed = [e for e in record.get("load", []) if e.get("errors")]
             if failed:  # some requests failed after the first answered: the first error
                 count = sum(e["errors"] for e in failed)
-                lines.append(_cut(
+                lines += _wrap(
                     f"    {_count(count, 'failed request')}, the first: "
-                    f"{_one_line(failed[0].get('first_error', ''))}", width))  # fmt: skip
+                    f"{_one_line(failed[0].get('first_error', ''))}",
+                    width,
+                )
             if record.get("threshold_reached") is not None:
                 lines.append(
                     f"    stopped after {level_label(mode, record['threshold_reached'])}: "
@@ -506,6 +509,17 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
 
 def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 3] + "..."
+
+
+#: A message's continuation lines are indented by this much.
+WRAP_INDENT = " " * 6
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """A message row on as many lines as it takes (an error is never cut short)."""
+    return textwrap.wrap(line, width, subsequent_indent=WRAP_INDENT, break_on_hyphens=False) or [
+        line
+    ]
 
 
 #: The paths the shared-memory path is set beside in the table's closing note.
