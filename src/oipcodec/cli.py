@@ -455,10 +455,11 @@ def _bench(args: argparse.Namespace) -> int:
         "max_threads",
         "csv",
         "profile_export",
+        "load_processes",
     ):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))  # fmt: skip
-    for name in ("max_trials", "measurement_request_count", "max_threads"):
+    for name in ("max_trials", "measurement_request_count", "max_threads", "load_processes"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
                   file=sys.stderr)  # fmt: skip
@@ -547,6 +548,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     load.add_argument("--max-threads", type=int, metavar="N",
         help="open loop: threads that send (default 16); a request due while all are "
         "busy waits, and its latency counts the wait")  # fmt: skip
+    load.add_argument("--load-processes", type=int, metavar="N",
+        help="processes that send, each with its own GIL, the threads spread over them "
+        "(default: one per 16 threads, at most half the CPUs); a window where one used a "
+        "whole core is flagged: the generator, not the server, was the limit")  # fmt: skip
     load.add_argument("--latency-threshold", type=float, metavar="MS",
         help="stop the sweep after the first level whose p99 latency (or --percentile's) "
         "is above MS")  # fmt: skip

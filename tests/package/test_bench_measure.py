@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import io
 import json
 import time
@@ -33,7 +34,7 @@ from oipcodec.bench.runner import (
     profile_document,
     render_table,
 )
-from tests.support.bench_models import Slow
+from tests.support.bench_models import Slow, sleeper_callers
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("aiohttp", reason="the client extra is not installed")
@@ -136,6 +137,24 @@ def test_generator_saturation_is_flagged() -> None:
             "generator_saturated"] is flagged  # fmt: skip
 
 
+def test_load_processes_share_the_threads() -> None:
+    """Two spawned load processes, closed loop at 4 and open loop at 200/s: the windows
+    gather both processes' completions, and each process's CPU is counted."""
+    build = functools.partial(sleeper_callers, 0.01)
+    measurement = Measurement(interval=0.3, max_trials=3, stability=10.0, warmup_requests=4)
+    result = measure_level(_sleeper(0.01), measurement, concurrency=4, processes=2,
+                           build=build)  # fmt: skip
+    summary = summarize(result, 1, 1)
+    assert result.processes == 2 and summary["load_processes"] == 2 and result.errors == 0
+    assert summary["stable"] is True and 100 < summary["rps"] < 420, summary
+    assert summary["p50_ms"] >= 9.0
+    opened = measure_level(_sleeper(0.01), Measurement(interval=0.5, max_trials=1),
+                           schedule=Schedule(rate=200.0), max_threads=8, processes=2,
+                           build=build)  # fmt: skip
+    summary = summarize(opened, 1, 1)
+    assert opened.processes == 2 and 150 < summary["rps"] < 250, summary
+
+
 # ------------------------------------------------------------------------------ open loop
 
 
@@ -214,6 +233,16 @@ def test_no_coordinated_omission(slow_server: Any, tmp_path: Path) -> None:
     assert entry["rps"] < 25  # the server's capacity, not the rate asked
     assert opened["levels"] == {"mode": "request_rate", "values": [40.0]}
     assert "r=40 req/s" in table
+
+
+def test_load_processes_against_a_server(slow_server: Any, tmp_path: Path) -> None:
+    """--load-processes 2 at c=2: each process makes its own clients and both count."""
+    results, _ = _bench(slow_server, tmp_path, "--concurrency", "2", "--load-processes", "2",
+                        "--measurement-interval", "500", "--max-trials", "1")  # fmt: skip
+    (record,) = results["results"]
+    (entry,) = record["load"]
+    assert record["error"] is None and entry["load_processes"] == 2, entry
+    assert entry["requests"] > 0 and entry["errors"] == 0
 
 
 def test_latency_threshold_stops_the_sweep(slow_server: Any, tmp_path: Path) -> None:

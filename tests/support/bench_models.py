@@ -74,3 +74,12 @@ def bench_models() -> list[Model]:
 
 #: What ``oipcodec serve --model-module`` serves from this module.
 MODELS = bench_models
+
+
+def sleeper_callers(seconds: float) -> tuple[Any, Any]:
+    """A load process's callers that sleep ``seconds`` a request (the load tests' build)."""
+
+    def factory() -> Any:
+        return lambda: time.sleep(seconds)
+
+    return factory, lambda: None

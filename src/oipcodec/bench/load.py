@@ -69,10 +69,12 @@ class Schedule:
     distribution: str = "constant"
     intervals: Sequence[float] | None = None
     seed: int = 0
+    #: Seconds added to every due time (a load process's share of a constant rate).
+    phase: float = 0.0
 
     def offsets(self) -> Iterator[float]:
         """Seconds after the start at which each request is due."""
-        clock = 0.0
+        clock = self.phase
         if self.intervals is not None:
             if not self.intervals:
                 return
@@ -130,6 +132,9 @@ class LevelResult:
     cpu_seconds: float = 0.0
     #: The windows' edges (perf_counter seconds): the first window's start, then each end.
     edges: list[float] = field(default_factory=list)
+    #: The busiest load process's CPU seconds over the reported windows, and how many.
+    cpu_top_seconds: float = 0.0
+    processes: int = 1
 
 
 def window_summary(
@@ -183,62 +188,84 @@ def merge(windows: Sequence[dict[str, Any]], spans: Sequence[tuple[float, float]
     return window_summary(spans, seconds, cpu_seconds)
 
 
-def measure_level(
-    make_caller: Callable[[], Callable[[], Any]],
-    measurement: Measurement,
-    *,
-    concurrency: int = 1,
-    schedule: Schedule | None = None,
-    max_threads: int = 16,
-) -> LevelResult:
-    """Measure one level. Closed loop (``schedule`` None): ``concurrency`` threads, each with
-    its own caller (made in the thread), send back to back. Open loop: ``max_threads``
-    threads take the next due time from ``schedule``, wait for it and send; a request's
-    latency counts from its due time, so time spent waiting for a free thread or for the
-    server counts too. A thread stops at its first error."""
-    open_loop = schedule is not None
-    threads_wanted = max_threads if open_loop else concurrency
-    result = LevelResult()
-    lock = threading.Lock()
-    stop = threading.Event()
-    ready = threading.Barrier(threads_wanted + 1, timeout=measurement.timeout)
-    per_thread: list[list[tuple[float, float]]] = [[] for _ in range(threads_wanted)]
-    offsets = schedule.offsets() if schedule is not None else None
-    origin = {"start": 0.0}
+class Generator:
+    """The load threads of one process. Closed loop (``schedule`` None): each thread sends
+    back to back. Open loop: each takes the next due time from ``schedule``, waits for it
+    and sends; a request's latency counts from its due time, so time spent waiting for a
+    free thread or for the server counts too. A thread stops at its first error. Each
+    thread's caller is made in the thread, before :meth:`go`."""
 
-    def fail(exc: BaseException) -> None:
-        with lock:
-            result.errors += 1
-            if result.first_error is None:
-                result.first_error = f"{type(exc).__name__}: {exc}"[:500]
+    def __init__(self, make_caller: Callable[[], Callable[[], Any]], threads: int,
+                 schedule: Schedule | None, timeout: float) -> None:  # fmt: skip
+        self.make_caller = make_caller
+        self.schedule = schedule
+        self.timeout = timeout
+        self.errors = 0
+        self.first_error: str | None = None
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.started = threading.Event()
+        self.origin = 0.0
+        self.ready = threading.Barrier(threads + 1, timeout=timeout)
+        self.per_thread: list[list[tuple[float, float]]] = [[] for _ in range(threads)]
+        self.taken = [0] * threads
+        self.offsets = schedule.offsets() if schedule is not None else None
+        self.threads = [
+            threading.Thread(target=self._run, args=(i,), daemon=True, name=f"oipcodec-load-{i}")
+            for i in range(threads)
+        ]
 
-    def next_due() -> float | None:
-        with lock:
-            assert offsets is not None
-            offset = next(offsets, None)
-        return None if offset is None else origin["start"] + offset
-
-    def worker(index: int) -> None:
+    def prepare(self) -> str | None:
+        """Start the threads and wait until each has its caller; an error message if they
+        did not get there within the timeout."""
+        for thread in self.threads:
+            thread.start()
         try:
-            call = make_caller()
+            self.ready.wait()
+        except threading.BrokenBarrierError:
+            self.stopping.set()
+            return self.first_error or "the load threads did not start in time"
+        return None
+
+    def go(self, origin: float) -> None:
+        """Send from ``origin`` (perf_counter seconds: the open loop's time zero)."""
+        self.origin = origin
+        self.started.set()
+
+    def _fail(self, exc: BaseException) -> None:
+        with self.lock:
+            self.errors += 1
+            if self.first_error is None:
+                self.first_error = f"{type(exc).__name__}: {exc}"[:500]
+
+    def _next_due(self) -> float | None:
+        with self.lock:
+            assert self.offsets is not None
+            offset = next(self.offsets, None)
+        return None if offset is None else self.origin + offset
+
+    def _run(self, index: int) -> None:
+        try:
+            call = self.make_caller()
         except Exception as exc:
-            fail(exc)
+            self._fail(exc)
             call = None
         try:
-            ready.wait()
+            self.ready.wait()
         except threading.BrokenBarrierError:
             return
-        if call is None:
+        if call is None or not self._wait_start():
             return
-        spans = per_thread[index]
+        spans = self.per_thread[index]
         clock = time.perf_counter
-        while not stop.is_set():
+        open_loop = self.schedule is not None
+        while not self.stopping.is_set():
             if open_loop:
-                due = next_due()
+                due = self._next_due()
                 if due is None:
                     return
                 wait = due - clock()
-                if wait > 0 and stop.wait(wait):
+                if wait > 0 and self.stopping.wait(wait):
                     return
                 start = due
             else:
@@ -246,95 +273,247 @@ def measure_level(
             try:
                 call()
             except Exception as exc:
-                fail(exc)
+                self._fail(exc)
                 return
             spans.append((start, clock()))
 
-    threads = [
-        threading.Thread(target=worker, args=(i,), daemon=True, name=f"oipcodec-bench-{i}")
-        for i in range(threads_wanted)
-    ]
-    for thread in threads:
-        thread.start()
-    try:
-        ready.wait()
-    except threading.BrokenBarrierError:
-        result.first_error = result.first_error or "the load threads did not start in time"
-        stop.set()
-        return result
-    origin["start"] = time.perf_counter()
-    result.epoch_offset = time.time() - time.perf_counter()
-    try:
-        _windows(result, per_thread, threads, measurement)
-    finally:
-        stop.set()
-        limit = time.perf_counter() + measurement.timeout
-        for thread in threads:
+    def _wait_start(self) -> bool:
+        while not self.started.wait(0.05):
+            if self.stopping.is_set():
+                return False
+        return not self.stopping.is_set()
+
+    def alive(self) -> bool:
+        return any(t.is_alive() for t in self.threads)
+
+    def completed(self) -> int:
+        return sum(len(spans) for spans in self.per_thread)
+
+    def cut(self, edge: float) -> tuple[list[tuple[float, float]], float]:
+        """The spans that ended since the last cut and before ``edge`` (each thread appends
+        in the order its requests end), and this process's CPU seconds so far."""
+        out = []
+        for index, spans in enumerate(self.per_thread):
+            position = self.taken[index]
+            while position < len(spans) and spans[position][1] < edge:
+                out.append(spans[position])
+                position += 1
+            self.taken[index] = position
+        return out, time.process_time()
+
+    def stop(self) -> tuple[int, str | None]:
+        """Stop sending; requests in flight finish (bounded by the timeout). The errors."""
+        self.stopping.set()
+        limit = time.perf_counter() + self.timeout
+        for thread in self.threads:
             thread.join(max(0.0, limit - time.perf_counter()))
-        if any(t.is_alive() for t in threads):
-            fail(TimeoutError(f"requests still running {measurement.timeout:.0f} s after the "
-                              "last window"))  # fmt: skip
+        if self.alive():
+            self._fail(TimeoutError(f"requests still running {self.timeout:.0f} s after the "
+                                    "last window"))  # fmt: skip
+        return self.errors, self.first_error
+
+
+class _Remote:
+    """A :class:`Generator` in a process of its own, driven over a pipe (its perf_counter is
+    the same monotonic clock as this process's)."""
+
+    def __init__(self, process: Any, conn: Any) -> None:
+        self.process = process
+        self.conn = conn
+
+    def ask(self, *message: Any) -> Any:
+        self.conn.send(message)
+        if not self.conn.poll(120.0):
+            raise TimeoutError("a load process did not answer within 120 s")
+        return self.conn.recv()
+
+    def alive(self) -> bool:
+        return bool(self.process.is_alive())
+
+
+def _load_process(conn: Any, build: Callable[[], Any], threads: int,
+                  schedule: Schedule | None, timeout: float) -> None:  # fmt: skip
+    """A load process's main: ``build()`` gives its caller factory and a cleanup; then it
+    answers the parent's go / count / cut / stop."""
+    make_caller, cleanup = build()
+    generator = Generator(make_caller, threads, schedule, timeout)
+    try:
+        conn.send(generator.prepare())
+        while True:
+            kind, *args = conn.recv()
+            if kind == "go":
+                generator.go(args[0])
+            elif kind == "count":
+                conn.send((generator.completed(), generator.alive()))
+            elif kind == "cut":
+                conn.send(generator.cut(args[0]))
+            elif kind == "stop":
+                conn.send(generator.stop())
+                return
+    finally:
+        cleanup()
+
+
+def _shares(total: int, parts: int) -> list[int]:
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+def measure_level(
+    make_caller: Callable[[], Callable[[], Any]],
+    measurement: Measurement,
+    *,
+    concurrency: int = 1,
+    schedule: Schedule | None = None,
+    max_threads: int = 16,
+    processes: int = 1,
+    build: Callable[[], Any] | None = None,
+) -> LevelResult:
+    """Measure one level: closed loop at ``concurrency`` (``schedule`` None), or open loop on
+    ``max_threads`` threads (see :class:`Generator`). With ``processes`` above 1 and a
+    picklable ``build`` (giving a caller factory and a cleanup in the new process), the
+    threads are spread over that many spawned processes, each with its own GIL; the rate of
+    an open loop is split among them."""
+    threads = max_threads if schedule is not None else concurrency
+    processes = max(1, min(processes, threads))
+    if schedule is not None and schedule.intervals is not None:
+        processes = 1  # one sequence of intervals: one process follows it
+    result = LevelResult()
+    if processes == 1 or build is None:
+        local = Generator(make_caller, threads, schedule, measurement.timeout)
+        error = local.prepare()
+        if error is not None:
+            result.first_error = error
+            local.stop()
+            return result
+        origin = time.perf_counter()
+        result.epoch_offset = time.time() - time.perf_counter()
+        local.go(origin)
+        try:
+            _windows(result, [local], measurement)
+        finally:
+            result.errors, result.first_error = local.stop()
+        return result
+    return _measure_processes(result, build, threads, schedule, processes, measurement)
+
+
+def _measure_processes(result: LevelResult, build: Callable[[], Any], threads: int,
+                       schedule: Schedule | None, processes: int,
+                       measurement: Measurement) -> LevelResult:  # fmt: skip
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # never fork a process with threads
+    remotes: list[_Remote] = []
+    try:
+        for index, count in enumerate(_shares(threads, processes)):
+            part = schedule
+            if schedule is not None and schedule.rate is not None:
+                part = Schedule(rate=schedule.rate / processes,
+                                distribution=schedule.distribution, seed=schedule.seed + index,
+                                phase=index / schedule.rate)  # fmt: skip
+            ours, theirs = context.Pipe()
+            process = context.Process(
+                target=_load_process, args=(theirs, build, count, part, measurement.timeout),
+                daemon=True, name=f"oipcodec-load-{index}",
+            )  # fmt: skip
+            process.start()
+            remotes.append(_Remote(process, ours))
+        for remote in remotes:
+            if not remote.conn.poll(measurement.timeout + 60):
+                raise TimeoutError("a load process did not start in time")
+            error = remote.conn.recv()
+            if error is not None:
+                result.first_error = error
+                return result
+        origin = time.perf_counter() + 0.01
+        result.epoch_offset = time.time() - time.perf_counter()
+        for remote in remotes:
+            remote.conn.send(("go", origin))
+        _windows(result, remotes, measurement)
+    except (OSError, EOFError, TimeoutError) as exc:
+        result.first_error = result.first_error or f"load processes: {exc}"
+    finally:
+        for remote in remotes:
+            try:
+                errors, first = remote.ask("stop")
+                result.errors += errors
+                result.first_error = result.first_error or first
+            except (OSError, EOFError, TimeoutError):
+                pass
+            remote.process.join(5)
+            if remote.process.is_alive():
+                remote.process.kill()
+                remote.process.join()
     return result
 
 
-def _completed(per_thread: list[list[tuple[float, float]]]) -> int:
-    return sum(len(spans) for spans in per_thread)
-
-
-def _windows(result: LevelResult, per_thread: list[list[tuple[float, float]]],
-             threads: list[threading.Thread], measurement: Measurement) -> None:  # fmt: skip
+def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
+             measurement: Measurement) -> None:  # fmt: skip
     """Cut the completions into the warm-up and the windows, checking stability after each
-    window, until stable, ``max_trials`` windows, or every thread has stopped."""
+    window, until stable, ``max_trials`` windows, or every thread has stopped. ``sources``
+    are this process's generator or the load processes'."""
     clock = time.perf_counter
-    poll = 0.002
+    poll = 0.002 if all(isinstance(s, Generator) for s in sources) else 0.01
 
-    def alive() -> bool:
-        return any(t.is_alive() for t in threads)
+    def counts() -> tuple[int, bool]:
+        done, alive = 0, False
+        for source in sources:
+            if isinstance(source, Generator):
+                done, alive = done + source.completed(), alive or source.alive()
+            else:
+                count, running = source.ask("count")
+                done, alive = done + count, alive or running
+        return done, alive
+
+    def cut(edge: float) -> tuple[list[tuple[float, float]], list[float]]:
+        spans: list[tuple[float, float]] = []
+        cpu: list[float] = []
+        for source in sources:
+            part, seconds = source.cut(edge) if isinstance(source, Generator) else source.ask(
+                "cut", edge)  # fmt: skip
+            spans += part
+            cpu.append(seconds)
+        return spans, cpu
 
     # Warm-up: its completions are measured in no window (bounded by the request timeout).
     deadline = clock() + measurement.timeout
-    while _completed(per_thread) < measurement.warmup_requests and alive():
-        if clock() >= deadline:
-            break
+    done, alive = counts()
+    while done < measurement.warmup_requests and alive and clock() < deadline:
         time.sleep(poll)
+        done, alive = counts()
     edge = clock()
     result.edges.append(edge)
-    cpu = time.process_time()
-    # Each thread appends in the order its requests end: a window takes, per thread, the
-    # spans from where the previous window stopped up to its edge.
-    taken = [0] * len(per_thread)
-    for index, spans in enumerate(per_thread):
-        taken[index] = len(spans)
+    _, cpu = cut(edge)
     window_spans: list[list[tuple[float, float]]] = []
     cpu_used: list[float] = []
-    while len(result.windows) < max(1, measurement.max_trials) and alive():
+    cpu_top: list[float] = []
+    while len(result.windows) < max(1, measurement.max_trials) and alive:
         start = edge
         if measurement.mode == "count_windows":
             # A count window ends at its request count, or after ten intervals at most.
-            base = _completed(per_thread)
+            base, alive = counts()
             limit = start + measurement.interval * 10
-            while clock() < limit and alive():
-                if _completed(per_thread) - base >= measurement.request_count:
+            while clock() < limit and alive:
+                done, alive = counts()
+                if done - base >= measurement.request_count:
                     break
                 time.sleep(poll)
         else:
             end_at = start + measurement.interval
-            while clock() < end_at and alive():
+            while clock() < end_at and alive:
                 time.sleep(min(poll * 10, max(0.0, end_at - clock())))
+                alive = any(source.alive() for source in sources)
         edge = clock()
         result.edges.append(edge)
-        now_cpu = time.process_time()
-        spans = []
-        for index, thread_spans in enumerate(per_thread):
-            position = taken[index]
-            while position < len(thread_spans) and thread_spans[position][1] < edge:
-                spans.append(thread_spans[position])
-                position += 1
-            taken[index] = position
+        spans, now = cut(edge)
+        used = [b - a for a, b in zip(cpu, now, strict=True)]
+        cpu = now
         window_spans.append(spans)
-        cpu_used.append(now_cpu - cpu)
-        cpu = now_cpu
-        result.windows.append(window_summary(spans, edge - start, cpu_used[-1]))
+        cpu_used.append(sum(used))
+        cpu_top.append(max(used))
+        window = window_summary(spans, edge - start, cpu_used[-1])
+        # The busiest process's share of a core: one at a whole core is the bottleneck.
+        window["generator_cpu_max"] = round(cpu_top[-1] / (edge - start), 3)
+        result.windows.append(window)
         if measurement.max_trials >= STABILITY_WINDOWS and stable(result.windows, measurement):
             result.stable = True
             break
@@ -344,6 +523,8 @@ def _windows(result: LevelResult, per_thread: list[list[tuple[float, float]]],
         result.stable = False
     result.spans = [s for spans in window_spans[-STABILITY_WINDOWS:] for s in spans]
     result.cpu_seconds = sum(cpu_used[-STABILITY_WINDOWS:])
+    result.cpu_top_seconds = max(cpu_top[-STABILITY_WINDOWS:], default=0.0)
+    result.processes = len(sources)
 
 
 def summarize(result: LevelResult, payload_bytes: int, answer_bytes: int) -> dict[str, Any]:
@@ -355,7 +536,11 @@ def summarize(result: LevelResult, payload_bytes: int, answer_bytes: int) -> dic
     out["mb_per_s"] = out["rps"] * (payload_bytes + answer_bytes) / 1e6
     out["errors"] = result.errors
     out["stable"] = result.stable
-    out["generator_saturated"] = bool(last) and out["generator_cpu"] >= SATURATED_CPU
+    seconds = sum(w["seconds"] for w in last)
+    busiest = result.cpu_top_seconds / seconds if seconds > 0 else 0.0
+    out["load_processes"] = result.processes
+    out["generator_saturated"] = bool(last) and max(busiest, out["generator_cpu"]
+                                                   / result.processes) >= SATURATED_CPU  # fmt: skip
     out["windows"] = result.windows
     # The server's own breakdown (queue, compute input/infer/output, us per request) when a
     # statistics reader fills it; None leaves the CSV's server columns at 0.

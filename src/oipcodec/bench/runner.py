@@ -53,6 +53,9 @@ class BenchOptions:
     #: Open loop: the threads that send (a request due while all are busy waits, and its
     #: latency counts the wait).
     max_threads: int = 16
+    #: Processes that send (each its own GIL); None: one per 16 threads, at most half the
+    #: CPUs.
+    load_processes: int | None = None
     #: Stop the sweep after the first level whose p99 (or --percentile) latency passes this.
     latency_threshold: float | None = None
     #: Seconds per measurement window (``--measurement-interval`` in ms).
@@ -191,6 +194,7 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
             read_intervals(options.request_intervals) if options.request_intervals else None
         ),
         "max_threads": options.max_threads,
+        "load_processes": options.load_processes,
         "latency_threshold": options.latency_threshold,
         "measurement": {
             "mode": options.measurement_mode,

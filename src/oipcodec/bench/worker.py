@@ -11,6 +11,7 @@ exits when its stdin closes (the parent is gone) or on SIGTERM, stopping its ser
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import json
 import os
@@ -254,8 +255,13 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                                 implementation, path, workload, ours, url, target, timeout
                             )
 
+                        build = functools.partial(
+                            _load_process_callers, implementation, path.name, workload, url,
+                            target, timeout, int(level) if spec["mode"] == "concurrency"
+                            else spec["max_threads"],
+                        )  # fmt: skip
                         summary = _measure_level(spec, factory, level, payload_bytes,
-                                                 answer_bytes)  # fmt: skip
+                                                 answer_bytes, build)  # fmt: skip
                         record["load"].append(summary)
                         if summary.get("first_error") and not summary["requests"]:
                             record["error"] = summary["first_error"]
@@ -283,8 +289,36 @@ def _threshold_key(spec: dict[str, Any]) -> str:
     return f"p{99 if percentile is None else percentile:g}_ms"
 
 
+def load_processes(spec: dict[str, Any], level: float) -> int:
+    """The level's load processes: ``--load-processes``, else one per 16 sending threads, at
+    most half the CPUs (the rest for the server; on two CPUs, one process)."""
+    if spec.get("load_processes"):
+        return int(spec["load_processes"])
+    threads = int(level) if spec["mode"] == "concurrency" else spec["max_threads"]
+    return max(1, min((os.cpu_count() or 2) // 2, -(-threads // 16)))
+
+
+def _load_process_callers(implementation: str, path_name: str, workload: Workload,
+                          url: str | None, target: str | None, timeout: float,
+                          pool: int) -> tuple[Any, Any]:  # fmt: skip
+    """In a load process of its own: oipcodec's clients (a connection pool of ``pool``) and
+    the caller factory of the row; and what to close when the process is done."""
+    ours = OurClients(url, target, pool, timeout) if url or target else None
+
+    def factory() -> Any:
+        return make_caller(implementation, PATHS[path_name], workload, ours, url, target,
+                           timeout)  # fmt: skip
+
+    def cleanup() -> None:
+        if ours is not None:
+            ours.close()
+        release()
+
+    return factory, cleanup
+
+
 def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
-                   answer_bytes: int) -> dict[str, Any]:  # fmt: skip
+                   answer_bytes: int, build: Any = None) -> dict[str, Any]:  # fmt: skip
     """One level's windows, summarised; with ``profile`` set, every measured request's send
     and answer times (ns since the epoch) and the windows' edges go in its ``profile``."""
     measurement = Measurement(**spec["measurement"], timeout=spec["timeout"])
@@ -294,7 +328,8 @@ def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_byt
     elif spec["mode"] == "intervals":
         schedule = Schedule(intervals=spec["request_intervals"])
     result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
-                           max_threads=spec["max_threads"])  # fmt: skip
+                           max_threads=spec["max_threads"],
+                           processes=load_processes(spec, level), build=build)  # fmt: skip
     summary = summarize(result, payload_bytes, answer_bytes)
     key = "concurrency" if spec["mode"] == "concurrency" else "request_rate"
     summary = {key: level, "level": level, **summary}
