@@ -265,7 +265,7 @@ def _value_label(ax: Axes, x: float, y: float, text: str, bold: bool = False) ->
 
 
 def _at(mode: str, level: float) -> str:
-    """``concurrency 8``, ``100 req/s (open loop)``: the level the panels show, in words."""
+    """``concurrency N`` or ``R req/s (open loop)``: the level the panels show, in words."""
     if mode == "concurrency":
         return f"concurrency {level:g}"
     return "the intervals' rate" if mode == "intervals" else f"{level:g} req/s (open loop)"

@@ -564,7 +564,7 @@ def level_of(entry: dict[str, Any]) -> float:
 
 
 def level_label(mode: str, level: float) -> str:
-    """``c=8`` (concurrency 8), ``r=100`` (open loop at 100 requests/s) or ``intervals``:
+    """``c=N`` (concurrency N), ``r=R`` (open loop at R requests/s) or ``intervals``:
     a level as the table heads it."""
     if mode == "concurrency":
         return f"c={level:g}"

@@ -716,7 +716,7 @@ def _chart(results: dict[str, Any], path: Path, stream: TextIO | None = None) ->
 
 
 def _sweep(options: BenchOptions) -> str:
-    """The load in words: ``concurrency [1, 8]``, ``open loop at 100, 200 req/s (poisson)``."""
+    """The load in words: ``closed loop at concurrency [...]`` or ``open loop at R req/s``."""
     mode = options.mode()
     windows = (
         f"{options.measurement_request_count}-request windows"
