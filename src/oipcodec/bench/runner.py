@@ -380,8 +380,10 @@ def _flags(entry: dict[str, Any]) -> str:
 
 
 def _rate_cell(entry: dict[str, Any] | None, width: int) -> str:
-    if not entry or not entry.get("rps"):
+    if not entry:
         return f" {'-':>{width}}  "
+    if not entry.get("rps"):  # no answer in the reported windows: still say if unstable
+        return f" {'-':>{width}}{_flags(entry):<2}"
     return f" {_fmt(entry['rps']):>{width}}{_flags(entry):<2}"
 
 
