@@ -46,10 +46,12 @@ def provenance(results: dict[str, Any]) -> str:
     peers = ", ".join(
         f"{w['implementation']} {w['version']}" for w in results["workers"] if w.get("version")
     )
+    loads = [f"{v:.1f}" for v in machine.get("load_average") or [] if v is not None]
+    busy = f", load average {' then '.join(loads)} (other work on the machine)" if loads else ""
     return (
         f"`oipcodec bench{quick}` (oipcodec {results['oipcodec_version']}), "
         f"{results['created']}, {results['seconds']:.0f} s; {machine['cpus']} CPUs "
-        f"(shared), {machine['platform']}, Python {machine['python']}"
+        f"(shared{busy}), {machine['platform']}, Python {machine['python']}"
         + (f"; peers: {peers}" if peers else "")
     )
 

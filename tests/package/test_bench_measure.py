@@ -390,6 +390,7 @@ def test_csv_and_profile_export_of_a_run(tmp_path: Path) -> None:
     assert [e["experiment"] for e in profile["experiments"]] == [
         {"mode": "concurrency", "value": 1}, {"mode": "concurrency", "value": 2}]  # fmt: skip
     results = json.loads((out / "results.json").read_text())
+    assert len(results["machine"]["load_average"]) == 2  # how busy the machine was
     for experiment, entry in zip(profile["experiments"], results["results"][0]["load"],
                                  strict=True):  # fmt: skip
         requests = experiment["requests"]

@@ -735,6 +735,13 @@ def _sweep(options: BenchOptions) -> str:
     return f"open loop at {rates} req/s ({options.request_distribution}); {windows}"
 
 
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:  # not on every platform
+        return None
+
+
 def _count(number: int, noun: str) -> str:
     """``1 payload``, ``2 payloads``."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
@@ -768,6 +775,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     model: dict[str, Any] = {}
     interrupted = False
     started = time.perf_counter()
+    load_before = _load_average()
     try:
         for implementation in implementations:
             if implementation in SERVER_PEERS and "payload" in model:
@@ -804,6 +812,9 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
+            # The 1-minute load average before and after the run: how busy the machine was
+            # with other work (a figure from a loaded machine reads accordingly).
+            "load_average": [load_before, _load_average()],
         },
         "options": {
             **{k: v for k, v in asdict(options).items() if k not in ("payloads", "output_dir")},
