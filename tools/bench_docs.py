@@ -278,7 +278,7 @@ The load options take perf_analyzer's names, so a command line moves between the
   `--percentile`'s) is above MS.
 - Windows: `--measurement-interval MS` (default 1000; `--quick` 200) or
   `--measurement-mode count_windows` with `--measurement-request-count N`, after
-  `--warmup-request-count N` answers (default two per sending thread). A level is stable once
+  `--warmup-request-count N` answers (default one per sending thread). A level is stable once
   its last three windows are within `--stability-percentage` (default 10) of each other
   (max/min) in requests/s and in latency (the average, or `--percentile 50|90|95|99`); it
   stops there, or after `--max-trials` windows (default 10; `--quick` 5), and is then marked

@@ -574,7 +574,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="the latency that decides stability (default avg, as perf_analyzer) and that "
         "--latency-threshold compares (default p99)")  # fmt: skip
     load.add_argument("--warmup-request-count", type=int, metavar="N",
-        help="answers per level before the first window (default: two per thread)")  # fmt: skip
+        help="answers per level before the first window (default: one per thread)")  # fmt: skip
     out = bench.add_argument_group("output")
     out.add_argument("--csv", "-f", metavar="FILE",
         help="write a CSV in perf_analyzer's -f layout (its --verbose-csv columns, times in "

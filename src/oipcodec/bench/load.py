@@ -34,6 +34,8 @@ __all__ = [
 
 #: The windows whose spread decides stability (perf_analyzer's stability window).
 STABILITY_WINDOWS = 3
+#: A time window waits this many intervals at most for its first answers.
+LONGEST_WINDOW = 25
 #: A generator that uses this share of one core is saturated: its threads share one GIL.
 SATURATED_CPU = 0.9
 
@@ -389,7 +391,7 @@ def measure_level(
         result.epoch_offset = time.time() - time.perf_counter()
         local.go(origin)
         try:
-            _windows(result, [local], measurement)
+            _windows(result, [local], measurement, threads)
         finally:
             result.errors, result.first_error = local.stop()
         return result
@@ -428,7 +430,7 @@ def _measure_processes(result: LevelResult, build: Callable[[], Any], threads: i
         result.epoch_offset = time.time() - time.perf_counter()
         for remote in remotes:
             remote.conn.send(("go", origin))
-        _windows(result, remotes, measurement)
+        _windows(result, remotes, measurement, threads)
     except (OSError, EOFError, TimeoutError) as exc:
         result.first_error = result.first_error or f"load processes: {exc}"
     finally:
@@ -447,7 +449,7 @@ def _measure_processes(result: LevelResult, build: Callable[[], Any], threads: i
 
 
 def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
-             measurement: Measurement) -> None:  # fmt: skip
+             measurement: Measurement, minimum: int = 1) -> None:  # fmt: skip
     """Cut the completions into the warm-up and the windows, checking stability after each
     window, until stable, ``max_trials`` windows, or every thread has stopped. ``sources``
     are this process's generator or the load processes'."""
@@ -498,10 +500,22 @@ def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
                     break
                 time.sleep(poll)
         else:
+            # A time window runs its interval, and on until each sending thread could have
+            # had an answer (``minimum`` of them), at most LONGEST_WINDOW intervals: a window
+            # shorter than one request would measure nothing.
             end_at = start + measurement.interval
-            while clock() < end_at and alive:
-                time.sleep(min(poll * 10, max(0.0, end_at - clock())))
-                alive = any(source.alive() for source in sources)
+            longest = start + measurement.interval * LONGEST_WINDOW
+            base, alive = counts()
+            while alive:
+                moment = clock()
+                if moment >= longest:
+                    break
+                if moment >= end_at:
+                    done, alive = counts()
+                    if done - base >= minimum:
+                        break
+                time.sleep(min(poll * 10, max(poll, end_at - moment)))
+                alive = alive and any(source.alive() for source in sources)
         edge = clock()
         result.edges.append(edge)
         spans, now = cut(edge)

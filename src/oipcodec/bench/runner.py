@@ -219,13 +219,13 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
 
 
 def _warmup(options: BenchOptions) -> int:
-    """Warm-up completions per level: as given, else two per sending thread (each opens its
+    """Warm-up completions per level: as given, else one per sending thread (each opens its
     connection and fills its caches before a window counts)."""
     if options.warmup_requests is not None:
         return options.warmup_requests
     if options.mode() == "concurrency":
-        return 2 * max(options.concurrency)
-    return 2
+        return max(options.concurrency)
+    return 1
 
 
 def _environment(implementation: str) -> dict[str, str]:
@@ -248,10 +248,11 @@ def _run_worker(
     the model's request."""
     steps = _steps(options, implementation)
     # A hard bound on the whole worker, far above what its windows add up to.
-    window = options.duration * (10 if options.measurement_mode == "count_windows" else 1)
+    # A window is at most 25 intervals (time windows waiting for a slow row's answers).
+    window = options.duration * 25
     limit = (
         120.0
-        + steps * (window * max(1, options.max_trials) + 10.0)
+        + steps * (window * max(1, options.max_trials) + options.timeout)
         + len(options.payloads) * options.timeout
     )
     info: dict[str, Any] = {"implementation": implementation}
