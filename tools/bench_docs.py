@@ -47,7 +47,9 @@ def provenance(results: dict[str, Any]) -> str:
         f"{w['implementation']} {w['version']}" for w in results["workers"] if w.get("version")
     )
     loads = [f"{v:.1f}" for v in machine.get("load_average") or [] if v is not None]
-    busy = f", load average {' then '.join(loads)} (other work on the machine)" if loads else ""
+    busy = ""
+    if len(loads) == 2:
+        busy = f"; 1-minute load average {loads[0]} before, {loads[1]} after: other work"
     return (
         f"`oipcodec bench{quick}` (oipcodec {results['oipcodec_version']}), "
         f"{results['created']}, {results['seconds']:.0f} s; {machine['cpus']} CPUs "

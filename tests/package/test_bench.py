@@ -103,7 +103,8 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
         }
     kernels = {w["implementation"]: w.get("kernels") for w in results["workers"]}
     assert kernels["native"] == "native" and kernels["pure"] == "pure"
-    assert results["best"]["small"].split("/")[0] in PATHS
+    # The best is chosen among stable rows: a loaded machine may leave none.
+    assert all(key.split("/")[0] in PATHS for key in results["best"].values())
     assert results["payloads"]["small"] == {**PAYLOADS["small"].as_dict()}
     assert not results["interrupted"]
 
@@ -130,7 +131,7 @@ def test_quick_run_kserve_rows(quick_run: tuple[dict[str, Any], str, Path]) -> N
     worker = next(w for w in results["workers"] if w["implementation"] == "kserve")
     assert worker["version"] and worker["url"] is None  # no server started for a peer's codec
     assert "KServe" in results["implementations"]["kserve"]
-    assert not results["best"]["small"].endswith("/kserve")
+    assert not results["best"].get("small", "").endswith("/kserve")
     lines = [line for line in table.splitlines() if "kserve" in line]
     assert sum("codec only (no --url)" in line for line in lines) == 3
     assert sum("codec only (no --grpc-target)" in line for line in lines) == 2
@@ -142,9 +143,13 @@ def test_quick_run_table_and_chart(quick_run: tuple[dict[str, Any], str, Path]) 
     results, table, out = quick_run
     assert "small (1x16 FP32)" in table
     assert "REST binary+gzip" in table and "gRPC typed" in table
-    best_path, best_impl = results["best"]["small"].split("/")
     marked = [line for line in table.splitlines() if line.startswith("* ")]
-    assert len(marked) == 1 and PATHS[best_path].label in marked[0] and best_impl in marked[0]
+    if "small" not in results["best"]:  # every row unstable (a loaded machine): no best
+        assert not marked
+    else:
+        best_path, best_impl = results["best"]["small"].split("/")
+        assert len(marked) == 1 and PATHS[best_path].label in marked[0]
+        assert best_impl in marked[0]
     if chart.missing() is not None:  # an install without the bench extra: a note, no chart
         assert chart.missing() in table and not (out / "throughput.png").exists()
         return

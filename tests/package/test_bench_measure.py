@@ -339,6 +339,8 @@ def test_pure_beating_native_in_an_unstable_window_is_marked() -> None:
     assert "9,000~" in pure and not pure.startswith("*")
     assert native.split()[-1] == "0.67" and pure.split()[-1] == "1.00"  # x pure
     assert any("~ never stable" in line for line in lines)
+    everything_unstable = [_record("grpc-raw", "pure", 9000, False)]
+    assert best_paths(everything_unstable) == {}  # nothing is crowned on noise
     assert max(len(line) for line in lines) <= TABLE_WIDTH
     csv_lines = csv_rows(results)
     stable_column = csv_lines[0].index("Stable")

@@ -345,18 +345,17 @@ def _best_load(record: dict[str, Any]) -> dict[str, Any] | None:
 
 def best_paths(records: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Per payload, ``path/implementation`` of the highest requests/s at the highest level,
-    among the rows whose figure was stable (among all when none was): an unstable window is
-    no winner."""
-    best: dict[str, tuple[bool, float, str]] = {}
+    among the rows whose figure is not marked unstable: an unstable window crowns nothing,
+    so a payload whose rows all are has no best."""
+    best: dict[str, tuple[float, str]] = {}
     for record in records:
         load = _best_load(record)
-        if record.get("error") or load is None:
+        if record.get("error") or load is None or load.get("stable") is False:
             continue
         key = f"{record['path']}/{record['implementation']}"
-        candidate = (load.get("stable") is not False, load["rps"], key)
-        if record["payload"] not in best or candidate[:2] > best[record["payload"]][:2]:
-            best[record["payload"]] = candidate
-    return {payload: key for payload, (_, _, key) in best.items()}
+        if record["payload"] not in best or load["rps"] > best[record["payload"]][0]:
+            best[record["payload"]] = (load["rps"], key)
+    return {payload: key for payload, (_, key) in best.items()}
 
 
 def _fmt(value: float | None, digits: int = 0) -> str:
@@ -478,7 +477,7 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
                 )
     lines.append("")
     lines.append(
-        "(*) most requests/s for the payload at the highest level, among stable rows. "
+        "(*) most requests/s for the payload at the highest level, of the stable rows. "
         "x pure = req/s"
     )
     lines.append(
