@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from oipcodec.bench.load import level_label, level_of, run_levels
 from oipcodec.bench.runner import render_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,10 +46,14 @@ def provenance(results: dict[str, Any]) -> str:
     peers = ", ".join(
         f"{w['implementation']} {w['version']}" for w in results["workers"] if w.get("version")
     )
+    loads = [f"{v:.1f}" for v in machine.get("load_average") or [] if v is not None]
+    busy = ""
+    if len(loads) == 2:
+        busy = f"; 1-minute load average {loads[0]} before, {loads[1]} after: other work"
     return (
         f"`oipcodec bench{quick}` (oipcodec {results['oipcodec_version']}), "
         f"{results['created']}, {results['seconds']:.0f} s; {machine['cpus']} CPUs "
-        f"(shared), {machine['platform']}, Python {machine['python']}"
+        f"(shared{busy}), {machine['platform']}, Python {machine['python']}"
         + (f"; peers: {peers}" if peers else "")
     )
 
@@ -96,10 +101,19 @@ def _number(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def _rate(entry: dict[str, Any]) -> str:
+    """Requests/s, ``~`` after a figure that never stabilised, ``!`` where the load
+    generator was saturated (as the table prints them)."""
+    marks = ("~" if entry.get("stable") is False else "") + (
+        "!" if entry.get("generator_saturated") else ""
+    )
+    return _number(entry.get("rps")) + (f" {marks}" if marks else "")
+
+
 def tables(results: dict[str, Any]) -> str:
     """The harness's figures as one Markdown table per payload (the page's form of the table
     ``oipcodec bench`` prints)."""
-    levels = results["options"]["concurrency"]
+    mode, levels = run_levels(results)
     top = max(levels)
     out = []
     for name, payload in results["payloads"].items():
@@ -108,12 +122,17 @@ def tables(results: dict[str, Any]) -> str:
             continue
         shape = "x".join(map(str, payload["shape"]))
         out += [f"### {name}: {shape} {payload['datatype']}", ""]
-        out += [f"Latency and MB/s at concurrency {top}.", ""]
-        head = ["path", "implementation", *(f"c={c} req/s" for c in levels)]
-        head += ["MB/s", "p50 ms", "p99 ms", "wire kB"]
+        out += [f"Latency and MB/s at {level_label(mode, top)}.", ""]
+        head = ["path", "implementation", *(f"{level_label(mode, c)} req/s" for c in levels)]
+        head += ["MB/s", "p50 ms", "p99 ms", "x pure", "wire kB"]
         head += ["client µs", "server µs"]
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         notes: dict[str, list[str]] = {}
+        pure = {
+            r["path"]: {level_of(e): e for e in r.get("load", [])}.get(top, {})
+            for r in records
+            if r["implementation"] == "pure"
+        }
         for record in records:
             path = results["paths"].get(record["path"], record["path"])
             implementation = record["implementation"]
@@ -124,15 +143,17 @@ def tables(results: dict[str, Any]) -> str:
                 continue
             best = results["best"].get(name) == f"{record['path']}/{implementation}"
             cells = [f"**{path}**" if best else path, implementation]
-            by_level = {e["concurrency"]: e for e in record.get("load", [])}
+            by_level = {level_of(e): e for e in record.get("load", [])}
             load = by_level.get(top, {})
             if record.get("codec_only"):
                 notes.setdefault(record["codec_only"], []).append(f"{path} ({implementation})")
-                cells += ["-"] * (len(levels) + 3)
+                cells += ["-"] * (len(levels) + 4)
             else:
-                cells += [_number(by_level.get(c, {}).get("rps")) for c in levels]
+                cells += [_rate(by_level.get(c, {})) for c in levels]
                 cells += [_number(load.get("mb_per_s"), 1), _number(load.get("p50_ms"), 2)]
-                cells += [_number(load.get("p99_ms"), 2)]
+                reference = pure.get(record["path"], {}).get("rps")
+                ratio = load["rps"] / reference if reference and load.get("rps") else None
+                cells += [_number(load.get("p99_ms"), 2), _number(ratio, 2)]
             codec = record.get("codec_us", {})
             wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
             cells += [_number(wire, 1), _number(codec.get("client")), _number(codec.get("server"))]
@@ -145,7 +166,11 @@ def tables(results: dict[str, Any]) -> str:
 
 def page(results: dict[str, Any]) -> str:
     """The text of docs/benchmarks.md."""
-    levels = results["options"]["concurrency"]
+    _, levels = run_levels(results)
+    options = results["options"]
+    window_ms = options.get("duration", 1.0) * 1e3
+    trials = options.get("max_trials", 10)
+    spread = options.get("stability_percentage", 10)
     payloads = ", ".join(
         f"`{name}` ({'x'.join(map(str, p['shape']))} {p['datatype']}: {p['description']})"
         for name, p in results["payloads"].items()
@@ -199,14 +224,21 @@ against the native server.
   `--grpc-target` point at a running server of theirs. A path or datatype a peer cannot take is
   listed as `not supported`, with the reason. KServe and MLServer cannot be installed in one
   environment, so one run shows at most one of them.
-- Short windows on a shared machine are noisy: rows closer than about 30% are a tie. The full
-  run (all six payloads, 1 s windows) is steadier.
+- `x pure` is the row's requests/s against `pure` on the same path at the highest concurrency.
+- Each figure is the last three of a level's measurement windows ({window_ms:g} ms each here,
+  after a warm-up), as perf_analyzer reports it. A figure marked `~` never stabilised: in
+  {trials} windows, the last three never came within {spread:g}% of each other in requests/s
+  and average latency. Read it as noise, not as a result; the path in bold is chosen among the
+  stable rows. `!` marks a row where the load generator used a whole core: it, not the
+  server, was the limit.
+- Short windows on a shared machine are noisy; the full run (all six payloads, 1 s windows,
+  up to 10 of them) is steadier.
 
 ## Reproduce
 
 ```bash
 pip install ".[bench]"                     # ".[bench-kserve]" adds KServe's rows
-oipcodec bench --quick                     # small and tokens, 0.25 s windows
+oipcodec bench --quick                     # small and tokens, 0.2 s windows, <= 5 a level
 oipcodec bench                             # all payloads: small, image, logits_bf16,
                                            # logits_fp32, strings, tokens; 1 s windows
 oipcodec bench --payload image --path rest-json --concurrency 1,8,32
@@ -216,18 +248,67 @@ oipcodec bench --url http://host:8000 --grpc-target host:8001 --model identity
 
 Options: `--payload NAME` (repeatable, or `a,b` as `--concurrency 1,8`), your own payload with
 `--shape` and `--datatype`, `--path`, `--implementation` (native, pure, tritonclient, kserve,
-mlserver; default: all installed; both lists too), `--no-peers`, `--concurrency`, `--duration
-S`, `--timeout`, `--output-dir` (default `./oipcodec-bench`), `--no-chart`. With `--url` /
+mlserver; default: all installed; both lists too), `--no-peers`, `--timeout`, `--output-dir`
+(default `./oipcodec-bench`), `--no-chart`, `--wide` (the codec columns in the printed
+table); the load and measurement options are below. With `--url` /
 `--grpc-target` the harness measures that server instead of starting one; only the client side
 then changes between implementations. `--model` names the model to call (see below);
 `results.json` lists under `implementations` only the implementations that ran (`skipped` names
 the others).
 
-Output: a progress line on stderr, the table on stdout, and in the output directory
-`results.json` (every figure per concurrency level, the machine, the options, the peers'
-versions; a peer's row carries `codec_only` or `unsupported` with the reason) and
+Output: a progress line on stderr, the table on stdout (100 columns; `--wide` adds the codec
+columns), and in the output directory `results.json` (every figure per level and every
+window, stability, the generator's CPU use, the machine, the options, the peers' versions; a
+peer's row carries `codec_only` or `unsupported` with the reason) and
 `throughput.png` (drawn with matplotlib, from the `bench` extra; without it the run writes the
 rest and says so).
+
+## Load and measurement, as perf_analyzer does them
+
+The load options take perf_analyzer's names, so a command line moves between the two tools.
+
+- Closed loop: `--concurrency 1,8` (a list), `--concurrency 1:64` (doubling: 1, 2, 4, ...,
+  64; `1:64:4` multiplies by 4), or perf_analyzer's `--concurrency-range 1:64:8` (linear: 1,
+  9, 17, ...). Each thread sends its next request once the answer to the previous one is in.
+- Open loop: `--request-rate 100,200` (or `--request-rate-range 100:400:100`) with
+  `--request-distribution constant|poisson`, or `--request-intervals FILE` (one interval in
+  microseconds a line, repeated; perf_analyzer's form). Each request is due at its scheduled
+  time and its latency counts from then, so a server that falls behind shows its queueing
+  delay instead of slowing the load down (no coordinated omission). `--max-threads` (default
+  16) threads send; a request due while all are busy waits, and the wait counts.
+- `--latency-threshold MS` stops the sweep after the first level whose p99 latency (or
+  `--percentile`'s) is above MS.
+- Windows: `--measurement-interval MS` (default 1000; `--quick` 200) or
+  `--measurement-mode count_windows` with `--measurement-request-count N`, after
+  `--warmup-request-count N` answers (default one per sending thread). A level is stable once
+  its last three windows are within `--stability-percentage` (default 10) of each other
+  (max/min) in requests/s and in latency (the average, or `--percentile 50|90|95|99`); it
+  stops there, or after `--max-trials` windows (default 10; `--quick` 5), and is then marked
+  unstable in the table, the CSV and `results.json`. The figures are the last three windows
+  together: requests/s, and latency average, p50, p90, p95, p99 and max.
+- The load generator: `--load-processes N` spreads the sending threads over N processes,
+  each with its own interpreter lock (default: one per 16 threads, at most half the CPUs).
+  Every window records the generator's CPU use (CPU seconds per second, all processes) and
+  the busiest process's share of a core; a row where it reached 90% is marked `!`.
+- `--csv FILE` (or `-f`) writes perf_analyzer's `-f` layout with its `--verbose-csv` columns
+  (`Concurrency` or `Request Rate`, `Inferences/Second`, `Client Send`, `Network+Server
+  Send/Recv`, the four server columns, `Client Recv`, p50 to p99, `Avg latency`,
+  `request/response`, `response wait`; times in microseconds), a row per path,
+  implementation and level, then oipcodec's columns: payload, path, implementation, stable,
+  the generator's CPU, max latency, client and server codec microseconds. `Client Send` and
+  `Client Recv` are the client codec's encode and decode time; the server columns hold the
+  server's own statistics where they were read (`server_breakdown` in `results.json`), else 0.
+- `--profile-export FILE` writes every measured request (the last three windows of each level)
+  in perf_analyzer's profile-export JSON: an experiment per row and level, each request's
+  `timestamp` and `response_timestamps` in nanoseconds since the epoch (in open loop the
+  timestamp is when the request was due), the windows' edges, and under `oipcodec` the row's
+  payload, path, implementation and stability.
+
+```bash
+oipcodec bench --url http://127.0.0.1:8000 --path rest-binary --implementation native \
+    --request-rate 50,100,200 --request-distribution poisson --latency-threshold 50 \
+    --csv out.csv --profile-export profile.json
+```
 
 ## Your own model: `--model`
 
@@ -287,8 +368,9 @@ finds it), so `native` and `pure` measure oipcodec's server with your model too.
   answer's.
 
 How it measures: one subprocess per implementation (its environment selects the kernels), which
-starts its own server subprocess; load is closed-loop threads sharing one oipcodec client
-(tritonclient: one client per thread); each answer is checked against the model's declared
+starts its own server subprocess; the load is threads sharing one oipcodec client per process
+(tritonclient: one client per thread), closed or open loop, in one process or
+`--load-processes`; each answer is checked against the model's declared
 outputs, and once per row against the payload sent to an echo model, so a server that answers
 wrong shows as an error, not as a fast path. Every window is bounded in
 time and in count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C

@@ -296,6 +296,64 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+def _concurrency(text: str) -> list[int]:
+    """``--concurrency``: a list (1,8), or START:END[:FACTOR], multiplying by FACTOR (default
+    2) from START up to END: 1:64 is 1,2,4,...,64."""
+    if ":" not in text:
+        return _int_list(text)
+    parts = text.split(":")
+    try:
+        start, end, factor = (int(parts[0]), int(parts[1]), int(parts[2]) if len(parts) > 2 else 2)
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"expected START:END[:FACTOR]: {text!r}") from None
+    if len(parts) > 3 or start < 1 or end < start or factor < 2:
+        raise argparse.ArgumentTypeError(
+            f"expected 1 <= START <= END and FACTOR >= 2 in START:END[:FACTOR]: {text!r}"
+        )
+    values = [start]
+    while values[-1] * factor <= end:
+        values.append(values[-1] * factor)
+    return values
+
+
+def _range(kind: type) -> Callable[[str], list[Any]]:
+    """perf_analyzer's ``--concurrency-range`` / ``--request-rate-range``: START[:END[:STEP]],
+    END and STEP default to START and 1; the levels go up by STEP (linear, as perf_analyzer)."""
+
+    def parse(text: str) -> list[Any]:
+        parts = text.split(":")
+        try:
+            start = kind(parts[0])
+            end = kind(parts[1]) if len(parts) > 1 else start
+            step = kind(parts[2]) if len(parts) > 2 else kind(1)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected START[:END[:STEP]]: {text!r}") from None
+        if len(parts) > 3 or start <= 0 or end < start or step <= 0:
+            raise argparse.ArgumentTypeError(
+                f"expected 0 < START <= END and STEP > 0 in START:END:STEP: {text!r}"
+            )
+        values: list[Any] = []
+        value = start
+        while value <= end * (1 + 1e-9) and len(values) < 1000:
+            values.append(value)
+            value = value + step
+        return values
+
+    return parse
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected requests/s separated by commas: {text!r}"
+        ) from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected request rates above 0: {text!r}")
+    return values
+
+
 def _names(choices: Iterable[str]) -> Callable[[str], list[str]]:
     """An argparse type: names separated by commas, each one of ``choices``."""
     allowed = list(choices)
@@ -362,10 +420,56 @@ def _bench(args: argparse.Namespace) -> int:
         options.implementations = args.implementation
     elif args.no_peers:
         options.implementations = ["native", "pure"]
-    if args.concurrency:
-        options.concurrency = args.concurrency
+    if args.concurrency or args.concurrency_range:
+        options.concurrency = args.concurrency or args.concurrency_range
+    rates = args.request_rate or args.request_rate_range
+    if (
+        sum(x is not None for x in (rates, args.request_intervals))
+        + bool(args.concurrency or args.concurrency_range)
+        > 1
+    ):
+        print("oipcodec bench: give one load: --concurrency[-range], --request-rate[-range] "
+              "or --request-intervals", file=sys.stderr)  # fmt: skip
+        return 2
+    if rates:
+        options.request_rates = rates
+    options.request_distribution = args.request_distribution
+    if args.request_intervals is not None:
+        from oipcodec.bench.load import read_intervals
+
+        try:
+            read_intervals(args.request_intervals)
+        except (OSError, ValueError) as exc:
+            print(f"oipcodec bench: --request-intervals: {exc}", file=sys.stderr)
+            return 2
+        options.request_intervals = args.request_intervals
     if args.duration is not None:
         options.duration = args.duration
+    if args.measurement_interval is not None:
+        options.duration = args.measurement_interval / 1e3
+    for name in (
+        "measurement_mode",
+        "measurement_request_count",
+        "stability_percentage",
+        "max_trials",
+        "latency_threshold",
+        "max_threads",
+        "csv",
+        "profile_export",
+        "load_processes",
+    ):
+        if getattr(args, name) is not None:
+            setattr(options, name, getattr(args, name))  # fmt: skip
+    for name in ("max_trials", "measurement_request_count", "max_threads", "load_processes"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+    if args.percentile is not None:
+        options.percentile = None if args.percentile == "avg" else float(args.percentile)
+    if args.warmup_request_count is not None:
+        options.warmup_requests = args.warmup_request_count
+    options.wide = args.wide
     options.url = args.url
     options.grpc_target = args.grpc_target
     try:
@@ -411,7 +515,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     )
     add = bench.add_argument
     add("--quick", action="store_true",
-        help="small payload set, short windows: under a minute on two cores")  # fmt: skip
+        help="small payload set, 200 ms windows, at most 5 a level: a few minutes on two "
+        "cores")  # fmt: skip
     add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
         help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip
     add("--shape", action="append", metavar="[NAME:]DIMS",
@@ -427,10 +532,66 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help=f"implementations (repeatable, or a,b): {', '.join(IMPLEMENTATIONS)} "
         "(default: all installed)")  # fmt: skip
     add("--no-peers", action="store_true", help="oipcodec native and pure only")
-    add("--concurrency", type=_int_list, metavar="N,N",
-        help="concurrency levels, e.g. 1,8 (default: 1,8)")  # fmt: skip
-    add("--duration", type=float, metavar="S",
-        help="seconds per load window (default 1.0; --quick 0.25)")  # fmt: skip
+    load = bench.add_argument_group(
+        "load and measurement (perf_analyzer's names; one load mode per run)"
+    )
+    load.add_argument("--concurrency", type=_concurrency, metavar="N,N|START:END[:FACTOR]",
+        help="closed-loop levels: a list, e.g. 1,8 (the default), or START:END[:FACTOR] "
+        "multiplying by FACTOR (default 2): 1:64 is 1,2,4,...,64")  # fmt: skip
+    load.add_argument("--concurrency-range", type=_range(int), metavar="START:END:STEP",
+        help="closed-loop levels as perf_analyzer takes them: START to END by STEP "
+        "(linear: 1:64:2 is 1,3,5,...)")  # fmt: skip
+    load.add_argument("--request-rate", type=_rates, metavar="R[,R]",
+        help="open loop at these requests/s: each request is due at its scheduled time "
+        "and its latency counts from then, so a server that falls behind shows its "
+        "queueing delay")  # fmt: skip
+    load.add_argument("--request-rate-range", type=_range(float), metavar="START:END:STEP",
+        help="open-loop rates as perf_analyzer takes them (linear)")  # fmt: skip
+    load.add_argument("--request-distribution", choices=("constant", "poisson"),
+        default="constant",
+        help="open loop: the gaps between due times (default constant)")  # fmt: skip
+    load.add_argument("--request-intervals", metavar="FILE",
+        help="open loop at the gaps in FILE: one interval in microseconds a line, "
+        "repeated (perf_analyzer's form)")  # fmt: skip
+    load.add_argument("--max-threads", type=int, metavar="N",
+        help="open loop: threads that send (default 16); a request due while all are "
+        "busy waits, and its latency counts the wait")  # fmt: skip
+    load.add_argument("--load-processes", type=int, metavar="N",
+        help="processes that send, each with its own GIL, the threads spread over them "
+        "(default: one per 16 threads, at most half the CPUs); a window where one used a "
+        "whole core is flagged: the generator, not the server, was the limit")  # fmt: skip
+    load.add_argument("--latency-threshold", type=float, metavar="MS",
+        help="stop the sweep after the first level whose p99 latency (or --percentile's) "
+        "is above MS")  # fmt: skip
+    load.add_argument("--measurement-interval", type=float, metavar="MS",
+        help="time window length, ms (default 1000; --quick 200)")  # fmt: skip
+    load.add_argument("--duration", type=float, metavar="S",
+        help="the same in seconds (the older spelling)")  # fmt: skip
+    load.add_argument("--measurement-mode", choices=("time_windows", "count_windows"),
+        help="windows of --measurement-interval, or of --measurement-request-count "
+        "answers (default time_windows)")  # fmt: skip
+    load.add_argument("--measurement-request-count", type=int, metavar="N",
+        help="answers per count window (default 50)")  # fmt: skip
+    load.add_argument("--stability-percentage", type=float, metavar="P",
+        help="a level is stable when its last 3 windows' req/s and latency are within "
+        "P%% of each other (max/min; default 10)")  # fmt: skip
+    load.add_argument("--max-trials", type=int, metavar="N",
+        help="windows at most per level before it is reported as never stable "
+        "(default 10; --quick 6; below 3, stability is not checked)")  # fmt: skip
+    load.add_argument("--percentile", choices=("50", "90", "95", "99", "avg"),
+        help="the latency that decides stability (default avg, as perf_analyzer) and that "
+        "--latency-threshold compares (default p99)")  # fmt: skip
+    load.add_argument("--warmup-request-count", type=int, metavar="N",
+        help="answers per level before the first window (default: one per thread)")  # fmt: skip
+    out = bench.add_argument_group("output")
+    out.add_argument("--csv", "-f", metavar="FILE",
+        help="write a CSV in perf_analyzer's -f layout (its --verbose-csv columns, times in "
+        "us), oipcodec's columns appended")  # fmt: skip
+    out.add_argument("--profile-export", metavar="FILE",
+        help="write every measured request's send and answer times (ns) in "
+        "perf_analyzer's profile-export JSON")  # fmt: skip
+    out.add_argument("--wide", action="store_true",
+        help="the table's codec columns too (wire kB, client and server codec us)")  # fmt: skip
     add("--url", help="measure this OIP REST server instead of starting one")
     add("--grpc-target", help="measure this OIP gRPC server (host:port) instead")
     add("--model", default="identity",

@@ -16,7 +16,7 @@ import pytest
 
 from oipcodec import InferResponse, cli, pb, rest
 from oipcodec.bench import PATHS, PAYLOADS, chart, custom_payload, peers
-from oipcodec.bench.load import run_load, time_call
+from oipcodec.bench.load import Measurement, measure_level, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, same_values, supported
 from oipcodec.bench.payloads import make_tensor
 from oipcodec.bench.runner import _chart, best_paths, render_table
@@ -103,7 +103,8 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
         }
     kernels = {w["implementation"]: w.get("kernels") for w in results["workers"]}
     assert kernels["native"] == "native" and kernels["pure"] == "pure"
-    assert results["best"]["small"].split("/")[0] in PATHS
+    # The best is chosen among stable rows: a loaded machine may leave none.
+    assert all(key.split("/")[0] in PATHS for key in results["best"].values())
     assert results["payloads"]["small"] == {**PAYLOADS["small"].as_dict()}
     assert not results["interrupted"]
 
@@ -130,7 +131,7 @@ def test_quick_run_kserve_rows(quick_run: tuple[dict[str, Any], str, Path]) -> N
     worker = next(w for w in results["workers"] if w["implementation"] == "kserve")
     assert worker["version"] and worker["url"] is None  # no server started for a peer's codec
     assert "KServe" in results["implementations"]["kserve"]
-    assert not results["best"]["small"].endswith("/kserve")
+    assert not results["best"].get("small", "").endswith("/kserve")
     lines = [line for line in table.splitlines() if "kserve" in line]
     assert sum("codec only (no --url)" in line for line in lines) == 3
     assert sum("codec only (no --grpc-target)" in line for line in lines) == 2
@@ -142,9 +143,13 @@ def test_quick_run_table_and_chart(quick_run: tuple[dict[str, Any], str, Path]) 
     results, table, out = quick_run
     assert "small (1x16 FP32)" in table
     assert "REST binary+gzip" in table and "gRPC typed" in table
-    best_path, best_impl = results["best"]["small"].split("/")
     marked = [line for line in table.splitlines() if line.startswith("* ")]
-    assert len(marked) == 1 and PATHS[best_path].label in marked[0] and best_impl in marked[0]
+    if "small" not in results["best"]:  # every row unstable (a loaded machine): no best
+        assert not marked
+    else:
+        best_path, best_impl = results["best"]["small"].split("/")
+        assert len(marked) == 1 and PATHS[best_path].label in marked[0]
+        assert best_impl in marked[0]
     if chart.missing() is not None:  # an install without the bench extra: a note, no chart
         assert chart.missing() in table and not (out / "throughput.png").exists()
         return
@@ -372,8 +377,8 @@ def test_load_is_bounded_and_counts_errors() -> None:
 
         return call
 
-    result = run_load(make, 2, duration=5.0, max_requests=50, join_timeout=5.0)
-    assert result.requests == 50 == calls["n"] and result.seconds < 5.0
+    result = measure_level(make, Measurement(interval=0.05, max_trials=3), concurrency=2)
+    assert len(result.windows) == 3 and 0 < len(result.spans) <= calls["n"]
 
     def failing() -> Any:
         def call() -> None:
@@ -381,8 +386,8 @@ def test_load_is_bounded_and_counts_errors() -> None:
 
         return call
 
-    result = run_load(failing, 3, duration=0.05, max_requests=100, join_timeout=5.0)
-    assert result.requests == 0 and result.errors == 3 and "boom" in (result.first_error or "")
+    result = measure_level(failing, Measurement(interval=0.05, max_trials=3), concurrency=3)
+    assert not result.spans and result.errors == 3 and "boom" in (result.first_error or "")
     assert time_call(lambda: None, 0.01) >= 0
 
 
@@ -514,7 +519,7 @@ def test_table_and_chart_with_peer_rows_without_throughput(tmp_path: Path) -> No
         "machine": {"cpus": 2, "python": "3"}, "created": "now",
     }  # fmt: skip
     assert results["best"] == {}
-    lines = render_table(results).splitlines()
+    lines = render_table(results, wide=True).splitlines()
     header = next(line for line in lines if "server us" in line)
     (codec_row,) = [line for line in lines if "codec only (no --url)" in line]
     assert len(codec_row) == len(header) and codec_row.endswith("1.2          -        321")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
+import itertools
 import json
 import os
 import urllib.request
@@ -164,7 +165,12 @@ def test_the_first_error_of_a_broken_model_is_in_the_table(server: Any, tmp_path
         *[arg for impl in implementations for arg in ("--implementation", impl)],
     )  # fmt: skip
     assert status == 0
-    rows = [line for line in table.splitlines() if "REST binary" in line or "gRPC raw" in line]
+    lines = table.splitlines()
+    rows = [  # a row with its continuation lines (the table wraps a message at 100 columns)
+        " ".join([line, *(more.strip() for more in itertools.takewhile(
+            lambda s: s.startswith("      "), lines[i + 1 :]))])
+        for i, line in enumerate(lines) if "REST binary" in line or "gRPC raw" in line
+    ]  # fmt: skip
     assert len(rows) == 2 * len(implementations)
     for line in rows:
         assert "error: " in line and "the weights file is missing (bench test)" in line
@@ -293,7 +299,7 @@ def test_results_list_only_what_ran(
     )  # fmt: skip
     assert status == 0
     err = capsys.readouterr().err
-    assert "oipcodec bench: 1 payload x 1 path x native, concurrency [1]" in err
+    assert "oipcodec bench: 1 payload x 1 path x native, closed loop at concurrency [1]" in err
     assert "not installed, skipped: mlserver" in err
     results = json.loads((tmp_path / "results.json").read_text())
     assert list(results["implementations"]) == ["native"]

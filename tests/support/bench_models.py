@@ -3,6 +3,8 @@ imports nothing from ``tests``): the harness must build their requests from thei
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,23 @@ class Renamed(Model):
         return {"output-0": value}
 
 
+#: One request at a time in a server process (made at import, so in the server's own).
+_ONE_AT_A_TIME = threading.Lock()
+
+
+class Slow(Model):
+    """50 ms per request, one at a time: a server whose capacity is 20 requests/s."""
+
+    name = "slow"
+    inputs = (TensorSpec("X", "FP32", [2]),)
+    outputs = (TensorSpec("Y", "FP32", [2]),)
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        with _ONE_AT_A_TIME:
+            time.sleep(0.05)
+        return {"Y": inputs["X"]}
+
+
 def bench_models() -> list[Model]:
     """The models of the ``oipcodec bench --model`` tests."""
     return [Score(), Batched(), Broken(), Renamed()]
@@ -68,3 +87,12 @@ def bench_models() -> list[Model]:
 
 #: What ``oipcodec serve --model-module`` serves from this module.
 MODELS = bench_models
+
+
+def sleeper_callers(seconds: float) -> tuple[Any, Any]:
+    """A load process's callers that sleep ``seconds`` a request (the load tests' build)."""
+
+    def factory() -> Any:
+        return lambda: time.sleep(seconds)
+
+    return factory, lambda: None

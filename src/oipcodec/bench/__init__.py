@@ -7,8 +7,8 @@ concurrency levels, and the codec-only cost per request on each side; KServe's a
 server codecs are rows of the same table (:mod:`oipcodec.bench.peers`). Each implementation
 runs in a subprocess of its own (``OIPCODEC_PURE`` set for it) that starts its own embedded
 server, so ``pure`` is the pure kernels in the client *and* the server; ``--url`` /
-``--grpc-target`` measure any OIP server instead. Load is closed loop: threads of one
-process, each sending its next request once the previous answer is decoded.
+``--grpc-target`` measure any OIP server instead. Load is closed or open loop
+(:mod:`oipcodec.bench.load`), measured in windows until stable, as perf_analyzer does.
 
 The harness sits on top: it may import every other layer (codecs, server, client, compat), and
 nothing but the CLI imports it. Reading and reproducing the figures: docs/benchmarks.md.

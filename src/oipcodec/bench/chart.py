@@ -6,8 +6,9 @@ differ by orders of magnitude); latency at that level (p50 a bar, p99 a tick joi
 and, when peer servers' codecs were measured, each peer's server codec time per request next
 to oipcodec's own, hatched: codec-only figures are never drawn among end-to-end ones. One
 colour per implementation across the panels, one legend; a payload's most requests/s reads
-"best"; the title names the machine (CPUs, platform, Python) and the date of the run; a path
-an implementation cannot take reads "not supported", a failed one "error".
+"best", a figure that never stabilised "~ unstable"; the title names the machine (CPUs,
+platform, Python) and the date of the run; a path an implementation cannot take reads "not
+supported", a failed one "error".
 
 matplotlib (the ``bench`` extra) is imported only when the chart is drawn, through its Agg
 canvas, so the global backend of a process that imported :mod:`oipcodec.bench` stays as it
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oipcodec.bench.load import level_of, run_levels
 from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
 from oipcodec.bench.peers import SERVER_PEERS
 
@@ -74,6 +76,7 @@ class _Bar:
     p99: float | None = None
     note: str | None = None  # "not supported" / "error" instead of a bar
     best: bool = False
+    unstable: bool = False  # never stable: its label says so
 
 
 @dataclass
@@ -114,7 +117,8 @@ class _Panel:
 def _panels(results: dict[str, Any]) -> list[tuple[str, _Panel, _Panel | None]]:
     """Per payload with an end-to-end figure: its title, the end-to-end bars and (when a peer
     server's codec was measured) the server codec bars."""
-    top = max(results["options"]["concurrency"])
+    _, levels = run_levels(results)
+    top = max(levels)
     out = []
     for name, payload in results["payloads"].items():
         records = [r for r in results["results"] if r["payload"] == name]
@@ -135,7 +139,7 @@ def _panels(results: dict[str, Any]) -> list[tuple[str, _Panel, _Panel | None]]:
             if record.get("error"):
                 load.append(_Bar(path, implementation, note="error"))
                 continue
-            entry = next((e for e in record.get("load", []) if e["concurrency"] == top), None)
+            entry = next((e for e in record.get("load", []) if level_of(e) == top), None)
             if entry is None or not entry.get("rps"):
                 continue
             best = results["best"].get(name) == f"{path}/{implementation}"
@@ -147,6 +151,7 @@ def _panels(results: dict[str, Any]) -> list[tuple[str, _Panel, _Panel | None]]:
                     entry.get("p50_ms"),
                     entry.get("p99_ms"),
                     best=best,
+                    unstable=entry.get("stable") is False,
                 )
             )
         if not any(b.value for b in load):
@@ -259,7 +264,14 @@ def _value_label(ax: Axes, x: float, y: float, text: str, bold: bool = False) ->
     )
 
 
-def _throughput(ax: Axes, panel: _Panel, top: int) -> None:
+def _at(mode: str, level: float) -> str:
+    """``concurrency N`` or ``R req/s (open loop)``: the level the panels show, in words."""
+    if mode == "concurrency":
+        return f"concurrency {level:g}"
+    return "the intervals' rate" if mode == "intervals" else f"{level:g} req/s (open loop)"
+
+
+def _throughput(ax: Axes, panel: _Panel, top: str) -> None:
     placed = _frame(ax, panel, labels=True)
     values = [b.value for _, b in placed if b.value]
     _log_axis(ax, min(values), max(values), 0.75)
@@ -269,11 +281,12 @@ def _throughput(ax: Axes, panel: _Panel, top: int) -> None:
             continue
         assert bar.value is not None
         ax.barh(y, bar.value, height=0.8, color=COLOURS.get(bar.implementation, _OTHER))
-        _value_label(ax, bar.value, y, _rate(bar.value) + ("  best" if bar.best else ""), bar.best)
-    ax.set_xlabel(f"requests/s at concurrency {top}, log scale (more is better)", fontsize=_FONT)
+        text = _rate(bar.value) + (" ~ unstable" if bar.unstable else "")
+        _value_label(ax, bar.value, y, text + ("  best" if bar.best else ""), bar.best)
+    ax.set_xlabel(f"requests/s at {top}, log scale (more is better)", fontsize=_FONT)
 
 
-def _latency(ax: Axes, panel: _Panel, top: int) -> None:
+def _latency(ax: Axes, panel: _Panel, top: str) -> None:
     placed = _frame(ax, panel, labels=False)
     values = [v for _, b in placed for v in (b.p50, b.p99) if v]
     if not values:
@@ -304,7 +317,7 @@ def _latency(ax: Axes, panel: _Panel, top: int) -> None:
             end = bar.p99
         _value_label(ax, end, y, text)
     ax.set_xlabel(
-        f"latency at concurrency {top}, ms, log scale: p50 bar / p99 tick (less is better)",
+        f"latency at {top}, ms, log scale: p50 bar / p99 tick (less is better)",
         fontsize=_FONT,
     )
 
@@ -362,7 +375,8 @@ def draw_chart(results: dict[str, Any]) -> Figure | None:
     panels = _panels(results)
     if not panels:
         return None
-    top = max(results["options"]["concurrency"])
+    mode, levels = run_levels(results)
+    top = _at(mode, max(levels))
     columns = 3 if any(codec is not None for _, _, codec in panels) else 2
     heights = [
         max(load.positions()[2], codec.positions()[2] if codec else 0.0) * _SLOT + 1.1

@@ -11,6 +11,7 @@ exits when its stdin closes (the parent is gone) or on SIGTERM, stopping its ser
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import json
 import os
@@ -25,7 +26,7 @@ import numpy as np
 
 from oipcodec import kernels
 from oipcodec.bench.connection import Connection
-from oipcodec.bench.load import run_load, time_call
+from oipcodec.bench.load import Measurement, Schedule, measure_level, summarize, time_call
 from oipcodec.bench.paths import (
     NOT_SUPPORTED,
     PATHS,
@@ -186,11 +187,12 @@ def _probe(workload: Workload, ours: OurClients) -> None:
 def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
     implementation: str = spec["implementation"]
     timeout: float = spec["timeout"]
-    levels: list[int] = spec["concurrency"]
+    levels: list[float] = spec["levels"]
     ours = None
     if url or target:
         connection = Connection.from_dict(spec.get("connection"))
-        ours = OurClients(url, target, max(levels), timeout, connection)
+        clients = max(levels) if spec["mode"] == "concurrency" else spec["max_threads"]
+        ours = OurClients(url, target, int(clients), timeout, connection)
     try:
         workloads = _workloads(spec, ours, url, target)
         offered = _extensions(ours)
@@ -266,25 +268,34 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     continue
                 checked = record["error"] is None
                 read_stats = _stats_reader(ours, path, workload) if checked else None
+                threshold = spec.get("latency_threshold")
                 for level in levels:
-                    if record["error"] is None:
+                    if record["error"] is None and not record.get("threshold_reached"):
 
                         def factory(path: Any = path, workload: Any = workload) -> Any:
                             return make_caller(
                                 implementation, path, workload, ours, url, target, timeout
                             )
 
+                        build = functools.partial(
+                            _load_process_callers, implementation, path.name, workload, url,
+                            target, timeout, int(level) if spec["mode"] == "concurrency"
+                            else spec["max_threads"], spec.get("connection"),
+                        )  # fmt: skip
                         before = read_stats() if read_stats is not None else None
-                        result = run_load(
-                            factory, level, spec["duration"], spec["max_requests"], timeout
-                        )
-                        summary = result.summary(payload_bytes, answer_bytes)
+                        summary = _measure_level(spec, factory, level, payload_bytes,
+                                                 answer_bytes, build)  # fmt: skip
                         if read_stats is not None and before is not None:
                             summary["server"] = breakdown(before, read_stats())
+                            summary["server_breakdown"] = _breakdown_us(summary["server"])
                         record["load"].append(summary)
-                        if result.first_error and not result.requests:
-                            record["error"] = result.first_error
-                    emit({"event": "step", "label": f"{label} c={level}"})
+                        if summary.get("first_error") and not summary["requests"]:
+                            record["error"] = summary["first_error"]
+                        latency = summary.get(_threshold_key(spec))
+                        if threshold is not None and latency is not None and latency > threshold:
+                            # perf_analyzer's --latency-threshold: the sweep stops here.
+                            record["threshold_reached"] = level
+                    emit({"event": "step", "label": f"{label} {_level_name(spec, level)}"})
                 emit({"event": "result", "record": record})
     finally:
         if ours is not None:
@@ -300,6 +311,91 @@ def _stats_reader(ours: OurClients | None, path: Any, workload: Workload) -> Any
         return None
     model = v1_model_name(workload.inputs[0]) if path.v1 and workload.echo else workload.model
     return reader(client, model)
+
+
+def _breakdown_us(server: dict[str, Any]) -> dict[str, float]:
+    """The server's stages per request in µs under the CSV's keys (perf_analyzer's columns)."""
+    return {
+        "queue_us": server.get("Server Queue", 0.0),
+        "compute_input_us": server.get("Server Compute Input", 0.0),
+        "compute_infer_us": server.get("Server Compute Infer", 0.0),
+        "compute_output_us": server.get("Server Compute Output", 0.0),
+    }
+
+
+def _level_name(spec: dict[str, Any], level: float) -> str:
+    if spec["mode"] == "concurrency":
+        return f"c={level:g}"
+    return "intervals" if spec["mode"] == "intervals" else f"{level:g} req/s"
+
+
+def _threshold_key(spec: dict[str, Any]) -> str:
+    """The latency --latency-threshold compares: --percentile's, else p99."""
+    percentile = spec["measurement"].get("percentile")
+    return f"p{99 if percentile is None else percentile:g}_ms"
+
+
+def load_processes(spec: dict[str, Any], level: float) -> int:
+    """The level's load processes: ``--load-processes``, else one per 16 sending threads, at
+    most half the CPUs (the rest for the server; on two CPUs, one process)."""
+    if spec.get("load_processes"):
+        return int(spec["load_processes"])
+    threads = int(level) if spec["mode"] == "concurrency" else spec["max_threads"]
+    return max(1, min((os.cpu_count() or 2) // 2, -(-threads // 16)))
+
+
+def _load_process_callers(implementation: str, path_name: str, workload: Workload,
+                          url: str | None, target: str | None, timeout: float,
+                          pool: int, connection: dict[str, Any] | None = None,
+                          ) -> tuple[Any, Any]:  # fmt: skip
+    """In a load process of its own: oipcodec's clients (a connection pool of ``pool``, the
+    run's headers and TLS) and the caller factory of the row; and what to close when the
+    process is done."""
+    ours = (
+        OurClients(url, target, pool, timeout, Connection.from_dict(connection))
+        if url or target
+        else None
+    )
+
+    def factory() -> Any:
+        return make_caller(implementation, PATHS[path_name], workload, ours, url, target,
+                           timeout)  # fmt: skip
+
+    def cleanup() -> None:
+        if ours is not None:
+            ours.close()
+        release()
+
+    return factory, cleanup
+
+
+def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
+                   answer_bytes: int, build: Any = None) -> dict[str, Any]:  # fmt: skip
+    """One level's windows, summarised; with ``profile`` set, every measured request's send
+    and answer times (ns since the epoch) and the windows' edges go in its ``profile``."""
+    measurement = Measurement(**spec["measurement"], timeout=spec["timeout"])
+    schedule = None
+    if spec["mode"] == "request_rate":
+        schedule = Schedule(rate=level, distribution=spec["request_distribution"])
+    elif spec["mode"] == "intervals":
+        schedule = Schedule(intervals=spec["request_intervals"])
+    result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
+                           max_threads=spec["max_threads"],
+                           processes=load_processes(spec, level), build=build)  # fmt: skip
+    summary = summarize(result, payload_bytes, answer_bytes)
+    key = "concurrency" if spec["mode"] == "concurrency" else "request_rate"
+    summary = {key: level, "level": level, **summary}
+    if spec.get("profile"):
+        offset_ns = round(result.epoch_offset * 1e9)
+
+        def ns(seconds: float) -> int:
+            return round(seconds * 1e9) + offset_ns
+
+        summary["profile"] = {
+            "requests": sorted([ns(start), ns(end)] for start, end in result.spans),
+            "window_boundaries": [ns(edge) for edge in result.edges[-4:]],
+        }
+    return summary
 
 
 def _memcpy_us(size: int, budget: float) -> float:
