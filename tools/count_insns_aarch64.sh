@@ -10,6 +10,7 @@
 # without TCG plugins (libinsn), hence the log. Needs gcc-aarch64-linux-gnu and
 # qemu-user-static. See docs/kernels.md ("AArch64 speed, in instructions").
 #   tools/count_insns_aarch64.sh [--csrc DIR] [--n N] [--kinds "f32 f64 i64 i64full"]
+#   (kinds: f32 f64 i64 i64full u64full)
 # --csrc picks the headers (default: this checkout's csrc), --n the N above (default 2000).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"

@@ -15,6 +15,11 @@
  *   leading zero digits (one bit mask per pair
  *   of elements, moved to a general register by a narrowing shift), stored 16 bytes wide; the
  *   pointer advances by the element's length, and later stores overwrite the spare bytes.
+ * 64-bit elements: a block with a magnitude of 10**8 or more takes the 24-digit step
+ * (oipcodec_int20_block_neon) instead, as the AVX-512 kernels' 20-digit blocks do: each
+ * magnitude split by scalar multiply-high divisions into v / 10**16, (v / 10**8) % 10**8 and
+ * v % 10**8, the three parts' digits by the 8-digit step above (three times 4 lanes), and each
+ * element's text by two tbl from its 24 digits and a comma, shifted by its digit count.
  * NEON is part of AArch64, so the kernels need no run-time check; oipcodec_simd_features
  * (cpu.h) still lets a cap turn them off. */
 #ifndef OIPCODEC_JSON_INT_NEON_H
@@ -26,6 +31,7 @@
 
 #include "oipcodec/common.h"
 #include "oipcodec/cpu.h"
+#include "oipcodec/swar.h"
 
 #if OIPCODEC_SIMD_ARM
 
@@ -133,6 +139,73 @@ static inline char *oipcodec_int4_block_neon(uint32x4_t mag, uint64_t negative, 
                                  (unsigned)(negative >> 48) & 1);
 }
 
+/* 0, 1, ..., 15: the tbl indices of a table read in order. */
+static const uint8_t oipcodec_int_neon_iota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                   8, 9, 10, 11, 12, 13, 14, 15};
+
+/* One element of a 24-digit block: its 24 ASCII digits (leading zeros included) in t0 (the
+ * first 16) and bytes 0..7 of t1, ',' in t1's bytes 8..15; its text is '-' (stored always,
+ * kept when negative), then the digits from its first significant one (skip = 24 - digits)
+ * on and the comma. With a = 0..15 + skip, the first 16 bytes are tbl(t0, a) filled in by
+ * tbx(t1, a - 16) (indices past a table leave a byte as it is: tbl's zero, tbx's own), the
+ * next 16 tbl(t1, a): one-register tables, as a two-register tbl costs compilers copies into
+ * adjacent registers. Spare bytes are overwritten by later stores. The digit count comes from
+ * the magnitude's bit length as the scalar writers count it: one table comparison. */
+static inline char *oipcodec_int24_put_neon(char *out, uint8x16_t t0, uint8x16_t t1,
+                                            uint64_t mag, unsigned sign, uint8x16_t iota) {
+    const int t = ((64 - oipcodec_clz64(mag | 1)) * 1233) >> 12;
+    const int digits = t + 1 - ((mag | 1) < oipcodec_pow10_u64[t]);
+    const uint8x16_t a = vaddq_u8(iota, vdupq_n_u8((uint8_t)(24 - digits)));
+    *out = '-';
+    out += sign;
+    vst1q_u8((uint8_t *)out, vqtbx1q_u8(vqtbl1q_u8(t0, a), t1, vsubq_u8(a, vdupq_n_u8(16))));
+    vst1q_u8((uint8_t *)out + 16, vqtbl1q_u8(t1, a));
+    return out + digits + 1;
+}
+
+/* Writes 4 elements of any 64-bit magnitude (m0..m3) with their commas, the negative ones'
+ * bits at 0, 16, 32 and 48 of negative. Each magnitude is cut into three parts below 10**8
+ * by scalar divisions (the compilers' multiply-high reciprocals: NEON has no 64-bit
+ * multiply-high), each part's 8 digits come from oipcodec_digits8x4_neon, and each element's
+ * 24 digits are two zips of its parts' halves. Stores 33 bytes from each element's start.
+ * Inlined into the kernel's loop: as a call it made the compilers load the 8-digit step's
+ * constants again in every iteration of the small-value path. */
+__attribute__((always_inline)) static inline char *oipcodec_int20_block_neon(uint64_t m0, uint64_t m1, uint64_t m2, uint64_t m3,
+                                              uint64_t negative, char *out) {
+    const uint8x16_t ascii = vdupq_n_u8('0');
+    const uint64x2_t commas = vreinterpretq_u64_u8(vdupq_n_u8(','));
+    const uint8x16_t iota = vld1q_u8(oipcodec_int_neon_iota);
+    const uint64_t e16 = 10000000000000000ull, e8 = 100000000u;
+    const uint64_t h0 = m0 / e16, h1 = m1 / e16, h2 = m2 / e16, h3 = m3 / e16;
+    const uint64_t r0 = m0 - h0 * e16, r1 = m1 - h1 * e16, r2 = m2 - h2 * e16,
+                   r3 = m3 - h3 * e16;
+    const uint64_t d0 = r0 / e8, d1 = r1 / e8, d2 = r2 / e8, d3 = r3 / e8;
+    uint32x4_t high = vcombine_u32(vcreate_u32(h0 | h1 << 32), vcreate_u32(h2 | h3 << 32));
+    uint32x4_t middle = vcombine_u32(vcreate_u32(d0 | d1 << 32), vcreate_u32(d2 | d3 << 32));
+    uint32x4_t low = vcombine_u32(vcreate_u32((r0 - d0 * e8) | (r1 - d1 * e8) << 32),
+                                  vcreate_u32((r2 - d2 * e8) | (r3 - d3 * e8) << 32));
+    uint8x16_t h01, h23, d01, d23, l01, l23;
+    uint64x2_t p01_h, p23_h, p01_d, p23_d, ll01, ll23;
+    oipcodec_digits8x4_neon(high, &h01, &h23);
+    oipcodec_digits8x4_neon(middle, &d01, &d23);
+    oipcodec_digits8x4_neon(low, &l01, &l23);
+    p01_h = vreinterpretq_u64_u8(vorrq_u8(h01, ascii));
+    p23_h = vreinterpretq_u64_u8(vorrq_u8(h23, ascii));
+    p01_d = vreinterpretq_u64_u8(vorrq_u8(d01, ascii));
+    p23_d = vreinterpretq_u64_u8(vorrq_u8(d23, ascii));
+    ll01 = vreinterpretq_u64_u8(vorrq_u8(l01, ascii));
+    ll23 = vreinterpretq_u64_u8(vorrq_u8(l23, ascii));
+#define OIPCODEC_INT24_PUT(ZIP, HD, LL, M, BIT)                                                 \
+    oipcodec_int24_put_neon(out, vreinterpretq_u8_u64(ZIP(HD##_h, HD##_d)),                    \
+                            vreinterpretq_u8_u64(ZIP(LL, commas)), M,                          \
+                            (unsigned)(negative >> (BIT)) & 1, iota)
+    out = OIPCODEC_INT24_PUT(vzip1q_u64, p01, ll01, m0, 0);
+    out = OIPCODEC_INT24_PUT(vzip2q_u64, p01, ll01, m1, 16);
+    out = OIPCODEC_INT24_PUT(vzip1q_u64, p23, ll23, m2, 32);
+    return OIPCODEC_INT24_PUT(vzip2q_u64, p23, ll23, m3, 48);
+#undef OIPCODEC_INT24_PUT
+}
+
 /* Loaders: 4 elements from p as magnitudes in 32-bit lanes (64-bit ones narrowed with
  * saturation: a magnitude of 2**32 or more reads as 2**32 - 1, still "large") and, for signed
  * types, the negative ones' bits at 0, 16, 32 and 48 of *negative. The abs of the most
@@ -206,9 +279,15 @@ static inline uint32x4_t oipcodec_neon_load4_i64(const int64_t *p, uint64_t *neg
 
 /* One kernel per element type, with the contract of json_int_simd.h's kernels: writes v[i..]
  * with their commas through *end, 4 at a time, while at least 16 elements are left (each
- * 16-byte store then ends inside the room the caller gave the elements not yet written plus
- * its 32 bytes of slack), and returns the index of the first element not written. WIDE says
- * whether a magnitude can reach 10**8 (32- and 64-bit types): such a block stops the kernel. */
+ * store then ends inside the room the caller gave the elements not yet written, at least 2
+ * bytes each, plus its 32 bytes of slack: 33 bytes from the last element of a block leave
+ * 12 x 2 + 32), and returns the index of the first element not written. WIDE says what a
+ * block with a magnitude of 10**8 or more does, as in json_int_simd.h: 0, there is none (8-
+ * and 16-bit types); 1, it stops the kernel (32-bit types, whose scalar writer needs only
+ * one division there); 2, it takes the 24-digit step (64-bit types; the magnitudes read
+ * again as scalars, negated by the sign bits). */
+#define OIPCODEC_NEON_MAG64(x, negative, bit)                                                  \
+    ((negative) >> (bit) & 1 ? 0 - (uint64_t)(x) : (uint64_t)(x))
 #define OIPCODEC_INT_NEON_ROW(NAME, CTYPE, WIDE)                                               \
     OIPCODEC_MAYBE_UNUSED OIPCODEC_NOINLINE static ptrdiff_t NAME##_neon(                      \
         const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
@@ -218,9 +297,17 @@ static inline uint32x4_t oipcodec_neon_load4_i64(const int64_t *p, uint64_t *neg
             uint64_t negative;                                                                \
             uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                                   \
             if (WIDE && vmaxvq_u32(mag) >= 100000000u) {                                      \
-                break;                                                                        \
+                if (WIDE == 1) {                                                              \
+                    break;                                                                    \
+                }                                                                             \
+                out = oipcodec_int20_block_neon(OIPCODEC_NEON_MAG64(v[i], negative, 0),       \
+                                                OIPCODEC_NEON_MAG64(v[i + 1], negative, 16),  \
+                                                OIPCODEC_NEON_MAG64(v[i + 2], negative, 32),  \
+                                                OIPCODEC_NEON_MAG64(v[i + 3], negative, 48),  \
+                                                negative, out);                               \
+            } else {                                                                          \
+                out = oipcodec_int4_block_neon(mag, negative, out);                           \
             }                                                                                 \
-            out = oipcodec_int4_block_neon(mag, negative, out);                               \
         }                                                                                     \
         *end = out;                                                                           \
         return i;                                                                             \
