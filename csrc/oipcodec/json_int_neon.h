@@ -31,7 +31,6 @@
 
 #include "oipcodec/common.h"
 #include "oipcodec/cpu.h"
-#include "oipcodec/swar.h"
 
 #if OIPCODEC_SIMD_ARM
 
@@ -143,6 +142,30 @@ static inline char *oipcodec_int4_block_neon(uint32x4_t mag, uint64_t negative, 
 static const uint8_t oipcodec_int_neon_iota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
                                                    8, 9, 10, 11, 12, 13, 14, 15};
 
+/* By the leading zero bits of a 64-bit magnitude v (v | 1, so 0 counts as 1): the power of
+ * ten that gives v one digit more than 2**(63 - zeros), and 24 less that smaller count. v's
+ * leading zero digits among 24 are then row[1] - (v >= row[0]): one load pair and one
+ * comparison. Row z holds 10**n and 24 - n, n = len(str(2**(63 - z))) in Python. */
+static const uint64_t oipcodec_int24_skip[64][2] = {
+    {10000000000000000000ull, 5}, {10000000000000000000ull, 5}, {10000000000000000000ull, 5},
+    {10000000000000000000ull, 5}, {1000000000000000000ull, 6}, {1000000000000000000ull, 6},
+    {1000000000000000000ull, 6}, {100000000000000000ull, 7}, {100000000000000000ull, 7},
+    {100000000000000000ull, 7}, {10000000000000000ull, 8}, {10000000000000000ull, 8},
+    {10000000000000000ull, 8}, {10000000000000000ull, 8}, {1000000000000000ull, 9},
+    {1000000000000000ull, 9}, {1000000000000000ull, 9}, {100000000000000ull, 10},
+    {100000000000000ull, 10}, {100000000000000ull, 10}, {10000000000000ull, 11},
+    {10000000000000ull, 11}, {10000000000000ull, 11}, {10000000000000ull, 11},
+    {1000000000000ull, 12}, {1000000000000ull, 12}, {1000000000000ull, 12},
+    {100000000000ull, 13}, {100000000000ull, 13}, {100000000000ull, 13}, {10000000000ull, 14},
+    {10000000000ull, 14}, {10000000000ull, 14}, {10000000000ull, 14}, {1000000000ull, 15},
+    {1000000000ull, 15}, {1000000000ull, 15}, {100000000ull, 16}, {100000000ull, 16},
+    {100000000ull, 16}, {10000000ull, 17}, {10000000ull, 17}, {10000000ull, 17},
+    {10000000ull, 17}, {1000000ull, 18}, {1000000ull, 18}, {1000000ull, 18}, {100000ull, 19},
+    {100000ull, 19}, {100000ull, 19}, {10000ull, 20}, {10000ull, 20}, {10000ull, 20},
+    {10000ull, 20}, {1000ull, 21}, {1000ull, 21}, {1000ull, 21}, {100ull, 22}, {100ull, 22},
+    {100ull, 22}, {10ull, 23}, {10ull, 23}, {10ull, 23}, {10ull, 23}
+};
+
 /* One element of a 24-digit block: its 24 ASCII digits (leading zeros included) in t0 (the
  * first 16) and bytes 0..7 of t1, ',' in t1's bytes 8..15; its text is '-' (stored always,
  * kept when negative), then the digits from its first significant one (skip = 24 - digits)
@@ -153,14 +176,19 @@ static const uint8_t oipcodec_int_neon_iota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
  * the magnitude's bit length as the scalar writers count it: one table comparison. */
 static inline char *oipcodec_int24_put_neon(char *out, uint8x16_t t0, uint8x16_t t1,
                                             uint64_t mag, unsigned sign, uint8x16_t iota) {
-    const int t = ((64 - oipcodec_clz64(mag | 1)) * 1233) >> 12;
-    const int digits = t + 1 - ((mag | 1) < oipcodec_pow10_u64[t]);
-    const uint8x16_t a = vaddq_u8(iota, vdupq_n_u8((uint8_t)(24 - digits)));
+    const uint64_t *row = oipcodec_int24_skip[oipcodec_clz64(mag | 1)];
+    const unsigned skip = (unsigned)row[1] - (mag >= row[0]);
+    const uint8x16_t a = vaddq_u8(iota, vdupq_n_u8((uint8_t)skip));
     *out = '-';
     out += sign;
     vst1q_u8((uint8_t *)out, vqtbx1q_u8(vqtbl1q_u8(t0, a), t1, vsubq_u8(a, vdupq_n_u8(16))));
     vst1q_u8((uint8_t *)out + 16, vqtbl1q_u8(t1, a));
-    return out + digits + 1;
+    return out + 25 - skip;
+}
+
+/* 32-bit lanes from two 64-bit words, lanes 0 and 1 from lo. */
+static inline uint32x4_t oipcodec_neon_pairs(uint64_t lo, uint64_t hi) {
+    return vreinterpretq_u32_u64(vsetq_lane_u64(hi, vdupq_n_u64(lo), 1));
 }
 
 /* Writes 4 elements of any 64-bit magnitude (m0..m3) with their commas, the negative ones'
@@ -180,10 +208,11 @@ __attribute__((always_inline)) static inline char *oipcodec_int20_block_neon(uin
     const uint64_t r0 = m0 - h0 * e16, r1 = m1 - h1 * e16, r2 = m2 - h2 * e16,
                    r3 = m3 - h3 * e16;
     const uint64_t d0 = r0 / e8, d1 = r1 / e8, d2 = r2 / e8, d3 = r3 / e8;
-    uint32x4_t high = vcombine_u32(vcreate_u32(h0 | h1 << 32), vcreate_u32(h2 | h3 << 32));
-    uint32x4_t middle = vcombine_u32(vcreate_u32(d0 | d1 << 32), vcreate_u32(d2 | d3 << 32));
-    uint32x4_t low = vcombine_u32(vcreate_u32((r0 - d0 * e8) | (r1 - d1 * e8) << 32),
-                                  vcreate_u32((r2 - d2 * e8) | (r3 - d3 * e8) << 32));
+    /* each register one dup and one insert of two lanes' pairs */
+    uint32x4_t high = oipcodec_neon_pairs(h0 | h1 << 32, h2 | h3 << 32);
+    uint32x4_t middle = oipcodec_neon_pairs(d0 | d1 << 32, d2 | d3 << 32);
+    uint32x4_t low = oipcodec_neon_pairs((r0 - d0 * e8) | (r1 - d1 * e8) << 32,
+                                         (r2 - d2 * e8) | (r3 - d3 * e8) << 32);
     uint8x16_t h01, h23, d01, d23, l01, l23;
     uint64x2_t p01_h, p23_h, p01_d, p23_d, ll01, ll23;
     oipcodec_digits8x4_neon(high, &h01, &h23);
