@@ -196,10 +196,10 @@ static inline uint32x4_t oipcodec_neon_pairs(uint64_t lo, uint64_t hi) {
  * by scalar divisions (the compilers' multiply-high reciprocals: NEON has no 64-bit
  * multiply-high), each part's 8 digits come from oipcodec_digits8x4_neon, and each element's
  * 24 digits are two zips of its parts' halves. Stores 33 bytes from each element's start.
- * Inlined into the kernel's loop: as a call it made the compilers load the 8-digit step's
- * constants again in every iteration of the small-value path. */
-__attribute__((always_inline)) static inline char *oipcodec_int20_block_neon(uint64_t m0, uint64_t m1, uint64_t m2, uint64_t m3,
-                                              uint64_t negative, char *out) {
+ * Inlined into the loop of a run of such blocks (the kernels' _wide_neon functions). */
+__attribute__((always_inline)) static inline char *
+oipcodec_int20_block_neon(uint64_t m0, uint64_t m1, uint64_t m2, uint64_t m3, uint64_t negative,
+                          char *out) {
     const uint8x16_t ascii = vdupq_n_u8('0');
     const uint64x2_t commas = vreinterpretq_u64_u8(vdupq_n_u8(','));
     const uint8x16_t iota = vld1q_u8(oipcodec_int_neon_iota);
@@ -318,25 +318,47 @@ static inline uint32x4_t oipcodec_neon_load4_i64(const int64_t *p, uint64_t *neg
 #define OIPCODEC_NEON_MAG64(x, negative, bit)                                                  \
     ((negative) >> (bit) & 1 ? 0 - (uint64_t)(x) : (uint64_t)(x))
 #define OIPCODEC_INT_NEON_ROW(NAME, CTYPE, WIDE)                                               \
+    /* the 24-digit blocks from v[i] on while they come (WIDE 2): called once per run of them, \
+     * so that the small-value loop keeps its constants in registers */                        \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_NOINLINE static ptrdiff_t NAME##_wide_neon(                 \
+        const CTYPE *v, ptrdiff_t i, ptrdiff_t n, char **end) {                               \
+        char *out = *end;                                                                     \
+        for (; i + 16 <= n; i += 4) {                                                         \
+            uint64_t negative;                                                                \
+            uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                           \
+            if (vmaxvq_u32(mag) < 100000000u) {                                               \
+                break;                                                                        \
+            }                                                                                 \
+            out = oipcodec_int20_block_neon(OIPCODEC_NEON_MAG64(v[i], negative, 0),           \
+                                            OIPCODEC_NEON_MAG64(v[i + 1], negative, 16),      \
+                                            OIPCODEC_NEON_MAG64(v[i + 2], negative, 32),      \
+                                            OIPCODEC_NEON_MAG64(v[i + 3], negative, 48),      \
+                                            negative, out);                                   \
+        }                                                                                     \
+        *end = out;                                                                           \
+        return i;                                                                             \
+    }                                                                                         \
     OIPCODEC_MAYBE_UNUSED OIPCODEC_NOINLINE static ptrdiff_t NAME##_neon(                      \
         const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
         const CTYPE *v = (const CTYPE *)data;                                                 \
         char *out = *end;                                                                     \
-        for (; i + 16 <= n; i += 4) {                                                         \
-            uint64_t negative;                                                                \
-            uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                                   \
-            if (WIDE && vmaxvq_u32(mag) >= 100000000u) {                                      \
-                if (WIDE == 1) {                                                              \
+        while (i + 16 <= n) {                                                                 \
+            char *wide_end;                                                                   \
+            for (; i + 16 <= n; i += 4) {                                                     \
+                uint64_t negative;                                                            \
+                uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                       \
+                if (WIDE && vmaxvq_u32(mag) >= 100000000u) {                                  \
                     break;                                                                    \
                 }                                                                             \
-                out = oipcodec_int20_block_neon(OIPCODEC_NEON_MAG64(v[i], negative, 0),       \
-                                                OIPCODEC_NEON_MAG64(v[i + 1], negative, 16),  \
-                                                OIPCODEC_NEON_MAG64(v[i + 2], negative, 32),  \
-                                                OIPCODEC_NEON_MAG64(v[i + 3], negative, 48),  \
-                                                negative, out);                               \
-            } else {                                                                          \
                 out = oipcodec_int4_block_neon(mag, negative, out);                           \
             }                                                                                 \
+            if (WIDE != 2 || i + 16 > n) {                                                    \
+                break;                                                                        \
+            }                                                                                 \
+            /* a copy of out: out's address taken would keep it in memory */                 \
+            wide_end = out;                                                                   \
+            i = NAME##_wide_neon(v, i, n, &wide_end);                                         \
+            out = wide_end;                                                                   \
         }                                                                                     \
         *end = out;                                                                           \
         return i;                                                                             \
