@@ -1,8 +1,9 @@
 /* Integer rows to JSON text four elements at a time with AArch64's NEON: the vector path of
  * the integer row writers in jsonwrite_int.h (OIPCODEC_INT_ROW) on AArch64, for blocks whose
- * magnitudes are all below 10**8, as the AVX2 kernels of json_int_simd.h do on x86-64; a block
- * with a larger magnitude stops the kernel and the scalar writer, which defines the text, takes
- * over. No branch depends on a digit count or a sign.
+ * magnitudes are all below 10**8, as the AVX2 kernels of json_int_simd.h do on x86-64, and for
+ * 64-bit elements of any magnitude, as the AVX-512 kernels do; a 32-bit block with a magnitude
+ * of 10**8 or more stops the kernel and the scalar writer, which defines the text, takes over.
+ * No branch depends on a digit count or a sign.
  *
  * A block of 4 elements, narrowed to 32-bit lanes (64-bit ones with saturation, so that a
  * large magnitude stays large):
@@ -19,7 +20,8 @@
  * (oipcodec_int20_block_neon) instead, as the AVX-512 kernels' 20-digit blocks do: each
  * magnitude split by scalar multiply-high divisions into v / 10**16, (v / 10**8) % 10**8 and
  * v % 10**8, the three parts' digits by the 8-digit step above (three times 4 lanes), and each
- * element's text by two tbl from its 24 digits and a comma, shifted by its digit count.
+ * element's text by tbl and tbx from its 24 digits and a comma, shifted by its digit count
+ * (a run of such blocks goes through a function of its own: _wide_neon below).
  * NEON is part of AArch64, so the kernels need no run-time check; oipcodec_simd_features
  * (cpu.h) still lets a cap turn them off. */
 #ifndef OIPCODEC_JSON_INT_NEON_H
