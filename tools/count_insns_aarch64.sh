@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
         --csrc) csrc="$(cd "$2" && pwd)"; shift 2 ;;
         --n) n="$2"; shift 2 ;;
         --kinds) kinds="$2"; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "count_insns_aarch64: unknown option $1" >&2; exit 2 ;;
     esac
 done
