@@ -30,6 +30,21 @@ static uint64_t small_value(int sign) {
     return sign && r & 0x80 ? 0 - m : m;
 }
 
+/* A random value of a random digit count 1..20 (each count equally often; 0 among the 1-digit
+ * ones), negative half the time when `sign` (64-bit types; narrower ones get it truncated). */
+static uint64_t digits_value(int sign) {
+    static const uint64_t p10[21] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+                                     1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+                                     10000000000ull, 100000000000ull, 1000000000000ull,
+                                     10000000000000ull, 100000000000000ull,
+                                     1000000000000000ull, 10000000000000000ull,
+                                     100000000000000000ull, 1000000000000000000ull,
+                                     10000000000000000000ull, 0 /* unused */};
+    uint64_t r = next(), d = r % 20, low = d ? p10[d] : 0; /* d + 1 digits */
+    uint64_t m = d == 19 ? low + next() % (UINT64_MAX - low + 1) : low + next() % (p10[d + 1] - low);
+    return sign && r & 0x100 ? 0 - m : m;
+}
+
 static uint64_t specials[2000];
 static int n_specials;
 
@@ -156,17 +171,20 @@ OIPCODEC_MAYBE_UNUSED static ptrdiff_t no_kernel(const void *data, ptrdiff_t i, 
         for (len = 0; len <= 40; len++) {                                                      \
             for (t = 0; t < 300; t++) {                                                        \
                 for (j = 0; j < len; j++) {                                                    \
-                    v[j] = (CTYPE)(t % 3 == 0 ? next() : t % 3 == 1 ? small_value(sign)                  \
-                                                                    : next() >> (next() & 63)); \
+                    v[j] = (CTYPE)(t % 4 == 0   ? next()                                   \
+                                   : t % 4 == 1 ? small_value(sign)                             \
+                                   : t % 4 == 2 ? next() >> (next() & 63)                       \
+                                                : digits_value(sign));                          \
                 }                                                                              \
                 check_##T(v, len);                                                             \
             }                                                                                  \
         }                                                                                      \
         for (left = random_values, t = 0; left > 0; left -= 1024, t++) {                       \
             for (j = 0; j < 1024; j++) {                                                       \
-                v[j] = (CTYPE)(t % 4 == 0   ? next()                                           \
-                               : t % 4 == 3 ? (j & 64 ? next() : small_value(sign))                      \
-                                            : small_value(sign));                                        \
+                v[j] = (CTYPE)(t % 5 == 0   ? next()                                           \
+                               : t % 5 == 3 ? (j & 64 ? next() : small_value(sign))            \
+                               : t % 5 == 4 ? digits_value(sign)                                \
+                                            : small_value(sign));                              \
             }                                                                                  \
             check_##T(v, 1024);                                                                \
         }                                                                                      \

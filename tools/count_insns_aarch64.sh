@@ -10,6 +10,7 @@
 # without TCG plugins (libinsn), hence the log. Needs gcc-aarch64-linux-gnu and
 # qemu-user-static. See docs/kernels.md ("AArch64 speed, in instructions").
 #   tools/count_insns_aarch64.sh [--csrc DIR] [--n N] [--kinds "f32 f64 i64 i64full"]
+#   (kinds: f32 f64 i64 i64full u64full)
 # --csrc picks the headers (default: this checkout's csrc), --n the N above (default 2000).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
         --csrc) csrc="$(cd "$2" && pwd)"; shift 2 ;;
         --n) n="$2"; shift 2 ;;
         --kinds) kinds="$2"; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "count_insns_aarch64: unknown option $1" >&2; exit 2 ;;
     esac
 done

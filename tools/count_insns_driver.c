@@ -4,7 +4,7 @@
  * more values: start-up, data generation and the writer's first-call set-up cancel.
  *   count_insns_driver KIND N     KIND: f32 (standard normal float32), f64 (standard normal
  *                                 float64), i64 (int64 uniform in [0, 50000)), i64full (int64
- *                                 over the full range)
+ *                                 over the full range), u64full (uint64 over the full range)
  * The data sets follow benchmarks/kernels/bench_jsonencode.py. */
 #include <math.h>
 #include <stdint.h>
@@ -34,11 +34,12 @@ static double next_normal(void) { /* Box-Muller; one of the pair is enough here 
 static float f32s[MAXN];
 static double f64s[MAXN];
 static int64_t i64s[MAXN], i64full[MAXN];
+static uint64_t u64full[MAXN];
 static char text[MAXN * 32];
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s f32|f64|i64|i64full N\n", argv[0]);
+        fprintf(stderr, "usage: %s f32|f64|i64|i64full|u64full N\n", argv[0]);
         return 2;
     }
     long n = atol(argv[2]);
@@ -51,6 +52,7 @@ int main(int argc, char **argv) {
         f64s[i] = next_normal();
         i64s[i] = (int64_t)(next_u64() % 50000);
         i64full[i] = (int64_t)next_u64();
+        u64full[i] = next_u64();
     }
     char *end;
     if (!strcmp(argv[1], "f32")) {
@@ -61,6 +63,8 @@ int main(int argc, char **argv) {
         end = oipcodec_row_i64(i64s, n, text, NULL);
     } else if (!strcmp(argv[1], "i64full")) {
         end = oipcodec_row_i64(i64full, n, text, NULL);
+    } else if (!strcmp(argv[1], "u64full")) {
+        end = oipcodec_row_u64(u64full, n, text, NULL);
     } else {
         fprintf(stderr, "unknown kind %s\n", argv[1]);
         return 2;

@@ -1,8 +1,9 @@
 /* Integer rows to JSON text four elements at a time with AArch64's NEON: the vector path of
  * the integer row writers in jsonwrite_int.h (OIPCODEC_INT_ROW) on AArch64, for blocks whose
- * magnitudes are all below 10**8, as the AVX2 kernels of json_int_simd.h do on x86-64; a block
- * with a larger magnitude stops the kernel and the scalar writer, which defines the text, takes
- * over. No branch depends on a digit count or a sign.
+ * magnitudes are all below 10**8, as the AVX2 kernels of json_int_simd.h do on x86-64, and for
+ * 64-bit elements of any magnitude, as the AVX-512 kernels do; a 32-bit block with a magnitude
+ * of 10**8 or more stops the kernel and the scalar writer, which defines the text, takes over.
+ * No branch depends on a digit count or a sign.
  *
  * A block of 4 elements, narrowed to 32-bit lanes (64-bit ones with saturation, so that a
  * large magnitude stays large):
@@ -15,6 +16,12 @@
  *   leading zero digits (one bit mask per pair
  *   of elements, moved to a general register by a narrowing shift), stored 16 bytes wide; the
  *   pointer advances by the element's length, and later stores overwrite the spare bytes.
+ * 64-bit elements: a block with a magnitude of 10**8 or more takes the 24-digit step
+ * (oipcodec_int20_block_neon) instead, as the AVX-512 kernels' 20-digit blocks do: each
+ * magnitude split by scalar multiply-high divisions into v / 10**16, (v / 10**8) % 10**8 and
+ * v % 10**8, the three parts' digits by the 8-digit step above (three times 4 lanes), and each
+ * element's text by tbl and tbx from its 24 digits and a comma, shifted by its digit count
+ * (a run of such blocks goes through a function of its own: _wide_neon below).
  * NEON is part of AArch64, so the kernels need no run-time check; oipcodec_simd_features
  * (cpu.h) still lets a cap turn them off. */
 #ifndef OIPCODEC_JSON_INT_NEON_H
@@ -133,6 +140,103 @@ static inline char *oipcodec_int4_block_neon(uint32x4_t mag, uint64_t negative, 
                                  (unsigned)(negative >> 48) & 1);
 }
 
+/* 0, 1, ..., 15: the tbl indices of a table read in order. */
+static const uint8_t oipcodec_int_neon_iota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                   8, 9, 10, 11, 12, 13, 14, 15};
+
+/* By the leading zero bits of a 64-bit magnitude v (v | 1, so 0 counts as 1): the power of
+ * ten that gives v one digit more than 2**(63 - zeros), and 24 less that smaller count. v's
+ * leading zero digits among 24 are then row[1] - (v >= row[0]): one load pair and one
+ * comparison. Row z holds 10**n and 24 - n, n = len(str(2**(63 - z))) in Python. */
+static const uint64_t oipcodec_int24_skip[64][2] = {
+    {10000000000000000000ull, 5}, {10000000000000000000ull, 5}, {10000000000000000000ull, 5},
+    {10000000000000000000ull, 5}, {1000000000000000000ull, 6}, {1000000000000000000ull, 6},
+    {1000000000000000000ull, 6}, {100000000000000000ull, 7}, {100000000000000000ull, 7},
+    {100000000000000000ull, 7}, {10000000000000000ull, 8}, {10000000000000000ull, 8},
+    {10000000000000000ull, 8}, {10000000000000000ull, 8}, {1000000000000000ull, 9},
+    {1000000000000000ull, 9}, {1000000000000000ull, 9}, {100000000000000ull, 10},
+    {100000000000000ull, 10}, {100000000000000ull, 10}, {10000000000000ull, 11},
+    {10000000000000ull, 11}, {10000000000000ull, 11}, {10000000000000ull, 11},
+    {1000000000000ull, 12}, {1000000000000ull, 12}, {1000000000000ull, 12},
+    {100000000000ull, 13}, {100000000000ull, 13}, {100000000000ull, 13}, {10000000000ull, 14},
+    {10000000000ull, 14}, {10000000000ull, 14}, {10000000000ull, 14}, {1000000000ull, 15},
+    {1000000000ull, 15}, {1000000000ull, 15}, {100000000ull, 16}, {100000000ull, 16},
+    {100000000ull, 16}, {10000000ull, 17}, {10000000ull, 17}, {10000000ull, 17},
+    {10000000ull, 17}, {1000000ull, 18}, {1000000ull, 18}, {1000000ull, 18}, {100000ull, 19},
+    {100000ull, 19}, {100000ull, 19}, {10000ull, 20}, {10000ull, 20}, {10000ull, 20},
+    {10000ull, 20}, {1000ull, 21}, {1000ull, 21}, {1000ull, 21}, {100ull, 22}, {100ull, 22},
+    {100ull, 22}, {10ull, 23}, {10ull, 23}, {10ull, 23}, {10ull, 23}
+};
+
+/* One element of a 24-digit block: its 24 ASCII digits (leading zeros included) in t0 (the
+ * first 16) and bytes 0..7 of t1, ',' in t1's bytes 8..15; its text is '-' (stored always,
+ * kept when negative), then the digits from its first significant one (skip = 24 - digits)
+ * on and the comma. With a = 0..15 + skip, the first 16 bytes are tbl(t0, a) filled in by
+ * tbx(t1, a - 16) (indices past a table leave a byte as it is: tbl's zero, tbx's own), the
+ * next 16 tbl(t1, a): one-register tables, as a two-register tbl costs compilers copies into
+ * adjacent registers. Spare bytes are overwritten by later stores. The digit count comes from
+ * the magnitude's bit length as the scalar writers count it: one table comparison. */
+static inline char *oipcodec_int24_put_neon(char *out, uint8x16_t t0, uint8x16_t t1,
+                                            uint64_t mag, unsigned sign, uint8x16_t iota) {
+    const uint64_t *row = oipcodec_int24_skip[oipcodec_clz64(mag | 1)];
+    const unsigned skip = (unsigned)row[1] - (mag >= row[0]);
+    const uint8x16_t a = vaddq_u8(iota, vdupq_n_u8((uint8_t)skip));
+    *out = '-';
+    out += sign;
+    vst1q_u8((uint8_t *)out, vqtbx1q_u8(vqtbl1q_u8(t0, a), t1, vsubq_u8(a, vdupq_n_u8(16))));
+    vst1q_u8((uint8_t *)out + 16, vqtbl1q_u8(t1, a));
+    return out + 25 - skip;
+}
+
+/* 32-bit lanes from two 64-bit words, lanes 0 and 1 from lo. */
+static inline uint32x4_t oipcodec_neon_pairs(uint64_t lo, uint64_t hi) {
+    return vreinterpretq_u32_u64(vsetq_lane_u64(hi, vdupq_n_u64(lo), 1));
+}
+
+/* Writes 4 elements of any 64-bit magnitude (m0..m3) with their commas, the negative ones'
+ * bits at 0, 16, 32 and 48 of negative. Each magnitude is cut into three parts below 10**8
+ * by scalar divisions (the compilers' multiply-high reciprocals: NEON has no 64-bit
+ * multiply-high), each part's 8 digits come from oipcodec_digits8x4_neon, and each element's
+ * 24 digits are two zips of its parts' halves. Stores 33 bytes from each element's start.
+ * Inlined into the loop of a run of such blocks (the kernels' _wide_neon functions). */
+__attribute__((always_inline)) static inline char *
+oipcodec_int20_block_neon(uint64_t m0, uint64_t m1, uint64_t m2, uint64_t m3, uint64_t negative,
+                          char *out) {
+    const uint8x16_t ascii = vdupq_n_u8('0');
+    const uint64x2_t commas = vreinterpretq_u64_u8(vdupq_n_u8(','));
+    const uint8x16_t iota = vld1q_u8(oipcodec_int_neon_iota);
+    const uint64_t e16 = 10000000000000000ull, e8 = 100000000u;
+    const uint64_t h0 = m0 / e16, h1 = m1 / e16, h2 = m2 / e16, h3 = m3 / e16;
+    const uint64_t r0 = m0 - h0 * e16, r1 = m1 - h1 * e16, r2 = m2 - h2 * e16,
+                   r3 = m3 - h3 * e16;
+    const uint64_t d0 = r0 / e8, d1 = r1 / e8, d2 = r2 / e8, d3 = r3 / e8;
+    /* each register one dup and one insert of two lanes' pairs */
+    uint32x4_t high = oipcodec_neon_pairs(h0 | h1 << 32, h2 | h3 << 32);
+    uint32x4_t middle = oipcodec_neon_pairs(d0 | d1 << 32, d2 | d3 << 32);
+    uint32x4_t low = oipcodec_neon_pairs((r0 - d0 * e8) | (r1 - d1 * e8) << 32,
+                                         (r2 - d2 * e8) | (r3 - d3 * e8) << 32);
+    uint8x16_t h01, h23, d01, d23, l01, l23;
+    uint64x2_t p01_h, p23_h, p01_d, p23_d, ll01, ll23;
+    oipcodec_digits8x4_neon(high, &h01, &h23);
+    oipcodec_digits8x4_neon(middle, &d01, &d23);
+    oipcodec_digits8x4_neon(low, &l01, &l23);
+    p01_h = vreinterpretq_u64_u8(vorrq_u8(h01, ascii));
+    p23_h = vreinterpretq_u64_u8(vorrq_u8(h23, ascii));
+    p01_d = vreinterpretq_u64_u8(vorrq_u8(d01, ascii));
+    p23_d = vreinterpretq_u64_u8(vorrq_u8(d23, ascii));
+    ll01 = vreinterpretq_u64_u8(vorrq_u8(l01, ascii));
+    ll23 = vreinterpretq_u64_u8(vorrq_u8(l23, ascii));
+#define OIPCODEC_INT24_PUT(ZIP, HD, LL, M, BIT)                                                 \
+    oipcodec_int24_put_neon(out, vreinterpretq_u8_u64(ZIP(HD##_h, HD##_d)),                    \
+                            vreinterpretq_u8_u64(ZIP(LL, commas)), M,                          \
+                            (unsigned)(negative >> (BIT)) & 1, iota)
+    out = OIPCODEC_INT24_PUT(vzip1q_u64, p01, ll01, m0, 0);
+    out = OIPCODEC_INT24_PUT(vzip2q_u64, p01, ll01, m1, 16);
+    out = OIPCODEC_INT24_PUT(vzip1q_u64, p23, ll23, m2, 32);
+    return OIPCODEC_INT24_PUT(vzip2q_u64, p23, ll23, m3, 48);
+#undef OIPCODEC_INT24_PUT
+}
+
 /* Loaders: 4 elements from p as magnitudes in 32-bit lanes (64-bit ones narrowed with
  * saturation: a magnitude of 2**32 or more reads as 2**32 - 1, still "large") and, for signed
  * types, the negative ones' bits at 0, 16, 32 and 48 of *negative. The abs of the most
@@ -206,21 +310,57 @@ static inline uint32x4_t oipcodec_neon_load4_i64(const int64_t *p, uint64_t *neg
 
 /* One kernel per element type, with the contract of json_int_simd.h's kernels: writes v[i..]
  * with their commas through *end, 4 at a time, while at least 16 elements are left (each
- * 16-byte store then ends inside the room the caller gave the elements not yet written plus
- * its 32 bytes of slack), and returns the index of the first element not written. WIDE says
- * whether a magnitude can reach 10**8 (32- and 64-bit types): such a block stops the kernel. */
+ * store then ends inside the room the caller gave the elements not yet written, at least 2
+ * bytes each, plus its 32 bytes of slack: 33 bytes from the last element of a block leave
+ * 12 x 2 + 32), and returns the index of the first element not written. WIDE says what a
+ * block with a magnitude of 10**8 or more does, as in json_int_simd.h: 0, there is none (8-
+ * and 16-bit types); 1, it stops the kernel (32-bit types, whose scalar writer needs only
+ * one division there); 2, it takes the 24-digit step (64-bit types; the magnitudes read
+ * again as scalars, negated by the sign bits). */
+#define OIPCODEC_NEON_MAG64(x, negative, bit)                                                  \
+    ((negative) >> (bit) & 1 ? 0 - (uint64_t)(x) : (uint64_t)(x))
 #define OIPCODEC_INT_NEON_ROW(NAME, CTYPE, WIDE)                                               \
+    /* the 24-digit blocks from v[i] on while they come (WIDE 2): called once per run of them, \
+     * so that the small-value loop keeps its constants in registers */                        \
+    OIPCODEC_MAYBE_UNUSED OIPCODEC_NOINLINE static ptrdiff_t NAME##_wide_neon(                 \
+        const CTYPE *v, ptrdiff_t i, ptrdiff_t n, char **end) {                               \
+        char *out = *end;                                                                     \
+        for (; i + 16 <= n; i += 4) {                                                         \
+            uint64_t negative;                                                                \
+            uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                           \
+            if (vmaxvq_u32(mag) < 100000000u) {                                               \
+                break;                                                                        \
+            }                                                                                 \
+            out = oipcodec_int20_block_neon(OIPCODEC_NEON_MAG64(v[i], negative, 0),           \
+                                            OIPCODEC_NEON_MAG64(v[i + 1], negative, 16),      \
+                                            OIPCODEC_NEON_MAG64(v[i + 2], negative, 32),      \
+                                            OIPCODEC_NEON_MAG64(v[i + 3], negative, 48),      \
+                                            negative, out);                                   \
+        }                                                                                     \
+        *end = out;                                                                           \
+        return i;                                                                             \
+    }                                                                                         \
     OIPCODEC_MAYBE_UNUSED OIPCODEC_NOINLINE static ptrdiff_t NAME##_neon(                      \
         const void *data, ptrdiff_t i, ptrdiff_t n, char **end) {                             \
         const CTYPE *v = (const CTYPE *)data;                                                 \
         char *out = *end;                                                                     \
-        for (; i + 16 <= n; i += 4) {                                                         \
-            uint64_t negative;                                                                \
-            uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                                   \
-            if (WIDE && vmaxvq_u32(mag) >= 100000000u) {                                      \
+        while (i + 16 <= n) {                                                                 \
+            char *wide_end;                                                                   \
+            for (; i + 16 <= n; i += 4) {                                                     \
+                uint64_t negative;                                                            \
+                uint32x4_t mag = OIPCODEC_NEON_LOAD4(v + i, &negative);                       \
+                if (WIDE && vmaxvq_u32(mag) >= 100000000u) {                                  \
+                    break;                                                                    \
+                }                                                                             \
+                out = oipcodec_int4_block_neon(mag, negative, out);                           \
+            }                                                                                 \
+            if (WIDE != 2 || i + 16 > n) {                                                    \
                 break;                                                                        \
             }                                                                                 \
-            out = oipcodec_int4_block_neon(mag, negative, out);                               \
+            /* a copy of out: out's address taken would keep it in memory */                 \
+            wide_end = out;                                                                   \
+            i = NAME##_wide_neon(v, i, n, &wide_end);                                         \
+            out = wide_end;                                                                   \
         }                                                                                     \
         *end = out;                                                                           \
         return i;                                                                             \
