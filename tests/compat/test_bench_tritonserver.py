@@ -18,39 +18,15 @@ import pytest
 from oipcodec import cli
 from oipcodec.bench.serverstats import breakdown, snapshot
 from tests.support.peers import require_peer
-from tests.support.triton import Triton, tritonserver
-
-CONFIG = """
-name: "identity"
-backend: "python"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ -1 ] } ]
-"""
-
-MODEL = """
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [
-            pb_utils.InferenceResponse(
-                [pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())]
-            )
-            for r in requests
-        ]
-"""
+from tests.support.triton import Triton, identity_repository, tritonserver
 
 
 @pytest.fixture(scope="module")
 def triton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Triton]:
     require_peer("tritonclient.http")
     root = tmp_path_factory.mktemp("triton")
-    (root / "repo" / "identity" / "1").mkdir(parents=True)
-    (root / "repo" / "identity" / "config.pbtxt").write_text(CONFIG)
-    (root / "repo" / "identity" / "1" / "model.py").write_text(MODEL)
-    with tritonserver(root / "repo", root / "triton.log") as server:
+    repository = identity_repository(root / "repo", "TYPE_FP32")
+    with tritonserver(repository, root / "triton.log") as server:
         yield server
 
 

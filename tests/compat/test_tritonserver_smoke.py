@@ -8,41 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from tests.support.peers import require_peer
-from tests.support.triton import perf_analyzer, tritonserver
-
-CONFIG = """
-name: "identity"
-backend: "python"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_STRING dims: [ -1 ] } ]
-"""
-
-MODEL = """
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [
-            pb_utils.InferenceResponse(
-                [pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())]
-            )
-            for r in requests
-        ]
-"""
-
-
-def _repository(root: Path) -> Path:
-    (root / "identity" / "1").mkdir(parents=True)
-    (root / "identity" / "config.pbtxt").write_text(CONFIG)
-    (root / "identity" / "1" / "model.py").write_text(MODEL)
-    return root
+from tests.support.triton import identity_repository, perf_analyzer, tritonserver
 
 
 def test_python_backend_answers_tritonclient_and_perf_analyzer(tmp_path: Path) -> None:
     http = require_peer("tritonclient.http")
-    repository = _repository(tmp_path / "repo")
+    repository = identity_repository(tmp_path / "repo", "TYPE_STRING")
     with tritonserver(repository, tmp_path / "triton.log") as triton:
         client = http.InferenceServerClient(triton.http)
         sent = np.array([b"", b"a\x00b", b"\xff\xfe", b"x" * 64], dtype=object)

@@ -19,6 +19,35 @@ import pytest
 from tests.support.ports import free_ports
 from tests.support.processes import http_status, running
 
+#: A Python-backend identity: OUTPUT0 is INPUT0, whatever its datatype.
+IDENTITY_MODEL = """
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [
+            pb_utils.InferenceResponse(
+                [pb_utils.Tensor("OUTPUT0", pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy())]
+            )
+            for r in requests
+        ]
+"""
+
+
+def identity_repository(root: Path, datatype: str, name: str = "identity") -> Path:
+    """A model repository at ``root`` with one Python-backend identity model ``name`` whose
+    INPUT0 and OUTPUT0 are 1-D tensors of ``datatype`` (Triton's spelling: TYPE_FP32...)."""
+    folder = root / name
+    (folder / "1").mkdir(parents=True)
+    (folder / "config.pbtxt").write_text(
+        f'name: "{name}"\nbackend: "python"\nmax_batch_size: 0\n'
+        f'input [ {{ name: "INPUT0" data_type: {datatype} dims: [ -1 ] }} ]\n'
+        f'output [ {{ name: "OUTPUT0" data_type: {datatype} dims: [ -1 ] }} ]\n'
+    )
+    (folder / "1" / "model.py").write_text(IDENTITY_MODEL)
+    return root
+
 
 def triton_env() -> dict[str, str]:
     """The variables ``tools/triton_env.sh`` wrote (paths of the server, backends, stub
