@@ -63,6 +63,8 @@ QUICK_CONCURRENCY = (1, 8)
 UNSUPPORTED = {
     ("mlserver", "http"): "perf_analyzer's HTTP tensors are binary, MLServer 1.7 reads JSON",
 }
+#: The stability percentage of a run again after an unstable one: any three windows.
+UNSTABLE_STABILITY = 1000
 #: The concurrency the targets are stated at.
 TARGET_CONCURRENCY = 32
 
@@ -216,7 +218,8 @@ def weights() -> np.ndarray:
     """The matrix the model files build (WEIGHTS_SOURCE), for checking their answers."""
     namespace: dict[str, Any] = {"np": np}
     exec(WEIGHTS_SOURCE, namespace)  # the same text the servers run
-    return namespace["weights"]()  # type: ignore[no-any-return]
+    matrix: np.ndarray = namespace["weights"]()
+    return matrix
 
 
 def config_pbtxt(max_batch: int, delay_us: int | None, triton: bool) -> str:
@@ -461,6 +464,8 @@ class Row:
     p50_ms: float
     p90_ms: float
     p99_ms: float
+    #: False when the windows did not agree within ``--stability`` percent.
+    stable: bool = True
 
 
 def parse_report(text: str) -> dict[str, float]:
@@ -489,24 +494,33 @@ def input_data(path: Path, rows: int = 16) -> Path:
 def measure(
     perf_analyzer: str, server: Running, protocol: str, concurrency: int, args: argparse.Namespace
 ) -> Row:
-    """One perf_analyzer run at ``concurrency`` (sync threads, count windows), bounded."""
+    """One perf_analyzer run at ``concurrency`` (sync threads, count windows), bounded. When
+    no three windows agree within ``--stability`` percent in ``--max-trials`` windows (a
+    loaded machine), it is run again taking any three, and the row says so."""
     count = max(args.requests, 4 * concurrency)
+    stability = args.stability
     with tempfile.TemporaryDirectory() as tmp:
+        data = input_data(Path(tmp, "input.json"))
         report = Path(tmp, "report.csv")
-        command = [
-            perf_analyzer, "-m", MODEL, "-i", protocol,
-            "-u", server.grpc if protocol == "grpc" else server.http,
-            "-b", "1", "--shape", f"INPUT0:{WIDTH}",
-            "--input-data", str(input_data(Path(tmp, "input.json"))),
-            "--concurrency-range", f"{concurrency}:{concurrency}:1",
-            "--measurement-mode", "count_windows", "--measurement-request-count", str(count),
-            "--stability-percentage", str(args.stability), "--max-trials", str(args.max_trials),
-            "-f", str(report),
-        ]  # fmt: skip
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=args.run_timeout, check=False
-        )
-        if done.returncode != 0 or not report.exists():
+        while True:
+            command = [
+                perf_analyzer, "-m", MODEL, "-i", protocol,
+                "-u", server.grpc if protocol == "grpc" else server.http,
+                "-b", "1", "--shape", f"INPUT0:{WIDTH}", "--input-data", str(data),
+                "--concurrency-range", f"{concurrency}:{concurrency}:1",
+                "--measurement-mode", "count_windows", "--measurement-request-count", str(count),
+                "--stability-percentage", str(stability), "--max-trials", str(args.max_trials),
+                "-f", str(report),
+            ]  # fmt: skip
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=args.run_timeout, check=False
+            )
+            output = done.stdout + done.stderr
+            if done.returncode == 0 and report.exists():
+                break
+            if "stable" in output and stability < UNSTABLE_STABILITY:
+                stability = UNSTABLE_STABILITY
+                continue
             raise RuntimeError(
                 f"perf_analyzer on {server.name} ({protocol}, c={concurrency}) failed "
                 f"(exit {done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
@@ -520,6 +534,7 @@ def measure(
         figures["p50_us"] / 1000,
         figures["p90_us"] / 1000,
         figures["p99_us"] / 1000,
+        stable=stability == args.stability,
     )
 
 
@@ -538,7 +553,8 @@ def table(rows: list[Row], servers: list[str]) -> str:
             cells = []
             for s in servers:
                 r = by_key.get((s, protocol, c))
-                cells.append(f"{r.throughput:>10.0f} {r.p99_ms:>7.1f}" if r else f"{'-':>18}")
+                mark = " " if r is None or r.stable else "~"
+                cells.append(f"{mark}{r.throughput:>9.0f} {r.p99_ms:>7.1f}" if r else f"{'-':>18}")
             lines.append(f"{protocol:8} {c:>3} " + "".join(f"{cell:>{width}}" for cell in cells))
     return "\n".join(lines)
 
@@ -623,12 +639,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def write_json(path: Path, args: argparse.Namespace, meta: dict[str, Any], rows: list[Row]) -> None:
+    """The figures so far (written after every row: a long run that stops keeps them)."""
+    at = TARGET_CONCURRENCY if TARGET_CONCURRENCY in args.concurrency else max(args.concurrency)
+    document = {
+        **meta,
+        "load_average_now": round(os.getloadavg()[0], 1),
+        "rows": [asdict(r) for r in rows],
+        "ratios_at": at,
+        "ratios": ratios(rows, at),
+    }
+    path.write_text(json.dumps(document, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     perf_analyzer = triton_env(args.triton_home)["OIPCODEC_PERF_ANALYZER"]
-    started_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rows: list[Row] = []
     batching: dict[str, str | None] = {}
+    meta: dict[str, Any] = {
+        "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "command": " ".join([Path(sys.argv[0]).name, *(sys.argv[1:] if argv is None else argv)]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "load_average_at_start": round(os.getloadavg()[0], 1),
+        "versions": versions(args),
+        "max_batch_size": args.max_batch,
+        "delay_us": args.delay_us,
+        "blas_threads": args.blas_threads,
+        "stability_percentage": args.stability,
+        "batching": batching,
+    }
     root = args.keep or Path(tempfile.mkdtemp(prefix="oipcodec-batching-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
@@ -645,7 +685,10 @@ def main(argv: list[str] | None = None) -> int:
                         row = measure(perf_analyzer, server, protocol, c, args)
                         rows.append(row)
                         print(f"  {protocol} c={c}: {row.throughput:.0f}/s, "
-                              f"p99 {row.p99_ms:.1f} ms", flush=True)  # fmt: skip
+                              f"p99 {row.p99_ms:.1f} ms" + ("" if row.stable else " (unstable)"),
+                              flush=True)  # fmt: skip
+                        if args.json:
+                            write_json(args.json, args, meta, rows)
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -654,31 +697,14 @@ def main(argv: list[str] | None = None) -> int:
               "config's): oipcodec-batching ran without batching")  # fmt: skip
     print()
     print(table(rows, args.servers))
+    if not all(r.stable for r in rows):
+        print(f"~: no three windows within {args.stability}% (a loaded machine): any three taken")
     at = TARGET_CONCURRENCY if TARGET_CONCURRENCY in args.concurrency else max(args.concurrency)
-    found = ratios(rows, at)
-    for protocol, against in found.items():
+    for protocol, against in ratios(rows, at).items():
         text = ", ".join(f"{v:.2f}x {k}" for k, v in against.items())
         print(f"oipcodec-batching at c={at} ({protocol}): {text}")
     if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "started": started_at,
-                    "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
-                    "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
-                    f"load average {os.getloadavg()[0]:.1f} at the end",
-                    "versions": versions(args),
-                    "max_batch_size": args.max_batch,
-                    "delay_us": args.delay_us,
-                    "blas_threads": args.blas_threads,
-                    "batching": batching,
-                    "rows": [asdict(r) for r in rows],
-                    "ratios_at": at,
-                    "ratios": found,
-                },
-                indent=1,
-            )
-        )
+        write_json(args.json, args, meta, rows)
     return 0
 
 
