@@ -68,6 +68,29 @@ class Tensor:
                 tensor=self.name,
             )
 
+    def into(self, out: np.ndarray[Any, Any]) -> None:
+        """Write this tensor's elements into ``out``: a C-contiguous array of this tensor's
+        shape whose dtype carries its datatype (a dynamic batch's rows for this request).
+
+        The default is one copy; a tensor that decodes lazily may write its elements straight
+        into ``out`` instead. Raises :class:`~oipcodec.errors.ShapeError` or
+        :class:`~oipcodec.errors.DatatypeError` naming the tensor when ``out`` does not fit.
+        """
+        if out.shape != self.shape:
+            raise ShapeError(
+                f"the destination holds shape {list(out.shape)}, the tensor has "
+                f"{list(self.shape)}",
+                tensor=self.name,
+            )
+        if not datatypes.get(self.datatype).carries(out.dtype):
+            raise DatatypeError(
+                f"the destination's numpy dtype {out.dtype} cannot carry datatype "
+                f"{self.datatype}",
+                tensor=self.name,
+            )
+        data = self.data
+        np.copyto(out, data if data.shape == self.shape else data.reshape(self.shape))
+
     @classmethod
     def from_array(cls, name: str, array: Any, parameters: Parameters | None = None) -> Tensor:
         """A tensor whose datatype and shape are those of ``array`` (made a numpy array)."""

@@ -128,3 +128,23 @@ def test_errors_locate_and_pickle() -> None:
     clone = pickle.loads(pickle.dumps(named))
     assert type(clone) is DecodeError and str(clone) == str(named) and clone.index == 3
     assert str(OIPError("bad", offset=4)) == "byte offset 4: bad"
+
+
+def test_into_copies_the_elements_into_a_slice_of_a_batch_buffer():
+    batch = np.zeros((5, 3), np.float32)
+    t = Tensor("x", "FP32", [2, 3], np.arange(6, dtype=np.float32))  # flat data, 2x3 shape
+    t.into(batch[1:3])
+    assert batch[1:3].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert batch[0].tolist() == [0, 0, 0] and batch[3:].sum() == 0
+    words = Tensor("w", "BYTES", [2], np.array([b"a", b"bc"], dtype=object))
+    out = np.empty(3, dtype=object)
+    words.into(out[1:])
+    assert out[1:].tolist() == [b"a", b"bc"]
+
+
+def test_into_names_the_tensor_when_the_destination_does_not_fit():
+    t = Tensor("x", "FP32", [2, 3], np.zeros((2, 3), np.float32))
+    with pytest.raises(ShapeError, match=r"'x'.*\[3, 3\].*\[2, 3\]"):
+        t.into(np.empty((3, 3), np.float32))
+    with pytest.raises(DatatypeError, match=r"'x'.*int64.*FP32"):
+        t.into(np.empty((2, 3), np.int64))

@@ -318,8 +318,22 @@ class ModelParameter(_message.Message):
     string_value: str
     def __init__(self, string_value: _Optional[str] = ...) -> None: ...
 
+class ModelDynamicBatching(_message.Message):
+    __slots__ = ("preferred_batch_size", "max_queue_delay_microseconds", "preserve_ordering", "priority_levels", "default_priority_level")
+    PREFERRED_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MAX_QUEUE_DELAY_MICROSECONDS_FIELD_NUMBER: _ClassVar[int]
+    PRESERVE_ORDERING_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_LEVELS_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_PRIORITY_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    preferred_batch_size: _containers.RepeatedScalarFieldContainer[int]
+    max_queue_delay_microseconds: int
+    preserve_ordering: bool
+    priority_levels: int
+    default_priority_level: int
+    def __init__(self, preferred_batch_size: _Optional[_Iterable[int]] = ..., max_queue_delay_microseconds: _Optional[int] = ..., preserve_ordering: _Optional[bool] = ..., priority_levels: _Optional[int] = ..., default_priority_level: _Optional[int] = ...) -> None: ...
+
 class ModelConfig(_message.Message):
-    __slots__ = ("name", "platform", "backend", "max_batch_size", "input", "output", "parameters")
+    __slots__ = ("name", "platform", "backend", "max_batch_size", "input", "output", "dynamic_batching", "parameters")
     class ParametersEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +347,7 @@ class ModelConfig(_message.Message):
     MAX_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FIELD_NUMBER: _ClassVar[int]
+    DYNAMIC_BATCHING_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     name: str
     platform: str
@@ -340,8 +355,9 @@ class ModelConfig(_message.Message):
     max_batch_size: int
     input: _containers.RepeatedCompositeFieldContainer[ModelInput]
     output: _containers.RepeatedCompositeFieldContainer[ModelOutput]
+    dynamic_batching: ModelDynamicBatching
     parameters: _containers.MessageMap[str, ModelParameter]
-    def __init__(self, name: _Optional[str] = ..., platform: _Optional[str] = ..., backend: _Optional[str] = ..., max_batch_size: _Optional[int] = ..., input: _Optional[_Iterable[_Union[ModelInput, _Mapping]]] = ..., output: _Optional[_Iterable[_Union[ModelOutput, _Mapping]]] = ..., parameters: _Optional[_Mapping[str, ModelParameter]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., platform: _Optional[str] = ..., backend: _Optional[str] = ..., max_batch_size: _Optional[int] = ..., input: _Optional[_Iterable[_Union[ModelInput, _Mapping]]] = ..., output: _Optional[_Iterable[_Union[ModelOutput, _Mapping]]] = ..., dynamic_batching: _Optional[_Union[ModelDynamicBatching, _Mapping]] = ..., parameters: _Optional[_Mapping[str, ModelParameter]] = ...) -> None: ...
 
 class ModelConfigRequest(_message.Message):
     __slots__ = ("name", "version")

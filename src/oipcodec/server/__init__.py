@@ -28,11 +28,12 @@ from oipcodec.errors import (
     UnsupportedError,
 )
 from oipcodec.server.config import ServerConfig
-from oipcodec.server.model import Model, TensorSpec
+from oipcodec.server.model import DynamicBatching, Model, TensorSpec
 from oipcodec.server.runtime import RunningServer, Server, serve
 
 __all__ = [
     "BodyTimeoutError",
+    "DynamicBatching",
     "InternalError",
     "InvalidArgumentError",
     "Model",

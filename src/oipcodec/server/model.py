@@ -38,7 +38,7 @@ from oipcodec.errors import (
 )
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["Model", "TensorSpec", "fit_datatype"]
+__all__ = ["DynamicBatching", "Model", "TensorSpec", "fit_datatype"]
 
 Arrays = dict[str, np.ndarray[Any, Any]]
 
@@ -85,6 +85,44 @@ class TensorSpec:
         return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
 
 
+@dataclass(frozen=True, slots=True)
+class DynamicBatching:
+    """Dynamic batching of a model's requests (Triton's ``dynamic_batching``): requests queue
+    per model and ``predict`` runs once per batch of them (docs/batching.md).
+
+    A batch closes when it holds ``max_batch_size`` rows, when it reaches one of the
+    ``preferred_batch_size`` sizes (the largest it can), or ``max_queue_delay_microseconds``
+    after its first request was queued (0: at once, with what is queued then).
+    """
+
+    max_queue_delay_microseconds: int = 0
+    preferred_batch_size: tuple[int, ...] = ()
+
+    def __init__(
+        self, max_queue_delay_microseconds: int = 0, preferred_batch_size: Iterable[int] = ()
+    ) -> None:
+        delay = max_queue_delay_microseconds
+        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
+            raise ValueError(
+                f"max_queue_delay_microseconds is an int >= 0, got {max_queue_delay_microseconds!r}"
+            )
+        sizes = tuple(preferred_batch_size)
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
+            raise ValueError(f"preferred_batch_size holds ints >= 1, got {list(sizes)!r}")
+        object.__setattr__(self, "max_queue_delay_microseconds", delay)
+        object.__setattr__(self, "preferred_batch_size", tuple(sorted(set(sizes))))
+
+    def config(self) -> dict[str, Any]:
+        """This policy as the ``dynamic_batching`` entry of Triton's JSON configuration."""
+        return {
+            "preferred_batch_size": list(self.preferred_batch_size),
+            "max_queue_delay_microseconds": self.max_queue_delay_microseconds,
+            "preserve_ordering": False,
+            "priority_levels": 0,
+            "default_priority_level": 0,
+        }
+
+
 class Model:
     """Base class of the models a server serves.
 
@@ -95,7 +133,9 @@ class Model:
       inputs unchecked (the identity model); ``outputs = None`` answers whatever ``predict``
       returns, each output's datatype taken from its array.
     - ``max_batch_size`` and ``labels`` (class labels by output name), which the
-      classification extension uses (see docs/classification.md).
+      classification extension uses (see docs/classification.md);
+    - ``dynamic_batching``: a :class:`DynamicBatching` to run ``predict`` once per batch of
+      queued requests (docs/batching.md).
     - ``run_in_thread`` and ``writable_inputs``: how ``predict`` is called (in a worker
       thread; with writable copies of the inputs that arrive as read-only views).
 
@@ -120,6 +160,9 @@ class Model:
     #: 0, every declared input and output must start with a ``-1`` dimension, and
     #: classification ranks each batch row apart.
     max_batch_size: int = 0
+    #: Run ``predict`` once per batch of queued requests (needs ``max_batch_size`` > 0);
+    #: ``None``: once per request.
+    dynamic_batching: DynamicBatching | None = None
     #: Entries of the model configuration's ``parameters`` (Triton's ``ModelConfig``).
     config_parameters: Mapping[str, str] = {}
     #: Class labels for the classification extension, by output name: a sequence of labels
@@ -204,10 +247,12 @@ class Model:
         max_batch_size: int | None = None,
         config_parameters: Mapping[str, str] | None = None,
         labels: Mapping[str, Sequence[str] | str | os.PathLike[str]] | None = None,
+        dynamic_batching: DynamicBatching | None = _UNSET,
     ) -> None:
         """Change what the model declares after it was made (what a model repository's
         configuration file does, docs/model-repository.md): the arguments given replace the
-        declared tensors, ``max_batch_size``, ``config_parameters`` and ``labels``, checked
+        declared tensors, ``max_batch_size``, ``config_parameters``, ``labels`` and
+        ``dynamic_batching`` (``None``: off), checked
         as the constructor checks them. Raises ``ValueError`` or ``TypeError`` naming what is
         wrong, and then changes nothing."""
         before = (
@@ -217,6 +262,7 @@ class Model:
             self.config_parameters,
             self.labels,
             getattr(self, "_class_labels", None),
+            self.dynamic_batching,
         )
         try:
             if inputs is not _UNSET:
@@ -229,6 +275,8 @@ class Model:
                 self.config_parameters = config_parameters
             if labels is not None:
                 self.labels = labels
+            if dynamic_batching is not _UNSET:
+                self.dynamic_batching = dynamic_batching
             self._check_config()
             self._class_labels = _read_labels(self)
         except (ValueError, TypeError):
@@ -239,6 +287,7 @@ class Model:
                 self.config_parameters,
                 self.labels,
                 table,
+                self.dynamic_batching,
             ) = before
             if table is not None:
                 self._class_labels = table
@@ -264,6 +313,24 @@ class Model:
                             f"{spec.name!r} must start with a -1 (batch) dimension; its shape "
                             f"is {list(spec.shape)}"
                         )
+        batching = self.dynamic_batching
+        if batching is not None:
+            if not isinstance(batching, DynamicBatching):
+                raise ValueError(
+                    f"model {self.name!r}: dynamic_batching is a DynamicBatching or None, got "
+                    f"{batching!r}"
+                )
+            if size == 0:
+                raise ValueError(
+                    f"model {self.name!r}: dynamic_batching needs max_batch_size > 0 (the most "
+                    "rows of a batch); it is 0"
+                )
+            over = [n for n in batching.preferred_batch_size if n > size]
+            if over:
+                raise ValueError(
+                    f"model {self.name!r}: preferred_batch_size {over} is above its "
+                    f"max_batch_size {size}"
+                )
         parameters = dict(self.config_parameters)
         for key, value in parameters.items():
             if not isinstance(key, str) or not isinstance(value, str):
@@ -328,6 +395,9 @@ class Model:
         (``TYPE_FP32``...; BYTES is ``TYPE_STRING``) and ``dims`` (without the batch dimension
         when ``max_batch_size`` > 0), and ``parameters``."""
         batched = self.max_batch_size > 0
+        extra: dict[str, Any] = {}
+        if self.dynamic_batching is not None:
+            extra["dynamic_batching"] = self.dynamic_batching.config()
         return {
             "name": self.name,
             "platform": self.platform,
@@ -358,6 +428,7 @@ class Model:
             "parameters": {
                 key: {"string_value": value} for key, value in self.config_parameters.items()
             },
+            **extra,
         }
 
     def check_inputs(self, tensors: Sequence[Tensor]) -> Arrays:
@@ -370,8 +441,35 @@ class Model:
         for tensor in tensors:
             data = tensor.data
             arrays[tensor.name] = data if data.shape == tensor.shape else data.reshape(tensor.shape)
+        self._check_tensors(tensors)
+        return self._writable(arrays)
+
+    def check_batchable(self, tensors: Sequence[Tensor]) -> None:
+        """The checks of :meth:`check_inputs` for a request that joins a dynamic batch, from
+        the tensors' names, datatypes and shapes alone (their data is not read): also, every
+        input has a batch dimension, and there is at least one."""
+        if not tensors:
+            raise InvalidArgumentError(
+                f"a request to model '{self.name}', which batches, needs at least one input"
+            )
+        for tensor in tensors:
+            if not tensor.shape:
+                raise InvalidArgumentError(
+                    f"input '{tensor.name}' of model '{self.name}' is a scalar; the model "
+                    "batches, so every input's first dimension is its batch size"
+                )
+        names = {t.name for t in tensors}
+        if len(names) != len(tensors):
+            raise InvalidArgumentError(
+                f"a request to model '{self.name}' names an input more than once"
+            )
+        self._check_tensors(tensors)
         if self.inputs is None:
-            return self._writable(arrays)
+            self._check_batch(tensors)
+
+    def _check_tensors(self, tensors: Sequence[Tensor]) -> None:
+        if self.inputs is None:
+            return
         specs = {spec.name: spec for spec in self.inputs}
         for tensor in tensors:
             spec = specs.get(tensor.name)
@@ -388,14 +486,13 @@ class Model:
                     f"the model expects {want}"
                 ),
             )
-        missing = _missing(self.inputs, arrays)
+        missing = _missing(self.inputs, {t.name for t in tensors})
         if missing:
             raise InvalidArgumentError(
                 f"model '{self.name}' expects input(s) {missing} that the request does not have"
             )
         if self.max_batch_size > 0:
             self._check_batch(tensors)
-        return self._writable(arrays)
 
     def _writable(self, arrays: Arrays) -> Arrays:
         """``arrays``, with writable copies of the read-only ones when the model asks for

@@ -32,6 +32,7 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
+from oipcodec.server.batching import Batcher, model_failure
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
 from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
@@ -113,6 +114,8 @@ class ModelRegistry:
         self._running: dict[int, int] = {}
         self._drains: dict[int, asyncio.Future[None]] = {}
         self._retired: weakref.WeakSet[Model] = weakref.WeakSet()
+        # The queue of each loaded model that batches (by id), made on its first request.
+        self._batchers: dict[int, Batcher] = {}
         self.shared_memory = shared_memory
         self.statistics: Statistics | None = Statistics() if statistics is _DEFAULT else statistics
         for model in models:
@@ -364,7 +367,14 @@ class ModelRegistry:
         for entry in leaving:
             entry.state, entry.reason = UNLOADING, "unloading"
         for entry in leaving:
+            # Its queued requests count as running: the drain lets their batches run first.
             await self._drain(name, entry.model)
+            batcher = self._batchers.pop(id(entry.model), None)
+            if batcher is not None:  # still queued after drain_timeout: refused, as Triton
+                batcher.close(
+                    f"model '{name}' version {entry.model.version} was unloaded before the "
+                    "request's batch ran"
+                )
             try:
                 await _call_hook(entry.model.unload)
             except Exception:
@@ -523,7 +533,13 @@ class ModelRegistry:
                 f"Request for unknown model: '{name}' version {model.version} was unloaded "
                 "while the request was read"
             )
-        arrays = model.check_inputs(request.inputs)
+        batcher = None
+        if model.dynamic_batching is not None:
+            # The inputs are checked, not read: the batcher reads each into its batch's rows.
+            model.check_batchable(request.inputs)
+            batcher = self._batcher(model)
+        else:
+            arrays = model.check_inputs(request.inputs)
         parameters = request.parameters
         if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
             parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
@@ -559,37 +575,17 @@ class ModelRegistry:
         # In flight from here to the answer: an unload of this model waits for it (_drain).
         key = id(model)
         self._running[key] = self._running.get(key, 0) + 1
+        produced: Any = None
         try:
-            try:
-                if model.run_in_thread and not model.is_async:
-                    # started: when a worker thread took the call (the wait before is the queue)
-                    loop = asyncio.get_running_loop()
-                    started, produced = await loop.run_in_executor(
-                        None, _timed_predict, model, arrays, parameters
-                    )
-                else:
-                    started = checked
-                    if model.is_async:
-                        produced = await model.predict(arrays, parameters)  # type: ignore[misc]
-                    else:
-                        produced = model.predict(arrays, parameters)
-                finished = time.perf_counter_ns()
-            except RequestError as exc:
-                exc.executed = True
-                raise
-            except Exception as exc:
-                error = request_error_for(exc)
-                if error.http_status >= 500:
-                    log.exception("model %r failed", name)
-                    hint = ""
-                    if "read-only" in str(exc) and not model.writable_inputs:
-                        hint = (
-                            " (its inputs are read-only views of the request: set "
-                            "writable_inputs = True on the model to get writable copies)"
-                        )
-                    error = type(error)(f"model '{name}' failed: {type(exc).__name__}: {exc}{hint}")
-                error.executed = True
-                raise error from None
+            if batcher is not None:
+                # This request's rows of every output (predict's errors come marked executed)
+                produced, started, finished = await batcher.submit(
+                    request.inputs, parameters, requested
+                )
+            else:
+                started, produced, finished = await self._predict(
+                    model, arrays, parameters, checked
+                )
             if not hasattr(produced, "items"):
                 raise request_error_for(
                     TypeError(
@@ -616,8 +612,50 @@ class ModelRegistry:
                         tensor.parameters = parameters_for(regions.write(tensor, where))
             response = InferResponse(name, outputs, id=request.id, model_version=model.version)
             return response, checked, started, finished
+        except RequestError as exc:
+            # A batched request's own outputs failed their checks: its batch did run (one
+            # execution, as the batcher counted it).
+            if batcher is not None and produced is not None:
+                exc.executed = True
+            raise
         finally:
             self._ended(key)
+
+    @staticmethod
+    async def _predict(
+        model: Model, arrays: Any, parameters: Any, checked: int
+    ) -> tuple[int, Any, int]:
+        """One request's ``predict``: when it started (``checked``, or for a ``run_in_thread``
+        model when a worker thread took the call: the wait before is the queue), what it
+        returned, when it finished. Its errors are raised marked ``executed``."""
+        try:
+            if model.run_in_thread and not model.is_async:
+                loop = asyncio.get_running_loop()
+                started, produced = await loop.run_in_executor(
+                    None, _timed_predict, model, arrays, parameters
+                )
+            else:
+                started = checked
+                if model.is_async:
+                    produced = await model.predict(arrays, parameters)
+                else:
+                    produced = model.predict(arrays, parameters)
+        except RequestError as exc:
+            exc.executed = True
+            raise
+        except Exception as exc:
+            raise model_failure(model, exc) from None
+        return started, produced, time.perf_counter_ns()
+
+    def _batcher(self, model: Model) -> Batcher:
+        """The queue of a model that batches (made on its first request)."""
+        batcher = self._batchers.get(id(model))
+        if batcher is None:
+            record = None
+            if self.statistics is not None:
+                record = self.statistics.of(model).batch
+            batcher = self._batchers[id(model)] = Batcher(model, record)
+        return batcher
 
     def _ended(self, key: int) -> None:
         """One request on the model of id ``key`` is over; the last wakes its drain."""

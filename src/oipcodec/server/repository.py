@@ -34,7 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from oipcodec.errors import RepositoryError
-from oipcodec.server.model import Model, TensorSpec, datatype_of_config
+from oipcodec.server.model import DynamicBatching, Model, TensorSpec, datatype_of_config
 
 __all__ = [
     "CONFIG_FILES",
@@ -481,6 +481,15 @@ def _apply_config(model: Model, config: Any, folder: Path) -> None:
         changes["max_batch_size"] = batch
     elif batch > 0:
         changes["max_batch_size"] = batch
+    if config.HasField("dynamic_batching"):
+        if changes.get("max_batch_size", model.max_batch_size) > 0:
+            changes["dynamic_batching"] = _dynamic_batching(config.dynamic_batching, model.name)
+        else:  # a model without a batch dimension has nothing to batch: as before, ignored
+            log.warning(
+                "model %r: dynamic_batching ignored: its max_batch_size is 0 (no batch "
+                "dimension to batch along)",
+                model.name,
+            )
     if config.parameters:
         changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
     labels = {
@@ -491,6 +500,24 @@ def _apply_config(model: Model, config: Any, folder: Path) -> None:
     if labels:
         changes["labels"] = labels
     model.configure(**changes)
+
+
+def _dynamic_batching(entry: Any, name: str) -> DynamicBatching:
+    """A configuration's ``dynamic_batching`` as the model's policy. Priority levels are not
+    implemented: every request has one priority, said in a warning. ``preserve_ordering``
+    holds as it is, since a model's batches run one at a time and answer in order."""
+    if entry.priority_levels or entry.default_priority_level:
+        log.warning(
+            "model %r: dynamic_batching priority levels are not implemented; every request "
+            "is queued at one priority",
+            name,
+        )
+    try:
+        return DynamicBatching(
+            int(entry.max_queue_delay_microseconds), list(entry.preferred_batch_size)
+        )
+    except ValueError as exc:
+        raise RepositoryError(f"model {name!r}: dynamic_batching: {exc}") from None
 
 
 def _labels_file(folder: Path, filename: str, name: str) -> str:

@@ -48,7 +48,8 @@ log = logging.getLogger("oipcodec.server")
 
 #: The slots of a model version's block. Figures that follow from others are not counted
 #: per request: a request is one execution of one row unless ``extra_rows`` (rows beyond the
-#: first, of a batching model) or ``failed_executions`` (predict raised) say otherwise.
+#: first, of a batching model), ``failed_executions`` (predict raised) or ``merged`` (requests
+#: that ran in a dynamic batch with others, beyond its first) say otherwise.
 MODEL_FIELDS = (
     "success_count",
     "success_ns",
@@ -61,6 +62,7 @@ MODEL_FIELDS = (
     "compute_output_ns",
     "extra_rows",
     "last_inference",
+    "merged",
 )
 #: The figures of a model version (:func:`model_figures`), what the documents are made of.
 MODEL_FIGURES = (
@@ -97,7 +99,7 @@ PATHS = (
 
 # Slot indices within a model block (the names above, in order).
 _SUCCESS, _SUCCESS_NS, _FAIL, _FAIL_NS, _FAILED_EXECUTIONS, _QUEUE_NS = range(6)
-_INPUT_NS, _INFER_NS, _OUTPUT_NS, _EXTRA_ROWS, _LAST = range(6, 11)
+_INPUT_NS, _INFER_NS, _OUTPUT_NS, _EXTRA_ROWS, _LAST, _MERGED = range(6, 12)
 
 #: Slots a process of a server of several may use (8 bytes each, in a file mapped into its
 #: memory; a page is only backed by memory once written).
@@ -128,7 +130,7 @@ class ModelStats:
     :meth:`succeeded` or :meth:`failed` once per inference request, which also count the
     request on its encoding path (:class:`PathStats`)."""
 
-    __slots__ = ("_batches", "_owner", "_slots", "base", "batching", "name", "version")
+    __slots__ = ("_batches", "_owner", "_slots", "base", "batching", "dynamic", "name", "version")
 
     def __init__(self, owner: Statistics, model: Model, base: int) -> None:
         self._owner = owner
@@ -139,6 +141,9 @@ class ModelStats:
         #: A model that batches has a block per batch size; one that does not executes every
         #: request as a batch of 1, so its batch statistics are its totals.
         self.batching = model.max_batch_size > 0
+        #: A model that batches dynamically: its batch blocks count the batches
+        #: (:meth:`batch`), not the requests.
+        self.dynamic = model.dynamic_batching is not None
         self.base = base
 
     def succeeded(
@@ -184,6 +189,28 @@ class ModelStats:
         s = self._slots
         if rows != 1:
             s[self.base + _EXTRA_ROWS] += rows - 1
+        if not self.dynamic:
+            self._count_batch(rows, input_ns, infer_ns, output_ns)
+
+    def batch(
+        self,
+        rows: int,
+        requests: int,
+        input_ns: int,
+        infer_ns: int,
+        output_ns: int,
+        succeeded: bool,
+    ) -> None:
+        """One dynamic batch of ``rows`` made of ``requests`` that ran (their answers are
+        counted by :meth:`succeeded` or :meth:`failed`): one execution, a batch-size block
+        entry when ``predict`` succeeded."""
+        if requests > 1:
+            self._slots[self.base + _MERGED] += requests - 1
+        if succeeded:
+            self._count_batch(rows, input_ns, infer_ns, output_ns)
+
+    def _count_batch(self, rows: int, input_ns: int, infer_ns: int, output_ns: int) -> None:
+        s = self._slots
         batch = self._batches.get(rows)
         if batch is None:
             if len(self._batches) >= _MAX_BATCH_BLOCKS:
@@ -252,7 +279,7 @@ class Statistics:
         self._next = 0
         # Keyed by name, version and whether it batches, never by the Model: a replaced
         # model's memory must return by reference counting, not wait for these counters.
-        self._models: dict[tuple[str, str, bool], ModelStats] = {}
+        self._models: dict[tuple[str, str, bool, bool], ModelStats] = {}
         self.paths = {
             path: PathStats(self, path, self.block(("path", path), len(PATH_FIELDS)))
             for path in PATHS
@@ -264,7 +291,12 @@ class Statistics:
 
     def of(self, model: Model) -> ModelStats:
         """The counters of ``model`` (its name and version; added on first use)."""
-        key = (model.name, model.version, model.max_batch_size > 0)
+        key = (
+            model.name,
+            model.version,
+            model.max_batch_size > 0,
+            model.dynamic_batching is not None,
+        )
         stats = self._models.get(key)
         if stats is None:
             base = self.block(("model", model.name, model.version), len(MODEL_FIELDS))
@@ -390,7 +422,7 @@ def model_figures(slots: list[int]) -> dict[str, int]:
     success = slots[_SUCCESS]
     figures = dict(zip(MODEL_FIELDS, slots, strict=True))
     figures["inference_count"] = success + slots[_EXTRA_ROWS]
-    figures["execution_count"] = success + slots[_FAILED_EXECUTIONS]
+    figures["execution_count"] = success + slots[_FAILED_EXECUTIONS] - slots[_MERGED]
     last = slots[_LAST]
     figures["last_inference_ms"] = (last + _EPOCH_OFFSET) // 1_000_000 if last else 0
     return {name: figures[name] for name in MODEL_FIGURES}

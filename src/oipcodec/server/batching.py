@@ -1,0 +1,341 @@
+"""Dynamic batching: the requests of a model queue, and ``predict`` runs once per batch.
+
+A model opts in with a :class:`~oipcodec.server.model.DynamicBatching` (its ``dynamic_batching``
+attribute, or a repository configuration's). :class:`Batcher` is one model's queue and the
+task that runs its batches, one at a time and in order of arrival (Triton's semantics, the
+details in docs/batching.md). The registry feeds it from ``execute``, so every front end goes
+through it. Each input of a batch is one buffer, allocated per batch: every request writes its
+rows into it (:meth:`~oipcodec.types.Tensor.into`), and gets back its own rows of every output
+as views of what ``predict`` returned.
+
+Invariant: a request's failure to write its rows fails that request alone; ``predict`` raising
+fails every request of that batch with the same error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oipcodec import datatypes
+from oipcodec.errors import InternalError, RequestError, UnavailableError, request_error_for
+from oipcodec.server.model import Model
+from oipcodec.types import Parameters, Tensor
+
+__all__ = ["Batcher", "BatchRecorder", "model_failure"]
+
+log = logging.getLogger("oipcodec.server")
+
+#: What a request gets back: its rows of every output, when its batch started (taken from
+#: the queue) and when ``predict`` finished (``perf_counter_ns`` readings).
+Result = tuple[dict[str, Any], int, int]
+#: Told of every batch that ran: rows, requests answered, and the nanoseconds spent writing
+#: the inputs, in ``predict``, and splitting the outputs (None: predict raised).
+BatchRecorder = Callable[[int, int, int, int, int, bool], None]
+
+
+@dataclass(slots=True, eq=False)
+class _Waiting:
+    """A request in the queue."""
+
+    key: tuple[Any, ...]
+    tensors: Sequence[Tensor]
+    rows: int
+    parameters: Parameters
+    future: asyncio.Future[Result]
+    queued: int
+
+
+def model_failure(model: Model, exc: Exception) -> RequestError:
+    """What ``predict`` raising ``exc`` answers (a :class:`RequestError` it raised stays
+    itself; anything else is an internal error naming the model), marked ``executed``."""
+    error = request_error_for(exc)
+    if error.http_status >= 500 and not isinstance(exc, RequestError):
+        log.error("model %r failed", model.name, exc_info=exc)
+        hint = ""
+        if "read-only" in str(exc) and not model.writable_inputs:
+            hint = (
+                " (its inputs are read-only views of the request: set writable_inputs = True "
+                "on the model to get writable copies)"
+            )
+        error = type(error)(f"model '{model.name}' failed: {type(exc).__name__}: {exc}{hint}")
+    error.executed = True
+    return error
+
+
+def batch_key(
+    tensors: Sequence[Tensor], parameters: Parameters, requested: Sequence[str] | None
+) -> tuple[Any, ...]:
+    """What must be equal for two requests to share a batch: each input's name, datatype
+    and shape after the batch dimension, the parameters (with their types: ``1`` and
+    ``True`` differ) and the outputs asked for."""
+    inputs = tuple(sorted((t.name, t.datatype, t.shape[1:]) for t in tensors))
+    given = tuple(sorted((k, type(v).__name__, v) for k, v in parameters.items()))
+    return inputs, given, None if requested is None else tuple(requested)
+
+
+class Batcher:
+    """The queue of one model's requests and the task that runs its batches.
+
+    ``record``: told of every batch (the statistics), or None.
+    """
+
+    def __init__(self, model: Model, record: BatchRecorder | None = None) -> None:
+        policy = model.dynamic_batching
+        assert policy is not None and model.max_batch_size > 0
+        self.model = model
+        self.max_rows = model.max_batch_size
+        self.preferred = frozenset(policy.preferred_batch_size)
+        self.delay_ns = policy.max_queue_delay_microseconds * 1000
+        self._record = record
+        self._queue: deque[_Waiting] = deque()
+        self._arrived = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closed: str | None = None
+
+    def __len__(self) -> int:
+        """Requests queued (a request whose batch runs is no longer counted)."""
+        return len(self._queue)
+
+    async def submit(
+        self,
+        tensors: Sequence[Tensor],
+        parameters: Parameters,
+        requested: Sequence[str] | None,
+    ) -> Result:
+        """Queue one checked request (its inputs each have the same first dimension, at most
+        ``max_batch_size``) and wait for its batch: its rows of every output, when its batch
+        started and when ``predict`` finished. A caller cancelled while waiting (its client
+        went away) leaves the queue: its rows are not in the batch."""
+        if self._closed is not None:
+            raise UnavailableError(self._closed)
+        rows = tensors[0].shape[0]
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Result] = loop.create_future()
+        key = batch_key(tensors, parameters, requested)
+        self._queue.append(
+            _Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns())
+        )
+        self._arrived.set()
+        if self._task is None:
+            self._task = loop.create_task(self._run(), name=f"batcher {self.model.name}")
+        return await future
+
+    def close(self, reason: str) -> None:
+        """Refuse what is queued with :class:`UnavailableError` (``reason``), and later
+        requests alike; a batch already running finishes, then the task ends."""
+        self._closed = reason
+        while self._queue:
+            waiting = self._queue.popleft()
+            if not waiting.future.done():
+                waiting.future.set_exception(UnavailableError(reason))
+        self._arrived.set()  # an idle task wakes to end
+
+    # ------------------------------------------------------------------ the task
+
+    async def _run(self) -> None:
+        queue = self._queue
+        while self._closed is None:
+            while queue and queue[0].future.done():  # its client went away
+                queue.popleft()
+            if not queue:
+                self._arrived.clear()
+                await self._arrived.wait()
+                continue
+            count, closed = self._plan()
+            if not closed:
+                wait = (queue[0].queued + self.delay_ns - time.perf_counter_ns()) / 1e9
+                if wait > 0:
+                    self._arrived.clear()
+                    try:
+                        await asyncio.wait_for(self._arrived.wait(), wait)
+                    except asyncio.TimeoutError:  # not the builtin before Python 3.11
+                        pass
+                    continue
+            batch = [queue.popleft() for _ in range(count)]
+            try:
+                await self._execute(batch)
+            except asyncio.CancelledError:  # the event loop is closing
+                for waiting in batch:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(
+                            UnavailableError(f"model '{self.model.name}': the server stopped")
+                        )
+                raise
+            except Exception as exc:  # a bug here must not leave requests waiting for ever
+                log.exception("model %r: a batch failed", self.model.name)
+                error = InternalError(f"model '{self.model.name}': the batch failed: {exc}")
+                for waiting in batch:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(copy.copy(error))
+
+    def _plan(self) -> tuple[int, bool]:
+        """How many requests from the head of the queue make the next batch, and whether it
+        is closed (else it may wait for more, until the head's delay is over).
+
+        The batch takes the requests that follow the head with its key, until one of another
+        key (run in order: it closes the batch) or one that does not fit in
+        ``max_batch_size`` rows. It is closed at ``max_batch_size`` rows, or at the largest
+        preferred size it reaches (the requests after that wait for the next batch)."""
+        queue = self._queue
+        key = queue[0].key
+        rows = count = best = 0
+        closed = False
+        for waiting in queue:
+            if waiting.future.done():
+                count += 1  # dropped when the batch is written
+                continue
+            if waiting.key != key or rows + waiting.rows > self.max_rows:
+                closed = True
+                break
+            rows += waiting.rows
+            count += 1
+            if rows in self.preferred:
+                best = count
+            if rows == self.max_rows:
+                return count, True
+        if best:
+            return best, True
+        return count, closed
+
+    async def _execute(self, batch: list[_Waiting]) -> None:
+        """Write the requests' rows into one buffer per input, run ``predict`` once, and give
+        every request its rows of every output."""
+        model = self.model
+        started = time.perf_counter_ns()
+        live = [w for w in batch if not w.future.done()]
+        if not live:
+            return
+        total = sum(w.rows for w in live)
+        buffers = {
+            t.name: np.empty((total, *t.shape[1:]), _numpy_dtype(t.datatype))
+            for t in live[0].tensors
+        }
+        placed: list[tuple[_Waiting, int]] = []
+        at = 0
+        for waiting in live:
+            end = at + waiting.rows
+            try:
+                for tensor in waiting.tensors:
+                    tensor.into(buffers[tensor.name][at:end])
+            except Exception as exc:  # this request alone fails; the next writes here
+                waiting.future.set_exception(_request_failure(model, exc))
+                continue
+            placed.append((waiting, at))
+            at = end
+        if not placed:
+            return
+        arrays = {name: buffer[:at] for name, buffer in buffers.items()}
+        parameters = placed[0][0].parameters
+        assembled = time.perf_counter_ns()
+        try:
+            produced = await _predict(model, arrays, parameters)
+        except Exception as exc:
+            finished = time.perf_counter_ns()
+            self._fail(placed, model_failure(model, exc), started, assembled, finished)
+            return
+        finished = time.perf_counter_ns()
+        try:
+            outputs = _batch_outputs(model, produced, at)
+        except RequestError as exc:
+            exc.executed = True
+            self._fail(placed, exc, started, assembled, finished)
+            return
+        answered = 0
+        for waiting, first in placed:
+            if waiting.future.done():  # cancelled while predict ran
+                continue
+            rows = {name: _rows(value, first, waiting.rows) for name, value in outputs.items()}
+            waiting.future.set_result((rows, started, finished))
+            answered += 1
+        if self._record is not None and answered:
+            split = time.perf_counter_ns()
+            self._record(at, answered, assembled - started, finished - assembled,
+                         split - finished, True)  # fmt: skip
+
+    def _fail(
+        self,
+        placed: list[tuple[_Waiting, int]],
+        error: RequestError,
+        started: int,
+        assembled: int,
+        finished: int,
+    ) -> None:
+        failed = 0
+        for waiting, _ in placed:
+            if not waiting.future.done():
+                # a copy each: one exception raised in many tasks would gather their frames
+                waiting.future.set_exception(copy.copy(error))
+                failed += 1
+        if self._record is not None and failed:
+            rows = sum(w.rows for w, _ in placed)
+            self._record(rows, failed, assembled - started, finished - assembled, 0, False)
+
+
+def _numpy_dtype(datatype: str) -> np.dtype[Any]:
+    row = datatypes.get(datatype)
+    # BF16 without ml_dtypes: float32, as the decoders give it
+    return row.numpy_dtype if row.numpy_dtype is not None else np.dtype(np.float32)
+
+
+def _request_failure(model: Model, exc: Exception) -> RequestError:
+    """A request whose rows could not be written: its own error (a bad JSON value...)."""
+    error = request_error_for(exc)
+    if error.http_status >= 500 and not isinstance(exc, RequestError):
+        log.error("model %r: writing a request into its batch failed", model.name, exc_info=exc)
+        error = type(error)(f"model '{model.name}': {type(exc).__name__}: {exc}")
+    return error
+
+
+async def _predict(model: Model, arrays: dict[str, Any], parameters: Parameters) -> Any:
+    if model.is_async:
+        return await model.predict(arrays, parameters)  # type: ignore[misc]
+    if model.run_in_thread:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, model.predict, arrays, parameters)
+    return model.predict(arrays, parameters)
+
+
+def _batch_outputs(model: Model, produced: Any, rows: int) -> dict[str, Any]:
+    """What ``predict`` returned for a batch of ``rows``, each output an array (or a
+    :class:`Tensor`) whose first dimension is ``rows``; else an :class:`InternalError` naming
+    the model and the output."""
+    if not isinstance(produced, Mapping):
+        raise InternalError(
+            f"model '{model.name}' predict returned {type(produced).__name__}, not a dict"
+        )
+    outputs: dict[str, Any] = {}
+    for name, value in produced.items():
+        if isinstance(value, Tensor):
+            data = value.data
+            if data.shape != value.shape:
+                data = data.reshape(value.shape)
+            value = Tensor(value.name, value.datatype, value.shape, data, value.parameters)
+            shape = value.shape
+        else:
+            value = value if isinstance(value, np.ndarray) else np.asarray(value)
+            shape = value.shape
+        if not shape or shape[0] != rows:
+            got = f"{shape[0]} rows (first dimension)" if shape else "a scalar"
+            raise InternalError(
+                f"model '{model.name}' returned output '{name}' with {got} for a batch of "
+                f"{rows} rows"
+            )
+        outputs[name] = value
+    return outputs
+
+
+def _rows(value: Any, first: int, count: int) -> Any:
+    """Rows ``first`` to ``first + count`` of one output: a view, never a copy."""
+    if isinstance(value, Tensor):
+        part = value.data[first : first + count]
+        return Tensor(value.name, value.datatype, part.shape, part, dict(value.parameters))
+    return value[first : first + count]
