@@ -39,6 +39,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -466,6 +467,10 @@ class Row:
     p99_ms: float
     #: False when the windows did not agree within ``--stability`` percent.
     stable: bool = True
+    #: The server's CPU milliseconds per request (its process and their children).
+    cpu_ms: float | None = None
+    #: Which round of ``--rounds`` (-1: the median of them).
+    round: int = 0
 
 
 def parse_report(text: str) -> dict[str, float]:
@@ -482,6 +487,33 @@ def parse_report(text: str) -> dict[str, float]:
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its descendants (Linux /proc; 0.0
+    elsewhere): Triton's Python stub and MLServer's inference worker count with their server."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        child = int(stat.parent.name)
+        parents[child] = int(fields[1])
+        times[child] = (int(fields[11]) + int(fields[12])) / tick
+    total, family = 0.0, {pid}
+    grew = True  # children may be listed before their parents: grow the family to a fixpoint
+    while grew:
+        grew = False
+        for child, parent in parents.items():
+            if parent in family and child not in family:
+                family.add(child)
+                grew = True
+    for member in family:
+        total += times.get(member, 0.0)
+    return total
+
+
 def input_data(path: Path, rows: int = 16) -> Path:
     """perf_analyzer's ``--input-data`` file: ``rows`` different finite rows in [-1, 1), one
     per request in turn. Not ``random``: that is random bytes, NaN among them, which
@@ -492,7 +524,12 @@ def input_data(path: Path, rows: int = 16) -> Path:
 
 
 def measure(
-    perf_analyzer: str, server: Running, protocol: str, concurrency: int, args: argparse.Namespace
+    perf_analyzer: str,
+    server: Running,
+    protocol: str,
+    concurrency: int,
+    args: argparse.Namespace,
+    round_: int = 0,
 ) -> Row:
     """One perf_analyzer run at ``concurrency`` (sync threads, count windows), bounded. When
     no three windows agree within ``--stability`` percent in ``--max-trials`` windows (a
@@ -502,6 +539,7 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         data = input_data(Path(tmp, "input.json"))
         report = Path(tmp, "report.csv")
+        cpu_before, wall_before = cpu_seconds(server.pid), time.perf_counter()
         while True:
             command = [
                 perf_analyzer, "-m", MODEL, "-i", protocol,
@@ -526,6 +564,10 @@ def measure(
                 f"(exit {done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
             )
         figures = parse_report(report.read_text())
+        cpu, wall = cpu_seconds(server.pid) - cpu_before, time.perf_counter() - wall_before
+    # The server's CPU over the whole run (warm-up and retries too) per request it answered at
+    # the measured rate meanwhile: what a loaded machine disturbs far less than requests/s.
+    answered = figures["throughput"] * wall
     return Row(
         server.name,
         protocol,
@@ -535,6 +577,8 @@ def measure(
         figures["p90_us"] / 1000,
         figures["p99_us"] / 1000,
         stable=stability == args.stability,
+        cpu_ms=1000 * cpu / answered if answered > 0 and cpu > 0 else None,
+        round=round_,
     )
 
 
@@ -574,6 +618,67 @@ def ratios(rows: list[Row], concurrency: int) -> dict[str, dict[str, float]]:
     return out
 
 
+def cpu_table(rows: list[Row], servers: list[str]) -> str:
+    """The servers' CPU milliseconds per request, a line per protocol and concurrency."""
+    lines = [f"{'CPU ms/request':12} " + "".join(f"{s:>19}" for s in servers)]
+    by_key = {(r.server, r.protocol, r.concurrency): r for r in rows}
+    for protocol in dict.fromkeys(r.protocol for r in rows):
+        for c in sorted({r.concurrency for r in rows if r.protocol == protocol}):
+            cells = []
+            for s in servers:
+                r = by_key.get((s, protocol, c))
+                cells.append(f"{r.cpu_ms:>19.2f}" if r and r.cpu_ms else f"{'-':>19}")
+            lines.append(f"{protocol:8} {c:>3} " + "".join(cells))
+    return "\n".join(lines)
+
+
+def cpu_ratios(rows: list[Row], concurrency: int) -> dict[str, dict[str, float]]:
+    """Each other server's CPU per request over oipcodec with batching's, per protocol."""
+    out: dict[str, dict[str, float]] = {}
+    by_key = {(r.server, r.protocol, r.concurrency): r for r in rows}
+    for protocol in dict.fromkeys(r.protocol for r in rows):
+        ours = by_key.get(("oipcodec-batching", protocol, concurrency))
+        if ours is None or not ours.cpu_ms:
+            continue
+        for other in ("oipcodec", "triton", "mlserver"):
+            theirs = by_key.get((other, protocol, concurrency))
+            if theirs is not None and theirs.cpu_ms:
+                out.setdefault(protocol, {})[other] = theirs.cpu_ms / ours.cpu_ms
+    return out
+
+
+MODEL_COST = f"""import json, time
+import numpy as np
+{WEIGHTS_SOURCE}
+w, out = weights(), {{}}
+for n in (1, 8, 32, 64):
+    x = np.ones((n, {WIDTH}), np.float32)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(20):
+            x @ w
+        best = min(best, (time.perf_counter() - start) / 20)
+    out[n] = best * 1000
+print(json.dumps(out))
+"""
+
+
+def model_cost(args: argparse.Namespace) -> dict[str, float]:
+    """Milliseconds of one product of n rows (n = 1, 8, 32, 64; the best of 5 x 20) in a
+    process of its own with the servers' BLAS threads: what batching can save in the model
+    itself (on a CPU, a 1-row product reads the whole matrix; n rows cost about n times)."""
+    done = subprocess.run(
+        [sys.executable, "-c", MODEL_COST],
+        env=server_env(args),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return {str(k): round(v, 3) for k, v in json.loads(done.stdout).items()}
+
+
 def versions(args: argparse.Namespace) -> dict[str, str]:
     """Versions of what was measured (best effort)."""
     import oipcodec
@@ -602,8 +707,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--delay-us",
         type=int,
-        default=1000,
-        help="max_queue_delay_microseconds (Triton, oipcodec) and max_batch_time (MLServer)",
+        default=0,
+        help="max_queue_delay_microseconds (Triton, oipcodec) and max_batch_time (MLServer); "
+        "default 0, Triton's: a batch takes the requests queued while the previous one ran",
     )
     parser.add_argument(
         "--blas-threads",
@@ -612,7 +718,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="OPENBLAS/OMP/MKL_NUM_THREADS of every server (default 1; 0: leave them unset)",
     )
     parser.add_argument("--stability", type=int, help="perf_analyzer's --stability-percentage")
-    parser.add_argument("--max-trials", type=int, default=8, help="perf_analyzer's --max-trials")
+    parser.add_argument("--max-trials", type=int, default=5, help="perf_analyzer's --max-trials")
+    parser.add_argument(
+        "--rounds", type=int, help="measurements of each server per concurrency (median)"
+    )
     parser.add_argument("--run-timeout", type=float, default=300, help="seconds per run")
     parser.add_argument("--triton-home", default=os.environ.get("OIPCODEC_TRITON_HOME"))
     parser.add_argument("--mlserver-python", help="python of an environment with MLServer")
@@ -631,8 +740,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.concurrency = [int(c) for c in args.concurrency.split(",")]
     else:
         args.concurrency = list(QUICK_CONCURRENCY if args.quick else CONCURRENCY)
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
     if args.requests is None:
-        args.requests = 40 if args.quick else 400
+        args.requests = 40 if args.quick else 200
     if args.stability is None:
         # Quick: any three windows will do (a smoke run); full: within 25% of each other.
         args.stability = 1000 if args.quick else 25
@@ -642,18 +753,49 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def write_json(path: Path, args: argparse.Namespace, meta: dict[str, Any], rows: list[Row]) -> None:
     """The figures so far (written after every row: a long run that stops keeps them)."""
     at = TARGET_CONCURRENCY if TARGET_CONCURRENCY in args.concurrency else max(args.concurrency)
+    summary = medians(rows)
     document = {
         **meta,
         "load_average_now": round(os.getloadavg()[0], 1),
-        "rows": [asdict(r) for r in rows],
+        "rows": [asdict(r) for r in summary],
+        "rounds_measured": [asdict(r) for r in rows],
         "ratios_at": at,
-        "ratios": ratios(rows, at),
+        "ratios": ratios(summary, at),
+        "cpu_ratios": cpu_ratios(summary, at),
     }
     path.write_text(json.dumps(document, indent=1))
 
 
+def medians(rows: list[Row]) -> list[Row]:
+    """One row per server, protocol and concurrency: the median of its rounds (throughput,
+    latencies and CPU each taken apart; stable when every round was)."""
+    groups: dict[tuple[str, str, int], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.server, r.protocol, r.concurrency), []).append(r)
+    out = []
+    for (server, protocol, c), group in groups.items():
+        cpu = [r.cpu_ms for r in group if r.cpu_ms is not None]
+        out.append(
+            Row(
+                server,
+                protocol,
+                c,
+                float(np.median([r.throughput for r in group])),
+                float(np.median([r.p50_ms for r in group])),
+                float(np.median([r.p90_ms for r in group])),
+                float(np.median([r.p99_ms for r in group])),
+                stable=all(r.stable for r in group),
+                cpu_ms=float(np.median(cpu)) if cpu else None,
+                round=-1,
+            )
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # A terminated run stops its servers too (the context managers' exits run).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     perf_analyzer = triton_env(args.triton_home)["OIPCODEC_PERF_ANALYZER"]
     rows: list[Row] = []
     batching: dict[str, str | None] = {}
@@ -667,42 +809,61 @@ def main(argv: list[str] | None = None) -> int:
         "delay_us": args.delay_us,
         "blas_threads": args.blas_threads,
         "stability_percentage": args.stability,
+        "rounds": args.rounds,
         "batching": batching,
     }
+    cost = meta["model_ms_per_call"] = model_cost(args)
+    print("the model alone, ms per call of n rows: "
+          + ", ".join(f"n={n}: {ms:.2f}" for n, ms in cost.items()), flush=True)  # fmt: skip
     root = args.keep or Path(tempfile.mkdtemp(prefix="oipcodec-batching-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        for name in args.servers:
-            with serve(name, root, args) as server:
+        # Every server runs for the whole measurement, and each concurrency is measured on
+        # each of them in turn, round after round (the first server moved along each round):
+        # the drift of a shared machine's load falls on all of them alike.
+        with contextlib.ExitStack() as stack:
+            servers = []
+            for name in args.servers:
+                server = stack.enter_context(serve(name, root, args))
                 check_answer(server)
                 batching[name] = server.batching
+                servers.append(server)
                 print(f"{name}: ready, batching: {server.batching or 'none'}", flush=True)
-                for protocol in args.protocols:
+            for protocol in args.protocols:
+                for name in args.servers:
                     if (name, protocol) in UNSUPPORTED:
-                        print(f"  {protocol}: not measured, {UNSUPPORTED[name, protocol]}")
-                        continue
-                    for c in args.concurrency:
-                        row = measure(perf_analyzer, server, protocol, c, args)
-                        rows.append(row)
-                        print(f"  {protocol} c={c}: {row.throughput:.0f}/s, "
-                              f"p99 {row.p99_ms:.1f} ms" + ("" if row.stable else " (unstable)"),
-                              flush=True)  # fmt: skip
-                        if args.json:
-                            write_json(args.json, args, meta, rows)
+                        print(f"{name} {protocol}: not measured, {UNSUPPORTED[name, protocol]}")
+                for c in args.concurrency:
+                    for round_ in range(args.rounds):
+                        shift = round_ % len(servers)
+                        for server in servers[shift:] + servers[:shift]:
+                            if (server.name, protocol) in UNSUPPORTED:
+                                continue
+                            row = measure(perf_analyzer, server, protocol, c, args, round_)
+                            rows.append(row)
+                            cpu = f", {row.cpu_ms:.2f} CPU ms/request" if row.cpu_ms else ""
+                            print(f"  {protocol} c={c} {server.name}: {row.throughput:.0f}/s, "
+                                  f"p99 {row.p99_ms:.1f} ms{cpu}"
+                                  + ("" if row.stable else " (unstable)"), flush=True)  # fmt: skip
+                            if args.json:
+                                write_json(args.json, args, meta, rows)
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
     if "oipcodec-batching" in batching and batching["oipcodec-batching"] is None:
         print("note: this oipcodec shows no dynamic_batching for the model (it ignores the "
               "config's): oipcodec-batching ran without batching")  # fmt: skip
+    summary = medians(rows)
     print()
-    print(table(rows, args.servers))
-    if not all(r.stable for r in rows):
+    print(table(summary, args.servers))
+    print()
+    print(cpu_table(summary, args.servers))
+    if not all(r.stable for r in summary):
         print(f"~: no three windows within {args.stability}% (a loaded machine): any three taken")
     at = TARGET_CONCURRENCY if TARGET_CONCURRENCY in args.concurrency else max(args.concurrency)
-    for protocol, against in ratios(rows, at).items():
+    for protocol, against in ratios(summary, at).items():
         text = ", ".join(f"{v:.2f}x {k}" for k, v in against.items())
-        print(f"oipcodec-batching at c={at} ({protocol}): {text}")
+        print(f"oipcodec-batching at c={at} ({protocol}), requests/s: {text}")
     if args.json:
         write_json(args.json, args, meta, rows)
     return 0
