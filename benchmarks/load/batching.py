@@ -77,6 +77,18 @@ WEIGHTS_SOURCE = (
     "    grid = (i[:, None] * 31 + i[None, :] * 17) % 97 - 48\n"
     "    return (grid / 97).astype(np.float32)\n"
 )
+# --per-call-ms: a fixed cost per call of the model, one call at a time (a device the model
+# owns, a remote call), written into every server's model file the same way.
+PER_CALL_SOURCE = (
+    "import threading\n"
+    "import time\n\n"
+    "PER_CALL_SECONDS = 0.0\n"
+    "_DEVICE = threading.Lock()\n\n\n"
+    "def per_call():\n"
+    "    if PER_CALL_SECONDS:\n"
+    "        with _DEVICE:\n"
+    "            time.sleep(PER_CALL_SECONDS)\n"
+)
 
 OIPCODEC_MODEL = f"""import numpy as np
 
@@ -84,6 +96,7 @@ from oipcodec.server import Model, TensorSpec
 
 
 {WEIGHTS_SOURCE}
+{PER_CALL_SOURCE}
 
 class MatMul(Model):
     inputs = [TensorSpec("INPUT0", "FP32", [-1, {WIDTH}])]
@@ -95,6 +108,7 @@ class MatMul(Model):
         self.weights = weights()
 
     def predict(self, inputs, parameters):
+        per_call()
         return {{"OUTPUT0": inputs["INPUT0"] @ self.weights}}
 """
 
@@ -103,6 +117,7 @@ import triton_python_backend_utils as pb_utils
 
 
 {WEIGHTS_SOURCE}
+{PER_CALL_SOURCE}
 
 class TritonPythonModel:
     """A batch arrives as a list of requests: their rows are stacked, multiplied once, and
@@ -113,6 +128,7 @@ class TritonPythonModel:
 
     def execute(self, requests):
         xs = [pb_utils.get_input_tensor_by_name(r, "INPUT0").as_numpy() for r in requests]
+        per_call()
         y = (xs[0] if len(xs) == 1 else np.concatenate(xs)) @ self.weights
         answers, start = [], 0
         for x in xs:
@@ -129,6 +145,7 @@ from mlserver.types import InferenceRequest, InferenceResponse
 
 
 {WEIGHTS_SOURCE}
+{PER_CALL_SOURCE}
 
 class MatMul(MLModel):
     async def load(self):
@@ -137,6 +154,7 @@ class MatMul(MLModel):
 
     async def predict(self, payload: InferenceRequest) -> InferenceResponse:
         x = NumpyCodec.decode_input(payload.inputs[0])
+        per_call()
         y = x @ self.weights
         return InferenceResponse(
             model_name=self.name, outputs=[NumpyCodec.encode_output("OUTPUT0", y)]
@@ -221,6 +239,13 @@ def weights() -> np.ndarray:
     exec(WEIGHTS_SOURCE, namespace)  # the same text the servers run
     matrix: np.ndarray = namespace["weights"]()
     return matrix
+
+
+def model_source(template: str, args: argparse.Namespace) -> str:
+    """A server's model file with ``--per-call-ms`` written in."""
+    return template.replace(
+        "PER_CALL_SECONDS = 0.0", f"PER_CALL_SECONDS = {args.per_call_ms / 1000!r}", 1
+    )
 
 
 def config_pbtxt(max_batch: int, delay_us: int | None, triton: bool) -> str:
@@ -360,7 +385,7 @@ def serve(name: str, root: Path, args: argparse.Namespace) -> Iterator[Running]:
     if name.startswith("oipcodec"):
         delay = args.delay_us if name == "oipcodec-batching" else None
         (model / "config.pbtxt").write_text(config_pbtxt(args.max_batch, delay, triton=False))
-        (model / "1" / "model.py").write_text(OIPCODEC_MODEL)
+        (model / "1" / "model.py").write_text(model_source(OIPCODEC_MODEL, args))
         command = [
             sys.executable, "-m", "oipcodec", "serve", "--model-repository",
             str(folder / "repository"), "--http-port", str(http), "--grpc-port", str(grpc),
@@ -371,7 +396,7 @@ def serve(name: str, root: Path, args: argparse.Namespace) -> Iterator[Running]:
     elif name == "triton":
         env = triton_env(args.triton_home)
         (model / "config.pbtxt").write_text(config_pbtxt(args.max_batch, args.delay_us, True))
-        (model / "1" / "model.py").write_text(TRITON_MODEL)
+        (model / "1" / "model.py").write_text(model_source(TRITON_MODEL, args))
         process_env = server_env(args)
         process_env["PATH"] = env["OIPCODEC_TRITON_PATH"] + os.pathsep + process_env["PATH"]
         process_env["LD_LIBRARY_PATH"] = env["OIPCODEC_TRITON_LD_LIBRARY_PATH"]
@@ -395,7 +420,7 @@ def serve(name: str, root: Path, args: argparse.Namespace) -> Iterator[Running]:
             )
         model.mkdir(exist_ok=True)
         shutil.rmtree(model / "1")
-        (model / "matmul_model.py").write_text(MLSERVER_MODEL)
+        (model / "matmul_model.py").write_text(model_source(MLSERVER_MODEL, args))
         settings = {
             "name": MODEL,
             "implementation": "matmul_model.MatMul",
@@ -650,6 +675,7 @@ def cpu_ratios(rows: list[Row], concurrency: int) -> dict[str, dict[str, float]]
 MODEL_COST = f"""import json, time
 import numpy as np
 {WEIGHTS_SOURCE}
+{PER_CALL_SOURCE}
 w, out = weights(), {{}}
 for n in (1, 8, 32, 64):
     x = np.ones((n, {WIDTH}), np.float32)
@@ -716,6 +742,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=int,
         default=1,
         help="OPENBLAS/OMP/MKL_NUM_THREADS of every server (default 1; 0: leave them unset)",
+    )
+    parser.add_argument(
+        "--per-call-ms",
+        type=float,
+        default=0.0,
+        help="add a fixed cost per call to the model, one call at a time (default 0: the "
+        "product alone)",
     )
     parser.add_argument("--stability", type=int, help="perf_analyzer's --stability-percentage")
     parser.add_argument("--max-trials", type=int, default=5, help="perf_analyzer's --max-trials")
@@ -808,6 +841,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_batch_size": args.max_batch,
         "delay_us": args.delay_us,
         "blas_threads": args.blas_threads,
+        "per_call_ms": args.per_call_ms,
         "stability_percentage": args.stability,
         "rounds": args.rounds,
         "batching": batching,

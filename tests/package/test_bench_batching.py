@@ -115,3 +115,13 @@ def test_quick_run_against_the_real_triton_server(tmp_path: Path) -> None:
     assert measured == {(s, p) for s in ("oipcodec", "triton") for p in ("grpc", "http")}
     assert json.loads(figures["batching"]["triton"])["max_queue_delay_microseconds"] == 1000
     assert figures["batching"]["oipcodec"] is None
+
+
+def test_a_cost_per_call_is_written_into_every_server_model() -> None:
+    args = batching.parse_args(["--per-call-ms", "2.5"])
+    for template in (batching.OIPCODEC_MODEL, batching.TRITON_MODEL, batching.MLSERVER_MODEL):
+        source = batching.model_source(template, args)
+        assert "PER_CALL_SECONDS = 0.0025\n" in source and "per_call()\n" in source
+        compile(source, "model.py", "exec")
+    plain = batching.model_source(batching.OIPCODEC_MODEL, batching.parse_args([]))
+    assert "PER_CALL_SECONDS = 0.0\n" in plain
