@@ -78,14 +78,12 @@ class Tensor:
         """
         if out.shape != self.shape:
             raise ShapeError(
-                f"the destination holds shape {list(out.shape)}, the tensor has "
-                f"{list(self.shape)}",
+                f"the destination holds shape {list(out.shape)}, the tensor has {list(self.shape)}",
                 tensor=self.name,
             )
         if not datatypes.get(self.datatype).carries(out.dtype):
             raise DatatypeError(
-                f"the destination's numpy dtype {out.dtype} cannot carry datatype "
-                f"{self.datatype}",
+                f"the destination's numpy dtype {out.dtype} cannot carry datatype {self.datatype}",
                 tensor=self.name,
             )
         data = self.data

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import http.client as httplib
+import socket
 import textwrap
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -200,7 +203,7 @@ def test_an_output_without_the_batchs_rows_is_an_error_naming_the_model(grpc: An
         grpc.infer("short", _inputs(grpcclient, "FP32", data, None))
 
 
-def test_statistics_count_batches_and_rows(http: Any, grpc: Any) -> None:
+def test_statistics_count_batches_and_rows(server: RunningServer, http: Any, grpc: Any) -> None:
     before = http.get_inference_statistics("checked")["model_stats"][0]
 
     def one(i: int) -> None:
@@ -219,7 +222,24 @@ def test_statistics_count_batches_and_rows(http: Any, grpc: Any) -> None:
     runs_before = sum(b["compute_infer"]["count"] for b in before["batch_stats"])
     runs_after = sum(b["compute_infer"]["count"] for b in after["batch_stats"])
     assert runs_after - runs_before == executions
-    assert int(after["inference_stats"]["queue"]["ns"]) > int(before["inference_stats"]["queue"]["ns"])
+    assert int(after["inference_stats"]["queue"]["ns"]) > int(
+        before["inference_stats"]["queue"]["ns"]
+    )
+    connection = httplib.HTTPConnection(server.host, server.http_port, timeout=TIMEOUT)
+    try:
+        connection.request("GET", "/metrics")
+        text = connection.getresponse().read().decode()
+    finally:
+        connection.close()
+    labels = '{model="checked",version="1"}'
+    metrics = {
+        line.split("{")[0]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if labels in line and not line.startswith("#")
+    }
+    # the metrics say what the statistics say
+    assert metrics["nv_inference_exec_count"] == after["execution_count"]
+    assert metrics["nv_inference_count"] == after["inference_count"]
     config = http.get_model_config("checked")
     assert config["dynamic_batching"]["preferred_batch_size"] == [16]
     grpc_config = grpc.get_model_config("checked").config  # tritonclient's own ModelConfig
@@ -476,5 +496,148 @@ def test_answers_are_views_of_the_batch_output() -> None:
         a, b = (r.output("Y").data for r in answers)
         assert a.base is not None and a.base is b.base  # rows of one array, not copies
         await registry.unload_all()
+
+    asyncio.run(run())
+
+
+class Gated(Model):
+    """Records each batch's rows; predict waits until the test opens ``gate``."""
+
+    name = "gated"
+    inputs = (TensorSpec("X", "FP32", [-1]),)
+    outputs = (TensorSpec("Y", "FP32", [-1]),)
+    max_batch_size = 8
+    dynamic_batching = DynamicBatching()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.gate = threading.Event()
+
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        self.batches.append(len(inputs["X"]))
+        for _ in range(int(TIMEOUT / 0.005)):  # bounded: the test opens it within seconds
+            if self.gate.is_set():
+                break
+            await asyncio.sleep(0.005)
+        return {"Y": inputs["X"] + 1}
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    for _ in range(int(TIMEOUT / 0.01)):
+        if condition():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+@pytest.mark.parametrize("protocol", ["oipcodec", "httptools", "h11"])
+def test_a_rest_client_gone_before_its_batch_ran_is_dropped_from_it(protocol: str) -> None:
+    model = Gated()
+    body = b'{"inputs":[{"name":"X","shape":[1],"datatype":"FP32","data":[1]}]}'
+    request = (
+        b"POST /v2/models/gated/infer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+
+    def answer(server: RunningServer) -> bytes:
+        with socket.create_connection((server.host, server.http_port), TIMEOUT) as sock:
+            sock.sendall(request)
+            return sock.recv(65536)
+
+    settings: dict[str, Any] = {"grpc_port": None, "http_protocol": protocol}
+    with (
+        background([model], process=False, log_level="critical", **settings) as server,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        first = pool.submit(answer, server)  # its batch runs, held by the gate
+        _wait_until(lambda: model.batches == [1])
+        gone = socket.create_connection((server.host, server.http_port), TIMEOUT)
+        gone.sendall(request)  # queued behind the first...
+        time.sleep(0.3)
+        gone.close()  # ...and its client goes away
+        time.sleep(0.3)
+        last = pool.submit(answer, server)
+        time.sleep(0.3)
+        model.gate.set()
+        assert first.result(TIMEOUT).startswith(b"HTTP/1.1 200")
+        assert last.result(TIMEOUT).startswith(b"HTTP/1.1 200")
+    assert model.batches == [1, 1]  # the request of the client gone is not in the batch
+
+
+def test_a_load_with_a_configuration_override_turns_batching_on_and_off() -> None:
+    class Plain(Slow):
+        dynamic_batching = None
+
+    async def run() -> None:
+        model = Plain()
+        model.release.set()
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        override = '{"dynamic_batching": {"max_queue_delay_microseconds": "2000"}}'
+        await registry.load("slow", {"config": override})
+        assert model.dynamic_batching == DynamicBatching(2000)
+        assert registry.config("slow")["dynamic_batching"]["max_queue_delay_microseconds"] == 2000
+        answers = await asyncio.gather(*(registry.infer(_request(i)) for i in range(4)))
+        assert [float(a.output("Y").data[0]) for a in answers] == [1, 2, 3, 4]
+        assert model.batches == [4]  # queued within the delay: one batch
+        with pytest.raises(InvalidArgumentError, match="only max_queue_delay_microseconds"):
+            await registry.load("slow", {"config": '{"dynamic_batching": {"priority_levels": 2}}'})
+        assert model.dynamic_batching == DynamicBatching(2000)  # unchanged
+        await registry.load("slow", {"config": '{"dynamic_batching": null}'})
+        assert model.dynamic_batching is None and "dynamic_batching" not in registry.config("slow")
+        await registry.unload_all()
+
+    asyncio.run(run())
+
+
+def test_a_grpc_call_cancelled_before_its_batch_ran_is_dropped_from_it() -> None:
+    model = Gated()
+    x = np.ones(1, np.float32)
+
+    def call(server: RunningServer, timeout: float | None = None) -> Any:
+        client = grpcclient.InferenceServerClient(server.grpc_address)
+        try:
+            inputs = _inputs(grpcclient, "FP32", x, None)
+            return client.infer("gated", inputs, client_timeout=timeout)
+        finally:
+            client.close()
+
+    with (
+        background([model], process=False, http_port=None, log_level="critical") as server,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        first = pool.submit(call, server)
+        _wait_until(lambda: model.batches == [1])
+        with pytest.raises(InferenceServerException, match="Deadline"):
+            call(server, 0.3)  # queued behind the first, then given up by its client
+        time.sleep(0.3)
+        last = pool.submit(call, server)
+        time.sleep(0.3)
+        model.gate.set()
+        assert first.result(TIMEOUT).as_numpy("Y").tolist() == [2.0]
+        assert last.result(TIMEOUT).as_numpy("Y").tolist() == [2.0]
+    assert model.batches == [1, 1]
+
+
+def test_a_request_looked_up_before_an_unload_gets_no_new_queue() -> None:
+    class SlowUnload(Slow):
+        async def unload(self) -> None:
+            await self.release.wait()
+
+    async def run() -> None:
+        model = SlowUnload()
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        model.release.set()
+        await registry.infer(_request(1))  # its queue exists
+        model.release.clear()
+        unloading = asyncio.ensure_future(registry.unload("slow"))
+        await _settle()  # the queue is closed; the unload hook runs
+        with pytest.raises(UnavailableError, match="being unloaded"):
+            # a front end looked it up before; bounded, as a new queue would wait on the gate
+            await asyncio.wait_for(registry.execute(_request(2), model), TIMEOUT / 10)
+        model.release.set()
+        await unloading
 
     asyncio.run(run())

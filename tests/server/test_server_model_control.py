@@ -79,7 +79,7 @@ def test_config_override_reloads_the_model(http: Any, grpc: Any, protocol: str) 
         ("[1]", "not a JSON object"),
         ('{"max_batch_size": "many"}', "max_batch_size is an int >= 0"),
         ('{"max_batch_size": -1}', "max_batch_size is an int >= 0"),
-        ('{"input": []}', "only max_batch_size and parameters can be overridden"),
+        ('{"input": []}', "only max_batch_size, parameters and dynamic_batching can be overridden"),
         ('{"name": "other"}', "names model 'other'"),
         ('{"parameters": {"k": {"int_value": 1}}}', "map strings to strings"),
         # beyond ModelConfig's int32: refused, as the status would fail for every model

@@ -15,6 +15,7 @@ fails every request of that batch with the same error.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 import time
@@ -121,9 +122,7 @@ class Batcher:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         key = batch_key(tensors, parameters, requested)
-        self._queue.append(
-            _Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns())
-        )
+        self._queue.append(_Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns()))
         self._arrived.set()
         if self._task is None:
             self._task = loop.create_task(self._run(), name=f"batcher {self.model.name}")
@@ -155,10 +154,9 @@ class Batcher:
                 wait = (queue[0].queued + self.delay_ns - time.perf_counter_ns()) / 1e9
                 if wait > 0:
                     self._arrived.clear()
-                    try:
+                    # asyncio's TimeoutError: not the builtin before Python 3.11
+                    with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self._arrived.wait(), wait)
-                    except asyncio.TimeoutError:  # not the builtin before Python 3.11
-                        pass
                     continue
             batch = [queue.popleft() for _ in range(count)]
             try:

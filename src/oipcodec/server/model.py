@@ -206,20 +206,24 @@ class Model:
     def reconfigure(self, config: Mapping[str, Any]) -> None:
         """Apply a configuration override in Triton's JSON form (the ``config`` parameter of a
         repository load): ``max_batch_size`` (a number, or a string of one as protobuf's JSON
-        writes int64) and ``parameters`` (``{key: {"string_value": value}}``) change; ``name``
-        must be this model's; any other entry is refused, since a model's tensors, platform
-        and backend are declared in its code. Raises ``ValueError`` naming what is wrong, and
-        then changes nothing."""
-        unknown = sorted(set(config) - {"name", "max_batch_size", "parameters"})
+        writes int64), ``parameters`` (``{key: {"string_value": value}}``) and
+        ``dynamic_batching`` (``{"max_queue_delay_microseconds": n, "preferred_batch_size":
+        [...]}``; ``null``: off) change; ``name`` must be this model's; any other entry is
+        refused, since a model's tensors, platform and backend are declared in its code.
+        Raises ``ValueError`` naming what is wrong, and then changes nothing."""
+        unknown = sorted(set(config) - {"name", "max_batch_size", "parameters", "dynamic_batching"})
         if unknown:
             raise ValueError(
-                f"the configuration sets {unknown}: only max_batch_size and parameters can be "
-                "overridden (a model's tensors, platform and backend are declared in its code)"
+                f"the configuration sets {unknown}: only max_batch_size, parameters and "
+                "dynamic_batching can be overridden (a model's tensors, platform and backend "
+                "are declared in its code)"
             )
         if config.get("name", self.name) != self.name:
             raise ValueError(f"the configuration names model {config['name']!r}")
-        before = self.max_batch_size, self.config_parameters
+        before = self.max_batch_size, self.config_parameters, self.dynamic_batching
         try:
+            if "dynamic_batching" in config:
+                self.dynamic_batching = _dynamic_batching_of(config["dynamic_batching"])
             if "max_batch_size" in config:
                 size = config["max_batch_size"]
                 if isinstance(size, str) and size.isascii() and size.isdigit():
@@ -236,7 +240,7 @@ class Model:
                 }
             self._check_config()
         except ValueError:
-            self.max_batch_size, self.config_parameters = before
+            self.max_batch_size, self.config_parameters, self.dynamic_batching = before
             raise
 
     def configure(
@@ -649,6 +653,33 @@ def datatype_of_config(data_type: str) -> str:
     if not data_type.startswith("TYPE_") or datatype not in datatypes.DATATYPES:
         raise ValueError(f"unknown data_type {data_type!r} (TYPE_FP32, TYPE_STRING...)")
     return datatype
+
+
+def _dynamic_batching_of(entry: Any) -> DynamicBatching | None:
+    """A configuration override's ``dynamic_batching`` (Triton's JSON: numbers, or strings of
+    digits as protobuf's JSON writes uint64) as a policy; ``None`` turns it off."""
+    if entry is None:
+        return None
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"dynamic_batching must be an object, got {entry!r}")
+    unknown = sorted(set(entry) - {"max_queue_delay_microseconds", "preferred_batch_size"})
+    if unknown:
+        raise ValueError(
+            f"dynamic_batching sets {unknown}: only max_queue_delay_microseconds and "
+            "preferred_batch_size are implemented"
+        )
+
+    def number(value: Any) -> Any:
+        return (
+            int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else value
+        )
+
+    sizes = entry.get("preferred_batch_size", [])
+    if not isinstance(sizes, list):
+        raise ValueError(f"preferred_batch_size must be a list, got {sizes!r}")
+    return DynamicBatching(
+        number(entry.get("max_queue_delay_microseconds", 0)), [number(n) for n in sizes]
+    )
 
 
 def _check_declared(

@@ -6,8 +6,10 @@ newest ready version (numeric versions compare as numbers, as in Triton).
 :meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
 check the inputs, run ``predict``, keep the requested outputs (classified, or written into
 shared memory, when asked); :meth:`ModelRegistry.execute` also says when ``predict`` ran, for
-the statistics. With a :class:`~oipcodec.server.repository.ModelRepository` the models are its
-folders, loaded and unloaded as the model control mode allows (docs/model-repository.md).
+the statistics; a model with ``dynamic_batching`` runs there through its queue
+(:mod:`oipcodec.server.batching`). With a
+:class:`~oipcodec.server.repository.ModelRepository` the models are its folders, loaded and
+unloaded as the model control mode allows (docs/model-repository.md).
 """
 
 from __future__ import annotations
@@ -310,15 +312,21 @@ class ModelRegistry:
         config = _load_config(name, parameters or {})
         if config is not None:
             before = [
-                (e.model, e.model.max_batch_size, e.model.config_parameters)
+                (
+                    e.model,
+                    e.model.max_batch_size,
+                    e.model.config_parameters,
+                    e.model.dynamic_batching,
+                )
                 for e in versions.values()
             ]
             try:
                 for entry in versions.values():
                     entry.model.reconfigure(config)
             except ValueError as exc:
-                for model, size, entries in before:
+                for model, size, entries, batching in before:
                     model.max_batch_size, model.config_parameters = size, entries
+                    model.dynamic_batching = batching
                 raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
             await self.unload(name)  # a new configuration reloads the model, as in Triton
         await self._load_versions(name, versions)
@@ -637,7 +645,7 @@ class ModelRegistry:
             else:
                 started = checked
                 if model.is_async:
-                    produced = await model.predict(arrays, parameters)
+                    produced = await model.predict(arrays, parameters)  # type: ignore[misc]
                 else:
                     produced = model.predict(arrays, parameters)
         except RequestError as exc:
@@ -651,6 +659,13 @@ class ModelRegistry:
         """The queue of a model that batches (made on its first request)."""
         batcher = self._batchers.get(id(model))
         if batcher is None:
+            # Only a ready model gets a queue: one unloading has closed its own already.
+            entry = self._models.get(model.name, {}).get(model.version)
+            if entry is None or entry.model is not model or entry.state != READY:
+                raise UnavailableError(
+                    f"Request for unknown model: '{model.name}' version {model.version} is "
+                    "being unloaded"
+                )
             record = None
             if self.statistics is not None:
                 record = self.statistics.of(model).batch

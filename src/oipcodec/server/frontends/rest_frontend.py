@@ -17,7 +17,7 @@ import asyncio
 import functools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from oipcodec.errors import (
     NotFoundError,
     OIPError,
     PayloadTooLargeError,
+    UnavailableError,
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
@@ -298,13 +299,14 @@ class RestApp:
         headers = dict(scope["headers"])
         body: Any = await read_body(scope, headers, receive, self.limits)
         stats = self.registry.statistics
+        run = self._run(model, headers, body, name, version, scope)
+        if model.dynamic_batching is not None:
+            run = _while_connected(receive, run)
         if stats is None:
-            return (await self._run(model, headers, body, name, version, scope))[0]
+            return (await run)[0]
         received = time.perf_counter_ns()
         try:
-            answer, request, checked, started, finished = await self._run(
-                model, headers, body, name, version, scope
-            )
+            answer, request, checked, started, finished = await run
         except Exception as exc:
             stats.refused(model, _path_of(headers), received, exc, len(body))
             raise
@@ -461,6 +463,24 @@ def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:
     if encoding is None or encoding.strip().lower() in (b"", b"identity"):
         return None
     return encoding
+
+
+async def _while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _T:
+    """``work``, cancelled if the client goes away first (ASGI's ``http.disconnect``, which
+    ``receive`` gives once the body was read): a request waiting in a dynamic batch's queue
+    then leaves it. Only for models that batch: it costs a task per request."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(receive())
+    try:
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done() and watcher.result().get("type") == "http.disconnect":
+            task.cancel()
+            raise UnavailableError("the client went away before its answer was ready")
+        return await task
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
 
 
 def _path_of(headers: dict[bytes, bytes]) -> str:
