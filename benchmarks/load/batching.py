@@ -102,6 +102,7 @@ class MatMul(Model):
     inputs = [TensorSpec("INPUT0", "FP32", [-1, {WIDTH}])]
     outputs = [TensorSpec("OUTPUT0", "FP32", [-1, {WIDTH}])]
     max_batch_size = 64
+    run_in_thread = True
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -242,10 +243,13 @@ def weights() -> np.ndarray:
 
 
 def model_source(template: str, args: argparse.Namespace) -> str:
-    """A server's model file with ``--per-call-ms`` written in."""
-    return template.replace(
+    """A server's model file with ``--per-call-ms`` and ``--predict-on-loop`` written in."""
+    source = template.replace(
         "PER_CALL_SECONDS = 0.0", f"PER_CALL_SECONDS = {args.per_call_ms / 1000!r}", 1
     )
+    if args.predict_on_loop:
+        source = source.replace("    run_in_thread = True\n", "", 1)
+    return source
 
 
 def config_pbtxt(max_batch: int, delay_us: int | None, triton: bool) -> str:
@@ -750,6 +754,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="add a fixed cost per call to the model, one call at a time (default 0: the "
         "product alone)",
     )
+    parser.add_argument(
+        "--predict-on-loop",
+        action="store_true",
+        help="oipcodec's model without run_in_thread: predict on the event loop, which then "
+        "queues no request while a batch runs (by default predict runs in a worker thread, "
+        "as Triton's and MLServer's run in processes of their own)",
+    )
     parser.add_argument("--stability", type=int, help="perf_analyzer's --stability-percentage")
     parser.add_argument("--max-trials", type=int, default=5, help="perf_analyzer's --max-trials")
     parser.add_argument(
@@ -842,6 +853,7 @@ def main(argv: list[str] | None = None) -> int:
         "delay_us": args.delay_us,
         "blas_threads": args.blas_threads,
         "per_call_ms": args.per_call_ms,
+        "predict_on_loop": args.predict_on_loop,
         "stability_percentage": args.stability,
         "rounds": args.rounds,
         "batching": batching,
