@@ -873,6 +873,10 @@ def main(argv: list[str] | None = None) -> int:
                 server = stack.enter_context(serve(name, root, args))
                 check_answer(server)
                 batching[name] = server.batching
+                status, body = http_get(f"http://{server.http}/v2", timeout=10)
+                if status == 200:  # the server's own metadata: its name and version
+                    about = json.loads(body)
+                    meta["versions"][name] = f"{about.get('name')} {about.get('version')}"
                 servers.append(server)
                 print(f"{name}: ready, batching: {server.batching or 'none'}", flush=True)
             for protocol in args.protocols:

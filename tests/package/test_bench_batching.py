@@ -102,19 +102,24 @@ def test_check_answer_refuses_a_server_that_computes_something_else(
 
 
 def test_quick_run_against_the_real_triton_server(tmp_path: Path) -> None:
-    """perf_analyzer drives both servers over gRPC and HTTP; Triton reports the batching its
+    """perf_analyzer drives both servers over gRPC and HTTP; each reports the batching its
     configuration asked for."""
     require_peer("tritonclient.http")
     triton_env()  # skips (or fails, when required) without the Triton environment
     home = os.environ["OIPCODEC_TRITON_HOME"]
     out = tmp_path / "figures.json"
-    command = ["--quick", "--servers", "oipcodec,triton", "--concurrency", "2"]
-    assert batching.main([*command, "--triton-home", home, "--json", str(out)]) == 0
+    command = ["--quick", "--servers", "oipcodec-batching,triton", "--concurrency", "2"]
+    assert (
+        batching.main([*command, "--delay-us", "500", "--triton-home", home, "--json", str(out)])
+        == 0
+    )
     figures = json.loads(out.read_text())
+    servers = ("oipcodec-batching", "triton")
     measured = {(r["server"], r["protocol"]) for r in figures["rows"] if r["throughput"] > 0}
-    assert measured == {(s, p) for s in ("oipcodec", "triton") for p in ("grpc", "http")}
-    assert json.loads(figures["batching"]["triton"])["max_queue_delay_microseconds"] == 1000
-    assert figures["batching"]["oipcodec"] is None
+    assert measured == {(s, p) for s in servers for p in ("grpc", "http")}
+    for server in servers:
+        assert json.loads(figures["batching"][server])["max_queue_delay_microseconds"] == 500
+    assert set(figures["model_ms_per_call"]) == {"1", "8", "32", "64"}
 
 
 def test_a_cost_per_call_is_written_into_every_server_model() -> None:
