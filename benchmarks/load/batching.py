@@ -24,7 +24,13 @@ oipcodec with batching to the others at the concurrency the targets name (32). S
   configuration, which MLServer does not serve: a launcher adds that one answer.
 
 ``--delay-us`` is the batching delay of all three (``max_queue_delay_microseconds``,
-``max_batch_time``), ``--max-batch`` their ``max_batch_size``. Every server first answers one
+``max_batch_time``), ``--max-batch`` their ``max_batch_size``. ``--per-call-ms MS`` adds a
+fixed cost per call, one call at a time, to every server's model: on a CPU the product of n
+rows costs more than n products of one row (the script prints it), so the product alone shows
+what batching costs, and the fixed cost what it saves a model whose cost is per call.
+oipcodec's model runs ``predict`` in a worker thread (``--predict-on-loop``: on the event
+loop, where no request is queued while a batch runs). Each concurrency is measured on every
+server in turn, ``--rounds`` times (the median), beside each server's CPU ms per request. Every server first answers one
 JSON request checked against numpy's product, so a server that computes something else, or
 fails, stops the run instead of showing as fast. ``--json FILE`` writes the figures.
 """
