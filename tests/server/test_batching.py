@@ -14,6 +14,7 @@ import socket
 import textwrap
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -639,5 +640,44 @@ def test_a_request_looked_up_before_an_unload_gets_no_new_queue() -> None:
             await asyncio.wait_for(registry.execute(_request(2), model), TIMEOUT / 10)
         model.release.set()
         await unloading
+
+    asyncio.run(run())
+
+
+class Echo(Slow):
+    """Answers its input as it came (views of the batch buffer), and records (weakly) the
+    batch buffer of each batch."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffers: list[weakref.ref[np.ndarray]] = []
+
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        x = inputs["X"]
+        self.buffers.append(weakref.ref(x.base))  # the batch buffer the input is a view of
+        await self.release.wait()
+        return {"Y": x}
+
+
+def test_a_batch_buffer_is_reused_only_when_nothing_refers_to_it() -> None:
+    async def run() -> None:
+        model = Echo()
+        model.release.set()
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        # The answer holds a view of the first batch's buffer: the second batch gets another.
+        held = await registry.infer(_request(1, 4))
+        second = await registry.infer(_request(2, 4))
+        assert model.buffers[1]() is not model.buffers[0]()
+        assert held.output("Y").data.tolist() == [1, 1, 1, 1]  # not overwritten
+        del held
+        # Nothing refers to the first buffer's successor once its answer is gone.
+        del second
+        await registry.infer(_request(3, 2))
+        reused = model.buffers[2]()
+        assert reused is not None and reused is model.buffers[1]()  # reused, fewer rows
+        await registry.unload_all()
 
     asyncio.run(run())

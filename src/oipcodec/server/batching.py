@@ -4,9 +4,9 @@ A model opts in with a :class:`~oipcodec.server.model.DynamicBatching` (its ``dy
 attribute, or a repository configuration's). :class:`Batcher` is one model's queue and the
 task that runs its batches, one at a time and in order of arrival (Triton's semantics, the
 details in docs/batching.md). The registry feeds it from ``execute``, so every front end goes
-through it. Each input of a batch is one buffer, allocated per batch: every request writes its
-rows into it (:meth:`~oipcodec.types.Tensor.into`), and gets back its own rows of every output
-as views of what ``predict`` returned.
+through it. Each input of a batch is one buffer (the previous batch's when nothing refers to
+it any more): every request writes its rows into it (:meth:`~oipcodec.types.Tensor.into`),
+and gets back its own rows of every output as views of what ``predict`` returned.
 
 Invariant: a request's failure to write its rows fails that request alone; ``predict`` raising
 fails every request of that batch with the same error.
@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import copy
 import logging
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -101,6 +102,10 @@ class Batcher:
         self._arrived = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed: str | None = None
+        # The last batch buffer of each input (by name, dtype and row shape), for the next
+        # batch to reuse once nothing refers to it any more.
+        self._spare: dict[tuple[Any, ...], np.ndarray[Any, Any]] = {}
+        self._alone: dict[tuple[Any, ...], int] = {}
 
     def __len__(self) -> int:
         """Requests queued (a request whose batch runs is no longer counted)."""
@@ -124,7 +129,7 @@ class Batcher:
         key = batch_key(tensors, parameters, requested)
         self._queue.append(_Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns()))
         self._arrived.set()
-        if self._task is None:
+        if self._task is None or self._task.done():  # first request, or the loop ended it
             self._task = loop.create_task(self._run(), name=f"batcher {self.model.name}")
         return await future
 
@@ -213,10 +218,7 @@ class Batcher:
         if not live:
             return
         total = sum(w.rows for w in live)
-        buffers = {
-            t.name: np.empty((total, *t.shape[1:]), _numpy_dtype(t.datatype))
-            for t in live[0].tensors
-        }
+        buffers = {t.name: self._buffer(t, total) for t in live[0].tensors}
         placed: list[tuple[_Waiting, int]] = []
         at = 0
         for waiting in live:
@@ -259,6 +261,30 @@ class Batcher:
             self._record(at, answered, assembled - started, finished - assembled,
                          split - finished, True)  # fmt: skip
 
+    def _buffer(self, tensor: Tensor, rows: int) -> np.ndarray[Any, Any]:
+        """An uninitialised array of ``rows`` rows for input ``tensor`` of a batch: the
+        previous batch's when no array refers to it any more (its reference count shows no
+        view: the model and the answers let go of it) and it has room, else a new one, kept
+        for the next batch. BYTES buffers are never kept, as they would hold the previous
+        batch's objects alive."""
+        dtype = _numpy_dtype(tensor.datatype)
+        shape = (rows, *tensor.shape[1:])
+        if dtype.hasobject:
+            return np.empty(shape, dtype)
+        key = (tensor.name, dtype, shape[1:])
+        spare = self._spare.get(key)
+        # Compared with its count when it was new, taken the same way (the interpreter's
+        # own references differ between Python versions, not between the two readings).
+        if spare is not None and len(spare) >= rows and sys.getrefcount(spare) <= self._alone[key]:
+            return spare[:rows]
+        if len(self._spare) >= _MAX_SPARE and key not in self._spare:
+            self._spare.clear()  # inputs of many shapes: keep the latest only
+            self._alone.clear()
+        buffer = np.empty(shape, dtype)
+        self._spare[key] = buffer
+        self._alone[key] = sys.getrefcount(buffer)
+        return buffer
+
     def _fail(
         self,
         placed: list[tuple[_Waiting, int]],
@@ -276,6 +302,10 @@ class Batcher:
         if self._record is not None and failed:
             rows = sum(w.rows for w, _ in placed)
             self._record(rows, failed, assembled - started, finished - assembled, 0, False)
+
+
+#: Spare batch buffers one model keeps, at most (one per input and row shape in use).
+_MAX_SPARE = 16
 
 
 def _numpy_dtype(datatype: str) -> np.dtype[Any]:
