@@ -25,9 +25,10 @@ oipcodec with batching to the others at the concurrency the targets name (32). S
 
 ``--delay-us`` is the batching delay of all three (``max_queue_delay_microseconds``,
 ``max_batch_time``), ``--max-batch`` their ``max_batch_size``. ``--per-call-ms MS`` adds a
-fixed cost per call, one call at a time, to every server's model: on a CPU the product of n
-rows costs more than n products of one row (the script prints it), so the product alone shows
-what batching costs, and the fixed cost what it saves a model whose cost is per call.
+fixed cost per call, one call at a time, to every server's model: the product of one row
+costs less than the server's own work per request (the script prints the model's cost), so
+the product alone shows what batching costs, and the fixed cost what it saves a model whose
+cost is per call.
 oipcodec's model runs ``predict`` in a worker thread (``--predict-on-loop``: on the event
 loop, where no request is queued while a batch runs). Each concurrency is measured on every
 server in turn, ``--rounds`` times (the median), beside each server's CPU ms per request. Every server first answers one
@@ -703,7 +704,7 @@ print(json.dumps(out))
 def model_cost(args: argparse.Namespace) -> dict[str, float]:
     """Milliseconds of one product of n rows (n = 1, 8, 32, 64; the best of 5 x 20) in a
     process of its own with the servers' BLAS threads: what batching can save in the model
-    itself (on a CPU, a 1-row product reads the whole matrix; n rows cost about n times)."""
+    itself (a loaded machine makes the longer products look dearer)."""
     done = subprocess.run(
         [sys.executable, "-c", MODEL_COST],
         env=server_env(args),
