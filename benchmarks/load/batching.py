@@ -29,8 +29,7 @@ fixed cost per call, one call at a time, to every server's model: the product of
 costs less than the server's own work per request (the script prints the model's cost), so
 the product alone shows what batching costs, and the fixed cost what it saves a model whose
 cost is per call.
-oipcodec's model runs ``predict`` in a worker thread (``--predict-on-loop``: on the event
-loop, where no request is queued while a batch runs). Each concurrency is measured on every
+oipcodec's batcher runs ``predict`` in a worker thread. Each concurrency is measured on every
 server in turn, ``--rounds`` times (the median), beside each server's CPU ms per request. Every server first answers one
 JSON request checked against numpy's product, so a server that computes something else, or
 fails, stops the run instead of showing as fast. ``--json FILE`` writes the figures.
@@ -109,7 +108,6 @@ class MatMul(Model):
     inputs = [TensorSpec("INPUT0", "FP32", [-1, {WIDTH}])]
     outputs = [TensorSpec("OUTPUT0", "FP32", [-1, {WIDTH}])]
     max_batch_size = 64
-    run_in_thread = True
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -250,13 +248,10 @@ def weights() -> np.ndarray:
 
 
 def model_source(template: str, args: argparse.Namespace) -> str:
-    """A server's model file with ``--per-call-ms`` and ``--predict-on-loop`` written in."""
-    source = template.replace(
+    """A server's model file with ``--per-call-ms`` written in."""
+    return template.replace(
         "PER_CALL_SECONDS = 0.0", f"PER_CALL_SECONDS = {args.per_call_ms / 1000!r}", 1
     )
-    if args.predict_on_loop:
-        source = source.replace("    run_in_thread = True\n", "", 1)
-    return source
 
 
 def config_pbtxt(max_batch: int, delay_us: int | None, triton: bool) -> str:
@@ -761,13 +756,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="add a fixed cost per call to the model, one call at a time (default 0: the "
         "product alone)",
     )
-    parser.add_argument(
-        "--predict-on-loop",
-        action="store_true",
-        help="oipcodec's model without run_in_thread: predict on the event loop, which then "
-        "queues no request while a batch runs (by default predict runs in a worker thread, "
-        "as Triton's and MLServer's run in processes of their own)",
-    )
     parser.add_argument("--stability", type=int, help="perf_analyzer's --stability-percentage")
     parser.add_argument("--max-trials", type=int, default=5, help="perf_analyzer's --max-trials")
     parser.add_argument(
@@ -860,7 +848,6 @@ def main(argv: list[str] | None = None) -> int:
         "delay_us": args.delay_us,
         "blas_threads": args.blas_threads,
         "per_call_ms": args.per_call_ms,
-        "predict_on_loop": args.predict_on_loop,
         "stability_percentage": args.stability,
         "rounds": args.rounds,
         "batching": batching,

@@ -130,11 +130,3 @@ def test_a_cost_per_call_is_written_into_every_server_model() -> None:
         compile(source, "model.py", "exec")
     plain = batching.model_source(batching.OIPCODEC_MODEL, batching.parse_args([]))
     assert "PER_CALL_SECONDS = 0.0\n" in plain
-
-
-def test_oipcodec_predict_runs_in_a_thread_unless_asked_on_the_loop() -> None:
-    """On the event loop, predict would keep requests from being queued while a batch runs."""
-    threaded = batching.model_source(batching.OIPCODEC_MODEL, batching.parse_args([]))
-    assert "    run_in_thread = True\n" in threaded
-    on_loop = batching.parse_args(["--predict-on-loop"])
-    assert "run_in_thread" not in batching.model_source(batching.OIPCODEC_MODEL, on_loop)

@@ -681,3 +681,50 @@ def test_a_batch_buffer_is_reused_only_when_nothing_refers_to_it() -> None:
         await registry.unload_all()
 
     asyncio.run(run())
+
+
+class Blocking(Model):
+    """A plain (not async) predict that blocks until ``release`` is set, as a model busy
+    computing would; records each batch's rows and the thread it ran in."""
+
+    name = "slow"
+    inputs = (TensorSpec("X", "FP32", [-1]),)
+    outputs = (TensorSpec("Y", "FP32", [-1]),)
+    max_batch_size = 8
+    dynamic_batching = DynamicBatching()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.threads: list[int] = []
+        self.release = threading.Event()
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        self.batches.append(len(inputs["X"]))
+        self.threads.append(threading.get_ident())
+        self.release.wait(TIMEOUT)
+        return {"Y": inputs["X"] + 1}
+
+
+def test_a_plain_predict_runs_off_the_event_loop_so_requests_queue_meanwhile() -> None:
+    """Without run_in_thread, a batching model's predict still runs in a worker thread: on
+    the event loop nothing could join the queue while a batch ran."""
+
+    async def run() -> None:
+        model = Blocking()
+        assert not model.run_in_thread
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        first = asyncio.ensure_future(registry.infer(_request(0)))
+        while not model.batches:  # the first batch is in predict, in its thread
+            await asyncio.sleep(0.01)
+        queued = [asyncio.ensure_future(registry.infer(_request(i))) for i in (1, 2, 3)]
+        await _settle()
+        model.release.set()
+        answers = await asyncio.gather(first, *queued)
+        assert [float(r.output("Y").data[0]) for r in answers] == [1.0, 2.0, 3.0, 4.0]
+        assert model.batches == [1, 3]
+        assert threading.get_ident() not in model.threads
+        await registry.unload_all()
+
+    asyncio.run(asyncio.wait_for(run(), TIMEOUT))

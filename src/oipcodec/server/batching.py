@@ -219,8 +219,8 @@ class Batcher:
             return
         total = sum(w.rows for w in live)
         buffers = {t.name: self._buffer(t, total) for t in live[0].tensors}
-        if model.run_in_thread and not model.is_async:
-            # Parsing JSON rows is the model's kind of work: off the event loop with predict.
+        if not model.is_async:
+            # Parsing JSON rows is the model's kind of work: off the event loop, as predict is.
             loop = asyncio.get_running_loop()
             placed, at, failures = await loop.run_in_executor(None, _assemble, live, buffers)
         else:
@@ -343,12 +343,14 @@ def _request_failure(model: Model, exc: Exception) -> RequestError:
 
 
 async def _predict(model: Model, arrays: dict[str, Any], parameters: Parameters) -> Any:
+    """A batch's ``predict``: awaited when it is a coroutine, else in a worker thread whatever
+    ``run_in_thread`` says. On the event loop, no request could join the queue while a batch
+    ran, and batches would stay one request long (docs/measurements.md#dynamic-batching);
+    one batch runs at a time per model, so the thread needs no more care from the model."""
     if model.is_async:
         return await model.predict(arrays, parameters)  # type: ignore[misc]
-    if model.run_in_thread:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, model.predict, arrays, parameters)
-    return model.predict(arrays, parameters)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(None, model.predict, arrays, parameters)
 
 
 def _batch_outputs(model: Model, produced: Any, rows: int) -> dict[str, Any]:
