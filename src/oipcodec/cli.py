@@ -515,7 +515,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     )
     add = bench.add_argument
     add("--quick", action="store_true",
-        help="small payload set, 200 ms windows, at most 5 a level")  # fmt: skip
+        help="small payload set, short windows (--measurement-interval 200), at most 5 a "
+        "level")  # fmt: skip
     add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
         help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip
     add("--shape", action="append", metavar="[NAME:]DIMS",
