@@ -12,7 +12,7 @@ the other, and prints requests/s and p50 of both with their ratio:
 - REST binary, the ``image`` model (1x3x224x224 FP32, 602 kB each way), concurrency 8;
 - gRPC raw, the ``small`` model (1x16 FP32), concurrency 8.
 
-The targets (issue 34): requests/s within 10% of perf_analyzer's, p50 within 15%. perf_analyzer
+The targets: requests/s within 10% of perf_analyzer's, p50 within 15%. perf_analyzer
 comes from the environment ``tools/triton_env.sh DIR`` builds (``OIPCODEC_TRITON_HOME``) or
 ``--perf-analyzer PATH``; it keeps every response in memory, so the image runs count few
 requests. The figures are this machine's: see docs/measurements.md.
@@ -124,17 +124,21 @@ def run_perf_analyzer(binary: str, model: str, address: str, protocol: str, coun
 
 
 def run_bench(model: str, path: str, http: str, grpc: str, concurrency: int, seconds: float,
-              work: Path) -> dict[str, float]:  # fmt: skip
-    """``oipcodec bench`` with tritonclient on one path and concurrency; requests/s, p50."""
+              work: Path, implementation: str = "tritonclient",
+              processes: int = 0) -> dict[str, Any]:  # fmt: skip
+    """``oipcodec bench`` with ``implementation`` on one path and concurrency, its threads in
+    ``processes`` load processes (0: the bench's default); requests/s, p50, and whether the
+    generator itself was saturated."""
     from oipcodec import cli
 
     out = work / f"bench-{model}-{path}"
     with contextlib.redirect_stdout(io.StringIO()):
         status = cli.main(
             ["bench", "--url", f"http://{http}", "--grpc-target", grpc, "--model", model,
-             "--implementation", "tritonclient", "--path", path, "--concurrency",
+             "--implementation", implementation, "--path", path, "--concurrency",
              str(concurrency), "--duration", str(seconds), "--no-chart",
-             "--output-dir", str(out)]
+             "--output-dir", str(out),
+             *(["--load-processes", str(processes)] if processes else [])]
         )  # fmt: skip
     if status != 0:
         raise SystemExit(f"oipcodec bench failed ({status})")
@@ -142,7 +146,8 @@ def run_bench(model: str, path: str, http: str, grpc: str, concurrency: int, sec
     if record.get("error"):
         raise SystemExit(f"oipcodec bench: {record['error']}")
     (load,) = record["load"]
-    return {"rps": float(load["rps"]), "p50_ms": float(load["p50_ms"])}
+    return {"rps": float(load["rps"]), "p50_ms": float(load["p50_ms"]),
+            "saturated": bool(load.get("generator_saturated"))}  # fmt: skip
 
 
 def main() -> None:
@@ -150,6 +155,13 @@ def main() -> None:
     parser.add_argument("--perf-analyzer", help="the perf_analyzer to run")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=3.0, help="oipcodec bench's window")
+    parser.add_argument(
+        "--implementation",
+        default="tritonclient",
+        help="the bench's client (tritonclient sends what perf_analyzer sends)",
+    )
+    parser.add_argument("--load-processes", type=int, default=0,
+                        help="the bench's load processes (default: its own choice)")  # fmt: skip
     args = parser.parse_args()
     binary = _perf_analyzer(args.perf_analyzer)
     rows: list[dict[str, Any]] = []
@@ -159,16 +171,19 @@ def main() -> None:
             address = http if protocol == "http" else grpc
             theirs = run_perf_analyzer(binary, model, address, protocol, count,
                                        args.concurrency, work)  # fmt: skip
-            ours = run_bench(model, path, http, grpc, args.concurrency, args.seconds, work)
+            ours = run_bench(model, path, http, grpc, args.concurrency, args.seconds, work,
+                             args.implementation, args.load_processes)  # fmt: skip
             rows.append({"case": label, "perf_analyzer": theirs, "oipcodec_bench": ours})
-    print(f"concurrency {args.concurrency}; oipcodec bench: tritonclient, {args.seconds:g} s window "
-          "(one process of threads)")  # fmt: skip
+    processes = args.load_processes or "default"
+    print(f"concurrency {args.concurrency}; oipcodec bench: {args.implementation}, "
+          f"{args.seconds:g} s windows, load processes: {processes}")  # fmt: skip
     print(f"{'case':<38} {'perf_analyzer':>22} {'oipcodec bench':>22} {'ratio':>14}")
     print(f"{'':<38} {'req/s':>10} {'p50 ms':>11} {'req/s':>10} {'p50 ms':>11} {'req/s':>6} "
           f"{'p50':>7}")  # fmt: skip
     for row in rows:
         pa, ob = row["perf_analyzer"], row["oipcodec_bench"]
         mark = "" if pa["stable"] else "  (perf_analyzer: unstable)"
+        mark += "  (bench: generator saturated)" if ob["saturated"] else ""
         print(f"{row['case']:<38} {pa['rps']:>10,.0f} {pa['p50_ms']:>11.2f} {ob['rps']:>10,.0f} "
               f"{ob['p50_ms']:>11.2f} {ob['rps'] / pa['rps']:>6.2f} "
               f"{ob['p50_ms'] / pa['p50_ms']:>7.2f}{mark}")  # fmt: skip
