@@ -47,6 +47,17 @@ NOTES = {
     "binary (BYTES framing), stock and after "
     "`oipcodec.compat.tritonclient.install()`; the server (oipcodec's, in its own process) is "
     "not counted.",
+    "kserve": "KServe: three ModelServers (KServe 0.21, one worker each) on the same identity "
+    "model: stock, and two with `patch_dataplane`; the adapter's row serves the recipe of [Inside other "
+    "servers](compat.md#kserve) as written, the stock-API row a model that builds its answer "
+    "with KServe's own `InferOutput.set_data_from_numpy` (a Python list per element, which no "
+    "route can reach). 8 connections in a closed loop. Over gRPC KServe's raw contents already "
+    "go from bytes to an array: the adapter has nothing to replace there (no gain, none "
+    "expected).",
+    "triton-python": "Triton Python backend: the real Triton server (nvidia-pytriton, its "
+    "Python backend) serving two BYTES identity models side by side, the model.py of [Inside "
+    "other servers](compat.md) with and without its `install()` line; perf_analyzer sends 1,000 "
+    "strings of 64 bytes a request at concurrency 2.",
     "mlserver": "MLServer: two `mlserver start` (MLServer's defaults, one inference worker) on "
     "the same identity model, stock and with the recipe of [Inside other servers]"
     "(compat.md#mlserver); 8 keep-alive connections in a closed loop, JSON bodies. The rate depends on what else the machine runs; the "
@@ -123,6 +134,12 @@ PEERS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
 }
 
 
+def figure(value: float) -> str:
+    """Three significant digits, and thousands written out with separators (1,010, not
+    1.01e+03)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def gain(row: Row) -> float:
     """How many times better the adapter's figure is than stock's."""
     better, worse = (row["adapter"], row["stock"]) if row["better"] == "higher" else (
@@ -186,8 +203,8 @@ def page(results: dict[str, tuple[list[Row], str | None]], command: str, when: s
             verdict = (
                 "" if target is None else f"{target:g}x ({'met' if ratio >= target else 'not met'})"
             )
-            lines.append(f"| {peer} | {case} | {mine[0]['unit']} | {stock:.3g} | "
-                         f"{adapter:.3g} | {ratio:.1f}x | {verdict} |")  # fmt: skip
+            lines.append(f"| {peer} | {case} | {mine[0]['unit']} | {figure(stock)} | "
+                         f"{figure(adapter)} | {ratio:.1f}x | {verdict} |")  # fmt: skip
     lines += [
         "",
         "Figures are medians over the rounds; the gain is the median of the rounds' ratios. "
@@ -199,8 +216,8 @@ def page(results: dict[str, tuple[list[Row], str | None]], command: str, when: s
         lines += ["", *(f"- {note}" for note in said)]
     if notes:
         lines += ["", *notes]
-    rounds = [f"| {r['peer']} | {r['case']} | {r['round']} | {r['stock']:.3g} | "
-              f"{r['adapter']:.3g} | {gain(r):.2f}x |"
+    rounds = [f"| {r['peer']} | {r['case']} | {r['round']} | {figure(r['stock'])} | "
+              f"{figure(r['adapter'])} | {gain(r):.2f}x |"
               for rows, _ in results.values() for r in rows]  # fmt: skip
     if rounds:
         lines += ["", "## Every round", "", "| peer | case | round | stock | with the adapter | gain |",
