@@ -421,18 +421,19 @@ concurrency, one after the other. Measured 2026-11-27 on the shared 2-core machi
 moment (load average 1-2), concurrency 8, perf_analyzer 2.41.0 (count windows, stability
 50%), the harness's 3 s windows until stable, one sitting:
 
-| bench client, load processes | case | perf_analyzer req/s | p50 ms | oipcodec bench req/s | p50 ms | req/s ratio | p50 ratio |
-|---|---|---|---|---|---|---|---|
-| tritonclient, 1 | REST binary, image | 2,364 | 3.12 | 426 | 18.98 | 0.18 | 6.07 |
-| tritonclient, 1 | gRPC raw, small | 3,814 | 2.03 | 2,708 | 2.83 | 0.71 | 1.39 |
-| tritonclient, 2 | REST binary, image | 1,923 | 3.92 | 639 | 11.63 | 0.33 | 2.96 |
-| tritonclient, 2 | gRPC raw, small | 3,233 | 2.33 | 2,540 | 3.03 | 0.79 | 1.30 |
-| native, 1 | REST binary, image | 2,080 | 3.64 | 2,265 | 3.28 | 1.09 | 0.90 |
-| native, 1 | gRPC raw, small | 3,396 | 2.21 | 2,514 | 3.00 | 0.74 | 1.36 |
-| native, 2 | REST binary, image | 2,028 | 3.65 | 1,942 | 3.81 | 0.96 | 1.04 |
-| native, 2 | gRPC raw, small | 3,816 | 2.04 | 2,467 | 3.20 | 0.65 | 1.57 |
+| client, processes | case | perf_analyzer req/s | p50 ms | bench req/s | p50 ms | ratios |
+|---|---|---|---|---|---|---|
+| tritonclient, 1 | REST binary, image | 2,364 | 3.12 | 426 | 18.98 | 0.18, 6.07 |
+| tritonclient, 1 | gRPC raw, small | 3,814 | 2.03 | 2,708 | 2.83 | 0.71, 1.39 |
+| tritonclient, 2 | REST binary, image | 1,923 | 3.92 | 639 | 11.63 | 0.33, 2.96 |
+| tritonclient, 2 | gRPC raw, small | 3,233 | 2.33 | 2,540 | 3.03 | 0.79, 1.30 |
+| native, 1 | REST binary, image | 2,080 | 3.64 | 2,265 | 3.28 | 1.09, 0.90 |
+| native, 1 | gRPC raw, small | 3,396 | 2.21 | 2,514 | 3.00 | 0.74, 1.36 |
+| native, 2 | REST binary, image | 2,028 | 3.65 | 1,942 | 3.81 | 0.96, 1.04 |
+| native, 2 | gRPC raw, small | 3,816 | 2.04 | 2,467 | 3.20 | 0.65, 1.57 |
 
-(image: 1x3x224x224 FP32, 602 kB each way; small: 1x16 FP32)
+(image: 1x3x224x224 FP32, 602 kB each way; small: 1x16 FP32; ratios: bench / perf_analyzer,
+requests/s then p50)
 
 With oipcodec's own client the harness measures the image row as perf_analyzer does (within
 the 10% / 15% targets). With tritonclient's Python HTTP client it does not: that client spends
