@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from oipcodec.errors import DatatypeError
+from oipcodec.errors import DatatypeError, EncodeError
 
 __all__ = [
+    "fit_datatype",
     "BF16_DTYPE",
     "DATATYPES",
     "Datatype",
@@ -161,3 +162,57 @@ def to_numpy(name: str) -> np.dtype[Any]:
 def datatype_of(array: np.ndarray[Any, Any]) -> str:
     """The OIP datatype name for a numpy array's dtype (shorthand for ``from_numpy(a.dtype)``)."""
     return from_numpy(array.dtype)
+
+
+def fit_datatype(value: Any, datatype: str) -> np.ndarray[Any, Any]:
+    """``value`` (an array, a list, a Python scalar: anything ``numpy.asarray`` takes) as an
+    array holding OIP ``datatype``: as it is when its dtype already carries the datatype,
+    else converted when every value fits exactly:
+
+    - integer datatypes and BOOL: every value is integral and in the datatype's range (a
+      float ``2.0`` fits INT32; ``2.5``, ``nan`` and ``300`` for INT8 do not; BOOL holds
+      ``False``/``True``, ``0``/``1``);
+    - floating-point datatypes (FP16, BF16, FP32, FP64): an integer must be exactly
+      representable (``2**24 + 1`` is not in FP32); a float is rounded to the nearest value of
+      the datatype, as ``numpy.astype`` does (``0.1`` answers as FP32's nearest to 0.1), but
+      a finite value must stay finite (``70000.0`` overflows FP16);
+    - BYTES: ``bytes`` or ``str`` values (a list of them, or a ``numpy`` ``S``/``U``/object
+      array), as any BYTES output.
+
+    Anything else raises :class:`~oipcodec.EncodeError` naming the value's type, the
+    datatype and the first element that does not fit.
+    """
+    row = get(datatype)
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if row.carries(array.dtype):
+        return array
+    if isinstance(value, np.ndarray):
+        what = f"a {array.dtype} array"
+    else:
+        what = f"a {type(value).__name__}" + (
+            f" (numpy makes it {array.dtype})" if not np.isscalar(value) else ""
+        )
+    if row.is_bytes or array.dtype.kind not in "biuf" or row.numpy_dtype is None:
+        raise EncodeError(f"{what} cannot hold datatype {datatype}")
+    source = array.dtype
+    with np.errstate(all="ignore"):
+        converted = array.astype(row.numpy_dtype)
+        if row.is_float and source.kind == "f":
+            # rounded to the datatype's precision: only a finite value turned infinite is lost
+            wrong = np.isfinite(array) & ~np.isfinite(converted.astype(np.float64))
+            rule = "a finite value must stay finite"
+        else:
+            wrong = converted.astype(source) != array
+            rule = (
+                "integers must be exactly representable"
+                if row.is_float
+                else "values must be integral and in its range"
+            )
+    if wrong.any():
+        index = int(np.flatnonzero(wrong)[0])
+        element = array.reshape(-1)[index].item()
+        raise EncodeError(
+            f"{what} does not fit datatype {datatype} exactly: element {index} is {element!r} "
+            f"({rule})"
+        )
+    return converted

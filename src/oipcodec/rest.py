@@ -372,7 +372,7 @@ def _decode_tensor(
         )
     parameters = _parameters(item.get("parameters"), f"{kind} '{name}'")
     size = parameters.pop(BINARY_DATA_SIZE, None)
-    where = location(parameters)
+    where = location(parameters) if parameters else None
     if where is not None:
         if size is not None or text is not None or item.get("data") is not None:
             raise DecodeError(
@@ -761,7 +761,7 @@ def _encode_tensors(
             }
             parameters = _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
             parameters.pop(BINARY_DATA_SIZE, None)
-            if names_region(parameters):
+            if parameters and names_region(parameters):
                 pass  # in shared memory: the parameters say where, no data here
             elif tensor.name in in_binary:
                 raw = array_to_raw(tensor.data, tensor.datatype, kernels=k)

@@ -27,6 +27,7 @@ from oipcodec import graphpipe
 from oipcodec import trtis_v1 as v1
 from oipcodec.errors import InvalidArgumentError, UnavailableError
 from oipcodec.server import DynamicBatching, Model, TensorSpec
+from oipcodec.server.inference import Pipeline
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.testing import RunningServer, background
 from oipcodec.types import InferRequest, Tensor
@@ -637,7 +638,7 @@ def test_a_request_looked_up_before_an_unload_gets_no_new_queue() -> None:
         await _settle()  # the queue is closed; the unload hook runs
         with pytest.raises(UnavailableError, match="being unloaded"):
             # a front end looked it up before; bounded, as a new queue would wait on the gate
-            await asyncio.wait_for(registry.execute(_request(2), model), TIMEOUT / 10)
+            await asyncio.wait_for(Pipeline.of(registry).run(_request(2), model), TIMEOUT / 10)
         model.release.set()
         await unloading
 

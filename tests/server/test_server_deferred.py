@@ -1,6 +1,6 @@
-"""The REST front end keeps JSON data as text (DeferredTensor) only for a model that batches
-(``dynamic_batching`` set): the ASGI app driven directly, answers and errors compared with
-the same model without batching."""
+"""A model that batches (``dynamic_batching`` set) gets its requests decoded once, by the
+front end, as any model does (no JSON kept as text for the batcher to parse): the ASGI app
+driven directly, answers and errors compared with the same model without batching."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from oipcodec import rest
 from oipcodec.server import DynamicBatching, Model
 from oipcodec.server.model import Arrays, TensorSpec
+from oipcodec.server.inference import Pipeline
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import Parameters, Tensor
 
@@ -74,20 +75,21 @@ def served() -> tuple[RestApp, list[type]]:
     registry = ModelRegistry([Scale(), BatchingScale()])
     asyncio.run(registry.load_all())
     seen: list[type] = []
-    execute = registry.execute
+    pipeline = Pipeline.of(registry)
+    run = pipeline.run
 
     async def spy(request: Any, model: Any = None) -> Any:  # records what the front end made
         seen.extend(type(t) for t in request.inputs)
-        return await execute(request, model)
+        return await run(request, model)
 
-    registry.execute = spy  # type: ignore[method-assign]
+    pipeline.run = spy  # type: ignore[method-assign]
     return RestApp(registry, manage_models=False), seen
 
 
-def test_only_a_batching_model_gets_deferred_tensors(served) -> None:
+def test_a_batching_model_gets_decoded_tensors(served) -> None:
     app, seen = served
     body = _body([1, 2, 3, 4, 5, 6], ["a", "b"])
-    for model, kind in (("scale", Tensor), ("scale_batched", rest.DeferredTensor)):
+    for model, kind in (("scale", Tensor), ("scale_batched", Tensor)):
         seen.clear()
         status, answer = asyncio.run(_post(app, f"/v2/models/{model}/infer", body))
         assert status == 200, answer
@@ -117,7 +119,7 @@ def test_bad_data_gets_the_same_answer(served, x: Any, labels: Any) -> None:
     assert "input '" in plain[1]["error"]
 
 
-def test_binary_inputs_are_not_deferred(served) -> None:
+def test_binary_inputs_are_decoded_too(served) -> None:
     app, seen = served
     request = rest.InferRequest(
         [
@@ -147,7 +149,7 @@ def test_binary_inputs_are_not_deferred(served) -> None:
     }
     asyncio.run(app(scope, receive, send))
     assert sent[0]["status"] == 200
-    assert seen == [Tensor, rest.DeferredTensor]
+    assert seen == [Tensor, Tensor]
 
 
 # ---- tritonclient over HTTP, a server in a thread ------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 from oipcodec.server import InvalidArgumentError, Model, TensorSpec
 from oipcodec.server.demo import Identity
+from oipcodec.server.inference import Pipeline
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput, Tensor
 from tests.support.classify_models import classify_models
@@ -24,7 +25,7 @@ def _registry_infer(model_name: str, data: np.ndarray, k: int) -> Tensor:
         [RequestedOutput("PROB", {"classification": k})],
         model_name=model_name,
     )
-    (tensor,) = asyncio.run(registry.infer(request)).outputs
+    (tensor,) = asyncio.run(Pipeline.of(registry).run(request)).response.outputs
     return tensor
 
 
@@ -46,11 +47,11 @@ def test_undeclared_bytes_output_refused_after_predict() -> None:
     numbers = Tensor.from_array("N", np.array([1, 9, 5], dtype=np.uint16))
     asked = [RequestedOutput(name, {"classification": 2}) for name in ("N", "W")]
     request = InferRequest([words, numbers], asked[:1], model_name="identity")
-    (tensor,) = asyncio.run(registry.infer(request)).outputs
+    (tensor,) = asyncio.run(Pipeline.of(registry).run(request)).response.outputs
     assert tensor.data.tolist() == [b"9:1", b"5:2"]
     request = InferRequest([words, numbers], asked, model_name="identity")
     with pytest.raises(InvalidArgumentError, match="output 'W' is BYTES"):
-        asyncio.run(registry.infer(request))
+        asyncio.run(Pipeline.of(registry).run(request))
 
 
 class Labeled(Model):

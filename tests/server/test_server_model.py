@@ -26,6 +26,7 @@ from oipcodec.errors import DatatypeError
 from oipcodec.server import InvalidArgumentError, Model, NotFoundError, UnavailableError
 from oipcodec.server.demo import AddSub, Identity
 from oipcodec.server.model import TensorSpec
+from oipcodec.server.inference import Pipeline, check_inputs
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.runtime import create_app, load_model_module
 from oipcodec.server.runtime.malloc import _glibc
@@ -80,14 +81,14 @@ def test_optional_inputs() -> None:
         inputs=[TensorSpec("A", "INT8", [-1]), TensorSpec("B", "INT8", [-1], optional=True)],
     )
     a = Tensor.from_array("A", np.zeros(3, np.int8))
-    assert list(model.check_inputs([a])) == ["A"]
+    assert list(check_inputs(model, [a])) == ["A"]
     with pytest.raises(InvalidArgumentError, match=r"expects input\(s\) \['A'\]"):
-        model.check_inputs([Tensor.from_array("B", np.zeros(3, np.int8))])
+        check_inputs(model, [Tensor.from_array("B", np.zeros(3, np.int8))])
 
 
 def test_check_inputs_reshapes_flat_data() -> None:
     flat = Tensor("A", "INT8", (2, 3), np.arange(6, dtype=np.int8))
-    arrays = Identity().check_inputs([flat])
+    arrays = check_inputs(Identity(), [flat])
     assert arrays["A"].shape == (2, 3)
 
 
@@ -127,12 +128,12 @@ def test_registry_infer() -> None:
     request = InferRequest(
         [x, y], [RequestedOutput("OUTPUT1")], id="r", model_name="add_sub", parameters={"a": 1}
     )
-    response = run(registry.infer(request))
+    response = run(Pipeline.of(registry).run(request)).response
     assert (response.id, response.model_name, response.model_version) == ("r", "add_sub", "1")
     assert [t.name for t in response.outputs] == ["OUTPUT1"]
     np.testing.assert_array_equal(response.outputs[0].data, [0.5, 1.5])
     request.outputs = [RequestedOutput("OUTPUT0", {"classification": 2})]
-    (classified,) = run(registry.infer(request)).outputs
+    (classified,) = run(Pipeline.of(registry).run(request)).response.outputs
     assert (classified.datatype, classified.shape) == ("BYTES", (2,))  # add_sub does not batch
     assert classified.data.tolist() == [b"2.500000:1", b"1.500000:0"]
     with pytest.raises(InvalidArgumentError, match="names no model"):

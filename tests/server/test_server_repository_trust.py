@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from oipcodec.proto import trtis_v1_pb2 as v1pb
+from oipcodec.server.inference import Pipeline
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.repository import ModelRepository
 from oipcodec.testing import RunningServer, background
@@ -118,7 +119,7 @@ def test_a_replaced_model_is_freed_without_the_cyclic_collector(
             model = registry.get("big")
             seen.append(weakref.ref(model))
             if infer:
-                response, checked, started, finished = await registry.execute(_request("big"))
+                response = (await Pipeline.of(registry).run(_request("big"))).response
                 assert registry.statistics is not None
                 registry.statistics.answered(
                     model, "json", [], checked, (checked, started, finished), 10, 10
@@ -182,7 +183,7 @@ def test_unload_drains_the_requests_in_flight(tmp_path: Path, change: str) -> No
         await registry.load_all()
         first: Any = registry.get("slow")
         events = type(first).predict.__globals__["EVENTS"]
-        running = [asyncio.create_task(registry.execute(_request("slow"))) for _ in range(4)]
+        running = [asyncio.create_task(Pipeline.of(registry).run(_request("slow"))) for _ in range(4)]
         for _ in range(100):
             await asyncio.sleep(0)
         assert first.entered == 4
@@ -206,12 +207,13 @@ def test_unload_drains_the_requests_in_flight(tmp_path: Path, change: str) -> No
             second: Any = registry.get("slow")
             assert second is not first
             second.release.set()
-            response = (await registry.execute(_request("slow")))[0]
+            response = (await Pipeline.of(registry).run(_request("slow"))).response
             assert list(response.outputs[0].data) == [2.0, 3.0, 4.0]
         assert events == [] and not changing.done()
         first.release.set()
         answers = await asyncio.gather(*running)
-        for response, *_ in answers:  # all 4 finished on the model they started on
+        for result in answers:  # all 4 finished on the model they started on
+            response = result.response
             assert list(response.outputs[0].data) == [1.0, 2.0, 3.0]
         await asyncio.wait_for(changing, 5)
         assert events == [("unload", 1, 4)]
@@ -228,7 +230,7 @@ def test_unload_waits_for_a_stuck_predict_at_most_drain_timeout(tmp_path: Path) 
         registry.drain_timeout = 0.2
         await registry.load_all()
         stuck: Any = registry.get("slow")
-        running = asyncio.create_task(registry.execute(_request("slow")))
+        running = asyncio.create_task(Pipeline.of(registry).run(_request("slow")))
         await asyncio.sleep(0.01)
         await asyncio.wait_for(registry.unload("slow"), 5)
         assert stuck.unloaded
@@ -528,7 +530,7 @@ def test_unload_drains_a_model_given_in_code() -> None:
     async def run() -> None:
         registry = ModelRegistry([model])
         await registry.load_all()
-        running = [asyncio.create_task(registry.execute(_request("slow"))) for _ in range(4)]
+        running = [asyncio.create_task(Pipeline.of(registry).run(_request("slow"))) for _ in range(4)]
         for _ in range(100):
             await asyncio.sleep(0)
         unloading = asyncio.create_task(registry.unload("slow"))
@@ -536,13 +538,14 @@ def test_unload_drains_a_model_given_in_code() -> None:
         assert not registry.is_ready("slow") and not unloading.done()
         assert namespace["EVENTS"] == []
         model.release.set()
-        for response, *_ in await asyncio.gather(*running):
+        for result in await asyncio.gather(*running):
+            response = result.response
             assert list(response.outputs[0].data) == [1.0, 2.0, 3.0]
         await asyncio.wait_for(unloading, 5)
         assert namespace["EVENTS"] == [("unload", 1, 4)]
         await registry.load("slow")  # loaded again: served again
         model.unloaded = False
-        assert (await registry.execute(_request("slow")))[0].outputs[0].name == "Y"
+        assert (await Pipeline.of(registry).run(_request("slow"))).response.outputs[0].name == "Y"
 
     asyncio.run(run())
 

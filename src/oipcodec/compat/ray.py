@@ -28,9 +28,10 @@ from oipcodec.server import Model
 from oipcodec.server.demo import demo_models
 from oipcodec.server.frontends.grpc_frontend import InferenceServicer
 from oipcodec.server.frontends.rest_frontend import RestApp
+from oipcodec.server.inference import Pipeline, Result
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.runtime import create_rest_app, load_model_module
-from oipcodec.types import InferRequest, InferResponse
+from oipcodec.types import InferRequest
 
 __all__ = [
     "GRPC_SERVICER_FUNCTION",
@@ -91,20 +92,18 @@ def grpc_options(port: int = 9000, **options: Any) -> gRPCOptions:
     return gRPCOptions(port=port, grpc_servicer_functions=functions, **options)
 
 
-class _ReplicaRegistry(ModelRegistry):
-    """A registry whose answers name the replica that computed them."""
+class _ReplicaPipeline(Pipeline):
+    """An inference step whose answers name the replica that computed them."""
 
-    def __init__(self, models: Sequence[Model], replica: str | None) -> None:
-        super().__init__(models)
+    def __init__(self, registry: ModelRegistry, replica: str | None) -> None:
+        super().__init__(registry)
         self.replica = replica
 
-    async def execute(
-        self, request: InferRequest, model: Model | None = None
-    ) -> tuple[InferResponse, int, int, int]:
-        response, checked, started, finished = await super().execute(request, model)
+    async def run(self, request: InferRequest, model: Model | None = None) -> Result:
+        result = await super().run(request, model)
         if self.replica is not None:
-            response.parameters[REPLICA_PARAMETER] = self.replica
-        return response, checked, started, finished
+            result.response.parameters[REPLICA_PARAMETER] = self.replica
+        return result
 
 
 class _Serialized:
@@ -186,7 +185,8 @@ class _OIPServer:
         if model_module is not None:
             models = load_model_module(model_module)
         replica = serve.get_replica_context().replica_id.unique_id if tag_replica else None
-        self.registry = _ReplicaRegistry(demo_models() if models is None else list(models), replica)
+        self.registry = ModelRegistry(demo_models() if models is None else list(models))
+        _ReplicaPipeline(self.registry, replica)  # the pipeline of this registry's front ends
         self._rest = create_rest_app(self.registry, limits=limits, codec_threads=codec_threads)
         self._servicer = InferenceServicer(self.registry, limits=limits)
         self._full_path = full_path

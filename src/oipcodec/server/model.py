@@ -21,22 +21,16 @@ from __future__ import annotations
 import inspect
 import os
 import stat
-from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import (
-    DatatypeError,
-    EncodeError,
-    InternalError,
-    InvalidArgumentError,
-    OIPError,
-    RequestError,
-)
-from oipcodec.types import Parameters, Tensor
+from oipcodec.datatypes import fit_datatype
+from oipcodec.errors import DatatypeError
+from oipcodec.types import Parameters
 
 __all__ = ["DynamicBatching", "Model", "TensorSpec", "fit_datatype"]
 
@@ -365,7 +359,7 @@ class Model:
         """Compute the outputs: a mapping from output name to a numpy array (or anything
         ``numpy.asarray`` takes, or a :class:`~oipcodec.Tensor`), checked against the declared
         outputs, and converted to an output's declared datatype when every value fits exactly
-        (:meth:`output_tensor`, :func:`fit_datatype`).
+        (:func:`fit_datatype`).
 
         ``inputs`` maps each input name to an array of the request's shape and datatype
         (BYTES: object array of ``bytes``; BF16: ``ml_dtypes.bfloat16``). Arrays decoded from
@@ -435,191 +429,6 @@ class Model:
             **extra,
         }
 
-    def check_inputs(self, tensors: Sequence[Tensor]) -> Arrays:
-        """The request's inputs as arrays by name, after checking them against ``inputs``.
-
-        Raises :class:`~oipcodec.server.InvalidArgumentError` naming the input and what the
-        model expects.
-        """
-        arrays: Arrays = {}
-        for tensor in tensors:
-            data = tensor.data
-            arrays[tensor.name] = data if data.shape == tensor.shape else data.reshape(tensor.shape)
-        self._check_tensors(tensors)
-        return self._writable(arrays)
-
-    def check_batchable(self, tensors: Sequence[Tensor]) -> None:
-        """The checks of :meth:`check_inputs` for a request that joins a dynamic batch, from
-        the tensors' names, datatypes and shapes alone (their data is not read): also, every
-        input has a batch dimension, and there is at least one."""
-        if not tensors:
-            raise InvalidArgumentError(
-                f"a request to model '{self.name}', which batches, needs at least one input"
-            )
-        for tensor in tensors:
-            if not tensor.shape:
-                raise InvalidArgumentError(
-                    f"input '{tensor.name}' of model '{self.name}' is a scalar; the model "
-                    "batches, so every input's first dimension is its batch size"
-                )
-        names = {t.name for t in tensors}
-        if len(names) != len(tensors):
-            raise InvalidArgumentError(
-                f"a request to model '{self.name}' names an input more than once"
-            )
-        self._check_tensors(tensors)
-        if self.inputs is None:
-            self._check_batch(tensors)
-
-    def _check_tensors(self, tensors: Sequence[Tensor]) -> None:
-        if self.inputs is None:
-            return
-        specs = {spec.name: spec for spec in self.inputs}
-        for tensor in tensors:
-            spec = specs.get(tensor.name)
-            if spec is None:
-                raise InvalidArgumentError(
-                    f"unexpected inference input '{tensor.name}' for model '{self.name}'; "
-                    f"its inputs are {_names(self.inputs)}"
-                )
-            _check_declared(
-                spec,
-                tensor,
-                lambda name, what, got, want: InvalidArgumentError(
-                    f"input '{name}' of model '{self.name}' has {what} {got}, "
-                    f"the model expects {want}"
-                ),
-            )
-        missing = _missing(self.inputs, {t.name for t in tensors})
-        if missing:
-            raise InvalidArgumentError(
-                f"model '{self.name}' expects input(s) {missing} that the request does not have"
-            )
-        if self.max_batch_size > 0:
-            self._check_batch(tensors)
-
-    def _writable(self, arrays: Arrays) -> Arrays:
-        """``arrays``, with writable copies of the read-only ones when the model asks for
-        them (``writable_inputs``)."""
-        if self.writable_inputs:
-            for name, array in arrays.items():
-                if not array.flags.writeable:
-                    arrays[name] = array.copy()
-        return arrays
-
-    def _check_batch(self, tensors: Sequence[Tensor]) -> None:
-        """Every input of one batch size, at most ``max_batch_size`` (Triton's rule)."""
-        rows = {t.shape[0] for t in tensors if t.shape}
-        if len(rows) > 1:
-            raise InvalidArgumentError(
-                f"the inputs of a request to model '{self.name}' must have one batch size "
-                f"(first dimension), got {sorted(rows)}"
-            )
-        if rows and (size := rows.pop()) > self.max_batch_size:
-            raise InvalidArgumentError(
-                f"inference request batch-size must be <= {self.max_batch_size} for "
-                f"'{self.name}', got {size}"
-            )
-
-    def output_tensors(
-        self,
-        produced: Mapping[str, Any],
-        requested: Sequence[str] | None,
-        inputs: Sequence[Tensor] = (),
-    ) -> list[Tensor]:
-        """What :meth:`predict` returned (``produced``) as the answer's tensors: the
-        ``requested`` outputs, or every output when ``requested`` is None, each checked
-        against the declared outputs (:meth:`output_tensor`). ``inputs``: the request's, whose
-        first dimension is the batch size every output of a batching model must have.
-
-        With declared outputs, an answer of every output must hold each one that is not
-        ``optional`` and nothing else. Raises :class:`~oipcodec.server.InternalError` (500,
-        INTERNAL: the model is at fault) naming the model, the output and what was expected;
-        a requested output that an undeclared model did not return is the request's fault
-        (400).
-        """
-        specs = None if self.outputs is None else {s.name: s for s in self.outputs}
-        batch = None
-        if self.max_batch_size > 0 and inputs and inputs[0].shape:
-            batch = inputs[0].shape[0]
-        if requested is None:
-            if specs is not None:
-                extra = [name for name in produced if name not in specs]
-                if extra:
-                    raise InternalError(
-                        f"model '{self.name}' returned output '{extra[0]}', which it does not "
-                        f"declare; its outputs are {list(specs)}"
-                    )
-                missing = _missing(specs.values(), produced)
-                if missing:
-                    raise InternalError(
-                        f"model '{self.name}' did not return its output '{missing[0]}'; "
-                        f"it returned {sorted(produced)}"
-                    )
-            return [self.output_tensor(name, value, batch) for name, value in produced.items()]
-        tensors = []
-        for name in requested:
-            if name not in produced:
-                kind: type[RequestError] = InvalidArgumentError if specs is None else InternalError
-                raise kind(
-                    f"unexpected inference output '{name}' for model '{self.name}'; "
-                    f"it produced {sorted(produced)}"
-                )
-            tensors.append(self.output_tensor(name, produced[name], batch))
-        return tensors
-
-    def output_tensor(self, name: str, value: Any, batch: int | None = None) -> Tensor:
-        """An output of :meth:`predict` as a :class:`Tensor`, checked against its declaration.
-
-        Without a declaration (``outputs = None``, or an output not declared) the datatype is
-        the array's. A declared output must have the declared shape (``-1``: any size; with
-        ``max_batch_size``, a first dimension of ``batch``, the request's batch size) and
-        datatype. A value that is not an array of that datatype (a list, a Python scalar, an
-        array of another dtype) is converted when every value fits exactly
-        (:func:`fit_datatype`); a :class:`Tensor` must already have it. Raises
-        :class:`~oipcodec.server.InternalError` naming the model, the output and what was
-        expected.
-        """
-        spec = None
-        if self.outputs is not None:
-            spec = next((s for s in self.outputs if s.name == name), None)
-        try:
-            if isinstance(value, Tensor):
-                tensor = (
-                    value
-                    if value.name == name
-                    else Tensor(
-                        name, value.datatype, value.shape, value.data, dict(value.parameters)
-                    )
-                )
-            else:
-                if spec is None:
-                    array = value if isinstance(value, np.ndarray) else np.asarray(value)
-                    datatype = datatypes.datatype_of(array)
-                else:
-                    array, datatype = fit_datatype(value, spec.datatype), spec.datatype
-                tensor = Tensor(name, datatype, array.shape, array)
-        except OIPError as exc:
-            raise InternalError(
-                f"model '{self.name}' returned an invalid output '{name}': {exc.reason}"
-            ) from None
-        if spec is None:
-            return tensor
-        _check_declared(
-            spec,
-            tensor,
-            lambda name, what, got, want: InternalError(
-                f"model '{self.name}' returned output '{name}' "
-                f"{'as' if what == 'datatype' else 'of shape'} {got}, its metadata says {want}"
-            ),
-        )
-        if batch is not None and tensor.shape[0] != batch:
-            raise InternalError(
-                f"model '{self.name}' returned output '{name}' with {tensor.shape[0]} rows "
-                f"(first dimension) for a request of batch size {batch}"
-            )
-        return tensor
-
     def class_labels(self, output: str) -> tuple[bytes, ...] | None:
         """The labels of ``output`` for classification (UTF-8), or ``None`` when it has none."""
         table = getattr(self, "_class_labels", None)
@@ -680,24 +489,6 @@ def _dynamic_batching_of(entry: Any) -> DynamicBatching | None:
     return DynamicBatching(
         number(entry.get("max_queue_delay_microseconds", 0)), [number(n) for n in sizes]
     )
-
-
-def _check_declared(
-    spec: TensorSpec, tensor: Tensor, mismatch: Callable[[str, str, str, str], Exception]
-) -> None:
-    """One check for inputs and outputs: ``tensor`` has the declared datatype and a shape the
-    declaration accepts; else ``mismatch(name, what, got, expected)`` is raised (``what``:
-    ``"datatype"`` or ``"shape"``), each side wording its own error."""
-    if tensor.datatype != spec.datatype:
-        raise mismatch(tensor.name, "datatype", tensor.datatype, spec.datatype)
-    if not spec.accepts(tensor.shape):
-        shape = f"{list(spec.shape)} (-1: any size)"
-        raise mismatch(tensor.name, "shape", str(list(tensor.shape)), shape)
-
-
-def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
-    """The declared tensors that are not ``optional`` and not ``present``, in order."""
-    return [s.name for s in specs if not s.optional and s.name not in present]
 
 
 #: The largest value of a protobuf int32 field (ModelConfig's max_batch_size).
@@ -782,57 +573,3 @@ def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
             raise TypeError(f"{where}: every label must be a str")
         table[output] = tuple(label.encode("utf-8", "surrogatepass") for label in labels)
     return table
-
-
-def fit_datatype(value: Any, datatype: str) -> np.ndarray[Any, Any]:
-    """``value`` (an array, a list, a Python scalar: anything ``numpy.asarray`` takes) as an
-    array holding OIP ``datatype``: as it is when its dtype already carries the datatype,
-    else converted when every value fits exactly:
-
-    - integer datatypes and BOOL: every value is integral and in the datatype's range (a
-      float ``2.0`` fits INT32; ``2.5``, ``nan`` and ``300`` for INT8 do not; BOOL holds
-      ``False``/``True``, ``0``/``1``);
-    - floating-point datatypes (FP16, BF16, FP32, FP64): an integer must be exactly
-      representable (``2**24 + 1`` is not in FP32); a float is rounded to the nearest value of
-      the datatype, as ``numpy.astype`` does (``0.1`` answers as FP32's nearest to 0.1), but
-      a finite value must stay finite (``70000.0`` overflows FP16);
-    - BYTES: ``bytes`` or ``str`` values (a list of them, or a ``numpy`` ``S``/``U``/object
-      array), as any BYTES output.
-
-    Anything else raises :class:`~oipcodec.EncodeError` naming the value's type, the
-    datatype and the first element that does not fit.
-    """
-    row = datatypes.get(datatype)
-    array = value if isinstance(value, np.ndarray) else np.asarray(value)
-    if row.carries(array.dtype):
-        return array
-    if isinstance(value, np.ndarray):
-        what = f"a {array.dtype} array"
-    else:
-        what = f"a {type(value).__name__}" + (
-            f" (numpy makes it {array.dtype})" if not np.isscalar(value) else ""
-        )
-    if row.is_bytes or array.dtype.kind not in "biuf" or row.numpy_dtype is None:
-        raise EncodeError(f"{what} cannot hold datatype {datatype}")
-    source = array.dtype
-    with np.errstate(all="ignore"):
-        converted = array.astype(row.numpy_dtype)
-        if row.is_float and source.kind == "f":
-            # rounded to the datatype's precision: only a finite value turned infinite is lost
-            wrong = np.isfinite(array) & ~np.isfinite(converted.astype(np.float64))
-            rule = "a finite value must stay finite"
-        else:
-            wrong = converted.astype(source) != array
-            rule = (
-                "integers must be exactly representable"
-                if row.is_float
-                else "values must be integral and in its range"
-            )
-    if wrong.any():
-        index = int(np.flatnonzero(wrong)[0])
-        element = array.reshape(-1)[index].item()
-        raise EncodeError(
-            f"{what} does not fit datatype {datatype} exactly: element {index} is {element!r} "
-            f"({rule})"
-        )
-    return converted

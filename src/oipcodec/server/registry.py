@@ -1,13 +1,9 @@
-"""The model registry shared by the front ends, and the inference step itself.
+"""The model registry shared by the front ends: names, versions, load, unload and drain.
 
 The registry holds every model by name and version with its state (``READY``, ``UNAVAILABLE``
 with a reason: Triton's repository index states); a request without a version goes to the
-newest ready version (numeric versions compare as numbers, as in Triton).
-:meth:`ModelRegistry.infer` is the protocol-independent part of a request: find the model,
-check the inputs, run ``predict``, keep the requested outputs (classified, or written into
-shared memory, when asked); :meth:`ModelRegistry.execute` also says when ``predict`` ran, for
-the statistics; a model with ``dynamic_batching`` runs there through its queue
-(:mod:`oipcodec.server.batching`). With a
+newest ready version (numeric versions compare as numbers, as in Triton). The inference step
+(:mod:`oipcodec.server.inference`) watches it: told when models change and retire. With a
 :class:`~oipcodec.server.repository.ModelRepository` the models are its folders, loaded and
 unloaded as the model control mode allows (docs/model-repository.md).
 """
@@ -17,11 +13,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
-import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -29,21 +23,15 @@ from oipcodec.errors import (
     InternalError,
     InvalidArgumentError,
     NotFoundError,
-    OIPError,
     RequestError,
     UnavailableError,
-    request_error_for,
 )
-from oipcodec.server.batching import Batcher, model_failure
-from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
-from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.server.regions import SharedMemoryRegions
 from oipcodec.server.repository import MAX_NAME_BYTES, ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
-from oipcodec.sharedmem import Location, Resolver, location, parameters_for
-from oipcodec.types import InferRequest, InferResponse, RequestedOutput
 
-__all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
+__all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "Watcher"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -52,9 +40,21 @@ UNAVAILABLE = "UNAVAILABLE"
 LOADING = "LOADING"
 UNLOADING = "UNLOADING"
 
-#: Request and output parameters that steer the transport (binary extension), not the model:
-#: they are not passed to ``predict`` nor echoed.
-TRANSPORT_PARAMETERS = frozenset({"binary_data", "binary_data_output", "binary_data_size"})
+class Watcher(Protocol):
+    """What the registry tells of its models (the inference step listens)."""
+
+    def changed(self) -> None:
+        """A model was added, loaded or began unloading: lookups are made afresh."""
+
+    async def drain(self, model: Model, timeout: float) -> int:
+        """Wait for the requests running on ``model``, at most ``timeout`` seconds; how many
+        still run then."""
+
+    def retire(self, model: Model, reason: str) -> None:
+        """``model`` is unloaded: what still waits for it is refused with ``reason``."""
+
+    def revive(self, model: Model) -> None:
+        """``model``, unloaded before, is loaded again."""
 
 
 @dataclass(slots=True)
@@ -111,24 +111,12 @@ class ModelRegistry:
         # Repository models with no version here: why (not loaded, unloaded, a failed import).
         self._reasons: dict[str, str] = {}
         self._repository_lock: asyncio.Lock | None = None
-        # Requests in flight per model (by id), the unloads waiting for them to end, and the
-        # models already unloaded (a request looked up before, run after, is refused).
-        self._running: dict[int, int] = {}
-        self._drains: dict[int, asyncio.Future[None]] = {}
-        self._retired: weakref.WeakSet[Model] = weakref.WeakSet()
-        # The queue of each loaded model that batches (by id), made on its first request.
-        self._batchers: dict[int, Batcher] = {}
+        #: Told when models change, drain and retire (the inference step of each front end).
+        self.watchers: list[Watcher] = []
         self.shared_memory = shared_memory
         self.statistics: Statistics | None = Statistics() if statistics is _DEFAULT else statistics
         for model in models:
             self.add(model)
-
-    @property
-    def resolver(self) -> Resolver:
-        """What one request's decoder reads its inputs in shared memory through: a reader of
-        the regions (bounded per request), or one that refuses them when the extension is off."""
-        regions = self.shared_memory
-        return shared_memory_disabled if regions is None else regions.reader()
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""
@@ -138,6 +126,11 @@ class ModelRegistry:
         if model.version in versions:
             raise ValueError(f"model {model.name!r} version {model.version!r} is already there")
         versions[model.version] = _Entry(model)
+        self._changed()
+
+    def _changed(self) -> None:
+        for watcher in self.watchers:
+            watcher.changed()
 
     def __contains__(self, name: object) -> bool:
         return name in self._models
@@ -223,6 +216,12 @@ class ModelRegistry:
                 f"({entry.state.lower()}: {entry.reason})"
             )
         return entry.model
+
+    def serves(self, model: Model) -> bool:
+        """Whether ``model`` is the ready model of its name and version (not unloading, not
+        replaced)."""
+        entry = self._models.get(model.name, {}).get(model.version)
+        return entry is not None and entry.model is model and entry.state == READY
 
     def is_ready(self, name: str, version: str | None = None) -> bool:
         """Whether the model is ready; :class:`NotFoundError` when it does not exist."""
@@ -346,7 +345,9 @@ class ModelRegistry:
                 failures.append(f"version {entry.model.version}: {exc}")
                 continue
             entry.state, entry.reason = READY, ""
-            self._retired.discard(entry.model)  # a model unloaded, then loaded again
+            for watcher in self.watchers:  # a model unloaded, then loaded again
+                watcher.revive(entry.model)
+            self._changed()
             log.info("model %r version %s is ready", name, entry.model.version)
         if failures:
             raise UnavailableError(f"failed to load '{name}': {'; '.join(failures)}")
@@ -374,43 +375,38 @@ class ModelRegistry:
         leaving = [entry for entry in versions.values() if entry.state == READY]
         for entry in leaving:
             entry.state, entry.reason = UNLOADING, "unloading"
+        if leaving:
+            self._changed()
         for entry in leaving:
             # Its queued requests count as running: the drain lets their batches run first.
             await self._drain(name, entry.model)
-            batcher = self._batchers.pop(id(entry.model), None)
-            if batcher is not None:  # still queued after drain_timeout: refused, as Triton
-                batcher.close(
-                    f"model '{name}' version {entry.model.version} was unloaded before the "
-                    "request's batch ran"
-                )
+            # Still queued after drain_timeout: refused, as Triton does.
+            reason = (
+                f"model '{name}' version {entry.model.version} was unloaded before the "
+                "request's batch ran"
+            )
+            for watcher in self.watchers:
+                watcher.retire(entry.model, reason)
             try:
                 await _call_hook(entry.model.unload)
             except Exception:
                 log.exception("unloading model %r version %s failed", name, entry.model.version)
-            self._retired.add(entry.model)
             entry.state, entry.reason = UNAVAILABLE, "unloaded"
             log.info("model %r version %s is unloaded", name, entry.model.version)
 
     async def _drain(self, name: str, model: Model) -> None:
         """Wait until no request runs on ``model``, at most :attr:`drain_timeout` seconds."""
-        key = id(model)
-        if not self._running.get(key):
-            return
-        waiter = self._drains.get(key)
-        if waiter is None:
-            waiter = self._drains[key] = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait_for(asyncio.shield(waiter), self.drain_timeout)
-        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
-            log.warning(
-                "model %r version %s: %d requests still running after %.3g s; unloading it anyway",
-                name,
-                model.version,
-                self._running.get(key, 0),
-                self.drain_timeout,
-            )
-        finally:
-            self._drains.pop(key, None)
+        for watcher in self.watchers:
+            left = await watcher.drain(model, self.drain_timeout)
+            if left:
+                log.warning(
+                    "model %r version %s: %d requests still running after %.3g s; unloading "
+                    "it anyway",
+                    name,
+                    model.version,
+                    left,
+                    self.drain_timeout,
+                )
 
     async def load_all(self) -> None:
         """Load every model (with a repository: the folders its model control mode names);
@@ -493,10 +489,12 @@ class ModelRegistry:
                     repository.discard(loaded)
                     raise
                 self._models[name] = versions
+                self._changed()
                 repository.release(repository.replace(name, loaded))
                 self._reasons.pop(name, None)
                 raise
             self._models[name] = versions
+            self._changed()
             package = repository.replace(name, loaded)
             self._reasons.pop(name, None)
             if previous is not None:
@@ -507,186 +505,12 @@ class ModelRegistry:
         """Unload a repository model's versions and forget them and their code."""
         assert self.repository is not None
         versions = self._models.pop(name, None)
+        self._changed()
         package = self.repository.replace(name, None)
         self._reasons[name] = reason
         if versions is not None:
             await self._unload_entries(name, versions)
         self.repository.release(package)
-
-    # ------------------------------------------------------------------ inference
-
-    async def infer(self, request: InferRequest) -> InferResponse:
-        """Run one request through its model: ``request.model_name`` / ``model_version`` pick
-        the model; inputs are checked against its metadata before ``predict``; the answer
-        holds the requested outputs (all when none are requested) and echoes the id."""
-        return (await self.execute(request))[0]
-
-    async def execute(
-        self, request: InferRequest, model: Model | None = None
-    ) -> tuple[InferResponse, int, int, int]:
-        """:meth:`infer`, and when the request was checked (ready for ``predict``), and when
-        ``predict`` started and finished (``time.perf_counter_ns`` readings; started is when
-        it was checked, unless a ``run_in_thread`` model waited for a worker thread).
-        ``model``: the model the request names, already looked up.
-
-        ``predict`` raising is re-raised as a :class:`RequestError` whose ``executed``
-        attribute is True (the model ran: an execution in the statistics)."""
-        name = request.model_name
-        if not name:
-            raise InvalidArgumentError("the request names no model")
-        if model is None:
-            model = self.get(name, request.model_version)
-        elif self._retired and model in self._retired:
-            raise UnavailableError(
-                f"Request for unknown model: '{name}' version {model.version} was unloaded "
-                "while the request was read"
-            )
-        batcher = None
-        if model.dynamic_batching is not None:
-            # The inputs are checked, not read: the batcher reads each into its batch's rows.
-            model.check_batchable(request.inputs)
-            batcher = self._batcher(model)
-        else:
-            arrays = model.check_inputs(request.inputs)
-        parameters = request.parameters
-        if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
-            parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
-        requested = None
-        declared = model.output_names()
-        # Outputs to classify, and their k (the classification extension); outputs to write
-        # into shared memory, and where.
-        classes: dict[str, int] = {}
-        in_shm: dict[str, Location] = {}
-        if request.outputs is not None:
-            requested = [o.name for o in request.outputs]
-            for asked in request.outputs:
-                where = _output_location(asked)
-                if where is not None:
-                    if self.shared_memory is None:  # refused before the model runs
-                        shared_memory_disabled(where, asked.name, "output", True)
-                    in_shm[asked.name] = where
-            if declared is not None:
-                for output in requested:
-                    if output not in declared:
-                        raise InvalidArgumentError(
-                            f"unexpected inference output '{output}' for model '{name}'; "
-                            f"its outputs are {declared}"
-                        )
-            for asked in request.outputs:
-                k = class_count(asked)
-                if k is not None:
-                    for spec in model.outputs or ():
-                        if spec.name == asked.name:
-                            check_datatype(asked.name, spec.datatype)
-                    classes[asked.name] = k
-        checked = time.perf_counter_ns()
-        # In flight from here to the answer: an unload of this model waits for it (_drain).
-        key = id(model)
-        self._running[key] = self._running.get(key, 0) + 1
-        produced: Any = None
-        try:
-            if batcher is not None:
-                # This request's rows of every output (predict's errors come marked executed)
-                produced, started, finished = await batcher.submit(
-                    request.inputs, parameters, requested
-                )
-            else:
-                started, produced, finished = await self._predict(
-                    model, arrays, parameters, checked
-                )
-            if not hasattr(produced, "items"):
-                raise request_error_for(
-                    TypeError(
-                        f"model '{name}' predict returned {type(produced).__name__}, not a dict"
-                    )
-                )
-            outputs = model.output_tensors(produced, requested, request.inputs)
-            if classes:
-                batched = model.max_batch_size > 0
-                outputs = [
-                    classify(t, classes[t.name], batched, model.class_labels(t.name))
-                    if t.name in classes
-                    else t
-                    for t in outputs
-                ]
-            if in_shm:
-                regions = self.shared_memory
-                assert regions is not None
-                for tensor in outputs:
-                    where = in_shm.get(tensor.name)
-                    if where is not None:
-                        # Written into the region; the tensor then carries the location (its
-                        # byte_size: the bytes written) and the encoders send no data for it.
-                        tensor.parameters = parameters_for(regions.write(tensor, where))
-            response = InferResponse(name, outputs, id=request.id, model_version=model.version)
-            return response, checked, started, finished
-        except RequestError as exc:
-            # A batched request's own outputs failed their checks: its batch did run (one
-            # execution, as the batcher counted it).
-            if batcher is not None and produced is not None:
-                exc.executed = True
-            raise
-        finally:
-            self._ended(key)
-
-    @staticmethod
-    async def _predict(
-        model: Model, arrays: Any, parameters: Any, checked: int
-    ) -> tuple[int, Any, int]:
-        """One request's ``predict``: when it started (``checked``, or for a ``run_in_thread``
-        model when a worker thread took the call: the wait before is the queue), what it
-        returned, when it finished. Its errors are raised marked ``executed``."""
-        try:
-            if model.run_in_thread and not model.is_async:
-                loop = asyncio.get_running_loop()
-                started, produced = await loop.run_in_executor(
-                    None, _timed_predict, model, arrays, parameters
-                )
-            else:
-                started = checked
-                if model.is_async:
-                    produced = await model.predict(arrays, parameters)  # type: ignore[misc]
-                else:
-                    produced = model.predict(arrays, parameters)
-        except RequestError as exc:
-            exc.executed = True
-            raise
-        except Exception as exc:
-            raise model_failure(model, exc) from None
-        return started, produced, time.perf_counter_ns()
-
-    def _batcher(self, model: Model) -> Batcher:
-        """The queue of a model that batches (made on its first request)."""
-        batcher = self._batchers.get(id(model))
-        if batcher is None:
-            # Only a ready model gets a queue: one unloading has closed its own already.
-            entry = self._models.get(model.name, {}).get(model.version)
-            if entry is None or entry.model is not model or entry.state != READY:
-                raise UnavailableError(
-                    f"Request for unknown model: '{model.name}' version {model.version} is "
-                    "being unloaded"
-                )
-            record = None
-            if self.statistics is not None:
-                record = self.statistics.of(model).batch
-            batcher = self._batchers[id(model)] = Batcher(model, record)
-        return batcher
-
-    def _ended(self, key: int) -> None:
-        """One request on the model of id ``key`` is over; the last wakes its drain."""
-        left = self._running[key] - 1
-        if left:
-            self._running[key] = left
-            return
-        del self._running[key]
-        if self._drains:
-            waiter = self._drains.get(key)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
-
-
-def _timed_predict(model: Model, arrays: Any, parameters: Any) -> tuple[int, Any]:
-    return time.perf_counter_ns(), model.predict(arrays, parameters)
 
 
 def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -717,13 +541,6 @@ def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | N
             "(Triton's model configuration in JSON)"
         )
     return config
-
-
-def _output_location(asked: RequestedOutput) -> Location | None:
-    try:
-        return location(asked.parameters)
-    except OIPError as exc:
-        raise InvalidArgumentError(f"output '{asked.name}' {exc.reason}") from None
 
 
 async def _call_hook(hook: Any) -> None:

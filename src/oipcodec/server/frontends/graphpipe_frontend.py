@@ -14,7 +14,6 @@ Float32 tensors (GraphPipe has neither type). docs/graphpipe.md has the details.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +40,7 @@ from oipcodec.server.frontends._asgi import (
     read_body,
     respond,
 )
+from oipcodec.server.inference import Pipeline
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
@@ -76,39 +76,30 @@ def metadata(model: Model) -> graphpipe.MetadataResponse:
 
 
 async def answer(
-    registry: ModelRegistry, model: Model, body: Any, limits: Limits
+    pipeline: Pipeline, model: Model, body: Any, limits: Limits
 ) -> tuple[int, list[Any], bytes]:
     """The answer to a POSTed body: (status, body parts, content type). An inference request
-    counts in the registry's statistics on the ``graphpipe`` path (an error answered in the
-    InferResponse as a failure)."""
-    stats = registry.statistics
-    received = time.perf_counter_ns()
-    size = len(body)
+    counts in the statistics on the ``graphpipe`` path (an error answered in the
+    InferResponse as a failure; a body that is no Request flatbuffer, on the path alone; a
+    metadata request, nowhere)."""
+    exchange = pipeline.exchange("graphpipe", len(body))
     try:
-        fields = graphpipe.read_request(body, limits=limits)
-    except OIPError as exc:
-        if stats is not None:
-            stats.refused(None, "graphpipe", received, exc, size)
-        return 400, [f"not a GraphPipe Request flatbuffer: {exc}".encode()], b"text/plain"
-    try:
-        request = graphpipe.request_from_fields(fields, limits=limits)
-        if request.kind == "metadata":
-            return 200, [graphpipe.encode_metadata_response(metadata(model))], CONTENT_TYPE
-        infer_request = _infer_request(model, request)
-        response, checked, started, finished = await registry.execute(infer_request, model)
-        parts = graphpipe.encode_response_parts(response.outputs)
+        with exchange:
+            fields = graphpipe.read_request(body, limits=limits)
+            exchange.model = model
+            request = graphpipe.request_from_fields(fields, limits=limits)
+            if request.kind == "metadata":
+                return 200, [graphpipe.encode_metadata_response(metadata(model))], CONTENT_TYPE
+            response = await exchange.run(_infer_request(model, request), model)
+            parts = graphpipe.encode_response_parts(response.outputs)
+            exchange.sent(sum(len(part) for part in parts))
     except Exception as exc:
-        if stats is not None:
-            stats.refused(model, "graphpipe", received, exc, size)
+        if exchange.model is None:
+            return 400, [f"not a GraphPipe Request flatbuffer: {exc}".encode()], b"text/plain"
         error = request_error_for(exc)
         if not isinstance(exc, RequestError | OIPError):
             log.error("GraphPipe request to model '%s' failed", model.name, exc_info=exc)
         parts = graphpipe.encode_response_parts([], [(error.http_status, error.message)])
-        return 200, parts, CONTENT_TYPE
-    if stats is not None:
-        timings = (checked, started, finished)
-        sent = sum(len(part) for part in parts)
-        stats.answered(model, "graphpipe", infer_request.inputs, received, timings, size, sent)
     return 200, parts, CONTENT_TYPE
 
 
@@ -124,11 +115,12 @@ async def _endpoint(
     JSON."""
     if method not in ("GET", "POST"):
         raise MethodNotAllowed("GET, POST")
-    model = registry.get(name)  # 404 / 503 before reading the body
+    pipeline = Pipeline.of(registry)
+    model = pipeline.model(name)  # 404 / 503 before reading the body
     if method == "GET":
         return json_answer(200, metadata(model).document())
     body = await read_body(scope, dict(scope["headers"]), receive, limits)
-    status, parts, content_type = await answer(registry, model, body, limits)
+    status, parts, content_type = await answer(pipeline, model, body, limits)
     return status, joined(parts, scope), [(b"content-type", content_type)]
 
 

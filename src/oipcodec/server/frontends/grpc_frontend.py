@@ -16,7 +16,6 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -28,10 +27,10 @@ from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, r
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.frontends._grpc import client_gone
+from oipcodec.server.inference import Pipeline
 from oipcodec.server.metadata import SERVER_NAME, extensions
 from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.types import InferResponse
 
 __all__ = ["SERVICE", "InferenceServicer"]
 
@@ -51,6 +50,7 @@ class InferenceServicer:
         server_name: str = SERVER_NAME,
     ) -> None:
         self.registry = registry
+        self.pipeline = Pipeline.of(registry)
         self.limits = limits
         self.server_name = server_name
         self.ready = True
@@ -182,32 +182,21 @@ class InferenceServicer:
     async def _infer(self, data: bytes) -> bytes:
         """One ModelInferRequest's answer, counted in the registry's statistics (a request
         that names no known model counts only on its encoding path)."""
-        stats = self.registry.statistics
-        received = time.perf_counter_ns()
-        model = None
-        path = "grpc_typed"
-        try:
+        pipeline = self.pipeline
+        with pipeline.exchange("grpc_typed", len(data)) as exchange:
             request, raw = pb.decode_request_form(
-                data, limits=self.limits, shared_memory=self.registry.resolver
+                data, limits=self.limits, shared_memory=pipeline.resolver
             )
             if raw:
-                path = "grpc_raw"
+                exchange.path = "grpc_raw"
             if not request.model_name:
                 raise InvalidArgumentError("ModelInferRequest.model_name is empty")
             if request.outputs is not None:
                 for output in request.outputs:
                     output.parameters.pop("binary_data", None)
-            model = self.registry.get(request.model_name, request.model_version)
-            response: InferResponse
-            response, checked, started, finished = await self.registry.execute(request, model)
+            response = await exchange.run(request)
             answer = pb.encode_response(response, raw=True)
-        except Exception as exc:
-            if stats is not None:
-                stats.refused(model, path, received, exc, len(data))
-            raise
-        if stats is not None:
-            timings = (checked, started, finished)
-            stats.answered(model, path, request.inputs, received, timings, len(data), len(answer))
+            exchange.sent(len(answer))
         return answer
 
     async def model_infer(self, data: bytes, context: Any) -> bytes:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -52,6 +51,7 @@ from oipcodec.server.frontends._asgi import (
     read_body,
     respond,
 )
+from oipcodec.server.inference import Exchange, Pipeline
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import cuda_unsupported
@@ -112,6 +112,7 @@ class RestApp:
         self.codec_threads = codec_threads or available_cpus()
         self._executor: ThreadPoolExecutor | None = None
         self.registry = registry
+        self.pipeline = Pipeline.of(registry)
         self.limits = limits
         self.manage_models = manage_models
         #: False while starting and shutting down: health/ready answers 400.
@@ -295,44 +296,30 @@ class RestApp:
     async def _infer(
         self, scope: Scope, receive: Receive, name: str, version: str | None
     ) -> Answer:
-        model = self.registry.get(name, version)  # 404 / 503 before reading the body
+        model = self.pipeline.model(name, version)  # 404 / 503 before reading the body
         headers = dict(scope["headers"])
         body: Any = await read_body(scope, headers, receive, self.limits)
-        stats = self.registry.statistics
-        run = self._run(model, headers, body, name, version, scope)
-        if model.dynamic_batching is not None:
-            run = _while_connected(receive, run)
-        if stats is None:
-            return (await run)[0]
-        received = time.perf_counter_ns()
-        try:
-            answer, request, checked, started, finished = await run
-        except Exception as exc:
-            stats.refused(model, _path_of(headers), received, exc, len(body))
-            raise
-        sent = answer[1]
-        stats.answered(
-            model,
-            _path_of(headers),
-            request.inputs,
-            received,
-            (checked, started, finished),
-            len(body),
-            len(sent) if isinstance(sent, bytes) else sum(len(part) for part in sent),
-        )
+        with self.pipeline.exchange(_path_of(headers), len(body), model) as exchange:
+            run = self._run(exchange, headers, body, name, version, scope)
+            if self.pipeline.queues(model):
+                run = _while_connected(receive, run)
+            answer = await run
+            sent = answer[1]
+            exchange.sent(len(sent) if isinstance(sent, bytes) else sum(len(p) for p in sent))
         return answer
 
     async def _run(
         self,
-        model: Model,
+        exchange: Exchange,
         headers: dict[bytes, bytes],
         body: Any,
         name: str,
         version: str | None,
         scope: Scope,
-    ) -> tuple[Answer, InferRequest, int, int, int]:
-        """Decode, run and encode one inference: the answer, the request, and when the
-        request was checked and ``predict`` started and finished."""
+    ) -> Answer:
+        """Decode, run and encode one inference."""
+        model = exchange.model
+        assert model is not None
         encoding = _content_encoding(headers)
         if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
@@ -364,20 +351,19 @@ class RestApp:
                 model_name=name,
                 model_version=version,
                 limits=self.limits,
-                shared_memory=self.registry.resolver,
-                defer_json=_batches(model),
+                shared_memory=self.pipeline.resolver,
             )
             binary = rest.binary_outputs(request)
-        response, checked, started, finished = await self.registry.execute(request, model)
+        response = await exchange.run(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
         as_json = sum(
             t.data.nbytes
             for t in response.outputs
             if binary is not True
             and (binary is False or t.name not in binary)
-            and not names_region(t.parameters)
+            and not (t.parameters and names_region(t.parameters))
         )
-        answer = await self._codec(
+        return await self._codec(
             2 * as_json,
             self._infer_answer,
             response,
@@ -385,7 +371,6 @@ class RestApp:
             headers.get(b"accept-encoding"),
             BUFFERS_EXTENSION in scope.get("extensions", ()),
         )
-        return answer, request, checked, started, finished
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run
@@ -456,13 +441,6 @@ class RestApp:
             raise exc.for_tensor(spec.name, "input") from None
         tensor = Tensor(spec.name, spec.datatype, shape, array)
         return InferRequest([tensor], model_name=name, model_version=version)
-
-
-def _batches(model: Model) -> bool:
-    """Whether ``model`` batches requests (its ``dynamic_batching`` is set): then JSON data
-    stay text until the batcher parses them into the batch buffer's rows
-    (:class:`~oipcodec.rest.DeferredTensor`), and no array of the request's own is made."""
-    return bool(getattr(model, "dynamic_batching", None))
 
 
 def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:

@@ -48,6 +48,7 @@ from oipcodec.server.frontends._asgi import (
     read_body,
 )
 from oipcodec.server.frontends._grpc import client_gone
+from oipcodec.server.inference import Exchange, Pipeline
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.registry import READY, ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput
@@ -82,6 +83,7 @@ class V1Frontend:
         ready: Callable[[], bool] = lambda: True,
     ) -> None:
         self.registry = registry
+        self.pipeline = Pipeline.of(registry)
         self.limits = limits
         self.server_id = server_id
         self.ready = ready
@@ -157,36 +159,26 @@ class V1Frontend:
         ``body``: the inputs' bytes in header order (HTTP), or one buffer per input (gRPC).
         Counted in the registry's statistics on encoding ``path`` (``v1_http`` or ``v1_grpc``)."""
         name_version = v1.version_text(version)
-        model = self.registry.get(model_name, name_version)
-        stats = self.registry.statistics
-        received = time.perf_counter_ns()
+        model = self.pipeline.model(model_name, name_version)
         size = (
             len(body) if isinstance(body, bytes | bytearray | memoryview) else sum(map(len, body))
         )
-        try:
-            answer, request, timings = await self._infer(
-                model, model_name, name_version, header, body, text
-            )
-        except Exception as exc:
-            if stats is not None:
-                stats.refused(model, path, received, exc, size)
-            raise
-        if stats is not None:
-            sent = sum(len(part) for part in answer[1])
-            stats.answered(model, path, request.inputs, received, timings, size, sent)
+        with self.pipeline.exchange(path, size, model) as exchange:
+            answer = await self._infer(exchange, model_name, name_version, header, body, text)
+            exchange.sent(sum(len(part) for part in answer[1]))
         return answer
 
     async def _infer(
         self,
-        model: Any,
+        exchange: Exchange,
         model_name: str,
         name_version: str | None,
         header: Any,
         body: Any,
         text: bool,
-    ) -> tuple[
-        tuple[Any, list[bytes | memoryview], str | None], InferRequest, tuple[int, int, int]
-    ]:
+    ) -> tuple[Any, list[bytes | memoryview], str | None]:
+        model = exchange.model
+        assert model is not None
         if model.inputs is None:
             raise UnsupportedError(
                 f"model '{model_name}' declares no inputs: a v1 request takes its datatypes "
@@ -209,7 +201,7 @@ class V1Frontend:
             model_name=model_name,
             model_version=name_version,
         )
-        response, checked, started, finished = await self.registry.execute(request, model)
+        response = await exchange.run(request, model)
         encode = functools.partial(
             _encode,
             response,
@@ -231,7 +223,7 @@ class V1Frontend:
             answer = await asyncio.to_thread(encode)
         else:
             answer = encode()
-        return answer, request, (checked, started, finished)
+        return answer
 
     async def control(self, model_name: str, load: bool) -> None:
         """Load or unload ``model_name``."""

@@ -3,10 +3,11 @@
 A model opts in with a :class:`~oipcodec.server.model.DynamicBatching` (its ``dynamic_batching``
 attribute, or a repository configuration's). :class:`Batcher` is one model's queue and the
 task that runs its batches, one at a time and in order of arrival (Triton's semantics, the
-details in docs/batching.md). The registry feeds it from ``execute``, so every front end goes
-through it. Each input of a batch is one buffer (the previous batch's when nothing refers to
-it any more): every request writes its rows into it (:meth:`~oipcodec.types.Tensor.into`),
-and gets back its own rows of every output as views of what ``predict`` returned.
+details in docs/batching.md). The pipeline feeds it decoded requests, and gives it the one
+``predict`` call and failure path of the server. Each input of a batch is one buffer (the
+previous batch's when nothing refers to it any more): every request copies its rows into it
+(:meth:`~oipcodec.types.Tensor.into`), and gets back its own rows of every output as views of
+what ``predict`` returned.
 
 Invariant: a request's failure to write its rows fails that request alone; ``predict`` raising
 fails every request of that batch with the same error.
@@ -21,18 +22,18 @@ import logging
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import InternalError, RequestError, UnavailableError, request_error_for
+from oipcodec.errors import InternalError, RequestError, UnavailableError
 from oipcodec.server.model import Model
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["Batcher", "BatchRecorder", "model_failure"]
+__all__ = ["BatchRecorder", "Batcher"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -42,6 +43,10 @@ Result = tuple[dict[str, Any], int, int]
 #: Told of every batch that ran: rows, requests answered, and the nanoseconds spent writing
 #: the inputs, in ``predict``, and splitting the outputs (None: predict raised).
 BatchRecorder = Callable[[int, int, int, int, int, bool], None]
+#: The pipeline's ``predict`` call (``call_predict``): (started, produced, finished).
+Predict = Callable[[Model, dict[str, Any], Parameters], Awaitable[tuple[int, Any, int]]]
+#: The pipeline's failure path (``failure``): an exception as the error a request answers.
+Failure = Callable[[Model, Exception, bool], RequestError]
 
 
 @dataclass(slots=True, eq=False)
@@ -54,23 +59,6 @@ class _Waiting:
     parameters: Parameters
     future: asyncio.Future[Result]
     queued: int
-
-
-def model_failure(model: Model, exc: Exception) -> RequestError:
-    """What ``predict`` raising ``exc`` answers (a :class:`RequestError` it raised stays
-    itself; anything else is an internal error naming the model), marked ``executed``."""
-    error = request_error_for(exc)
-    if error.http_status >= 500 and not isinstance(exc, RequestError):
-        log.error("model %r failed", model.name, exc_info=exc)
-        hint = ""
-        if "read-only" in str(exc) and not model.writable_inputs:
-            hint = (
-                " (its inputs are read-only views of the request: set writable_inputs = True "
-                "on the model to get writable copies)"
-            )
-        error = type(error)(f"model '{model.name}' failed: {type(exc).__name__}: {exc}{hint}")
-    error.executed = True
-    return error
 
 
 def batch_key(
@@ -87,10 +75,13 @@ def batch_key(
 class Batcher:
     """The queue of one model's requests and the task that runs its batches.
 
-    ``record``: told of every batch (the statistics), or None.
+    ``record``: told of every batch (the statistics), or None; ``predict`` and ``fail``: the
+    pipeline's call of ``predict`` and its failure path.
     """
 
-    def __init__(self, model: Model, record: BatchRecorder | None = None) -> None:
+    def __init__(
+        self, model: Model, record: BatchRecorder | None, predict: Predict, fail: Failure
+    ) -> None:
         policy = model.dynamic_batching
         assert policy is not None and model.max_batch_size > 0
         self.model = model
@@ -98,6 +89,8 @@ class Batcher:
         self.preferred = frozenset(policy.preferred_batch_size)
         self.delay_ns = policy.max_queue_delay_microseconds * 1000
         self._record = record
+        self._predict = predict
+        self._fail_with = fail
         self._queue: deque[_Waiting] = deque()
         self._arrived = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -219,27 +212,22 @@ class Batcher:
             return
         total = sum(w.rows for w in live)
         buffers = {t.name: self._buffer(t, total) for t in live[0].tensors}
-        if not model.is_async:
-            # Parsing JSON rows is the model's kind of work: off the event loop, as predict is.
-            loop = asyncio.get_running_loop()
-            placed, at, failures = await loop.run_in_executor(None, _assemble, live, buffers)
-        else:
-            placed, at, failures = _assemble(live, buffers)
+        # The requests come decoded: their rows are copies, made here.
+        placed, at, failures = _assemble(live, buffers)
         for waiting, exc in failures:
             if not waiting.future.done():
-                waiting.future.set_exception(_request_failure(model, exc))
+                waiting.future.set_exception(self._fail_with(model, exc, False))
         if not placed:
             return
         arrays = {name: buffer[:at] for name, buffer in buffers.items()}
         parameters = placed[0][0].parameters
         assembled = time.perf_counter_ns()
         try:
-            produced = await _predict(model, arrays, parameters)
-        except Exception as exc:
+            _, produced, finished = await self._predict(model, arrays, parameters)
+        except RequestError as exc:  # marked executed
             finished = time.perf_counter_ns()
-            self._fail(placed, model_failure(model, exc), started, assembled, finished)
+            self._fail(placed, exc, started, assembled, finished)
             return
-        finished = time.perf_counter_ns()
         try:
             outputs = _batch_outputs(model, produced, at)
         except RequestError as exc:
@@ -331,26 +319,6 @@ def _assemble(
         placed.append((waiting, at))
         at = end
     return placed, at, failures
-
-
-def _request_failure(model: Model, exc: Exception) -> RequestError:
-    """A request whose rows could not be written: its own error (a bad JSON value...)."""
-    error = request_error_for(exc)
-    if error.http_status >= 500 and not isinstance(exc, RequestError):
-        log.error("model %r: writing a request into its batch failed", model.name, exc_info=exc)
-        error = type(error)(f"model '{model.name}': {type(exc).__name__}: {exc}")
-    return error
-
-
-async def _predict(model: Model, arrays: dict[str, Any], parameters: Parameters) -> Any:
-    """A batch's ``predict``: awaited when it is a coroutine, else in a worker thread whatever
-    ``run_in_thread`` says. On the event loop, no request could join the queue while a batch
-    ran, and batches would stay one request long (docs/measurements.md#dynamic-batching);
-    one batch runs at a time per model, so the thread needs no more care from the model."""
-    if model.is_async:
-        return await model.predict(arrays, parameters)  # type: ignore[misc]
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(None, model.predict, arrays, parameters)
 
 
 def _batch_outputs(model: Model, produced: Any, rows: int) -> dict[str, Any]:

@@ -1,0 +1,739 @@
+"""The inference step: check a decoded request, run ``predict`` once, check and shape its
+outputs (classification, shared memory), and count the request in the statistics.
+
+Every front end calls :meth:`Pipeline.exchange` once per request, and the exchange's
+:meth:`~Exchange.run` once; a model with ``dynamic_batching`` runs through its queue
+(:mod:`.batching`), which calls back into :func:`call_predict` and :func:`failure`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import weakref
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from oipcodec import datatypes
+from oipcodec.errors import (
+    InternalError,
+    InvalidArgumentError,
+    OIPError,
+    RequestError,
+    UnavailableError,
+    request_error_for,
+)
+from oipcodec.server.inference.batching import Batcher
+from oipcodec.server.inference.classification import check_datatype, class_count, classify
+from oipcodec.server.model import Arrays, Model, TensorSpec
+from oipcodec.server.regions import shared_memory_disabled
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.stats import Statistics
+from oipcodec.sharedmem import Location, Resolver, location, parameters_for
+from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
+
+__all__ = ["TRANSPORT_PARAMETERS", "Exchange", "Pipeline", "Result", "call_predict", "failure"]
+
+log = logging.getLogger("oipcodec.server")
+
+#: Request and output parameters that steer the transport (binary extension), not the model:
+#: they are not passed to ``predict`` nor echoed.
+TRANSPORT_PARAMETERS = frozenset({"binary_data", "binary_data_output", "binary_data_size"})
+
+
+@dataclass(slots=True)
+class Result:
+    """One request's answer and its ``time.perf_counter_ns`` readings: when it was checked
+    (ready for ``predict``), when ``predict`` started (``checked`` unless it queued: a worker
+    thread, a dynamic batch) and finished."""
+
+    response: InferResponse
+    checked: int
+    started: int
+    finished: int
+
+
+class Pipeline:
+    """The inference step over the models of ``registry``; one per registry
+    (:meth:`of`), shared by every front end.
+
+    It keeps what a request needs at run time: the lookups of ready models, the requests in
+    flight per model (an unload drains them), each batching model's queue.
+    """
+
+    def __init__(self, registry: ModelRegistry) -> None:
+        self.registry = registry
+        self.statistics: Statistics | None = registry.statistics
+        # (name, version) -> the ready model; forgotten whenever the registry changes.
+        self._ready: dict[tuple[str, str], Model] = {}
+        # Requests in flight per model (by id), and the drains waiting for them to end.
+        self._running: dict[int, int] = {}
+        self._drains: dict[int, asyncio.Future[None]] = {}
+        self._retired: weakref.WeakSet[Model] = weakref.WeakSet()
+        self._batchers: dict[int, Batcher] = {}
+        _PIPELINES[registry] = self
+        registry.watchers.append(self)
+
+    @classmethod
+    def of(cls, registry: ModelRegistry) -> Pipeline:
+        """The pipeline of ``registry`` (made on first use)."""
+        pipeline = _PIPELINES.get(registry)
+        return cls(registry) if pipeline is None else pipeline
+
+    # ------------------------------------------------------------------ what a front end calls
+
+    def model(self, name: str, version: str | None = None) -> Model:
+        """The ready model ``name`` (:meth:`ModelRegistry.get`, remembered until the registry
+        changes)."""
+        key = (name, version or "")
+        model = self._ready.get(key)
+        if model is None:
+            model = self._ready[key] = self.registry.get(name, version)
+        return model
+
+    @property
+    def resolver(self) -> Resolver:
+        """What one request's decoder reads its inputs in shared memory through: a reader of
+        the regions (bounded per request), or one that refuses them when the extension is off."""
+        regions = self.registry.shared_memory
+        return shared_memory_disabled if regions is None else regions.reader()
+
+    def queues(self, model: Model) -> bool:
+        """Whether requests to ``model`` may wait in a queue (a front end then watches for
+        its client going away)."""
+        return model.dynamic_batching is not None
+
+    def exchange(self, path: str, request_bytes: int, model: Model | None = None) -> Exchange:
+        """One request of ``request_bytes`` on encoding ``path`` (``json``, ``grpc_raw``...,
+        :data:`~oipcodec.server.stats.PATHS`), received now; use it as a context manager
+        around decoding, :meth:`Exchange.run` and encoding.
+
+        Parameters
+        ----------
+        path
+            The encoding path the statistics count it on.
+        request_bytes
+            The request body's size.
+        model
+            The model, when the front end looked it up before decoding.
+        """
+        return Exchange(self, path, request_bytes, model)
+
+    # ------------------------------------------------------------------ the step
+
+    async def run(self, request: InferRequest, model: Model | None = None) -> Result:
+        """Run one decoded request through its model (``model``: already looked up).
+
+        Inputs are checked against the model's metadata before ``predict``; the answer holds
+        the requested outputs (all when none are requested) and echoes the id. ``predict``
+        raising is re-raised as a :class:`RequestError` whose ``executed`` attribute is True.
+
+        Parameters
+        ----------
+        request
+            The decoded request; ``model_name`` / ``model_version`` pick the model when
+            ``model`` is None.
+        model
+            The model the request names, already looked up.
+        """
+        name = request.model_name
+        if not name:
+            raise InvalidArgumentError("the request names no model")
+        if model is None:
+            model = self.model(name, request.model_version)
+        elif self._retired and model in self._retired:
+            raise UnavailableError(
+                f"Request for unknown model: '{name}' version {model.version} was unloaded "
+                "while the request was read"
+            )
+        batcher = None
+        if model.dynamic_batching is not None:
+            check_batchable(model, request.inputs)
+            batcher = self._batcher(model)
+        else:
+            arrays = check_inputs(model, request.inputs)
+        parameters = request.parameters
+        if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
+            parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
+        requested = None
+        classes: dict[str, int] = {}
+        in_shm: dict[str, Location] = {}
+        if request.outputs is not None:
+            requested = [o.name for o in request.outputs]
+            classes, in_shm = self._plan_outputs(model, request.outputs)
+        checked = time.perf_counter_ns()
+        # In flight from here to the answer: an unload of this model waits for it (drain).
+        key = id(model)
+        self._running[key] = self._running.get(key, 0) + 1
+        produced: Any = None
+        try:
+            if batcher is not None:
+                # This request's rows of every output (predict's errors come marked executed)
+                produced, started, finished = await batcher.submit(
+                    request.inputs, parameters, requested
+                )
+            else:
+                started, produced, finished = await call_predict(model, arrays, parameters, checked)
+            if not hasattr(produced, "items"):
+                raise request_error_for(
+                    TypeError(
+                        f"model '{name}' predict returned {type(produced).__name__}, not a dict"
+                    )
+                )
+            outputs = output_tensors(model, produced, requested, request.inputs)
+            if classes:
+                batched = model.max_batch_size > 0
+                outputs = [
+                    classify(t, classes[t.name], batched, model.class_labels(t.name))
+                    if t.name in classes
+                    else t
+                    for t in outputs
+                ]
+            if in_shm:
+                regions = self.registry.shared_memory
+                assert regions is not None
+                for tensor in outputs:
+                    where = in_shm.get(tensor.name)
+                    if where is not None:
+                        # Written into the region; the tensor then carries the location (its
+                        # byte_size: the bytes written) and the encoders send no data for it.
+                        tensor.parameters = parameters_for(regions.write(tensor, where))
+            response = InferResponse(name, outputs, id=request.id, model_version=model.version)
+            return Result(response, checked, started, finished)
+        except RequestError as exc:
+            # A batched request's own outputs failed their checks: its batch did run (one
+            # execution, as the batcher counted it).
+            if batcher is not None and produced is not None:
+                exc.executed = True
+            raise
+        finally:
+            self._ended(key)
+
+    def _plan_outputs(
+        self, model: Model, asked: Sequence[RequestedOutput]
+    ) -> tuple[dict[str, int], dict[str, Location]]:
+        """The outputs to classify, with their k (the classification extension), and those
+        to write into shared memory, with where; each refused before the model runs."""
+        classes: dict[str, int] = {}
+        in_shm: dict[str, Location] = {}
+        for output in asked:
+            if output.parameters:
+                where = _output_location(output)
+                if where is not None:
+                    if self.registry.shared_memory is None:
+                        shared_memory_disabled(where, output.name, "output", True)
+                    in_shm[output.name] = where
+        if model.outputs is not None:
+            declared = [s.name for s in model.outputs]
+            for output in asked:
+                if output.name not in declared:
+                    raise InvalidArgumentError(
+                        f"unexpected inference output '{output.name}' for model "
+                        f"'{model.name}'; its outputs are {declared}"
+                    )
+        for output in asked:
+            k = class_count(output) if output.parameters else None
+            if k is not None:
+                for spec in model.outputs or ():
+                    if spec.name == output.name:
+                        check_datatype(output.name, spec.datatype)
+                classes[output.name] = k
+        return classes, in_shm
+
+    # ------------------------------------------------------------------ queues and drains
+
+    def _batcher(self, model: Model) -> Batcher:
+        """The queue of a model that batches (made on its first request)."""
+        batcher = self._batchers.get(id(model))
+        if batcher is None:
+            # Only a ready model gets a queue: one unloading has closed its own already.
+            if not self.registry.serves(model):
+                raise UnavailableError(
+                    f"Request for unknown model: '{model.name}' version {model.version} is "
+                    "being unloaded"
+                )
+            record = None
+            if self.statistics is not None:
+                record = self.statistics.of(model).batch
+            batcher = self._batchers[id(model)] = Batcher(model, record, call_predict, failure)
+        return batcher
+
+    def _ended(self, key: int) -> None:
+        """One request on the model of id ``key`` is over; the last wakes its drain."""
+        left = self._running[key] - 1
+        if left:
+            self._running[key] = left
+            return
+        del self._running[key]
+        if self._drains:
+            waiter = self._drains.get(key)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+    # ------------------------------------------------------------------ told by the registry
+
+    def changed(self) -> None:
+        """A model was added, loaded or unloaded: the lookups are made afresh."""
+        self._ready.clear()
+
+    async def drain(self, model: Model, timeout: float) -> int:
+        """Wait until no request runs on ``model``, at most ``timeout`` seconds; the requests
+        still running then (its queued requests count as running)."""
+        key = id(model)
+        if not self._running.get(key):
+            return 0
+        waiter = self._drains.get(key)
+        if waiter is None:
+            waiter = self._drains[key] = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), timeout)
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+            pass
+        finally:
+            self._drains.pop(key, None)
+        return self._running.get(key, 0)
+
+    def retire(self, model: Model, reason: str) -> None:
+        """``model`` was unloaded: its queue refuses what is still queued (``reason``), and a
+        request looked up before, run after, is refused."""
+        batcher = self._batchers.pop(id(model), None)
+        if batcher is not None:
+            batcher.close(reason)
+        self._retired.add(model)
+
+    def revive(self, model: Model) -> None:
+        """``model`` was loaded again after an unload."""
+        self._retired.discard(model)
+
+
+#: The pipeline of each registry.
+_PIPELINES: weakref.WeakKeyDictionary[ModelRegistry, Pipeline] = weakref.WeakKeyDictionary()
+
+
+class Exchange:
+    """One inference request of a front end, counted once in the statistics: answered when
+    the ``with`` block ends normally after :meth:`run` (call :meth:`sent` with the answer's
+    size first), refused when it raises (the exception goes on): on its model, or on its
+    encoding path alone while it names no known model."""
+
+    __slots__ = (
+        "_pipeline",
+        "inputs",
+        "model",
+        "path",
+        "received",
+        "request_bytes",
+        "response_bytes",
+        "result",
+    )
+
+    def __init__(
+        self, pipeline: Pipeline, path: str, request_bytes: int, model: Model | None
+    ) -> None:
+        self._pipeline = pipeline
+        self.path = path
+        self.request_bytes = request_bytes
+        self.model = model
+        self.received = time.perf_counter_ns()
+        self.result: Result | None = None
+        self.inputs: Sequence[Tensor] = ()
+        self.response_bytes = 0
+
+    async def run(self, request: InferRequest, model: Model | None = None) -> InferResponse:
+        """The pipeline's answer to ``request`` (:meth:`Pipeline.run`).
+
+        Parameters
+        ----------
+        request
+            The decoded request.
+        model
+            The model it names, already looked up (else the exchange's, else looked up).
+        """
+        if model is not None:
+            self.model = model
+        elif self.model is None:
+            self.model = self._pipeline.model(request.model_name, request.model_version)
+        self.inputs = request.inputs
+        self.result = await self._pipeline.run(request, self.model)
+        return self.result.response
+
+    def sent(self, response_bytes: int) -> None:
+        """The answer is encoded: ``response_bytes`` long."""
+        self.response_bytes = response_bytes
+
+    def __enter__(self) -> Exchange:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        stats = self._pipeline.statistics
+        if stats is None:
+            return
+        model, path = self.model, stats.paths[self.path]
+        if exc is not None:
+            if not isinstance(exc, Exception):  # cancelled: not a request's answer
+                return
+            if model is None:
+                path.record(self.request_bytes)
+            else:
+                executed = getattr(exc, "executed", False)
+                stats.of(model).failed(path, self.received, executed, self.request_bytes)
+            return
+        result = self.result
+        if result is None:  # no inference ran (GraphPipe's metadata request)
+            return
+        assert model is not None
+        stats.of(model).succeeded(
+            path,
+            self.inputs,
+            self.received,
+            result.checked,
+            result.started,
+            result.finished,
+            time.perf_counter_ns(),
+            self.request_bytes,
+            self.response_bytes,
+        )
+
+
+# ---------------------------------------------------------------------- predict
+
+
+async def call_predict(
+    model: Model, arrays: Arrays, parameters: Parameters, checked: int | None = None
+) -> tuple[int, Any, int]:
+    """``model.predict`` for one request, or one dynamic batch (``checked`` None): the only
+    call of ``predict`` in the server. When it started (``checked``, or for a model in a
+    worker thread when the thread took the call), what it returned, when it finished. Its
+    errors are raised marked ``executed`` (:func:`failure`).
+
+    A batch's plain ``def predict`` always runs in a worker thread: on the event loop no
+    request could join the queue while a batch ran (docs/measurements.md#dynamic-batching).
+
+    Parameters
+    ----------
+    model
+        The model.
+    arrays
+        Its inputs by name.
+    parameters
+        The request's parameters, without the transport ones.
+    checked
+        When the request was checked; None for a batch.
+    """
+    try:
+        is_async = inspect.iscoroutinefunction(model.predict)
+        if not is_async and (checked is None or model.run_in_thread):
+            loop = asyncio.get_running_loop()
+            started, produced = await loop.run_in_executor(None, _timed, model, arrays, parameters)
+        else:
+            started, produced = _timed(model, arrays, parameters)
+            if checked is not None:
+                started = checked
+            if is_async:
+                produced = await produced
+    except Exception as exc:
+        raise failure(model, exc) from None
+    return started, produced, time.perf_counter_ns()
+
+
+def _timed(model: Model, arrays: Arrays, parameters: Parameters) -> tuple[int, Any]:
+    """When ``predict`` was called, and what it returned: the server's one call of it."""
+    return time.perf_counter_ns(), model.predict(arrays, parameters)
+
+
+def failure(model: Model, exc: Exception, executed: bool = True) -> RequestError:
+    """What a model's request failing with ``exc`` answers: a :class:`RequestError` raised
+    stays itself; anything else is an internal error naming the model. ``executed``:
+    ``predict`` raised it (marked so for the statistics), else writing the request into its
+    dynamic batch did.
+
+    Parameters
+    ----------
+    model
+        The model.
+    exc
+        What was raised.
+    executed
+        Whether ``predict`` ran.
+    """
+    error = request_error_for(exc)
+    if error.http_status >= 500 and not isinstance(exc, RequestError):
+        if executed:
+            log.error("model %r failed", model.name, exc_info=exc)
+            hint = ""
+            if "read-only" in str(exc) and not model.writable_inputs:
+                hint = (
+                    " (its inputs are read-only views of the request: set writable_inputs = "
+                    "True on the model to get writable copies)"
+                )
+            error = type(error)(f"model '{model.name}' failed: {type(exc).__name__}: {exc}{hint}")
+        else:
+            log.error("model %r: writing a request into its batch failed", model.name, exc_info=exc)
+            error = type(error)(f"model '{model.name}': {type(exc).__name__}: {exc}")
+    if executed:
+        error.executed = True
+    return error
+
+
+# ---------------------------------------------------------------------- checks
+
+
+def check_inputs(model: Model, tensors: Sequence[Tensor]) -> Arrays:
+    """The request's inputs as arrays by name, after checking them against the model's
+    declared inputs; :class:`InvalidArgumentError` naming the input and what is expected.
+
+    Parameters
+    ----------
+    model
+        The model.
+    tensors
+        The request's inputs.
+    """
+    arrays: Arrays = {}
+    for tensor in tensors:
+        data = tensor.data
+        arrays[tensor.name] = data if data.shape == tensor.shape else data.reshape(tensor.shape)
+    _check_tensors(model, tensors)
+    if model.writable_inputs:
+        for name, array in arrays.items():
+            if not array.flags.writeable:
+                arrays[name] = array.copy()
+    return arrays
+
+
+def check_batchable(model: Model, tensors: Sequence[Tensor]) -> None:
+    """The checks of :func:`check_inputs` for a request that joins a dynamic batch, from the
+    tensors' names, datatypes and shapes alone: also, every input has a batch dimension, and
+    there is at least one.
+
+    Parameters
+    ----------
+    model
+        The model.
+    tensors
+        The request's inputs.
+    """
+    if not tensors:
+        raise InvalidArgumentError(
+            f"a request to model '{model.name}', which batches, needs at least one input"
+        )
+    for tensor in tensors:
+        if not tensor.shape:
+            raise InvalidArgumentError(
+                f"input '{tensor.name}' of model '{model.name}' is a scalar; the model "
+                "batches, so every input's first dimension is its batch size"
+            )
+    if len({t.name for t in tensors}) != len(tensors):
+        raise InvalidArgumentError(
+            f"a request to model '{model.name}' names an input more than once"
+        )
+    _check_tensors(model, tensors)
+    if model.inputs is None:
+        _check_batch(model, tensors)
+
+
+def _check_tensors(model: Model, tensors: Sequence[Tensor]) -> None:
+    if model.inputs is None:
+        return
+    specs = {spec.name: spec for spec in model.inputs}
+    for tensor in tensors:
+        spec = specs.get(tensor.name)
+        if spec is None:
+            raise InvalidArgumentError(
+                f"unexpected inference input '{tensor.name}' for model '{model.name}'; "
+                f"its inputs are {list(specs)}"
+            )
+        _check_declared(
+            spec,
+            tensor,
+            lambda name, what, got, want: InvalidArgumentError(
+                f"input '{name}' of model '{model.name}' has {what} {got}, "
+                f"the model expects {want}"
+            ),
+        )
+    missing = _missing(model.inputs, {t.name for t in tensors})
+    if missing:
+        raise InvalidArgumentError(
+            f"model '{model.name}' expects input(s) {missing} that the request does not have"
+        )
+    if model.max_batch_size > 0:
+        _check_batch(model, tensors)
+
+
+def _check_batch(model: Model, tensors: Sequence[Tensor]) -> None:
+    """Every input of one batch size, at most ``max_batch_size`` (Triton's rule)."""
+    rows = {t.shape[0] for t in tensors if t.shape}
+    if len(rows) > 1:
+        raise InvalidArgumentError(
+            f"the inputs of a request to model '{model.name}' must have one batch size "
+            f"(first dimension), got {sorted(rows)}"
+        )
+    if rows and (size := rows.pop()) > model.max_batch_size:
+        raise InvalidArgumentError(
+            f"inference request batch-size must be <= {model.max_batch_size} for "
+            f"'{model.name}', got {size}"
+        )
+
+
+def output_tensors(
+    model: Model,
+    produced: Mapping[str, Any],
+    requested: Sequence[str] | None,
+    inputs: Sequence[Tensor] = (),
+) -> list[Tensor]:
+    """What ``predict`` returned (``produced``) as the answer's tensors: the ``requested``
+    outputs, or every output when ``requested`` is None, each checked against the declared
+    outputs (:func:`output_tensor`). ``inputs``: the request's, whose first dimension is the
+    batch size every output of a batching model must have.
+
+    With declared outputs, an answer of every output must hold each one that is not
+    ``optional`` and nothing else. Raises :class:`InternalError` (the model is at fault)
+    naming the model, the output and what was expected; a requested output that an
+    undeclared model did not return is the request's fault (400).
+
+    Parameters
+    ----------
+    model
+        The model.
+    produced
+        What ``predict`` returned.
+    requested
+        The output names asked for, or None for all.
+    inputs
+        The request's inputs.
+    """
+    specs = None if model.outputs is None else {s.name: s for s in model.outputs}
+    batch = None
+    if model.max_batch_size > 0 and inputs and inputs[0].shape:
+        batch = inputs[0].shape[0]
+    if requested is None:
+        if specs is not None:
+            extra = [name for name in produced if name not in specs]
+            if extra:
+                raise InternalError(
+                    f"model '{model.name}' returned output '{extra[0]}', which it does not "
+                    f"declare; its outputs are {list(specs)}"
+                )
+            missing = _missing(specs.values(), produced)
+            if missing:
+                raise InternalError(
+                    f"model '{model.name}' did not return its output '{missing[0]}'; "
+                    f"it returned {sorted(produced)}"
+                )
+        return [
+            output_tensor(model, name, value, batch, specs) for name, value in produced.items()
+        ]
+    tensors = []
+    for name in requested:
+        if name not in produced:
+            kind: type[RequestError] = InvalidArgumentError if specs is None else InternalError
+            raise kind(
+                f"unexpected inference output '{name}' for model '{model.name}'; "
+                f"it produced {sorted(produced)}"
+            )
+        tensors.append(output_tensor(model, name, produced[name], batch, specs))
+    return tensors
+
+
+def output_tensor(
+    model: Model,
+    name: str,
+    value: Any,
+    batch: int | None = None,
+    specs: Mapping[str, TensorSpec] | None = None,
+) -> Tensor:
+    """An output of ``predict`` as a :class:`Tensor`, checked against its declaration.
+
+    Without a declaration the datatype is the array's. A declared output must have the
+    declared shape (``-1``: any size; with ``max_batch_size``, a first dimension of
+    ``batch``) and datatype; a value that is not an array of that datatype is converted when
+    every value fits exactly (:func:`~oipcodec.datatypes.fit_datatype`); a :class:`Tensor`
+    must already have it. Raises :class:`InternalError` naming the model and the output.
+
+    Parameters
+    ----------
+    model
+        The model.
+    name
+        The output's name.
+    value
+        What ``predict`` returned for it.
+    batch
+        The request's batch size (a batching model), or None.
+    specs
+        The declared outputs by name (default: the model's).
+    """
+    if specs is None and model.outputs is not None:
+        specs = {s.name: s for s in model.outputs}
+    spec = None if specs is None else specs.get(name)
+    try:
+        if isinstance(value, Tensor):
+            tensor = (
+                value
+                if value.name == name
+                else Tensor(name, value.datatype, value.shape, value.data, dict(value.parameters))
+            )
+        elif spec is None:
+            array = value if isinstance(value, np.ndarray) else np.asarray(value)
+            tensor = Tensor(name, datatypes.datatype_of(array), array.shape, array)
+        else:
+            array = datatypes.fit_datatype(value, spec.datatype)
+            tensor = Tensor(name, spec.datatype, array.shape, array)
+    except OIPError as exc:
+        raise InternalError(
+            f"model '{model.name}' returned an invalid output '{name}': {exc.reason}"
+        ) from None
+    if spec is None:
+        return tensor
+    _check_declared(
+        spec,
+        tensor,
+        lambda name, what, got, want: InternalError(
+            f"model '{model.name}' returned output '{name}' "
+            f"{'as' if what == 'datatype' else 'of shape'} {got}, its metadata says {want}"
+        ),
+    )
+    if batch is not None and tensor.shape[0] != batch:
+        raise InternalError(
+            f"model '{model.name}' returned output '{name}' with {tensor.shape[0]} rows "
+            f"(first dimension) for a request of batch size {batch}"
+        )
+    return tensor
+
+
+def _check_declared(
+    spec: TensorSpec, tensor: Tensor, mismatch: Callable[[str, str, str, str], Exception]
+) -> None:
+    """One check for inputs and outputs: ``tensor`` has the declared datatype and a shape the
+    declaration accepts; else ``mismatch(name, what, got, expected)`` is raised."""
+    if tensor.datatype != spec.datatype:
+        raise mismatch(tensor.name, "datatype", tensor.datatype, spec.datatype)
+    declared, shape = spec.shape, tensor.shape
+    # TensorSpec.accepts, inlined: the one check every tensor of every request takes.
+    if len(shape) != len(declared) or any(
+        want != -1 and want != got for want, got in zip(declared, shape, strict=True)
+    ):
+        raise mismatch(tensor.name, "shape", str(list(shape)), f"{list(declared)} (-1: any size)")
+
+
+def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
+    """The declared tensors that are not ``optional`` and not ``present``, in order."""
+    return [s.name for s in specs if not s.optional and s.name not in present]
+
+
+def _output_location(asked: RequestedOutput) -> Location | None:
+    try:
+        return location(asked.parameters)
+    except OIPError as exc:
+        raise InvalidArgumentError(f"output '{asked.name}' {exc.reason}") from None
