@@ -30,7 +30,7 @@ from oipcodec.server import DynamicBatching, Model, TensorSpec
 from oipcodec.server.inference import Pipeline
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.testing import RunningServer, background
-from oipcodec.types import InferRequest, Tensor
+from oipcodec.types import InferRequest, InferResponse, Tensor
 from tests.support.batching_models import MODELS
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -41,6 +41,11 @@ from tritonclient.utils import InferenceServerException  # noqa: E402
 
 TIMEOUT = 60.0
 CONCURRENT = 64
+
+
+async def _infer(registry: ModelRegistry, request: InferRequest) -> InferResponse:
+    """The answer of the registry's inference step."""
+    return (await Pipeline.of(registry).run(request)).response
 
 
 @pytest.fixture(scope="module")
@@ -395,14 +400,14 @@ def test_unload_drains_the_queue_first() -> None:
         model = Slow()
         registry = ModelRegistry([model])
         await registry.load_all()
-        tasks = [asyncio.ensure_future(registry.infer(_request(0)))]
+        tasks = [asyncio.ensure_future(_infer(registry, _request(0)))]
         await _settle()  # its batch runs; the next four queue behind it
-        tasks += [asyncio.ensure_future(registry.infer(_request(i))) for i in range(1, 5)]
+        tasks += [asyncio.ensure_future(_infer(registry, _request(i))) for i in range(1, 5)]
         await _settle()
         unloading = asyncio.ensure_future(registry.unload("slow"))
         await _settle()
         with pytest.raises(UnavailableError):  # new requests see the unload at once
-            await registry.infer(_request(9))
+            await _infer(registry, _request(9))
         model.release.set()
         answers = await asyncio.gather(*tasks)
         await unloading
@@ -418,9 +423,9 @@ def test_unload_refuses_what_is_still_queued_after_the_drain_timeout() -> None:
         registry = ModelRegistry([model])
         registry.drain_timeout = 0.05
         await registry.load_all()
-        tasks = [asyncio.ensure_future(registry.infer(_request(0)))]
+        tasks = [asyncio.ensure_future(_infer(registry, _request(0)))]
         await _settle()
-        tasks += [asyncio.ensure_future(registry.infer(_request(i))) for i in (1, 2)]
+        tasks += [asyncio.ensure_future(_infer(registry, _request(i))) for i in (1, 2)]
         await _settle()
         await registry.unload("slow")
         results = await asyncio.gather(*tasks[1:], return_exceptions=True)
@@ -440,9 +445,9 @@ def test_a_client_gone_before_its_batch_ran_is_dropped_from_it() -> None:
         model = Slow()
         registry = ModelRegistry([model])
         await registry.load_all()
-        first = asyncio.ensure_future(registry.infer(_request(0)))
+        first = asyncio.ensure_future(_infer(registry, _request(0)))
         await _settle()
-        queued = [asyncio.ensure_future(registry.infer(_request(i, 2))) for i in (1, 2, 3)]
+        queued = [asyncio.ensure_future(_infer(registry, _request(i, 2))) for i in (1, 2, 3)]
         await _settle()
         queued[1].cancel()  # what a front end does when its client goes away
         model.release.set()
@@ -468,7 +473,7 @@ def test_a_request_that_cannot_write_its_rows_fails_alone() -> None:
         good = [_request(i) for i in range(3)]
         bad = InferRequest([Broken("X", "FP32", (1,), np.zeros(1, np.float32))], model_name="slow")
         results = await asyncio.gather(
-            *(registry.infer(r) for r in (good[0], good[1], bad, good[2])), return_exceptions=True
+            *(_infer(registry, r) for r in (good[0], good[1], bad, good[2])), return_exceptions=True
         )
         assert isinstance(results[2], InvalidArgumentError)
         assert [float(r.output("Y").data[0]) for r in (results[0], results[1], results[3])] == [
@@ -487,9 +492,9 @@ def test_answers_are_views_of_the_batch_output() -> None:
         model = Slow()
         registry = ModelRegistry([model])
         await registry.load_all()
-        blocker = asyncio.ensure_future(registry.infer(_request(0)))
+        blocker = asyncio.ensure_future(_infer(registry, _request(0)))
         await _settle()
-        queued = [asyncio.ensure_future(registry.infer(_request(i, 2))) for i in (1, 2)]
+        queued = [asyncio.ensure_future(_infer(registry, _request(i, 2))) for i in (1, 2)]
         await _settle()
         model.release.set()
         await blocker
@@ -580,7 +585,7 @@ def test_a_load_with_a_configuration_override_turns_batching_on_and_off() -> Non
         await registry.load("slow", {"config": override})
         assert model.dynamic_batching == DynamicBatching(2000)
         assert registry.config("slow")["dynamic_batching"]["max_queue_delay_microseconds"] == 2000
-        answers = await asyncio.gather(*(registry.infer(_request(i)) for i in range(4)))
+        answers = await asyncio.gather(*(_infer(registry, _request(i)) for i in range(4)))
         assert [float(a.output("Y").data[0]) for a in answers] == [1, 2, 3, 4]
         assert model.batches == [4]  # queued within the delay: one batch
         with pytest.raises(InvalidArgumentError, match="only max_queue_delay_microseconds"):
@@ -632,7 +637,7 @@ def test_a_request_looked_up_before_an_unload_gets_no_new_queue() -> None:
         registry = ModelRegistry([model])
         await registry.load_all()
         model.release.set()
-        await registry.infer(_request(1))  # its queue exists
+        await _infer(registry, _request(1))  # its queue exists
         model.release.clear()
         unloading = asyncio.ensure_future(registry.unload("slow"))
         await _settle()  # the queue is closed; the unload hook runs
@@ -669,14 +674,14 @@ def test_a_batch_buffer_is_reused_only_when_nothing_refers_to_it() -> None:
         registry = ModelRegistry([model])
         await registry.load_all()
         # The answer holds a view of the first batch's buffer: the second batch gets another.
-        held = await registry.infer(_request(1, 4))
-        second = await registry.infer(_request(2, 4))
+        held = await _infer(registry, _request(1, 4))
+        second = await _infer(registry, _request(2, 4))
         assert model.buffers[1]() is not model.buffers[0]()
         assert held.output("Y").data.tolist() == [1, 1, 1, 1]  # not overwritten
         del held
         # Nothing refers to the first buffer's successor once its answer is gone.
         del second
-        await registry.infer(_request(3, 2))
+        await _infer(registry, _request(3, 2))
         reused = model.buffers[2]()
         assert reused is not None and reused is model.buffers[1]()  # reused, fewer rows
         await registry.unload_all()
@@ -716,10 +721,10 @@ def test_a_plain_predict_runs_off_the_event_loop_so_requests_queue_meanwhile() -
         assert not model.run_in_thread
         registry = ModelRegistry([model])
         await registry.load_all()
-        first = asyncio.ensure_future(registry.infer(_request(0)))
+        first = asyncio.ensure_future(_infer(registry, _request(0)))
         while not model.batches:  # the first batch is in predict, in its thread
             await asyncio.sleep(0.01)
-        queued = [asyncio.ensure_future(registry.infer(_request(i))) for i in (1, 2, 3)]
+        queued = [asyncio.ensure_future(_infer(registry, _request(i))) for i in (1, 2, 3)]
         await _settle()
         model.release.set()
         answers = await asyncio.gather(first, *queued)

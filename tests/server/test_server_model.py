@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 import pytest
 
-from oipcodec import InferRequest, RequestedOutput, Tensor
+from oipcodec import InferRequest, InferResponse, RequestedOutput, Tensor
 from oipcodec.errors import DatatypeError
 from oipcodec.server import InvalidArgumentError, Model, NotFoundError, UnavailableError
 from oipcodec.server.demo import AddSub, Identity
@@ -41,6 +41,11 @@ ROOT = Path(__file__).resolve().parents[2]  # where the package ``tests`` is
 
 
 # ------------------------------------------------------------------------------ model API
+
+
+async def _infer(registry: ModelRegistry, request: InferRequest) -> InferResponse:
+    """The answer of the registry's inference step."""
+    return (await Pipeline.of(registry).run(request)).response
 
 
 def test_tensor_spec() -> None:
@@ -137,11 +142,11 @@ def test_registry_infer() -> None:
     assert (classified.datatype, classified.shape) == ("BYTES", (2,))  # add_sub does not batch
     assert classified.data.tolist() == [b"2.500000:1", b"1.500000:0"]
     with pytest.raises(InvalidArgumentError, match="names no model"):
-        run(registry.infer(InferRequest([x])))
-    echoed = run(registry.infer(InferRequest([x], model_name="async_echo")))
+        run(_infer(registry, InferRequest([x])))
+    echoed = run(_infer(registry, InferRequest([x], model_name="async_echo")))
     assert echoed.outputs[0].name == "INPUT0_OUT"
     with pytest.raises(Exception, match="model 'failing' failed: RuntimeError: the model broke"):
-        run(registry.infer(InferRequest([x], model_name="failing")))
+        run(_infer(registry, InferRequest([x], model_name="failing")))
 
 
 def test_load_model_module(monkeypatch: pytest.MonkeyPatch) -> None:

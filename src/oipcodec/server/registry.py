@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -52,9 +53,6 @@ class Watcher(Protocol):
 
     def retire(self, model: Model, reason: str) -> None:
         """``model`` is unloaded: what still waits for it is refused with ``reason``."""
-
-    def revive(self, model: Model) -> None:
-        """``model``, unloaded before, is loaded again."""
 
 
 @dataclass(slots=True)
@@ -113,6 +111,8 @@ class ModelRegistry:
         self._repository_lock: asyncio.Lock | None = None
         #: Told when models change, drain and retire (the inference step of each front end).
         self.watchers: list[Watcher] = []
+        #: The models unloaded (a request looked up before, run after, is refused).
+        self.retired: weakref.WeakSet[Model] = weakref.WeakSet()
         self.shared_memory = shared_memory
         self.statistics: Statistics | None = Statistics() if statistics is _DEFAULT else statistics
         for model in models:
@@ -345,8 +345,7 @@ class ModelRegistry:
                 failures.append(f"version {entry.model.version}: {exc}")
                 continue
             entry.state, entry.reason = READY, ""
-            for watcher in self.watchers:  # a model unloaded, then loaded again
-                watcher.revive(entry.model)
+            self.retired.discard(entry.model)  # a model unloaded, then loaded again
             self._changed()
             log.info("model %r version %s is ready", name, entry.model.version)
         if failures:
@@ -391,6 +390,7 @@ class ModelRegistry:
                 await _call_hook(entry.model.unload)
             except Exception:
                 log.exception("unloading model %r version %s failed", name, entry.model.version)
+            self.retired.add(entry.model)
             entry.state, entry.reason = UNAVAILABLE, "unloaded"
             log.info("model %r version %s is unloaded", name, entry.model.version)
 

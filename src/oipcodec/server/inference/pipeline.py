@@ -75,7 +75,6 @@ class Pipeline:
         # Requests in flight per model (by id), and the drains waiting for them to end.
         self._running: dict[int, int] = {}
         self._drains: dict[int, asyncio.Future[None]] = {}
-        self._retired: weakref.WeakSet[Model] = weakref.WeakSet()
         self._batchers: dict[int, Batcher] = {}
         _PIPELINES[registry] = self
         registry.watchers.append(self)
@@ -147,7 +146,7 @@ class Pipeline:
             raise InvalidArgumentError("the request names no model")
         if model is None:
             model = self.model(name, request.model_version)
-        elif self._retired and model in self._retired:
+        elif self.registry.retired and model in self.registry.retired:
             raise UnavailableError(
                 f"Request for unknown model: '{name}' version {model.version} was unloaded "
                 "while the request was read"
@@ -300,16 +299,10 @@ class Pipeline:
         return self._running.get(key, 0)
 
     def retire(self, model: Model, reason: str) -> None:
-        """``model`` was unloaded: its queue refuses what is still queued (``reason``), and a
-        request looked up before, run after, is refused."""
+        """``model`` is being unloaded: its queue refuses what is still queued (``reason``)."""
         batcher = self._batchers.pop(id(model), None)
         if batcher is not None:
             batcher.close(reason)
-        self._retired.add(model)
-
-    def revive(self, model: Model) -> None:
-        """``model`` was loaded again after an unload."""
-        self._retired.discard(model)
 
 
 #: The pipeline of each registry.
