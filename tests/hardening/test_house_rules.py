@@ -266,3 +266,19 @@ def test_a_long_docstring_is_counted(tmp_path: Path) -> None:
     assert docstring_lines(pyx) == 3
     (tmp_path / "none.py").write_text("X = 1\n")
     assert docstring_lines(tmp_path / "none.py") == 0
+
+
+#: The most lines a module of the server may hold (issue 43: model.py had grown to 838, one
+#: class of 510): past it, a module holds more than one idea.
+MAX_SERVER_MODULE_LINES = 600
+
+
+def test_no_server_module_is_over_600_lines() -> None:
+    if not SRC.is_dir():
+        pytest.skip("sources are not next to the tests (an installed wheel)")
+    long = {
+        str(path.relative_to(SRC)): count
+        for path in sorted((SRC / "server").rglob("*.py"))
+        if (count := len(path.read_text().splitlines())) > MAX_SERVER_MODULE_LINES
+    }
+    assert long == {}

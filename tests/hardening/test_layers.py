@@ -122,13 +122,13 @@ def test_sources_were_found() -> None:
 # ------------------------------------------------------------------ the server's rooms
 
 SERVER = SRC / "server"
-ROOMS = ("frontends", "http11", "runtime")
+ROOMS = ("frontends", "http11", "inference", "runtime")
 SHARED_FRONTEND_HELPERS = ("oipcodec.server.frontends._asgi", "oipcodec.server.frontends._grpc")
 
 
 def _room(module: str) -> str:
-    """The room of a module of oipcodec.server: ``frontends``, ``http11``, ``runtime``,
-    ``core`` (the flat modules) or ``facade`` (the package itself)."""
+    """The room of a module of oipcodec.server: ``frontends``, ``http11``, ``inference``,
+    ``runtime``, ``core`` (the flat modules) or ``facade`` (the package itself)."""
     parts = module.split(".")
     if len(parts) == 2:
         return "facade"
@@ -165,8 +165,10 @@ def _may_import(module: str, target: str) -> bool:
         return goes_to == "http11"
     if room == "core":
         return goes_to == "core"
-    if room == "frontends":  # the core, its own module and the shared ASGI and gRPC helpers
-        return goes_to == "core" or target in (module, *SHARED_FRONTEND_HELPERS)
+    if room == "inference":  # the one inference step: the core below it, no front end above
+        return goes_to in ("core", "inference")
+    if room == "frontends":  # the core, the inference step, its own module, the shared helpers
+        return goes_to in ("core", "inference") or target in (module, *SHARED_FRONTEND_HELPERS)
     return True  # runtime and the facade compose the rest
 
 
@@ -198,6 +200,13 @@ def test_the_server_rooms_are_there() -> None:
     assert not _may_import("oipcodec.server.registry", "oipcodec.server.frontends.grpc_frontend")
     assert not _may_import("oipcodec.server.http11.protocol", "oipcodec.server.metadata")
     assert not _may_import("oipcodec.testing", "oipcodec.server.frontends.rest_frontend")
+    inference = "oipcodec.server.inference.pipeline"
+    assert _may_import(inference, "oipcodec.server.registry")
+    assert _may_import(inference, "oipcodec.server.inference.batching")
+    assert _may_import("oipcodec.server.frontends.grpc_frontend", inference)
+    for above in ("frontends.rest_frontend", "http11.protocol", "runtime.apps"):
+        assert not _may_import(inference, f"oipcodec.server.{above}")
+    assert not _may_import("oipcodec.server.registry", inference)
 
 
 def test_module_names_are_unique_across_the_package() -> None:

@@ -19,15 +19,15 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-import numpy as np  # noqa: E402
-import uvicorn  # noqa: E402
-from uvicorn.server import ServerState  # noqa: E402
+import numpy as np
+import uvicorn
+from uvicorn.server import ServerState
 
-import oipcodec  # noqa: E402
-from oipcodec.server import Model, TensorSpec  # noqa: E402
-from oipcodec.server.http11.protocol import HttpProtocol  # noqa: E402
-from oipcodec.server.registry import ModelRegistry  # noqa: E402
-from oipcodec.server.runtime.apps import create_rest_app  # noqa: E402
+import oipcodec
+from oipcodec.server import Model, TensorSpec
+from oipcodec.server.http11.protocol import HttpProtocol
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.runtime.apps import create_rest_app
 
 PACKAGE = Path(oipcodec.__file__).resolve().parent
 #: The most distinct source files of the package one small REST JSON inference enters.
@@ -36,8 +36,8 @@ MAX_FILES = 15
 
 class _Double(Model):
     name = "double"
-    inputs = [TensorSpec("X", "FP32", [-1])]
-    outputs = [TensorSpec("Y", "FP32", [-1])]
+    inputs = (TensorSpec("X", "FP32", [-1]),)
+    outputs = (TensorSpec("Y", "FP32", [-1]),)
 
     def predict(self, inputs: Any, parameters: Any) -> dict[str, Any]:
         return {"Y": inputs["X"] * 2}

@@ -13,8 +13,8 @@ import pytest
 
 from oipcodec import rest
 from oipcodec.server import DynamicBatching, Model
-from oipcodec.server.model import Arrays, TensorSpec
 from oipcodec.server.inference import Pipeline
+from oipcodec.server.model import Arrays, TensorSpec
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import Parameters, Tensor
 

@@ -25,8 +25,8 @@ from oipcodec import InferRequest, InferResponse, RequestedOutput, Tensor
 from oipcodec.errors import DatatypeError
 from oipcodec.server import InvalidArgumentError, Model, NotFoundError, UnavailableError
 from oipcodec.server.demo import AddSub, Identity
-from oipcodec.server.model import TensorSpec
 from oipcodec.server.inference import Pipeline, check_inputs
+from oipcodec.server.model import TensorSpec
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.runtime import create_app, load_model_module
 from oipcodec.server.runtime.malloc import _glibc

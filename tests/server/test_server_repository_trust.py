@@ -119,12 +119,11 @@ def test_a_replaced_model_is_freed_without_the_cyclic_collector(
             model = registry.get("big")
             seen.append(weakref.ref(model))
             if infer:
-                response = (await Pipeline.of(registry).run(_request("big"))).response
-                assert registry.statistics is not None
-                registry.statistics.answered(
-                    model, "json", [], checked, (checked, started, finished), 10, 10
-                )
+                with Pipeline.of(registry).exchange("json", 10, model) as exchange:
+                    response = await exchange.run(_request("big"))
+                    exchange.sent(10)
                 assert response.outputs[0].name == "Y"
+                del exchange, response
             del model
             await registry.load("big")
         await registry.unload("big")
@@ -183,7 +182,9 @@ def test_unload_drains_the_requests_in_flight(tmp_path: Path, change: str) -> No
         await registry.load_all()
         first: Any = registry.get("slow")
         events = type(first).predict.__globals__["EVENTS"]
-        running = [asyncio.create_task(Pipeline.of(registry).run(_request("slow"))) for _ in range(4)]
+        running = [
+            asyncio.create_task(Pipeline.of(registry).run(_request("slow"))) for _ in range(4)
+        ]
         for _ in range(100):
             await asyncio.sleep(0)
         assert first.entered == 4
@@ -530,7 +531,9 @@ def test_unload_drains_a_model_given_in_code() -> None:
     async def run() -> None:
         registry = ModelRegistry([model])
         await registry.load_all()
-        running = [asyncio.create_task(Pipeline.of(registry).run(_request("slow"))) for _ in range(4)]
+        running = [
+            asyncio.create_task(Pipeline.of(registry).run(_request("slow"))) for _ in range(4)
+        ]
         for _ in range(100):
             await asyncio.sleep(0)
         unloading = asyncio.create_task(registry.unload("slow"))

@@ -41,6 +41,7 @@ UNAVAILABLE = "UNAVAILABLE"
 LOADING = "LOADING"
 UNLOADING = "UNLOADING"
 
+
 class Watcher(Protocol):
     """What the registry tells of its models (the inference step listens)."""
 

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import InternalError, RequestError, UnavailableError
+from oipcodec.errors import InternalError, InvalidArgumentError, RequestError, UnavailableError
 from oipcodec.server.model import Model
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["BatchRecorder", "Batcher"]
+__all__ = ["BatchRecorder", "Batcher", "check_batchable"]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -59,6 +59,34 @@ class _Waiting:
     parameters: Parameters
     future: asyncio.Future[Result]
     queued: int
+
+
+def check_batchable(model: Model, tensors: Sequence[Tensor]) -> None:
+    """What a request that joins a dynamic batch must be, beyond the checks of any request
+    (from the tensors' names and shapes alone: their data is not read): at least one input,
+    each with a batch dimension, none named twice.
+
+    Parameters
+    ----------
+    model
+        The model.
+    tensors
+        The request's inputs.
+    """
+    if not tensors:
+        raise InvalidArgumentError(
+            f"a request to model '{model.name}', which batches, needs at least one input"
+        )
+    for tensor in tensors:
+        if not tensor.shape:
+            raise InvalidArgumentError(
+                f"input '{tensor.name}' of model '{model.name}' is a scalar; the model "
+                "batches, so every input's first dimension is its batch size"
+            )
+    if len({t.name for t in tensors}) != len(tensors):
+        raise InvalidArgumentError(
+            f"a request to model '{model.name}' names an input more than once"
+        )
 
 
 def batch_key(

@@ -29,14 +29,15 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
-from oipcodec.server.inference.batching import Batcher
-from oipcodec.server.inference.classification import check_datatype, class_count, classify
+from oipcodec.server.inference.batching import Batcher, check_batchable
+from oipcodec.server.inference.failure import failure
+from oipcodec.server.inference.outputs import OutputPlan
 from oipcodec.server.model import Arrays, Model, TensorSpec
 from oipcodec.server.regions import shared_memory_disabled
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.stats import Statistics
-from oipcodec.sharedmem import Location, Resolver, location, parameters_for
-from oipcodec.types import InferRequest, InferResponse, Parameters, RequestedOutput, Tensor
+from oipcodec.sharedmem import Resolver
+from oipcodec.types import InferRequest, InferResponse, Parameters, Tensor
 
 __all__ = ["TRANSPORT_PARAMETERS", "Exchange", "Pipeline", "Result", "call_predict", "failure"]
 
@@ -154,18 +155,17 @@ class Pipeline:
         batcher = None
         if model.dynamic_batching is not None:
             check_batchable(model, request.inputs)
+            _check_tensors(model, request.inputs)
             batcher = self._batcher(model)
         else:
             arrays = check_inputs(model, request.inputs)
         parameters = request.parameters
         if not TRANSPORT_PARAMETERS.isdisjoint(parameters):
             parameters = {k: v for k, v in parameters.items() if k not in TRANSPORT_PARAMETERS}
-        requested = None
-        classes: dict[str, int] = {}
-        in_shm: dict[str, Location] = {}
+        requested = plan = None
         if request.outputs is not None:
             requested = [o.name for o in request.outputs]
-            classes, in_shm = self._plan_outputs(model, request.outputs)
+            plan = OutputPlan.of(model, request.outputs, self.registry.shared_memory)
         checked = time.perf_counter_ns()
         # In flight from here to the answer: an unload of this model waits for it (drain).
         key = id(model)
@@ -186,23 +186,8 @@ class Pipeline:
                     )
                 )
             outputs = output_tensors(model, produced, requested, request.inputs)
-            if classes:
-                batched = model.max_batch_size > 0
-                outputs = [
-                    classify(t, classes[t.name], batched, model.class_labels(t.name))
-                    if t.name in classes
-                    else t
-                    for t in outputs
-                ]
-            if in_shm:
-                regions = self.registry.shared_memory
-                assert regions is not None
-                for tensor in outputs:
-                    where = in_shm.get(tensor.name)
-                    if where is not None:
-                        # Written into the region; the tensor then carries the location (its
-                        # byte_size: the bytes written) and the encoders send no data for it.
-                        tensor.parameters = parameters_for(regions.write(tensor, where))
+            if plan is not None:
+                outputs = plan.apply(model, outputs)
             response = InferResponse(name, outputs, id=request.id, model_version=model.version)
             return Result(response, checked, started, finished)
         except RequestError as exc:
@@ -213,37 +198,6 @@ class Pipeline:
             raise
         finally:
             self._ended(key)
-
-    def _plan_outputs(
-        self, model: Model, asked: Sequence[RequestedOutput]
-    ) -> tuple[dict[str, int], dict[str, Location]]:
-        """The outputs to classify, with their k (the classification extension), and those
-        to write into shared memory, with where; each refused before the model runs."""
-        classes: dict[str, int] = {}
-        in_shm: dict[str, Location] = {}
-        for output in asked:
-            if output.parameters:
-                where = _output_location(output)
-                if where is not None:
-                    if self.registry.shared_memory is None:
-                        shared_memory_disabled(where, output.name, "output", True)
-                    in_shm[output.name] = where
-        if model.outputs is not None:
-            declared = [s.name for s in model.outputs]
-            for output in asked:
-                if output.name not in declared:
-                    raise InvalidArgumentError(
-                        f"unexpected inference output '{output.name}' for model "
-                        f"'{model.name}'; its outputs are {declared}"
-                    )
-        for output in asked:
-            k = class_count(output) if output.parameters else None
-            if k is not None:
-                for spec in model.outputs or ():
-                    if spec.name == output.name:
-                        check_datatype(output.name, spec.datatype)
-                classes[output.name] = k
-        return classes, in_shm
 
     # ------------------------------------------------------------------ queues and drains
 
@@ -339,15 +293,8 @@ class Exchange:
         self.response_bytes = 0
 
     async def run(self, request: InferRequest, model: Model | None = None) -> InferResponse:
-        """The pipeline's answer to ``request`` (:meth:`Pipeline.run`).
-
-        Parameters
-        ----------
-        request
-            The decoded request.
-        model
-            The model it names, already looked up (else the exchange's, else looked up).
-        """
+        """The pipeline's answer to ``request`` (:meth:`Pipeline.run`); ``model``: the model
+        it names, already looked up (else the exchange's, else looked up)."""
         if model is not None:
             self.model = model
         elif self.model is None:
@@ -372,31 +319,23 @@ class Exchange:
         stats = self._pipeline.statistics
         if stats is None:
             return
-        model, path = self.model, stats.paths[self.path]
         if exc is not None:
-            if not isinstance(exc, Exception):  # cancelled: not a request's answer
-                return
-            if model is None:
-                path.record(self.request_bytes)
-            else:
-                executed = getattr(exc, "executed", False)
-                stats.of(model).failed(path, self.received, executed, self.request_bytes)
+            if isinstance(exc, Exception):  # not when cancelled: no answer of a request
+                stats.refused(self.model, self.path, self.received, exc, self.request_bytes)
             return
         result = self.result
-        if result is None:  # no inference ran (GraphPipe's metadata request)
-            return
-        assert model is not None
-        stats.of(model).succeeded(
-            path,
-            self.inputs,
-            self.received,
-            result.checked,
-            result.started,
-            result.finished,
-            time.perf_counter_ns(),
-            self.request_bytes,
-            self.response_bytes,
-        )
+        if result is not None:  # else no inference ran (GraphPipe's metadata request)
+            assert self.model is not None
+            timings = (result.checked, result.started, result.finished)
+            stats.answered(
+                self.model,
+                self.path,
+                self.inputs,
+                self.received,
+                timings,
+                self.request_bytes,
+                self.response_bytes,
+            )
 
 
 # ---------------------------------------------------------------------- predict
@@ -445,46 +384,14 @@ def _timed(model: Model, arrays: Arrays, parameters: Parameters) -> tuple[int, A
     return time.perf_counter_ns(), model.predict(arrays, parameters)
 
 
-def failure(model: Model, exc: Exception, executed: bool = True) -> RequestError:
-    """What a model's request failing with ``exc`` answers: a :class:`RequestError` raised
-    stays itself; anything else is an internal error naming the model. ``executed``:
-    ``predict`` raised it (marked so for the statistics), else writing the request into its
-    dynamic batch did.
-
-    Parameters
-    ----------
-    model
-        The model.
-    exc
-        What was raised.
-    executed
-        Whether ``predict`` ran.
-    """
-    error = request_error_for(exc)
-    if error.http_status >= 500 and not isinstance(exc, RequestError):
-        if executed:
-            log.error("model %r failed", model.name, exc_info=exc)
-            hint = ""
-            if "read-only" in str(exc) and not model.writable_inputs:
-                hint = (
-                    " (its inputs are read-only views of the request: set writable_inputs = "
-                    "True on the model to get writable copies)"
-                )
-            error = type(error)(f"model '{model.name}' failed: {type(exc).__name__}: {exc}{hint}")
-        else:
-            log.error("model %r: writing a request into its batch failed", model.name, exc_info=exc)
-            error = type(error)(f"model '{model.name}': {type(exc).__name__}: {exc}")
-    if executed:
-        error.executed = True
-    return error
-
-
 # ---------------------------------------------------------------------- checks
 
 
 def check_inputs(model: Model, tensors: Sequence[Tensor]) -> Arrays:
     """The request's inputs as arrays by name, after checking them against the model's
-    declared inputs; :class:`InvalidArgumentError` naming the input and what is expected.
+    declared inputs; :class:`InvalidArgumentError` naming the input and what is expected
+    (a request to a model that batches dynamically also passes
+    :func:`~oipcodec.server.inference.batching.check_batchable`).
 
     Parameters
     ----------
@@ -505,39 +412,12 @@ def check_inputs(model: Model, tensors: Sequence[Tensor]) -> Arrays:
     return arrays
 
 
-def check_batchable(model: Model, tensors: Sequence[Tensor]) -> None:
-    """The checks of :func:`check_inputs` for a request that joins a dynamic batch, from the
-    tensors' names, datatypes and shapes alone: also, every input has a batch dimension, and
-    there is at least one.
-
-    Parameters
-    ----------
-    model
-        The model.
-    tensors
-        The request's inputs.
-    """
-    if not tensors:
-        raise InvalidArgumentError(
-            f"a request to model '{model.name}', which batches, needs at least one input"
-        )
-    for tensor in tensors:
-        if not tensor.shape:
-            raise InvalidArgumentError(
-                f"input '{tensor.name}' of model '{model.name}' is a scalar; the model "
-                "batches, so every input's first dimension is its batch size"
-            )
-    if len({t.name for t in tensors}) != len(tensors):
-        raise InvalidArgumentError(
-            f"a request to model '{model.name}' names an input more than once"
-        )
-    _check_tensors(model, tensors)
-    if model.inputs is None:
-        _check_batch(model, tensors)
-
-
 def _check_tensors(model: Model, tensors: Sequence[Tensor]) -> None:
+    """The tensors against the declared inputs; then, for a model that batches, one batch
+    size (an undeclared model's too when it batches dynamically)."""
     if model.inputs is None:
+        if model.dynamic_batching is not None:
+            _check_batch(model, tensors)
         return
     specs = {spec.name: spec for spec in model.inputs}
     for tensor in tensors:
@@ -551,8 +431,7 @@ def _check_tensors(model: Model, tensors: Sequence[Tensor]) -> None:
             spec,
             tensor,
             lambda name, what, got, want: InvalidArgumentError(
-                f"input '{name}' of model '{model.name}' has {what} {got}, "
-                f"the model expects {want}"
+                f"input '{name}' of model '{model.name}' has {what} {got}, the model expects {want}"
             ),
         )
     missing = _missing(model.inputs, {t.name for t in tensors})
@@ -587,7 +466,7 @@ def output_tensors(
 ) -> list[Tensor]:
     """What ``predict`` returned (``produced``) as the answer's tensors: the ``requested``
     outputs, or every output when ``requested`` is None, each checked against the declared
-    outputs (:func:`output_tensor`). ``inputs``: the request's, whose first dimension is the
+    outputs (:func:`_output_tensor`). ``inputs``: the request's, whose first dimension is the
     batch size every output of a batching model must have.
 
     With declared outputs, an answer of every output must hold each one that is not
@@ -625,7 +504,7 @@ def output_tensors(
                     f"it returned {sorted(produced)}"
                 )
         return [
-            output_tensor(model, name, value, batch, specs) for name, value in produced.items()
+            _output_tensor(model, name, value, batch, specs) for name, value in produced.items()
         ]
     tensors = []
     for name in requested:
@@ -635,40 +514,25 @@ def output_tensors(
                 f"unexpected inference output '{name}' for model '{model.name}'; "
                 f"it produced {sorted(produced)}"
             )
-        tensors.append(output_tensor(model, name, produced[name], batch, specs))
+        tensors.append(_output_tensor(model, name, produced[name], batch, specs))
     return tensors
 
 
-def output_tensor(
+def _output_tensor(
     model: Model,
     name: str,
     value: Any,
-    batch: int | None = None,
-    specs: Mapping[str, TensorSpec] | None = None,
+    batch: int | None,
+    specs: Mapping[str, TensorSpec] | None,
 ) -> Tensor:
-    """An output of ``predict`` as a :class:`Tensor`, checked against its declaration.
+    """An output of ``predict`` as a :class:`Tensor`, checked against its declaration
+    (``specs``, by name).
 
     Without a declaration the datatype is the array's. A declared output must have the
     declared shape (``-1``: any size; with ``max_batch_size``, a first dimension of
     ``batch``) and datatype; a value that is not an array of that datatype is converted when
     every value fits exactly (:func:`~oipcodec.datatypes.fit_datatype`); a :class:`Tensor`
-    must already have it. Raises :class:`InternalError` naming the model and the output.
-
-    Parameters
-    ----------
-    model
-        The model.
-    name
-        The output's name.
-    value
-        What ``predict`` returned for it.
-    batch
-        The request's batch size (a batching model), or None.
-    specs
-        The declared outputs by name (default: the model's).
-    """
-    if specs is None and model.outputs is not None:
-        specs = {s.name: s for s in model.outputs}
+    must already have it. Raises :class:`InternalError` naming the model and the output."""
     spec = None if specs is None else specs.get(name)
     try:
         if isinstance(value, Tensor):
@@ -723,10 +587,3 @@ def _check_declared(
 def _missing(specs: Iterable[TensorSpec], present: Container[str]) -> list[str]:
     """The declared tensors that are not ``optional`` and not ``present``, in order."""
     return [s.name for s in specs if not s.optional and s.name not in present]
-
-
-def _output_location(asked: RequestedOutput) -> Location | None:
-    try:
-        return location(asked.parameters)
-    except OIPError as exc:
-        raise InvalidArgumentError(f"output '{asked.name}' {exc.reason}") from None
