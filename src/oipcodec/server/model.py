@@ -21,15 +21,14 @@ from __future__ import annotations
 import inspect
 import os
 import stat
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from oipcodec import datatypes
 from oipcodec.datatypes import fit_datatype
-from oipcodec.errors import DatatypeError
+from oipcodec.server import model_config
+from oipcodec.server.model_config import DynamicBatching, TensorSpec
 from oipcodec.types import Parameters
 
 __all__ = ["DynamicBatching", "Model", "TensorSpec", "fit_datatype"]
@@ -38,83 +37,6 @@ Arrays = dict[str, np.ndarray[Any, Any]]
 
 # "not given" for constructor keywords whose meaningful values include None
 _UNSET: Any = object()
-
-
-@dataclass(frozen=True, slots=True)
-class TensorSpec:
-    """The metadata of one input or output: name, OIP datatype, shape (``-1`` = any size).
-
-    An ``optional`` input may be left out of a request; an ``optional`` output, out of the
-    model's answer.
-    """
-
-    name: str
-    datatype: str
-    shape: tuple[int, ...]
-    optional: bool = False
-
-    def __init__(
-        self, name: str, datatype: str, shape: Sequence[int], optional: bool = False
-    ) -> None:
-        try:  # an unknown datatype is a programming error: fail at once
-            datatypes.get(datatype)
-        except DatatypeError as exc:
-            raise exc.for_tensor(name) from None
-        dims = tuple(int(d) for d in shape)
-        if any(d < -1 for d in dims):
-            raise ValueError(f"tensor {name!r}: shape dimensions are >= 0, or -1 for any size")
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "datatype", datatype)
-        object.__setattr__(self, "shape", dims)
-        object.__setattr__(self, "optional", optional)
-
-    def accepts(self, shape: Sequence[int]) -> bool:
-        """Whether a request shape fits this one (same rank, equal where not ``-1``)."""
-        return len(shape) == len(self.shape) and all(
-            want in (-1, got) for want, got in zip(self.shape, shape, strict=True)
-        )
-
-    def metadata(self) -> dict[str, Any]:
-        """This tensor as an entry of the model metadata's ``inputs`` / ``outputs``."""
-        return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
-
-
-@dataclass(frozen=True, slots=True)
-class DynamicBatching:
-    """Dynamic batching of a model's requests (Triton's ``dynamic_batching``): requests queue
-    per model and ``predict`` runs once per batch of them (docs/batching.md).
-
-    A batch closes when it holds ``max_batch_size`` rows, when it reaches one of the
-    ``preferred_batch_size`` sizes (the largest it can), or ``max_queue_delay_microseconds``
-    after its first request was queued (0: at once, with what is queued then).
-    """
-
-    max_queue_delay_microseconds: int = 0
-    preferred_batch_size: tuple[int, ...] = ()
-
-    def __init__(
-        self, max_queue_delay_microseconds: int = 0, preferred_batch_size: Iterable[int] = ()
-    ) -> None:
-        delay = max_queue_delay_microseconds
-        if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
-            raise ValueError(
-                f"max_queue_delay_microseconds is an int >= 0, got {max_queue_delay_microseconds!r}"
-            )
-        sizes = tuple(preferred_batch_size)
-        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
-            raise ValueError(f"preferred_batch_size holds ints >= 1, got {list(sizes)!r}")
-        object.__setattr__(self, "max_queue_delay_microseconds", delay)
-        object.__setattr__(self, "preferred_batch_size", tuple(sorted(set(sizes))))
-
-    def config(self) -> dict[str, Any]:
-        """This policy as the ``dynamic_batching`` entry of Triton's JSON configuration."""
-        return {
-            "preferred_batch_size": list(self.preferred_batch_size),
-            "max_queue_delay_microseconds": self.max_queue_delay_microseconds,
-            "preserve_ordering": False,
-            "priority_levels": 0,
-            "default_priority_level": 0,
-        }
 
 
 class Model:
@@ -199,43 +121,9 @@ class Model:
 
     def reconfigure(self, config: Mapping[str, Any]) -> None:
         """Apply a configuration override in Triton's JSON form (the ``config`` parameter of a
-        repository load): ``max_batch_size`` (a number, or a string of one as protobuf's JSON
-        writes int64), ``parameters`` (``{key: {"string_value": value}}``) and
-        ``dynamic_batching`` (``{"max_queue_delay_microseconds": n, "preferred_batch_size":
-        [...]}``; ``null``: off) change; ``name`` must be this model's; any other entry is
-        refused, since a model's tensors, platform and backend are declared in its code.
-        Raises ``ValueError`` naming what is wrong, and then changes nothing."""
-        unknown = sorted(set(config) - {"name", "max_batch_size", "parameters", "dynamic_batching"})
-        if unknown:
-            raise ValueError(
-                f"the configuration sets {unknown}: only max_batch_size, parameters and "
-                "dynamic_batching can be overridden (a model's tensors, platform and backend "
-                "are declared in its code)"
-            )
-        if config.get("name", self.name) != self.name:
-            raise ValueError(f"the configuration names model {config['name']!r}")
-        before = self.max_batch_size, self.config_parameters, self.dynamic_batching
-        try:
-            if "dynamic_batching" in config:
-                self.dynamic_batching = _dynamic_batching_of(config["dynamic_batching"])
-            if "max_batch_size" in config:
-                size = config["max_batch_size"]
-                if isinstance(size, str) and size.isascii() and size.isdigit():
-                    size = int(size)
-                self.max_batch_size = size
-            if "parameters" in config:
-                entries = config["parameters"]
-                if not isinstance(entries, Mapping):
-                    raise ValueError(f"parameters must be an object, got {entries!r}")
-                # _check_config refuses what is not a string (a missing string_value too).
-                self.config_parameters = {
-                    key: value.get("string_value") if isinstance(value, Mapping) else value  # type: ignore[misc]
-                    for key, value in entries.items()
-                }
-            self._check_config()
-        except ValueError:
-            self.max_batch_size, self.config_parameters, self.dynamic_batching = before
-            raise
+        repository load; :func:`oipcodec.server.model_config.override` says what it may
+        change). Raises ``ValueError`` naming what is wrong, and then changes nothing."""
+        model_config.override(self, config)
 
     def configure(
         self,
@@ -388,46 +276,9 @@ class Model:
         }
 
     def config(self) -> dict[str, Any]:
-        """The model configuration in Triton's JSON form (``GET /v2/models/<name>/config``):
-        name, platform, backend, max_batch_size, each input and output with its ``data_type``
-        (``TYPE_FP32``...; BYTES is ``TYPE_STRING``) and ``dims`` (without the batch dimension
-        when ``max_batch_size`` > 0), and ``parameters``."""
-        batched = self.max_batch_size > 0
-        extra: dict[str, Any] = {}
-        if self.dynamic_batching is not None:
-            extra["dynamic_batching"] = self.dynamic_batching.config()
-        return {
-            "name": self.name,
-            "platform": self.platform,
-            "backend": BACKEND,
-            "max_batch_size": self.max_batch_size,
-            "input": [
-                {
-                    "name": spec.name,
-                    "data_type": config_datatype(spec.datatype),
-                    "format": "FORMAT_NONE",
-                    "dims": list(spec.shape[1:] if batched else spec.shape),
-                    "is_shape_tensor": False,
-                    "allow_ragged_batch": False,
-                    "optional": spec.optional,
-                }
-                for spec in self.inputs or ()
-            ],
-            "output": [
-                {
-                    "name": spec.name,
-                    "data_type": config_datatype(spec.datatype),
-                    "dims": list(spec.shape[1:] if batched else spec.shape),
-                    "label_filename": "",
-                    "is_shape_tensor": False,
-                }
-                for spec in self.outputs or ()
-            ],
-            "parameters": {
-                key: {"string_value": value} for key, value in self.config_parameters.items()
-            },
-            **extra,
-        }
+        """The model configuration in Triton's JSON form (``GET /v2/models/<name>/config``;
+        :func:`oipcodec.server.model_config.document`)."""
+        return model_config.document(self)
 
     def class_labels(self, output: str) -> tuple[bytes, ...] | None:
         """The labels of ``output`` for classification (UTF-8), or ``None`` when it has none."""
@@ -442,53 +293,6 @@ class Model:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} version {self.version!r}>"
-
-
-#: The ``backend`` of every model's configuration: the models run in oipcodec's server.
-BACKEND = "oipcodec"
-
-
-def config_datatype(datatype: str) -> str:
-    """An OIP datatype as a model configuration's ``data_type`` (Triton's ``DataType``
-    names): ``TYPE_`` + the datatype, except BYTES, which Triton calls ``TYPE_STRING``."""
-    return "TYPE_STRING" if datatype == "BYTES" else f"TYPE_{datatype}"
-
-
-def datatype_of_config(data_type: str) -> str:
-    """The OIP datatype of a model configuration's ``data_type`` (:func:`config_datatype`
-    reversed): ``TYPE_STRING`` is BYTES; ``ValueError`` for a name that is no datatype."""
-    name = data_type.removeprefix("TYPE_")
-    datatype = "BYTES" if name == "STRING" else name
-    if not data_type.startswith("TYPE_") or datatype not in datatypes.DATATYPES:
-        raise ValueError(f"unknown data_type {data_type!r} (TYPE_FP32, TYPE_STRING...)")
-    return datatype
-
-
-def _dynamic_batching_of(entry: Any) -> DynamicBatching | None:
-    """A configuration override's ``dynamic_batching`` (Triton's JSON: numbers, or strings of
-    digits as protobuf's JSON writes uint64) as a policy; ``None`` turns it off."""
-    if entry is None:
-        return None
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"dynamic_batching must be an object, got {entry!r}")
-    unknown = sorted(set(entry) - {"max_queue_delay_microseconds", "preferred_batch_size"})
-    if unknown:
-        raise ValueError(
-            f"dynamic_batching sets {unknown}: only max_queue_delay_microseconds and "
-            "preferred_batch_size are implemented"
-        )
-
-    def number(value: Any) -> Any:
-        return (
-            int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else value
-        )
-
-    sizes = entry.get("preferred_batch_size", [])
-    if not isinstance(sizes, list):
-        raise ValueError(f"preferred_batch_size must be a list, got {sizes!r}")
-    return DynamicBatching(
-        number(entry.get("max_queue_delay_microseconds", 0)), [number(n) for n in sizes]
-    )
 
 
 #: The largest value of a protobuf int32 field (ModelConfig's max_batch_size).

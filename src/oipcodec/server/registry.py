@@ -18,16 +18,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import orjson
-
 from oipcodec.errors import (
-    InternalError,
     InvalidArgumentError,
     NotFoundError,
     RequestError,
     UnavailableError,
 )
 from oipcodec.server.model import Model
+from oipcodec.server.model_config import load_override
 from oipcodec.server.regions import SharedMemoryRegions
 from oipcodec.server.repository import MAX_NAME_BYTES, ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
@@ -309,7 +307,7 @@ class ModelRegistry:
                 f"failed to load '{name}': unknown model; this server's models are "
                 f"{listed or 'none'}"
             )
-        config = _load_config(name, parameters or {})
+        config = load_override(name, parameters or {})
         if config is not None:
             before = [
                 (
@@ -463,7 +461,7 @@ class ModelRegistry:
                 f"failed to load '{name[:MAX_NAME_BYTES]}': unknown model; the model "
                 f"repository holds {listed or 'no model folder'}"
             )
-        config = _load_config(name, parameters)
+        config = load_override(name, parameters)
         async with self._lock():
             loop = asyncio.get_running_loop()
             try:
@@ -512,36 +510,6 @@ class ModelRegistry:
         if versions is not None:
             await self._unload_entries(name, versions)
         self.repository.release(package)
-
-
-def _load_config(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The configuration override among a load request's parameters (its ``config``, a JSON
-    object), or None; refuses model files (``file:<path>`` parameters) with Triton's words for
-    a repository that cannot be read."""
-    files = sorted(key for key in parameters if key.startswith("file:"))
-    if files:
-        raise InternalError(
-            f"failed to load '{name}': failed to poll from model repository: model files "
-            f"in a load request are not supported; put them into the model's folder of a "
-            f"model repository on disk ({files[0][:80]!r})"
-        )
-    text = parameters.get("config")
-    if text is None:
-        return None
-    try:
-        # orjson bounds the nesting (1024 levels): json.loads would recurse to a
-        # RecursionError on a config of 100,000 '['.
-        config = orjson.loads(text) if isinstance(text, (str, bytes)) else text
-    except orjson.JSONDecodeError as exc:
-        raise InvalidArgumentError(
-            f"failed to load '{name}': its 'config' parameter is not valid JSON ({exc})"
-        ) from None
-    if not isinstance(config, dict):
-        raise InvalidArgumentError(
-            f"failed to load '{name}': its 'config' parameter is not a JSON object "
-            "(Triton's model configuration in JSON)"
-        )
-    return config
 
 
 async def _call_hook(hook: Any) -> None:

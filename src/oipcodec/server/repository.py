@@ -19,7 +19,6 @@ import importlib.machinery
 import importlib.util
 import inspect
 import itertools
-import json
 import logging
 import os
 import re
@@ -34,7 +33,8 @@ from types import ModuleType
 from typing import Any
 
 from oipcodec.errors import RepositoryError
-from oipcodec.server.model import DynamicBatching, Model, TensorSpec, datatype_of_config
+from oipcodec.server.model import Model
+from oipcodec.server.model_config import CONFIG_FILES, apply_config, read_config
 
 __all__ = [
     "CONFIG_FILES",
@@ -52,7 +52,6 @@ log = logging.getLogger("oipcodec.server")
 #: The file of a model folder (or of its version folder) that holds the model's code.
 MODEL_FILE = "model.py"
 #: The configuration files a model folder may hold (one of them).
-CONFIG_FILES = ("config.json", "config.pbtxt")
 #: Triton's model control modes that oipcodec has: ``none`` (every model loaded at start,
 #: load and unload refused) and ``explicit`` (the models named at start, then load/unload).
 MODEL_CONTROL_MODES = ("none", "explicit")
@@ -226,7 +225,7 @@ class ModelRepository:
                 model.version = version
             if config is not None:
                 try:
-                    _apply_config(model, config[0], folder)
+                    apply_config(model, config[0], folder)
                 except (ValueError, TypeError) as exc:
                     reason = str(exc).replace(f"{self.root}{os.sep}", "")
                     raise RepositoryError(f"{config[1]}: {reason}") from None
@@ -398,149 +397,3 @@ def _the_model(module: ModuleType, where: str, name: str, version: str | None) -
         )
     made: Model = classes[0](name=name, version=version)
     return made
-
-
-# ---------------------------------------------------------------------------- configuration
-
-
-def read_config(folder: Path, name: str) -> tuple[Any, str] | None:
-    """The model configuration of a model folder (an :mod:`oipcodec.proto` ``ModelConfig``)
-    and its file (``<name>/config.json``), or None when it has no configuration file;
-    :class:`RepositoryError` when it cannot be read, names another model, or both files are
-    there."""
-    from google.protobuf import json_format, text_format
-
-    from oipcodec.proto import open_inference_grpc_pb2 as pb2
-
-    found = [folder / f for f in CONFIG_FILES if (folder / f).is_file()]
-    if not found:
-        return None
-    where = f"{name}/{found[0].name}"
-    if len(found) > 1:
-        raise RepositoryError(f"{name}: both {' and '.join(CONFIG_FILES)}; keep one")
-    path = found[0]
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RepositoryError(f"{where}: cannot read it: {exc}") from None
-    config = pb2.ModelConfig()
-    ignored: list[str] = []
-    try:
-        if path.suffix == ".json":
-            document = json.loads(text)
-            if not isinstance(document, dict):
-                raise RepositoryError(f"{where}: not a JSON object")
-            known = config.DESCRIPTOR.fields_by_name
-            ignored = sorted(key for key in document if key not in known)
-            # Unknown fields of the message itself are left out, with a warning; within the
-            # fields read, an unknown name or value (a data_type) is an error.
-            read = {key: value for key, value in document.items() if key in known}
-            json_format.ParseDict(read, config)
-        else:
-            try:
-                text_format.Parse(text, config)
-            except text_format.ParseError as exc:
-                if "no field named" not in str(exc):
-                    raise
-                config = pb2.ModelConfig()
-                text_format.Parse(text, config, allow_unknown_field=True)
-                ignored = [str(exc).rsplit(":", 1)[-1].strip() + " and maybe others"]
-    except (ValueError, json_format.ParseError, text_format.ParseError) as exc:
-        if isinstance(exc, RepositoryError):
-            raise
-        raise RepositoryError(f"{where}: {' '.join(str(exc).split())}") from None
-    if ignored:
-        log.warning("%s: ignored what oipcodec does not read: %s", where, ", ".join(ignored))
-    if config.name and config.name != name:
-        raise RepositoryError(
-            f"{where} names model {config.name!r}; it must be the folder's name {name!r}"
-        )
-    return config, where
-
-
-def _apply_config(model: Model, config: Any, folder: Path) -> None:
-    """Give ``model`` what its configuration declares (see the module's docstring).
-
-    Tensors declared there replace the code's (their dims take a leading -1 when
-    ``max_batch_size`` > 0, as Triton's do), and then its ``max_batch_size`` applies even when
-    0; without tensors, a ``max_batch_size`` above 0 applies."""
-    batch = int(config.max_batch_size)
-    changes: dict[str, Any] = {}
-    if config.input or config.output:
-        lead = [-1] if batch > 0 else []
-        for kind, entries in (("inputs", config.input), ("outputs", config.output)):
-            specs = []
-            for entry in entries:
-                try:
-                    datatype = datatype_of_config(_data_type_name(entry.data_type))
-                except ValueError as exc:
-                    raise RepositoryError(f"{kind[:-1]} {entry.name!r}: {exc}") from None
-                optional = bool(getattr(entry, "optional", False))
-                specs.append(TensorSpec(entry.name, datatype, lead + list(entry.dims), optional))
-            changes[kind] = specs
-        changes["max_batch_size"] = batch
-    elif batch > 0:
-        changes["max_batch_size"] = batch
-    if config.HasField("dynamic_batching"):
-        if changes.get("max_batch_size", model.max_batch_size) > 0:
-            changes["dynamic_batching"] = _dynamic_batching(config.dynamic_batching, model.name)
-        else:  # a model without a batch dimension has nothing to batch: as before, ignored
-            log.warning(
-                "model %r: dynamic_batching ignored: its max_batch_size is 0 (no batch "
-                "dimension to batch along)",
-                model.name,
-            )
-    if config.parameters:
-        changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
-    labels = {
-        o.name: _labels_file(folder, o.label_filename, model.name)
-        for o in config.output
-        if o.label_filename
-    }
-    if labels:
-        changes["labels"] = labels
-    model.configure(**changes)
-
-
-def _dynamic_batching(entry: Any, name: str) -> DynamicBatching:
-    """A configuration's ``dynamic_batching`` as the model's policy. Priority levels are not
-    implemented: every request has one priority, said in a warning. ``preserve_ordering``
-    holds as it is, since a model's batches run one at a time and answer in order."""
-    if entry.priority_levels or entry.default_priority_level:
-        log.warning(
-            "model %r: dynamic_batching priority levels are not implemented; every request "
-            "is queued at one priority",
-            name,
-        )
-    try:
-        return DynamicBatching(
-            int(entry.max_queue_delay_microseconds), list(entry.preferred_batch_size)
-        )
-    except ValueError as exc:
-        raise RepositoryError(f"model {name!r}: dynamic_batching: {exc}") from None
-
-
-def _labels_file(folder: Path, filename: str, name: str) -> str:
-    """The path of a ``label_filename``: a relative path inside the model's folder (its links
-    resolved), else :class:`RepositoryError` naming the model and the file. The model reads it
-    (a regular file of bounded size: :func:`~oipcodec.server.model.read_labels_file`)."""
-    where = f"model {name!r} label_filename {filename!r}"
-    parts = Path(filename).parts
-    if os.path.isabs(filename) or ".." in parts or "\0" in filename:
-        raise RepositoryError(
-            f"{where}: a labels file is a path relative to the model's folder, without '..'"
-        )
-    path = folder / filename
-    home = folder.resolve()
-    if not path.resolve().is_relative_to(home):
-        raise RepositoryError(f"{where}: leads out of the model's folder (a symlink)")
-    return str(path)
-
-
-def _data_type_name(value: int) -> str:
-    from oipcodec.proto import open_inference_grpc_pb2 as pb2
-
-    name: str = pb2.DataType.Name(value)
-    if name == "TYPE_INVALID":
-        raise ValueError("no data_type given")
-    return name

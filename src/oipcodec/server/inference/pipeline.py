@@ -297,7 +297,7 @@ class Exchange:
         it names, already looked up (else the exchange's, else looked up)."""
         if model is not None:
             self.model = model
-        elif self.model is None:
+        elif self.model is None and request.model_name:  # else run refuses it
             self.model = self._pipeline.model(request.model_name, request.model_version)
         self.inputs = request.inputs
         self.result = await self._pipeline.run(request, self.model)
