@@ -71,6 +71,8 @@ __getattr__ = moved(
         "check_ports": "oipcodec.server.runtime:check_ports",
         "load_model_module": "oipcodec.server.runtime:load_model_module",
         "background": "oipcodec.testing:background",
+        "batching": "oipcodec.server.inference.batching",
+        "classification": "oipcodec.server.inference.classification",
         "ServerError": "oipcodec.errors:RequestError",
         "RequestTimeoutError": "oipcodec.errors:BodyTimeoutError",
     },

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from oipcodec._deprecated import moved
 from oipcodec.datatypes import fit_datatype
 from oipcodec.server import model_config
 from oipcodec.server.model_config import DynamicBatching, TensorSpec
@@ -377,3 +378,13 @@ def _read_labels(model: Model) -> dict[str, tuple[bytes, ...]]:
             raise TypeError(f"{where}: every label must be a str")
         table[output] = tuple(label.encode("utf-8", "surrogatepass") for label in labels)
     return table
+
+
+#: Names that moved to model_config.py (one release, with a DeprecationWarning).
+__getattr__ = moved(
+    __name__,
+    {
+        name: f"oipcodec.server.model_config:{name}"
+        for name in ("BACKEND", "config_datatype", "datatype_of_config")
+    },
+)

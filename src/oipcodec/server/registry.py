@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from oipcodec._deprecated import moved
 from oipcodec.errors import (
     InvalidArgumentError,
     NotFoundError,
@@ -519,3 +520,10 @@ async def _call_hook(hook: Any) -> None:
         result = await asyncio.get_running_loop().run_in_executor(None, hook)
         if inspect.isawaitable(result):
             await result
+
+
+#: The inference step's names that were here (one release, with a DeprecationWarning); by
+#: name, so the core imports nothing of the room above it.
+__getattr__ = moved(
+    __name__, {"TRANSPORT_PARAMETERS": "oipcodec.server.inference:TRANSPORT_PARAMETERS"}
+)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
+from oipcodec._deprecated import moved
 from oipcodec.errors import InternalError, InvalidArgumentError, RequestError, UnavailableError
 from oipcodec.server.model import Model
 from oipcodec.types import Parameters, Tensor
@@ -384,3 +385,7 @@ def _rows(value: Any, first: int, count: int) -> Any:
         part = value.data[first : first + count]
         return Tensor(value.name, value.datatype, part.shape, part, dict(value.parameters))
     return value[first : first + count]
+
+
+#: ``model_failure`` became the pipeline's one failure path (one release, with a warning).
+__getattr__ = moved(__name__, {"model_failure": "oipcodec.server.inference.failure:failure"})
