@@ -220,7 +220,7 @@ against the native server.
 - The `kserve` and `mlserver` rows (where those packages are installed) are those servers' own
   codecs on the same bodies and messages, server side only: decode the request the way that
   server does until the model holds arrays, and encode the identity answer the way it sends it
-  (`src/oipcodec/bench/peers.py` lists each call). They have no requests/s unless `--url` /
+  (`src/oipcodec/bench/paths/peers.py` lists each call). They have no requests/s unless `--url` /
   `--grpc-target` point at a running server of theirs. A path or datatype a peer cannot take is
   listed as `not supported`, with the reason. KServe and MLServer cannot be installed in one
   environment, so one run shows at most one of them.

@@ -498,7 +498,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _add_bench(commands: argparse._SubParsersAction) -> None:
     from oipcodec.bench.connection import add_arguments as add_connection_arguments
-    from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
+    from oipcodec.bench.encoding import PATHS
+    from oipcodec.bench.paths import IMPLEMENTATIONS
     from oipcodec.bench.payloads import PAYLOADS
 
     bench = commands.add_parser(

@@ -21,8 +21,8 @@ import pytest
 
 import oipcodec
 from oipcodec import cli
-from oipcodec.bench import PATHS, PAYLOADS, peers, runner
-from oipcodec.bench.paths import peer_available
+from oipcodec.bench import PATHS, PAYLOADS, runner
+from oipcodec.bench.paths import peer_available, peers
 from oipcodec.bench.runner import render_table
 from oipcodec.bench.workload import (
     Output,

@@ -18,18 +18,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
+from oipcodec.bench.encoding import PATHS
 from oipcodec.bench.load import level_label, level_of, read_intervals, run_levels
 from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
-    PATHS,
     PEER_CODEC_ECHO_ONLY,
     codec_only,
     peer_available,
     supported,
 )
+from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
-from oipcodec.bench.peers import SERVER_PEERS
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
 
