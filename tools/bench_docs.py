@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from oipcodec.bench.load import level_label, level_of, run_levels
-from oipcodec.bench.runner import render_table
+from oipcodec.bench.table import render_table
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "benchmarks" / "results.json"

@@ -19,7 +19,8 @@ from oipcodec.bench import PATHS, PAYLOADS, chart, custom_payload
 from oipcodec.bench.load import Measurement, measure_level, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, peers, same_values, supported
 from oipcodec.bench.payloads import make_tensor
-from oipcodec.bench.runner import _chart, best_paths, render_table
+from oipcodec.bench.runner import _chart
+from oipcodec.bench.table import best_paths, render_table
 from oipcodec.bench.workload import echo_workload
 from tests.support.peers import require_kserve, require_peer
 

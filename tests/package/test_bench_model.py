@@ -23,7 +23,7 @@ import oipcodec
 from oipcodec import cli
 from oipcodec.bench import PATHS, PAYLOADS, runner
 from oipcodec.bench.paths import peer_available, peers
-from oipcodec.bench.runner import render_table
+from oipcodec.bench.table import render_table
 from oipcodec.bench.workload import (
     Output,
     WorkloadError,
