@@ -384,7 +384,10 @@ reason read from the server's metadata (`GET /v2` lists its extensions) or from 
 the first request: `not supported by this server: no binary tensor data extension (its
 metadata (GET /v2) does not list binary_tensor_data)` on MLServer, `no TensorRT Inference
 Server v1 API`, `no GraphPipe endpoint` and `no system shared-memory extension` where those are
-missing. A model that fails, or a server that answers wrong, is still an error row.
+missing. A model that fails, or a server that answers wrong, is still an error row. Before
+the sweep the harness reads the model's metadata and readiness over each transport given: a
+model the server does not serve, a refused connection or an answer that is not the protocol's
+is one line on stderr and exit status 2, and so is a run in which every row of a path failed.
 
 ```bash
 oipcodec bench --url http://127.0.0.1:8000 --grpc-target 127.0.0.1:8001 \
@@ -409,7 +412,10 @@ oipcodec bench --url https://models.example:8443 --ssl-https-ca-certificates-fil
   and `--ssl-https-private-key-file` present a client certificate; gRPC over TLS is
   `--ssl-grpc-use-ssl` with `--ssl-grpc-root-certifications-file` (and
   `--ssl-grpc-private-key-file`, `--ssl-grpc-certificate-chain-file`). The names are
-  perf_analyzer's; certificates and keys are PEM.
+  perf_analyzer's; certificates and keys are PEM. A header may carry a credential, so no
+  result file holds a header's value: `results.json` keeps each name with `<redacted>` for its
+  value (the CSV and the profile export hold no headers). A URL's scheme is read in any case
+  (`HTTPS://` is TLS for every client).
 - An identity that names its one output itself (MLServer's `NumpyRequestCodec` answers
   `output-0`) is taken as the input echoed.
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
-from oipcodec.bench.encoding import PATHS
+from oipcodec.bench.connection import Connection
+from oipcodec.bench.encoding import PATHS, Encoding
 from oipcodec.bench.export import profile_document, write_csv
 from oipcodec.bench.load import read_intervals
 from oipcodec.bench.paths import (
@@ -33,7 +34,7 @@ from oipcodec.bench.table import best_paths, plural, render_table
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
 
-__all__ = ["BenchError", "BenchOptions", "run"]
+__all__ = ["BenchError", "BenchOptions", "check_model", "failed_paths", "run"]
 
 
 @dataclass
@@ -376,14 +377,72 @@ def _load_average() -> float | None:
         return None
 
 
+def check_model(options: BenchOptions, timeout: float = 10.0) -> None:
+    """Against a server given by ``--url`` / ``--grpc-target``, before any worker starts: the
+    model's metadata is readable and the model ready, over each transport an OIP path of the
+    run takes. BenchError in one line otherwise (no such model, no server, an answer that is
+    not the protocol's), rather than a sweep of rows that each fail the same way, or that read
+    a 404 as a path the server lacks."""
+    from oipcodec.client import GrpcClient, HttpClient
+
+    connection = Connection.from_dict(options.connection)
+    protocols = {
+        PATHS[name].protocol
+        for name in options.paths
+        if PATHS[name].encoding not in (Encoding.V1, Encoding.GRAPHPIPE)  # no OIP metadata
+    }
+    model, wait = options.model, min(timeout, options.timeout)
+    for protocol, where in (("rest", options.url), ("grpc", options.grpc_target)):
+        if not where or protocol not in protocols:
+            continue
+        try:
+            client: Any = (
+                HttpClient(where, pool_size=1, timeout=wait, **connection.http_options(where))
+                if protocol == "rest"
+                else GrpcClient(where, timeout=wait, **connection.grpc_options())
+            )
+            try:
+                client.model_metadata(model, timeout=wait)
+                ready = client.model_ready(model, timeout=wait)
+            finally:
+                client.close()
+        except Exception as exc:
+            message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise BenchError(f"{where}: model {model!r}: {message}") from exc
+        if not ready:
+            raise BenchError(f"{where}: model {model!r} is not ready")
+
+
+def failed_paths(results: dict[str, Any]) -> str | None:
+    """Why the run failed, or None: each path of which every row that ran is an error (a row
+    the implementation or the server does not take is not one), and how the first failed;
+    or, when no row ran at all, the workers that failed."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for record in results["results"]:
+        if not record.get("unsupported"):
+            rows.setdefault(record["path"], []).append(record)
+    failed = [path for path, records in rows.items() if all(r.get("error") for r in records)]
+    if not failed:
+        broken = [w for w in results["workers"] if w.get("error")]
+        if rows or not broken:
+            return None
+        return "no row was measured: " + "; ".join(
+            f"{w['implementation']}: {w['error']}" for w in broken
+        )
+    first = " ".join(str(rows[failed[0]][0]["error"]).split())[:200]
+    return f"every row of {', '.join(failed)} failed; the first: {first}"
+
+
 def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     """Measure, print the table to ``stream`` (default: stdout), write results.json (and the
     chart) to ``options.output_dir``; returns the results document. Raises BenchError when
+    the server given does not serve the model (:func:`check_model`), or when
     ``options.model`` declares inputs its request cannot be built for (a ``-1`` dimension
     without ``--shape``, ``--input-data`` that does not fit)."""
     stream = stream if stream is not None else sys.stdout
     if options.input_data is not None:
         read_input_data(options.input_data)  # its form, checked before any worker starts
+    check_model(options)
     implementations = [i for i in options.implementations if peer_available(i)]
     skipped = {i: "not installed" for i in options.implementations if i not in implementations}
     total = sum(_steps(options, i) for i in implementations)
@@ -448,6 +507,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         "options": {
             **{k: v for k, v in asdict(options).items() if k not in ("payloads", "output_dir")},
             "implementations": ran,
+            # A header may carry a credential: its name is kept, its value never written.
+            "connection": Connection.from_dict(options.connection).redacted(),
         },
         "payloads": payload_rows,
         "paths": {name: PATHS[name].label for name in options.paths},

@@ -84,7 +84,12 @@ def caller(path: EncodingPath, workload: Workload, inputs: list[Tensor], url: st
 
     if grpc_target is None:
         raise ValueError("no gRPC target to send to")
-    gclient = tg.InferenceServerClient(grpc_target, **connection.triton_grpc_options())
+    from oipcodec.client.grpc_client import channel_target
+
+    # tritonclient takes host:port only; a scheme given to --grpc-target is oipcodec's form.
+    gclient = tg.InferenceServerClient(
+        channel_target(grpc_target), **connection.triton_grpc_options()
+    )
     # gRPC metadata names are lower case (grpcio refuses others), as in oipcodec's client.
     grpc_headers = {name.lower(): value for name, value in connection.headers.items()} or None
 
