@@ -407,7 +407,7 @@ def _memcpy_us(size: int, budget: float) -> float:
     return time_call(lambda: np.copyto(target, source), budget) * 1e6
 
 
-def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: str | None,
+def _check(implementation: str, path: EncodingPath, workload: Workload, ours: Any, url: str | None,
            target: str | None, timeout: float,
            offered: list[str] | None = None) -> str | None:  # fmt: skip
     """Send the first request once: None when the answer holds the declared outputs (and,
