@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 
 from oipcodec import InferResponse, cli, pb, rest
-from oipcodec.bench import PATHS, PAYLOADS, chart, custom_payload, peers
+from oipcodec.bench import PATHS, PAYLOADS, chart, custom_payload
 from oipcodec.bench.load import Measurement, measure_level, time_call
-from oipcodec.bench.paths import codec_ops, peer_available, same_values, supported
+from oipcodec.bench.paths import codec_ops, peer_available, peers, same_values, supported
 from oipcodec.bench.payloads import make_tensor
-from oipcodec.bench.runner import _chart, best_paths, render_table
+from oipcodec.bench.runner import _chart
+from oipcodec.bench.table import best_paths, render_table
 from oipcodec.bench.workload import echo_workload
 from tests.support.peers import require_kserve, require_peer
 
@@ -208,13 +209,21 @@ def test_against_a_running_server(tmp_path: Path) -> None:
     assert not (tmp_path / "throughput.png").exists()
 
 
-def test_a_server_that_does_not_echo_is_an_error_not_a_fast_path(tmp_path: Path) -> None:
-    results = _bench_our_server(
-        tmp_path, "--model", "no_such_model", "--implementation", "native", "--path",
-        "rest-json", "--payload", "small",
-    )  # fmt: skip
-    (record,) = results["results"]
-    assert "404" in record["error"] and record["load"] == []
+def test_a_model_the_server_lacks_is_an_error_not_a_fast_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its metadata is read before the sweep: the server's 404, in one line, exit 2."""
+    from oipcodec.testing import background
+
+    with background(log_level="critical") as server:
+        status = cli.main(
+            ["bench", "--url", server.http_url, "--model", "no_such_model", "--implementation",
+             "native", "--path", "rest-json", "--payload", "small", "--no-chart",
+             "--output-dir", str(tmp_path)]
+        )  # fmt: skip
+    assert status == 2 and not (tmp_path / "results.json").exists()
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "'no_such_model'" in line and "404" in line, line
 
 
 def test_kserve_against_a_server_given_is_measured_end_to_end(tmp_path: Path) -> None:

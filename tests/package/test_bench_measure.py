@@ -18,6 +18,7 @@ import pytest
 
 from oipcodec import cli
 from oipcodec.bench import PAYLOADS
+from oipcodec.bench.export import csv_rows, profile_document
 from oipcodec.bench.load import (
     LevelResult,
     Measurement,
@@ -27,13 +28,7 @@ from oipcodec.bench.load import (
     stable,
     summarize,
 )
-from oipcodec.bench.runner import (
-    TABLE_WIDTH,
-    best_paths,
-    csv_rows,
-    profile_document,
-    render_table,
-)
+from oipcodec.bench.table import TABLE_WIDTH, best_paths, render_table
 from tests.support.bench_models import Slow, sleeper_callers
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")

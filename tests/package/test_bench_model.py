@@ -21,9 +21,9 @@ import pytest
 
 import oipcodec
 from oipcodec import cli
-from oipcodec.bench import PATHS, PAYLOADS, peers, runner
-from oipcodec.bench.paths import peer_available
-from oipcodec.bench.runner import render_table
+from oipcodec.bench import PATHS, PAYLOADS, runner
+from oipcodec.bench.paths import peer_available, peers
+from oipcodec.bench.table import render_table
 from oipcodec.bench.workload import (
     Output,
     WorkloadError,
@@ -160,11 +160,15 @@ def test_a_batching_model_gets_batch_one_without_shape(server: Any, tmp_path: Pa
 
 def test_the_first_error_of_a_broken_model_is_in_the_table(server: Any, tmp_path: Path) -> None:
     implementations = ["native"] + (["tritonclient"] if peer_available("tritonclient") else [])
-    status, results, table, _ = _bench(
+    status, results, table, errors = _bench(
         server, tmp_path, "--model", "broken", "--path", "rest-binary", "--path", "grpc-raw",
         *[arg for impl in implementations for arg in ("--implementation", impl)],
     )  # fmt: skip
-    assert status == 0
+    # Every row failed: results.json and the table all the same, then one line and exit 2.
+    assert status == 2
+    line = errors.splitlines()[-1]
+    assert line.startswith("oipcodec bench: every row of rest-binary, grpc-raw failed; the ")
+    assert "the weights file is missing (bench test)" in line
     lines = table.splitlines()
     rows = [  # a row with its continuation lines (the table wraps a message at 100 columns)
         " ".join([line, *(more.strip() for more in itertools.takewhile(

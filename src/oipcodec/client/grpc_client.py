@@ -40,7 +40,7 @@ from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.sharedmem import Resolver
 from oipcodec.types import InferRequest, InferResponse, Parameters
 
-__all__ = ["AsyncGrpcClient", "GrpcClient", "StreamResult"]
+__all__ = ["AsyncGrpcClient", "GrpcClient", "StreamResult", "channel_target"]
 
 SERVICE = "inference.GRPCInferenceService"
 
@@ -60,9 +60,11 @@ _CONNECT_FAILURES = (
 StreamResult = InferResponse | ServerError
 
 
-def _target(target: str) -> str:
+def channel_target(target: str) -> str:
+    """``host:port`` of a gRPC target given with or without a scheme (``grpc://``,
+    ``http://``, ``dns:///``, in any case: schemes are case-insensitive, RFC 3986 3.1)."""
     for scheme in ("grpc://", "http://", "dns:///"):
-        if target.startswith(scheme):
+        if target.lower().startswith(scheme):
             return target[len(scheme) :].rstrip("/")
     return target
 
@@ -294,7 +296,7 @@ def _statistics(message: Any) -> dict[str, Any]:
 class _Base:
     def __init__(self, target: str, raw: bool, timeout: float | None, limits: Limits,
                  headers: Mapping[str, str] | None = None) -> None:  # fmt: skip
-        self.target = _target(target)
+        self.target = channel_target(target)
         self.raw = raw
         self.timeout = timeout
         self.limits = limits

@@ -1,6 +1,7 @@
-"""The peer servers' codecs, for ``oipcodec bench``: what KServe's and MLServer's servers do to
-a request as oipcodec's client writes it, and to the identity model's answer, called
-in-process so that their server codec time per request stands next to oipcodec's.
+"""The peer servers' codecs (the ``kserve`` and ``mlserver`` implementations): what KServe's
+and MLServer's servers do to a request as oipcodec's client writes it, and to the identity
+model's answer, called in-process so that their server codec time per request stands next to
+oipcodec's.
 
 Decode is the request's wire bytes to the numpy arrays a model holds; encode is those arrays,
 given back as the identity model's outputs, to the answer's wire bytes. Each step is the
@@ -18,9 +19,20 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from oipcodec import pb, rest
 from oipcodec.bench.encoding import EncodingPath
+from oipcodec.bench.paths.base import CodecOps, same_values
+from oipcodec.bench.paths.oip import wire
+from oipcodec.bench.workload import Workload
 
-__all__ = ["SERVER_PEERS", "ServerCodec", "installed", "server_codec", "unsupported"]
+__all__ = [
+    "SERVER_PEERS",
+    "ServerCodec",
+    "codec_ops",
+    "installed",
+    "server_codec",
+    "unsupported",
+]
 
 #: Peers measured on the server side: their codecs in-process, their servers end to end only
 #: when ``--url`` / ``--grpc-target`` point at one.
@@ -63,6 +75,26 @@ def server_codec(peer: str, protocol: str, model: str, body: bytes,
     if peer == "mlserver":
         return _mlserver(protocol, model, body)
     raise ValueError(f"no server codec for {peer!r}")
+
+
+def codec_ops(peer: str, path: EncodingPath, workload: Workload) -> CodecOps:
+    """``peer``'s server decode and encode of the request oipcodec's client writes on ``path``,
+    checked once: the model gets the values sent, and the answer, read back by oipcodec,
+    holds them (else ValueError)."""
+    (tensor,) = workload.inputs  # an echo workload: supported() keeps the others away
+    sent = wire(path, workload)
+    decode, encode = server_codec(peer, path.protocol, workload.model, sent.body,
+                                  sent.header_length)  # fmt: skip
+    if not same_values(tensor, decode()[0]):
+        raise ValueError(f"{peer}'s decode does not give the values sent")
+    answer, answer_length = encode()
+    if path.protocol == "rest":
+        received = rest.decode_response(answer, answer_length).outputs[0].data
+    else:
+        received = pb.decode_response(answer).outputs[0].data
+    if not same_values(tensor, received):
+        raise ValueError(f"{peer}'s answer does not hold the values sent")
+    return CodecOps(None, None, decode, encode, len(sent.body), len(answer))
 
 
 # ------------------------------------------------------------------------------ KServe
