@@ -1,0 +1,92 @@
+"""Reliability of the newest surfaces (issue 44) against a real server on 127.0.0.1: a
+configuration override while a batch queue drains, big JSON of a batching ``async def
+predict`` model, shared memory in flight, and reloads that hold no unrelated model.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+
+from oipcodec.testing import background
+from tests.support.http1 import read_response
+
+pytest.importorskip("uvicorn", reason="the server extra is not installed")
+
+
+def _post(base: str, path: str, document: Any, timeout: float = 10.0) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        base + path, json.dumps(document).encode(), {"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, json.loads(answer.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def _simple_request(rows: int) -> dict[str, Any]:
+    data = list(range(rows * 16))
+    return {
+        "inputs": [
+            {"name": name, "datatype": "INT32", "shape": [rows, 16], "data": data}
+            for name in ("INPUT0", "INPUT1")
+        ]
+    }
+
+
+def test_an_override_during_a_drain_never_freezes_the_event_loop() -> None:
+    """A request looked up before a configuration override that raises ``max_batch_size``
+    (8 to 16), whose body arrives while the old queue drains, carries 16 rows into a queue
+    made for 8: it is refused (400, naming the queue's limit) and the server goes on; before,
+    the batcher looped without awaiting and the event loop froze for good."""
+    delay = {"max_queue_delay_microseconds": 1_500_000}
+    with background(log_level="critical") as server:
+        base = f"http://{server.http_address}"
+        load = "/v2/repository/models/simple/load"
+        config = {"max_batch_size": 8, "dynamic_batching": delay}
+        assert _post(base, load, {"parameters": {"config": json.dumps(config)}})[0] == 200
+        # A: one row, held in the queue by the delay, so the reload's drain waits for it.
+        first: list[Any] = []
+        held = threading.Thread(
+            target=lambda: first.append(_post(base, "/v2/models/simple/infer", _simple_request(1)))
+        )
+        held.start()
+        time.sleep(0.3)
+        # B: the head and half the body now (the model is looked up), the rest during the drain.
+        body = json.dumps(_simple_request(16)).encode()
+        host, port = server.http_address.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:100]
+            )
+            time.sleep(0.3)
+            config = {"max_batch_size": 16, "dynamic_batching": delay}
+            reloaded: list[Any] = []
+            reload = threading.Thread(
+                target=lambda: reloaded.append(
+                    _post(base, load, {"parameters": {"config": json.dumps(config)}})
+                )
+            )
+            reload.start()
+            time.sleep(0.3)  # the override is applied; the drain waits for A
+            sock.sendall(body[100:])
+            answer, _ = read_response(sock, method="POST")
+        assert answer.status == 400, answer.body
+        assert b"16" in answer.body and b"8 rows of the batch queue" in answer.body
+        held.join(10)
+        reload.join(10)
+        assert first and first[0][0] == 200
+        assert reloaded and reloaded[0][0] == 200
+        with urllib.request.urlopen(base + "/v2/health/live", timeout=5) as live:
+            assert live.status == 200
+        # The new queue takes 16 rows.
+        status, document = _post(base, "/v2/models/simple/infer", _simple_request(16))
+        assert status == 200 and document["outputs"][0]["shape"] == [16, 16]
