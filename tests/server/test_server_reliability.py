@@ -12,8 +12,11 @@ import time
 import urllib.request
 from typing import Any
 
+import numpy as np
 import pytest
 
+from oipcodec.rest import DeferredTensor
+from oipcodec.server import DynamicBatching, Model, TensorSpec
 from oipcodec.testing import background
 from tests.support.http1 import read_response
 
@@ -90,3 +93,51 @@ def test_an_override_during_a_drain_never_freezes_the_event_loop() -> None:
         # The new queue takes 16 rows.
         status, document = _post(base, "/v2/models/simple/infer", _simple_request(16))
         assert status == 200 and document["outputs"][0]["shape"] == [16, 16]
+
+
+class AsyncBatching(Model):
+    """Batches, with an ``async def predict`` that notes the event loop's thread."""
+
+    name = "async_batching"
+    max_batch_size = 4
+    dynamic_batching = DynamicBatching()
+    inputs = (TensorSpec("X", "FP32", [-1, -1]),)
+    outputs = (TensorSpec("Y", "FP32", [-1, -1]),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop_thread = 0
+
+    async def predict(self, inputs: Any, parameters: Any) -> dict[str, Any]:
+        self.loop_thread = threading.get_ident()
+        return {"Y": inputs["X"] + 1}
+
+
+def test_big_json_of_a_batching_async_model_is_parsed_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """JSON rows of 1 MiB or more are parsed off the event loop whatever the model's predict
+    is; before, an ``async def predict`` had every batched request's JSON parsed on it (two
+    clients of 50 MB bodies held health answers for seconds). Small JSON stays on the loop."""
+    parsed: list[tuple[int, int]] = []  # (thread, bytes of text) of every parse into a batch
+    into = DeferredTensor.into
+
+    def noting(self: DeferredTensor, out: Any) -> None:
+        parsed.append((threading.get_ident(), len(self.text)))
+        into(self, out)
+
+    monkeypatch.setattr(DeferredTensor, "into", noting)
+    model = AsyncBatching()
+    with background([model], process=False, grpc_port=None, log_level="critical") as server:
+        base = f"http://{server.http_address}"
+        for columns in (300_000, 10):
+            values = np.arange(columns, dtype=np.float32).tolist()
+            document = {"inputs": [{"name": "X", "datatype": "FP32", "shape": [1, columns],
+                                    "data": values}]}  # fmt: skip
+            status, answer = _post(base, "/v2/models/async_batching/infer", document)
+            assert status == 200, answer
+            assert answer["outputs"][0]["data"][:2] == [1.0, 2.0]
+    (big_thread, big), (small_thread, small) = parsed
+    assert big >= 1 << 20 > small
+    assert big_thread != model.loop_thread  # parsed in a worker thread
+    assert small_thread == model.loop_thread  # a small one is not worth the hand-over

@@ -35,12 +35,16 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
+from oipcodec.rest import DeferredTensor
 from oipcodec.server.model import Model
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["Batcher", "BatchRecorder", "model_failure"]
+__all__ = ["OFF_LOOP_BYTES", "Batcher", "BatchRecorder", "model_failure"]
 
 log = logging.getLogger("oipcodec.server")
+
+#: JSON text of at least this many bytes is parsed or written off the event loop.
+OFF_LOOP_BYTES = 1 << 20
 
 #: What a request gets back: its rows of every output, when its batch started (taken from
 #: the queue) and when ``predict`` finished (``perf_counter_ns`` readings).
@@ -240,8 +244,9 @@ class Batcher:
             return
         total = sum(w.rows for w in live)
         buffers = {t.name: self._buffer(t, total) for t in live[0].tensors}
-        if not model.is_async:
-            # Parsing JSON rows is the model's kind of work: off the event loop, as predict is.
+        if not model.is_async or _json_bytes(live) >= OFF_LOOP_BYTES:
+            # Parsing JSON rows is the model's kind of work: off the event loop, as predict is;
+            # for an async predict too once the text is big, by the REST front end's rule.
             loop = asyncio.get_running_loop()
             placed, at, failures = await loop.run_in_executor(None, _assemble, live, buffers)
         else:
@@ -330,6 +335,16 @@ def _numpy_dtype(datatype: str) -> np.dtype[Any]:
     row = datatypes.get(datatype)
     # BF16 without ml_dtypes: float32, as the decoders give it
     return row.numpy_dtype if row.numpy_dtype is not None else np.dtype(np.float32)
+
+
+def _json_bytes(live: list[_Waiting]) -> int:
+    """The bytes of JSON text the requests' deferred inputs still hold, to parse."""
+    return sum(
+        len(t.text)
+        for w in live
+        for t in w.tensors
+        if isinstance(t, DeferredTensor) and not t.parsed
+    )
 
 
 def _assemble(

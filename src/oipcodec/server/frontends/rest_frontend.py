@@ -35,6 +35,7 @@ from oipcodec.errors import (
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
+from oipcodec.server.batching import OFF_LOOP_BYTES
 from oipcodec.server.config import available_cpus
 from oipcodec.server.frontends._asgi import (
     BINARY,
@@ -61,8 +62,6 @@ from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = ["RestApp"]
 
-#: JSON text of at least this many bytes is parsed or written off the event loop.
-_OFF_LOOP_BYTES = 1 << 20
 #: The most a deflate stream inflates by: about 1032 bytes out per byte in.
 _MAX_DEFLATE_RATIO = 1032
 
@@ -395,7 +394,7 @@ class RestApp:
         The pool has one thread per CPU, not the loop's default executor (cpu_count + 4),
         which ran more large steps at once than there are cores and served fewer requests
         (docs/measurements.md#rest-front-end)."""
-        if size < _OFF_LOOP_BYTES:
+        if size < OFF_LOOP_BYTES:
             return call(*args, **kwargs)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
