@@ -141,3 +141,69 @@ def test_big_json_of_a_batching_async_model_is_parsed_off_the_event_loop(
     assert big >= 1 << 20 > small
     assert big_thread != model.loop_thread  # parsed in a worker thread
     assert small_thread == model.loop_thread  # a small one is not worth the hand-over
+
+
+SLOW_MODEL = """
+import asyncio
+
+from oipcodec.server import Model
+
+
+class Slow(Model):
+    inputs = None
+    outputs = None
+
+    async def predict(self, inputs, parameters):
+        await asyncio.sleep(3)
+        return dict(inputs)
+"""
+
+ECHO_MODEL = """
+from oipcodec.server import Model
+
+
+class Echo(Model):
+    inputs = None
+    outputs = None
+
+    def predict(self, inputs, parameters):
+        return dict(inputs)
+"""
+
+
+def test_a_reload_that_drains_holds_no_other_model(tmp_path: Any) -> None:
+    """A repository reload drains the replaced version outside the repository lock: an
+    unrelated model's unload is done at once; before, it waited for the drain (up to the 30 s
+    drain timeout)."""
+    for name, code in (("slow", SLOW_MODEL), ("echo", ECHO_MODEL)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.py").write_text(code)
+    with background(
+        model_repository=str(tmp_path),
+        model_control="explicit",
+        load_models=("*",),
+        grpc_port=None,
+        log_level="critical",
+    ) as server:
+        base = f"http://{server.http_address}"
+        document = {"inputs": [{"name": "X", "datatype": "FP32", "shape": [1], "data": [1]}]}
+        answers: list[Any] = []
+        threads = [
+            threading.Thread(
+                target=lambda: answers.append(_post(base, "/v2/models/slow/infer", document))
+            ),
+            threading.Thread(
+                target=lambda: answers.append(_post(base, "/v2/repository/models/slow/load", {}))
+            ),
+        ]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.4)  # the request runs, then the reload drains it
+        started = time.monotonic()
+        status, _ = _post(base, "/v2/repository/models/echo/unload", {})
+        took = time.monotonic() - started
+        for thread in threads:
+            thread.join(10)
+        assert status == 200
+        assert sorted(a[0] for a in answers) == [200, 200]
+        assert took < 1.0, f"the unload of echo waited {took:.2f} s for slow's drain"
