@@ -5,7 +5,10 @@ predict`` model, shared memory in flight, and reloads that hold no unrelated mod
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import os
 import socket
 import threading
 import time
@@ -207,3 +210,91 @@ def test_a_reload_that_drains_holds_no_other_model(tmp_path: Any) -> None:
         assert status == 200
         assert sorted(a[0] for a in answers) == [200, 200]
         assert took < 1.0, f"the unload of echo waited {took:.2f} s for slow's drain"
+
+
+class Holding(Model):
+    """Holds its inputs for ``hold`` seconds (awaiting), and answers their bytes."""
+
+    name = "holding"
+    inputs = None
+    outputs = None
+    hold = 0.5
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop_thread = 0
+
+    async def predict(self, inputs: Any, parameters: Any) -> dict[str, Any]:
+        self.loop_thread = threading.get_ident()
+        await asyncio.sleep(self.hold)
+        if "FAIL" in inputs:
+            raise ValueError("asked to fail")
+        return {"N": np.array([sum(a.nbytes for a in inputs.values())], np.int64)}
+
+
+def _shm_object(key: str, size: int) -> None:
+    fd = os.open("/dev/shm" + key, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.ftruncate(fd, size)
+        os.pwrite(fd, b"\x01" * size, 0)
+    finally:
+        os.close(fd)
+
+
+def _in_region(region: str, size: int, name: str = "X") -> dict[str, Any]:
+    params = {"shared_memory_region": region, "shared_memory_byte_size": size}
+    return {"name": name, "datatype": "UINT8", "shape": [size], "parameters": params}
+
+
+def test_an_unregister_while_a_codec_thread_reads_the_region_is_no_500(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose JSON part is 1 MiB or more is decoded in a codec thread, which reads
+    its input out of shared memory while the event loop unregisters that region: the read
+    keeps the region open until it is done, and the requests get 200 or 400 (region not
+    found), never a 500 "Bad file descriptor" with a logged traceback. The window between
+    the look-up of the region and its read is widened (``os.fstat`` 5 ms slower in codec
+    threads) so that the race shows in every run."""
+    fstat = os.fstat
+
+    def slow_in_codec_threads(fd: int) -> os.stat_result:
+        if threading.current_thread().name.startswith("oipcodec-codec"):
+            time.sleep(0.005)
+        return fstat(fd)
+
+    monkeypatch.setattr(os, "fstat", slow_in_codec_threads)
+    size, key = 4 << 20, f"/oipcodec-unregister-{os.getpid()}"
+    _shm_object(key, size)
+    pad = {"name": "PAD", "datatype": "INT32", "shape": [600_000], "data": [0] * 600_000}
+    document = {"inputs": [_in_region("flap", size), pad]}
+    statuses: dict[int, int] = {}
+    caplog.set_level(logging.ERROR, logger="oipcodec")
+    model = Holding()
+    model.hold = 0.0
+    try:
+        with background(
+            [model], process=False, grpc_port=None, shared_memory="system", log_level=None
+        ) as server:
+            base = f"http://{server.http_address}"
+            register = {"key": key, "offset": 0, "byte_size": size}
+            stop = time.monotonic() + 2.5
+
+            def flap() -> None:
+                while time.monotonic() < stop:
+                    _post(base, "/v2/systemsharedmemory/region/flap/register", register)
+                    _post(base, "/v2/systemsharedmemory/region/flap/unregister", {})
+
+            def send() -> None:
+                while time.monotonic() < stop:
+                    status, _ = _post(base, "/v2/models/holding/infer", document)
+                    statuses[status] = statuses.get(status, 0) + 1
+
+            threads = [threading.Thread(target=run) for run in (flap, send, send, send)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(15)
+    finally:
+        os.unlink("/dev/shm" + key)
+    assert set(statuses) <= {200, 400} and statuses.get(200), statuses
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,10 @@ class _Region:
     offset: int
     byte_size: int
     fd: int
+    # Reads running on it (in codec threads too), and whether it was unregistered meanwhile:
+    # its descriptor is closed by the last read, never under one.
+    users: int = 0
+    retired: bool = False
 
     def status(self) -> dict[str, Any]:
         return {
@@ -95,8 +100,9 @@ class SharedMemoryRegions:
     """The system shared-memory regions registered with one server process.
 
     ``prefix``: keys must start with it (``None``: any key, as Triton); ``max_regions`` and
-    ``max_bytes``: the most regions, and registered bytes, held at once. Used from the
-    server's event loop (both front ends run on it); not thread-safe.
+    ``max_bytes``: the most regions, and registered bytes, held at once. Registered and
+    unregistered from the server's event loop; :meth:`resolve` also runs in codec threads (a
+    large request is decoded there): what it shares with the loop is locked.
     """
 
     def __init__(
@@ -110,6 +116,8 @@ class SharedMemoryRegions:
         self.max_bytes = max_bytes
         self._regions: dict[str, _Region] = {}
         self._bytes = 0
+        # The lock of the regions' read pins (a read in a codec thread pins its region).
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._regions)
@@ -198,7 +206,10 @@ class SharedMemoryRegions:
             region = self._regions.pop(each, None)
             if region is not None:
                 self._bytes -= region.byte_size
-                region.close()
+                with self._lock:
+                    region.retired = True
+                    if not region.users:  # else the last read running on it closes it
+                        region.close()
                 log.info("unregistered shared memory region '%s'", each)
 
     def close(self) -> None:
@@ -207,11 +218,19 @@ class SharedMemoryRegions:
 
     def _place(self, where: Location, tensor: str, kind: str) -> tuple[_Region, int]:
         """The region ``where`` names and the object offset it starts at, checked."""
+        region = self._find(where, tensor, kind)
+        return region, self._start(region, where, tensor, kind)
+
+    def _find(self, where: Location, tensor: str, kind: str) -> _Region:
         region = self._regions.get(where.region)
         if region is None:
             raise InvalidArgumentError(
                 f"{kind} '{tensor}': Unable to find shared memory region: '{where.region}'"
             )
+        return region
+
+    def _start(self, region: _Region, where: Location, tensor: str, kind: str) -> int:
+        """The object offset ``where`` starts at in ``region``, checked."""
         if where.offset + where.byte_size > region.byte_size:
             raise InvalidArgumentError(
                 f"{kind} '{tensor}': Invalid offset for shared memory region: "
@@ -220,23 +239,34 @@ class SharedMemoryRegions:
             )
         if os.fstat(region.fd).st_size < region.offset + region.byte_size:
             raise _shrunk(where, tensor, kind)
-        return region, region.offset + where.offset
+        return region.offset + where.offset
 
     def resolve(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
         """A copy of the ``where.byte_size`` bytes at ``where.offset`` of the region
         ``where.region`` (:data:`oipcodec.sharedmem.Resolver`): read-only unless
-        ``writable``. A region shrunk under the read is a 400, not a fault."""
-        region, start = self._place(where, tensor, kind)
-        buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
-        done = 0
-        while done < where.byte_size:
-            try:
-                got = os.preadv(region.fd, [buffer[done : done + _CHUNK]], start + done)
-            except OSError as exc:
-                raise _failed(where, tensor, kind, exc) from None
-            if got == 0:
-                raise _shrunk(where, tensor, kind)
-            done += got
+        ``writable``. A region shrunk under the read is a 400, not a fault; one unregistered
+        during the read (from the event loop, while this runs in a codec thread) stays open
+        until the read is done."""
+        with self._lock:
+            region = self._find(where, tensor, kind)
+            region.users += 1
+        try:
+            start = self._start(region, where, tensor, kind)
+            buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
+            done = 0
+            while done < where.byte_size:
+                try:
+                    got = os.preadv(region.fd, [buffer[done : done + _CHUNK]], start + done)
+                except OSError as exc:
+                    raise _failed(where, tensor, kind, exc) from None
+                if got == 0:
+                    raise _shrunk(where, tensor, kind)
+                done += got
+        finally:
+            with self._lock:
+                region.users -= 1
+                if region.retired and not region.users:
+                    region.close()
         return buffer if writable else buffer.toreadonly()
 
     def reader(self) -> Resolver:
