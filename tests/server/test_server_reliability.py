@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ import pytest
 
 from oipcodec.rest import DeferredTensor
 from oipcodec.server import DynamicBatching, Model, TensorSpec
+from oipcodec.server.regions import SharedMemoryRegions
 from oipcodec.testing import background
 from tests.support.http1 import read_response
 
@@ -244,6 +246,66 @@ def _shm_object(key: str, size: int) -> None:
 def _in_region(region: str, size: int, name: str = "X") -> dict[str, Any]:
     params = {"shared_memory_region": region, "shared_memory_byte_size": size}
     return {"name": name, "datatype": "UINT8", "shape": [size], "parameters": params}
+
+
+def test_the_shared_memory_budget_bounds_the_copies_of_all_requests_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--shared-memory-budget`` bounds the bytes copied out of shared memory by every
+    request in flight together: eight requests of 149 bytes naming a 12 MiB region, with a
+    32 MiB budget, get two answers and six refusals naming the region and the budget; each
+    copy is given back when its request ends, whether it answered or failed. A copy of 1 MiB
+    or more runs in a worker thread, a small one on the loop. Before, each request was
+    bounded alone (eight copies: 96 MiB), all copied on the event loop."""
+    copies: list[tuple[int, int]] = []  # (thread, bytes) of every copy
+    resolve = SharedMemoryRegions.resolve
+
+    def noting(self: SharedMemoryRegions, where: Any, *args: Any) -> memoryview:
+        copies.append((threading.get_ident(), where.byte_size))
+        return resolve(self, where, *args)
+
+    monkeypatch.setattr(SharedMemoryRegions, "resolve", noting)
+    size, key = 12 << 20, f"/oipcodec-budget-{os.getpid()}"
+    _shm_object(key, size)
+    model = Holding()
+    try:
+        with (
+            background(
+                [model],
+                process=False,
+                grpc_port=None,
+                shared_memory="system",
+                shared_memory_budget=32 << 20,
+                log_level="critical",
+            ) as server,
+            ThreadPoolExecutor(8) as pool,
+        ):
+            base = f"http://{server.http_address}"
+            register = {"key": key, "offset": 0, "byte_size": size}
+            assert _post(base, "/v2/systemsharedmemory/region/big/register", register)[0] == 200
+            infer = "/v2/models/holding/infer"
+
+            def round_of(document: dict[str, Any], count: int = 8) -> list[tuple[int, Any]]:
+                return list(pool.map(lambda _: _post(base, infer, document), range(count)))
+
+            answers = round_of({"inputs": [_in_region("big", size)]})
+            assert sorted(status for status, _ in answers) == [200] * 2 + [400] * 6
+            refusal = next(document["error"] for status, document in answers if status == 400)
+            assert "'big'" in refusal and "budget of 33554432" in refusal, refusal
+            # Copies are given back on every path: answered, failed in predict, refused.
+            failing = {"inputs": [_in_region("big", size), _in_region("big", 1, "FAIL")]}
+            assert [s for s, _ in round_of(failing, 2)] == [500, 500]
+            missing = {"inputs": [_in_region("big", size), _in_region("nowhere", 1, "Y")]}
+            assert [s for s, _ in round_of(missing, 2)] == [400, 400]
+            answers = round_of({"inputs": [_in_region("big", size)]}, 2)
+            assert [s for s, _ in answers] == [200, 200]
+            small = {"inputs": [_in_region("big", 1024)]}
+            assert _post(base, infer, small)[0] == 200
+    finally:
+        os.unlink("/dev/shm" + key)
+    big_threads = {thread for thread, copied in copies if copied == size}
+    assert big_threads and model.loop_thread not in big_threads  # off the event loop
+    assert (model.loop_thread, 1024) in copies  # a small copy is not worth a hand-over
 
 
 def test_an_unregister_while_a_codec_thread_reads_the_region_is_no_500(

@@ -34,13 +34,13 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
-from oipcodec.server.batching import Batcher, model_failure
+from oipcodec.server.batching import OFF_LOOP_BYTES, Batcher, model_failure
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
-from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.server.regions import Reader, SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.repository import MAX_NAME_BYTES, ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
-from oipcodec.sharedmem import Location, Resolver, location, parameters_for
+from oipcodec.sharedmem import Location, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput
 
 __all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
@@ -123,12 +123,15 @@ class ModelRegistry:
         for model in models:
             self.add(model)
 
-    @property
-    def resolver(self) -> Resolver:
-        """What one request's decoder reads its inputs in shared memory through: a reader of
-        the regions (bounded per request), or one that refuses them when the extension is off."""
-        regions = self.shared_memory
-        return shared_memory_disabled if regions is None else regions.reader()
+    def reader(self, on_loop: bool = False) -> Reader:
+        """What one request's decoder reads its inputs in shared memory through: a
+        :class:`~oipcodec.server.regions.Reader` of the regions (bounded per request and for
+        the requests in flight together: release it when the request ends), or one that
+        refuses them when the extension is off. ``on_loop``: the decode runs on the event
+        loop, where a copy of :data:`~oipcodec.server.batching.OFF_LOOP_BYTES` or more raises
+        :class:`~oipcodec.server.regions.CopyOffLoop` instead (a copy must not hold the
+        loop): the caller calls its ``off_loop`` and decodes again in a worker thread."""
+        return Reader(self.shared_memory, OFF_LOOP_BYTES if on_loop else None)
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""

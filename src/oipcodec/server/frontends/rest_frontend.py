@@ -55,7 +55,7 @@ from oipcodec.server.frontends._asgi import (
 )
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
-from oipcodec.server.regions import cuda_unsupported
+from oipcodec.server.regions import CopyOffLoop, Reader, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
@@ -332,6 +332,22 @@ class RestApp:
     ) -> tuple[Answer, InferRequest, int, int, int]:
         """Decode, run and encode one inference: the answer, the request, and when the
         request was checked and ``predict`` started and finished."""
+        reader = self.registry.reader(on_loop=True)
+        try:
+            return await self._run_reading(model, headers, body, name, version, scope, reader)
+        finally:  # its copies out of shared memory no longer count against the budget
+            reader.release()
+
+    async def _run_reading(
+        self,
+        model: Model,
+        headers: dict[bytes, bytes],
+        body: Any,
+        name: str,
+        version: str | None,
+        scope: Scope,
+        reader: Reader,
+    ) -> tuple[Answer, InferRequest, int, int, int]:
         encoding = _content_encoding(headers)
         if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
@@ -355,17 +371,23 @@ class RestApp:
         else:
             # The JSON part's length bounds the parse work (binary parts become views).
             text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
-            request = await self._codec(
-                text,
+            if text >= OFF_LOOP_BYTES:
+                reader.off_loop()  # decoded in a codec thread: copies of any size there
+            decode = functools.partial(
                 rest.decode_request,
                 body,
                 None if header_length is None else header_length.decode("latin-1"),
                 model_name=name,
                 model_version=version,
                 limits=self.limits,
-                shared_memory=self.registry.resolver,
                 defer_json=_batches(model),
             )
+            try:
+                # On the loop, a large copy out of shared memory stops the decode first...
+                request = await self._codec(text, decode, shared_memory=reader)
+            except CopyOffLoop:  # ...and it runs again in a codec thread
+                reader.off_loop()
+                request = await self._codec(OFF_LOOP_BYTES, decode, shared_memory=reader)
             binary = rest.binary_outputs(request)
         response, checked, started, finished = await self.registry.execute(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
