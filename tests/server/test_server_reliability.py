@@ -360,3 +360,24 @@ def test_an_unregister_while_a_codec_thread_reads_the_region_is_no_500(
         os.unlink("/dev/shm" + key)
     assert set(statuses) <= {200, 400} and statuses.get(200), statuses
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+def test_a_queue_head_over_the_limit_makes_a_batch_alone() -> None:
+    """The batcher's plan never takes 0 requests from a queue that is not empty (the task
+    would loop without awaiting): a head with more rows than the queue's limit, which
+    ``submit`` refuses, would run alone."""
+    from oipcodec.server.batching import Batcher, _Waiting
+    from oipcodec.server.demo import Simple
+    from oipcodec.types import Tensor
+
+    async def plan() -> tuple[int, bool]:
+        model = Simple()
+        model.configure(dynamic_batching=DynamicBatching())
+        batcher = Batcher(model)
+        rows = np.zeros((16, 16), np.int32)
+        tensors = [Tensor("INPUT0", "INT32", rows.shape, rows)]
+        future = asyncio.get_running_loop().create_future()
+        batcher._queue.append(_Waiting(("k",), tensors, 16, {}, future, 0))
+        return batcher._plan()
+
+    assert asyncio.run(plan()) == (1, True)
