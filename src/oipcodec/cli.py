@@ -244,8 +244,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         type=_positive,
         metavar="MIB",
         default=1024,  # server.regions.DEFAULT_MAX_SHM_BYTES in MiB (tested)
-        help="shared memory: MiB all registered regions may span together, and the most one "
-        "request may read from them (default: %(default)s)",
+        help="shared memory: MiB all registered regions may span together, and the most the "
+        "requests in flight may read from them together (default: %(default)s)",
     )
     add(
         "--metrics-port",

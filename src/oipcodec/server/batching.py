@@ -28,13 +28,23 @@ from typing import Any
 import numpy as np
 
 from oipcodec import datatypes
-from oipcodec.errors import InternalError, RequestError, UnavailableError, request_error_for
+from oipcodec.errors import (
+    InternalError,
+    InvalidArgumentError,
+    RequestError,
+    UnavailableError,
+    request_error_for,
+)
+from oipcodec.rest import DeferredTensor
 from oipcodec.server.model import Model
 from oipcodec.types import Parameters, Tensor
 
-__all__ = ["Batcher", "BatchRecorder", "model_failure"]
+__all__ = ["OFF_LOOP_BYTES", "Batcher", "BatchRecorder", "model_failure"]
 
 log = logging.getLogger("oipcodec.server")
+
+#: JSON text of at least this many bytes is parsed or written off the event loop.
+OFF_LOOP_BYTES = 1 << 20
 
 #: What a request gets back: its rows of every output, when its batch started (taken from
 #: the queue) and when ``predict`` finished (``perf_counter_ns`` readings).
@@ -124,6 +134,14 @@ class Batcher:
         if self._closed is not None:
             raise UnavailableError(self._closed)
         rows = tensors[0].shape[0]
+        if rows > self.max_rows:
+            # Checked against this queue's limit, not the model's: a configuration override
+            # changes the model's while this queue drains with the limit it was made with.
+            raise InvalidArgumentError(
+                f"inputs of model '{self.model.name}' have a batch size of {rows}, more than "
+                f"the {self.max_rows} rows of the batch queue the request joins (the model's "
+                "max_batch_size when the queue was made; it is being reconfigured)"
+            )
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         key = batch_key(tensors, parameters, requested)
@@ -166,6 +184,9 @@ class Batcher:
             batch = [queue.popleft() for _ in range(count)]
             try:
                 await self._execute(batch)
+                # A batch that awaited nothing (all its requests failed writing their rows)
+                # must still let the loop serve others: this task never runs twice unyielding.
+                await asyncio.sleep(0)
             except asyncio.CancelledError:  # the event loop is closing
                 for waiting in batch:
                     if not waiting.future.done():
@@ -187,7 +208,9 @@ class Batcher:
         The batch takes the requests that follow the head with its key, until one of another
         key (run in order: it closes the batch) or one that does not fit in
         ``max_batch_size`` rows. It is closed at ``max_batch_size`` rows, or at the largest
-        preferred size it reaches (the requests after that wait for the next batch)."""
+        preferred size it reaches (the requests after that wait for the next batch). A head
+        too large to fit makes a batch alone: the count is never 0 for a queue that is not
+        empty, or the task would loop without end."""
         queue = self._queue
         key = queue[0].key
         rows = count = best = 0
@@ -198,6 +221,8 @@ class Batcher:
                 continue
             if waiting.key != key or rows + waiting.rows > self.max_rows:
                 closed = True
+                if not rows:  # the head alone is over the limit (submit refuses that)
+                    count += 1
                 break
             rows += waiting.rows
             count += 1
@@ -219,8 +244,9 @@ class Batcher:
             return
         total = sum(w.rows for w in live)
         buffers = {t.name: self._buffer(t, total) for t in live[0].tensors}
-        if not model.is_async:
-            # Parsing JSON rows is the model's kind of work: off the event loop, as predict is.
+        if not model.is_async or _json_bytes(live) >= OFF_LOOP_BYTES:
+            # Parsing JSON rows is the model's kind of work: off the event loop, as predict is;
+            # for an async predict too once the text is big, by the REST front end's rule.
             loop = asyncio.get_running_loop()
             placed, at, failures = await loop.run_in_executor(None, _assemble, live, buffers)
         else:
@@ -309,6 +335,16 @@ def _numpy_dtype(datatype: str) -> np.dtype[Any]:
     row = datatypes.get(datatype)
     # BF16 without ml_dtypes: float32, as the decoders give it
     return row.numpy_dtype if row.numpy_dtype is not None else np.dtype(np.float32)
+
+
+def _json_bytes(live: list[_Waiting]) -> int:
+    """The bytes of JSON text the requests' deferred inputs still hold, to parse."""
+    return sum(
+        len(t.text)
+        for w in live
+        for t in w.tensors
+        if isinstance(t, DeferredTensor) and not t.parsed
+    )
 
 
 def _assemble(

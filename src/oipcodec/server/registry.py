@@ -34,13 +34,13 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
-from oipcodec.server.batching import Batcher, model_failure
+from oipcodec.server.batching import OFF_LOOP_BYTES, Batcher, model_failure
 from oipcodec.server.classification import check_datatype, class_count, classify
 from oipcodec.server.model import Model
-from oipcodec.server.regions import SharedMemoryRegions, shared_memory_disabled
+from oipcodec.server.regions import Reader, SharedMemoryRegions, shared_memory_disabled
 from oipcodec.server.repository import MAX_NAME_BYTES, ModelRepository, RepositoryError
 from oipcodec.server.stats import Statistics, statistics_document
-from oipcodec.sharedmem import Location, Resolver, location, parameters_for
+from oipcodec.sharedmem import Location, location, parameters_for
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput
 
 __all__ = ["READY", "UNAVAILABLE", "ModelRegistry", "TRANSPORT_PARAMETERS"]
@@ -123,12 +123,15 @@ class ModelRegistry:
         for model in models:
             self.add(model)
 
-    @property
-    def resolver(self) -> Resolver:
-        """What one request's decoder reads its inputs in shared memory through: a reader of
-        the regions (bounded per request), or one that refuses them when the extension is off."""
-        regions = self.shared_memory
-        return shared_memory_disabled if regions is None else regions.reader()
+    def reader(self, on_loop: bool = False) -> Reader:
+        """What one request's decoder reads its inputs in shared memory through: a
+        :class:`~oipcodec.server.regions.Reader` of the regions (bounded per request and for
+        the requests in flight together: release it when the request ends), or one that
+        refuses them when the extension is off. ``on_loop``: the decode runs on the event
+        loop, where a copy of :data:`~oipcodec.server.batching.OFF_LOOP_BYTES` or more raises
+        :class:`~oipcodec.server.regions.CopyOffLoop` instead (a copy must not hold the
+        loop): the caller calls its ``off_loop`` and decodes again in a worker thread."""
+        return Reader(self.shared_memory, OFF_LOOP_BYTES if on_loop else None)
 
     def add(self, model: Model) -> None:
         """Add a model (unloaded). A second model with the same name and version is an error."""
@@ -361,7 +364,9 @@ class ModelRegistry:
             async with self._lock():
                 if name not in self._models and name not in self.repository:
                     self._versions(name)  # NotFoundError
-                await self._drop(name, "unloaded")
+                versions, package = self._detach(name, "unloaded")
+            # Drained outside the lock: another model's load or unload never waits for it.
+            await self._retire(name, versions, package)
             return
         await self._unload_versions(name)
 
@@ -499,16 +504,28 @@ class ModelRegistry:
             self._models[name] = versions
             package = repository.replace(name, loaded)
             self._reasons.pop(name, None)
-            if previous is not None:
-                await self._unload_entries(name, previous)
-            repository.release(package)
+        # The replaced versions drain outside the lock: another model's load or unload never
+        # waits for this one's requests in flight (up to drain_timeout).
+        await self._retire(name, previous, package)
 
     async def _drop(self, name: str, reason: str) -> None:
         """Unload a repository model's versions and forget them and their code."""
+        await self._retire(name, *self._detach(name, reason))
+
+    def _detach(self, name: str, reason: str) -> tuple[dict[str, _Entry] | None, str | None]:
+        """Take a repository model's versions out of service at once: its versions and the
+        package of its code, for :meth:`_retire`."""
         assert self.repository is not None
         versions = self._models.pop(name, None)
         package = self.repository.replace(name, None)
         self._reasons[name] = reason
+        return versions, package
+
+    async def _retire(
+        self, name: str, versions: Mapping[str, _Entry] | None, package: str | None
+    ) -> None:
+        """Drain and unload ``versions`` taken out of service, then forget their code."""
+        assert self.repository is not None
         if versions is not None:
             await self._unload_entries(name, versions)
         self.repository.release(package)

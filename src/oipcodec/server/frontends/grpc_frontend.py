@@ -15,6 +15,8 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -29,7 +31,7 @@ from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.frontends._grpc import client_gone
 from oipcodec.server.metadata import SERVER_NAME, extensions
-from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
+from oipcodec.server.regions import CopyOffLoop, SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferResponse
 
@@ -186,10 +188,16 @@ class InferenceServicer:
         received = time.perf_counter_ns()
         model = None
         path = "grpc_typed"
+        reader = self.registry.reader(on_loop=True)
+        decode = functools.partial(
+            pb.decode_request_form, data, limits=self.limits, shared_memory=reader
+        )
         try:
-            request, raw = pb.decode_request_form(
-                data, limits=self.limits, shared_memory=self.registry.resolver
-            )
+            try:
+                request, raw = decode()
+            except CopyOffLoop:  # a large copy out of shared memory: in a worker thread
+                reader.off_loop()
+                request, raw = await asyncio.get_running_loop().run_in_executor(None, decode)
             if raw:
                 path = "grpc_raw"
             if not request.model_name:
@@ -205,6 +213,8 @@ class InferenceServicer:
             if stats is not None:
                 stats.refused(model, path, received, exc, len(data))
             raise
+        finally:  # its copies out of shared memory no longer count against the budget
+            reader.release()
         if stats is not None:
             timings = (checked, started, finished)
             stats.answered(model, path, request.inputs, received, timings, len(data), len(answer))

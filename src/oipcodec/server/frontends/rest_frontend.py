@@ -35,6 +35,7 @@ from oipcodec.errors import (
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
+from oipcodec.server.batching import OFF_LOOP_BYTES
 from oipcodec.server.config import available_cpus
 from oipcodec.server.frontends._asgi import (
     BINARY,
@@ -54,15 +55,13 @@ from oipcodec.server.frontends._asgi import (
 )
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
-from oipcodec.server.regions import cuda_unsupported
+from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = ["RestApp"]
 
-#: JSON text of at least this many bytes is parsed or written off the event loop.
-_OFF_LOOP_BYTES = 1 << 20
 #: The most a deflate stream inflates by: about 1032 bytes out per byte in.
 _MAX_DEFLATE_RATIO = 1032
 
@@ -333,59 +332,73 @@ class RestApp:
     ) -> tuple[Answer, InferRequest, int, int, int]:
         """Decode, run and encode one inference: the answer, the request, and when the
         request was checked and ``predict`` started and finished."""
-        encoding = _content_encoding(headers)
-        if encoding is not None:
-            inflate_limit = self.limits.max_decompressed_bytes
-            try:
-                # What it may inflate to (deflate packs at most about 1032:1) sizes the work:
-                # anything but a tiny body is inflated in a codec thread, so a bomb does not
-                # hold the event loop.
-                body = await self._codec(
-                    min(len(body) * _MAX_DEFLATE_RATIO, inflate_limit),
-                    rest.decompress,
-                    body,
-                    encoding.decode("latin-1"),
-                    inflate_limit,
+        reader = self.registry.reader(on_loop=True)
+        try:
+            encoding = _content_encoding(headers)
+            if encoding is not None:
+                inflate_limit = self.limits.max_decompressed_bytes
+                try:
+                    # What it may inflate to (deflate packs at most about 1032:1) sizes the work:
+                    # anything but a tiny body is inflated in a codec thread, so a bomb does not
+                    # hold the event loop.
+                    body = await self._codec(
+                        min(len(body) * _MAX_DEFLATE_RATIO, inflate_limit),
+                        rest.decompress,
+                        body,
+                        encoding.decode("latin-1"),
+                        inflate_limit,
+                    )
+                except LimitError as exc:
+                    raise PayloadTooLargeError(f"{exc} {LIMIT_SETTING}") from None
+            header_length = headers.get(_HEADER_LENGTH)
+            if header_length is not None and header_length.strip() == b"0":
+                request = self._raw_request(model, body, name, version)
+                binary: bool | set[str] = True
+            else:
+                # The JSON part's length bounds the parse work (binary parts become views).
+                text = (
+                    len(body)
+                    if header_length is None
+                    else min(_int_or(header_length, 0), len(body))
                 )
-            except LimitError as exc:
-                raise PayloadTooLargeError(f"{exc} {LIMIT_SETTING}") from None
-        header_length = headers.get(_HEADER_LENGTH)
-        if header_length is not None and header_length.strip() == b"0":
-            request = self._raw_request(model, body, name, version)
-            binary: bool | set[str] = True
-        else:
-            # The JSON part's length bounds the parse work (binary parts become views).
-            text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
-            request = await self._codec(
-                text,
-                rest.decode_request,
-                body,
-                None if header_length is None else header_length.decode("latin-1"),
-                model_name=name,
-                model_version=version,
-                limits=self.limits,
-                shared_memory=self.registry.resolver,
-                defer_json=_batches(model),
+                if text >= OFF_LOOP_BYTES:
+                    reader.off_loop()  # decoded in a codec thread: copies of any size there
+                decode = functools.partial(
+                    rest.decode_request,
+                    body,
+                    None if header_length is None else header_length.decode("latin-1"),
+                    model_name=name,
+                    model_version=version,
+                    limits=self.limits,
+                    defer_json=_batches(model),
+                )
+                try:
+                    # On the loop, a large copy out of shared memory stops the decode first...
+                    request = await self._codec(text, decode, shared_memory=reader)
+                except CopyOffLoop:  # ...and it runs again in a codec thread
+                    reader.off_loop()
+                    request = await self._codec(OFF_LOOP_BYTES, decode, shared_memory=reader)
+                binary = rest.binary_outputs(request)
+            response, checked, started, finished = await self.registry.execute(request, model)
+            # JSON text is about twice the bytes of the tensors written as JSON.
+            as_json = sum(
+                t.data.nbytes
+                for t in response.outputs
+                if binary is not True
+                and (binary is False or t.name not in binary)
+                and not names_region(t.parameters)
             )
-            binary = rest.binary_outputs(request)
-        response, checked, started, finished = await self.registry.execute(request, model)
-        # JSON text is about twice the bytes of the tensors written as JSON.
-        as_json = sum(
-            t.data.nbytes
-            for t in response.outputs
-            if binary is not True
-            and (binary is False or t.name not in binary)
-            and not names_region(t.parameters)
-        )
-        answer = await self._codec(
-            2 * as_json,
-            self._infer_answer,
-            response,
-            binary,
-            headers.get(b"accept-encoding"),
-            BUFFERS_EXTENSION in scope.get("extensions", ()),
-        )
-        return answer, request, checked, started, finished
+            answer = await self._codec(
+                2 * as_json,
+                self._infer_answer,
+                response,
+                binary,
+                headers.get(b"accept-encoding"),
+                BUFFERS_EXTENSION in scope.get("extensions", ()),
+            )
+            return answer, request, checked, started, finished
+        finally:  # its copies out of shared memory no longer count against the budget
+            reader.release()
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run
@@ -395,7 +408,7 @@ class RestApp:
         The pool has one thread per CPU, not the loop's default executor (cpu_count + 4),
         which ran more large steps at once than there are cores and served fewer requests
         (docs/measurements.md#rest-front-end)."""
-        if size < _OFF_LOOP_BYTES:
+        if size < OFF_LOOP_BYTES:
             return call(*args, **kwargs)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
