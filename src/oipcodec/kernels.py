@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 #: The kernel families, each a module in ``_native``, ``_pure`` and ``_shared``. The kernels
 #: are the names each family's modules list in ``__all__`` (the one list of them; the twins'
-#: lists are equal, tests/kernels/test_house.py).
+#: lists are equal, tests/architecture/test_house.py).
 FAMILIES: tuple[str, ...] = (
     "flatbuf",
     "framing",
