@@ -9,9 +9,9 @@ reading it.
 
 Types: GraphPipe's Uint8 ... Float64 are OIP's UINT8 ... FP64 and its String is BYTES; having
 no boolean nor bfloat16, it carries BOOL as Uint8 (0 or 1) and BF16 as Float32 (exact), and
-decoding never gives either (a server converts such inputs itself:
-:mod:`oipcodec.server.frontends.graphpipe_frontend`). Invariant: decoded tensors are read-only
-views of the body (String tensors: object arrays of ``bytes``). docs/graphpipe.md.
+decoding never gives either (a server converts such inputs itself, as ``oipcodec serve``
+does). Decoded tensors are read-only views of the body (String tensors: object arrays of
+``bytes``). docs/graphpipe.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ to and from :class:`~oipcodec.InferRequest` / :class:`~oipcodec.InferResponse`.
 
 The messages are those of ``oipcodec/proto/open_inference_grpc.proto`` (package ``inference``),
 read and written by the ``pbwire`` kernel straight from and into the message bytes, without
-building protobuf objects. Invariants:
+building protobuf objects.
 
 - ``raw=True`` (the default, Triton's) puts every tensor in the raw contents; a message holding
   FP16 or BF16 is written raw even with ``raw=False`` (they have no typed field, and the spec

@@ -6,13 +6,15 @@ names no datatype (the model does); for a batching model its ``dims`` leave out 
 dimension. The answer is an ``InferResponseHeader`` and each RAW output's bytes, or the ``k``
 best classes of an output asked with ``cls { count: k }``. TYPE_STRING uses the BYTES framing.
 
-Invariants: raw bytes are checked against ``dims x batch`` before anything is allocated, and
-become read-only views of the body, never copies. The text format is read by a kernel of its
-own (``scan_request_header``) for the plain form clients write, and by google.protobuf's
-``text_format`` otherwise, so the result is always text_format's; ``text_format`` alone costs
-more than the rest of a small request (docs/measurements.md#the-trtis-v1-header-text).
-The protobuf messages are :data:`messages`. docs/v1.md.
+Raw bytes are checked against ``dims x batch`` before anything is allocated, and become
+read-only views of the body, never copies. A header's text is read as google.protobuf's
+``text_format`` reads it. The protobuf messages are :data:`messages`. docs/v1.md.
 """
+
+# Decision: the text format is read by a kernel of its own (scan_request_header) for the plain
+# form clients write, and by google.protobuf's text_format otherwise, so the result is always
+# text_format's; text_format alone costs more than the rest of a small request
+# (docs/measurements.md#the-trtis-v1-header-text).
 
 from __future__ import annotations
 

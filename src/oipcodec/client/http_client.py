@@ -4,13 +4,14 @@
 Both keep connections alive and build and read bodies with :mod:`oipcodec.rest`: inputs as
 JSON (``binary=False``) or with the binary tensor data extension (``binary=True``, the
 default), optionally gzip- or deflate-compressed (``compression=``). Binary outputs come back
-as read-only numpy views of the response body.
-
-Decision: the synchronous client runs on :mod:`oipcodec.client._pool` and the asyncio one on
-aiohttp, the cheapest transports per request measured (docs/measurements.md#http-clients).
-Nothing decompresses for us (aiohttp has ``auto_decompress=False``):
-:func:`oipcodec.rest.decode_response` inflates with its size cap.
+as read-only numpy views of the response body; a compressed answer is inflated within
+:class:`~oipcodec.Limits`' size cap.
 """
+
+# Decision: the synchronous client runs on oipcodec.client._pool and the asyncio one on aiohttp,
+# the cheapest transports per request measured (docs/measurements.md#http-clients). Nothing
+# decompresses for us (aiohttp has auto_decompress=False): rest.decode_response inflates with
+# its size cap.
 
 from __future__ import annotations
 

@@ -5,13 +5,16 @@ clients' shared-memory calls.
 library (``shm_open``; no libcshm, no resource tracker), writes arrays into it
 (:meth:`~SharedMemoryRegion.input`) and reads them back (:meth:`~SharedMemoryRegion.array`).
 :class:`SharedMemoryCalls` (and its asyncio twin) are the register / unregister / status
-methods of every client, one implementation over each transport's ``_shm_request``.
+methods of every client, the same over HTTP and gRPC.
 
-Invariants: a region registered through a client is opened by that client too, so an output
-the server wrote there comes back as an array read from the region; nothing is mapped (bytes
-move with ``pwritev``/``preadv``), so an object the server shrank or a full /dev/shm is an
-error here, never a SIGBUS. docs/shared-memory.md has a worked example.
+An output the server wrote into a region registered through a client comes back as an array
+read from that region. Nothing is mapped (bytes move with ``pwritev``/``preadv``), so an object
+the server shrank or a full /dev/shm is an error, never a SIGBUS. docs/shared-memory.md has a
+worked example.
 """
+
+# Invariant: a region registered through a client is opened by that client too, so an output
+# the server wrote there comes back as an array read from the region.
 
 from __future__ import annotations
 

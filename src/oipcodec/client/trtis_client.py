@@ -12,7 +12,7 @@ not define); no answer in time :class:`~oipcodec.errors.RequestTimeoutError`; no
 or ``NV-InferResponse`` missing or not parsing) :class:`~oipcodec.errors.DecodeError`, as the
 OIP clients answer a body that does not parse.
 
-Invariant: a v1 answer names no datatype, so a client reads each model's configuration (its
+A v1 answer names no datatype, so a client reads each model's configuration (its
 ``ServerStatus``) once and keeps it. docs/v1.md has a worked example.
 """
 
