@@ -56,11 +56,20 @@ Kernels = ModuleType | SimpleNamespace
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:
-    """Every kernel of one implementation (``"native"`` or ``"pure"``) as a namespace.
+    """Every kernel of one implementation as a namespace.
 
-    Raises :class:`ImportError` when a family's module of that implementation is not built,
-    unless ``partial`` is true: then the namespace holds the families that are (the tests use
-    this to run each family's native kernels as soon as that family is built).
+    Parameters
+    ----------
+    implementation
+        ``"native"`` or ``"pure"``.
+    partial
+        Hold only the families that are built, instead of raising (the tests use this to run
+        each family's native kernels as soon as that family is built).
+
+    Raises
+    ------
+    ImportError
+        A family's module of that implementation is not built, unless ``partial``.
     """
     if implementation not in ("native", "pure"):
         raise ValueError(f"implementation must be 'native' or 'pure', got {implementation!r}")

@@ -34,6 +34,11 @@ PARAMETERS_COMPLETE = (
     "oipcodec.compression",
     "oipcodec.limits",
     "oipcodec.testing",
+    "oipcodec.types",
+    "oipcodec.datatypes",
+    "oipcodec.errors",
+    "oipcodec.kernels",
+    "oipcodec._pure",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
 )
 
 _NOTE = re.compile(r"(?:^|\n|[.;:] )(?:Invariants?|Decisions?):")
