@@ -38,7 +38,8 @@ PARAMETERS_COMPLETE = (
     "oipcodec.datatypes",
     "oipcodec.errors",
     "oipcodec.kernels",
-    "oipcodec._pure",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
+    "oipcodec._pure",
+    "oipcodec.client",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
 )
 
 _NOTE = re.compile(r"(?:^|\n|[.;:] )(?:Invariants?|Decisions?):")
