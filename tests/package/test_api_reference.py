@@ -39,7 +39,9 @@ PARAMETERS_COMPLETE = (
     "oipcodec.errors",
     "oipcodec.kernels",
     "oipcodec._pure",
-    "oipcodec.client",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
+    "oipcodec.client",
+    "oipcodec.graphpipe",
+    "oipcodec.trtis_v1",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
 )
 
 _NOTE = re.compile(r"(?:^|\n|[.;:] )(?:Invariants?|Decisions?):")
