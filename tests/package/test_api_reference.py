@@ -41,7 +41,8 @@ PARAMETERS_COMPLETE = (
     "oipcodec._pure",
     "oipcodec.client",
     "oipcodec.graphpipe",
-    "oipcodec.trtis_v1",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
+    "oipcodec.trtis_v1",
+    "oipcodec.compat",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
 )
 
 _NOTE = re.compile(r"(?:^|\n|[.;:] )(?:Invariants?|Decisions?):")
