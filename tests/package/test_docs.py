@@ -447,3 +447,17 @@ def test_docstring_examples_become_highlighted_blocks() -> None:
         "Run it:", "", "```python", "with background() as s:", "    go(s)", "```", "",
         "Then:", "", "```bash", "$ oipcodec serve", "```", "", "end",
     ]  # fmt: skip
+
+
+def test_no_page_shows_a_stray_triple_quote() -> None:
+    """A docstring's closing quotes pasted into a page render as text (docs/serving.md had
+    one); outside a fenced block no line is a bare triple quote."""
+    stray = []
+    for page in _pages():
+        fenced = False
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.strip() in ('"""', "'''"):
+                stray.append(f"{page.relative_to(ROOT)}:{number}")
+    assert not stray, f"stray triple quotes: {stray}"
