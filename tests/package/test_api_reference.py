@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-griffe = pytest.importorskip("griffe")
+from tests.support.peers import require_peer
+
+griffe = require_peer("griffe")  # the docs extra's (mkdocstrings-python)
 
 ROOT = Path(__file__).resolve().parents[2]
 API_PAGES = ROOT / "docs" / "api"
