@@ -93,7 +93,16 @@ def _missing(chain: Toolchain) -> str:
     result = subprocess.run(
         probe, input="#include <stdlib.h>\n", capture_output=True, text=True, timeout=60
     )
-    return "" if result.returncode == 0 else f"{chain.name} cannot compile: {result.stderr[:500]}"
+    if result.returncode == 0:
+        return ""
+    return f"{chain.name} cannot compile: {_first_error(result.stderr)}"
+
+
+def _first_error(stderr: str) -> str:
+    """The compiler's first error line: a skip reason is one line of the summary, not the dump
+    ("In file included from", the source line, the caret, "1 error generated")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line), lines[0] if lines else "no output")
 
 
 def _needs(chain: Toolchain) -> None:
@@ -280,3 +289,16 @@ def test_headers_are_ascii() -> None:
     # MSVC reads a source file in the system's code page unless told /utf-8 (warning C4819).
     bad = [h.name for h in HEADERS if not h.read_bytes().isascii()]
     assert not bad, f"non-ASCII bytes in {bad}"
+
+
+def test_a_skip_reason_is_the_first_error_line() -> None:
+    clang = (
+        "In file included from <stdin>:1:\n"
+        "/usr/include/stdlib.h:26:10: fatal error: 'bits/libc-header-start.h' file not found\n"
+        "#include <bits/libc-header-start.h>\n"
+        "         ^~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "1 error generated.\n"
+    )
+    assert _first_error(clang) == (
+        "/usr/include/stdlib.h:26:10: fatal error: 'bits/libc-header-start.h' file not found"
+    )

@@ -73,6 +73,13 @@ def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferReq
     :func:`oipcodec.kernels.flatten`. ``binary_data_size`` is dropped from the parameters (it
     describes the transport); gRPC ``InferParameter`` values become Python values. An empty
     ``id`` or ``model_version`` (protobuf's default) becomes ``None``.
+
+    Parameters
+    ----------
+    request
+        KServe's request.
+    limits
+        What the tensors may hold.
     """
     outputs = None
     if request.request_outputs:
@@ -91,8 +98,15 @@ def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferReq
 
 
 def to_oip_response(response: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferResponse:
-    """A ``kserve.protocol.infer_type.InferResponse`` as an :class:`oipcodec.InferResponse`
-    (tensors as :func:`to_oip_request`)."""
+    """A ``kserve.protocol.infer_type.InferResponse`` as an :class:`oipcodec.InferResponse`.
+
+    Parameters
+    ----------
+    response
+        KServe's response; its tensors as in :func:`to_oip_request`.
+    limits
+        What the tensors may hold.
+    """
     return InferResponse(
         response.model_name or "",
         [_to_tensor(t, "output", limits) for t in response.outputs],
@@ -169,11 +183,17 @@ def _parameters(value: Any, where: str) -> Parameters:
 
 
 def from_oip_request(request: InferRequest, *, from_grpc: bool = False) -> Any:
-    """An :class:`oipcodec.InferRequest` as a ``kserve.protocol.infer_type.InferRequest``
-    whose inputs hold the numpy arrays (``InferInput.data``, in the tensor's shape).
+    """An :class:`oipcodec.InferRequest` as a ``kserve.protocol.infer_type.InferRequest``.
 
-    ``from_grpc=True`` marks it as KServe's ``InferRequest.from_grpc`` does for a request with
-    raw contents, so that ``use_binary_outputs`` is true and KServe answers with raw contents.
+    Its inputs hold the numpy arrays (``InferInput.data``, in the tensor's shape).
+
+    Parameters
+    ----------
+    request
+        The request.
+    from_grpc
+        Mark it as KServe's ``InferRequest.from_grpc`` does for a request with raw contents,
+        so that ``use_binary_outputs`` is true and KServe answers with raw contents.
     """
     infer_type = _infer_type()
     inputs = [
@@ -218,6 +238,13 @@ def from_oip_response(response: InferResponse, *, request: Any = None) -> Any:
     (KServe's ``to_grpc`` sends them; its ``to_rest`` cannot). A response without an ``id``
     takes the request's, else a new UUID4, as KServe's ``get_predict_response`` does: KServe's
     REST answer requires a string id (a JSON request without one would otherwise be a 500).
+
+    Parameters
+    ----------
+    response
+        The response.
+    request
+        The KServe request being answered (see above).
     """
     infer_type = _infer_type()
     grpc = bool(getattr(request, "from_grpc", False))
@@ -276,7 +303,16 @@ def request_from_rest(
     What KServe does with FastAPI's JSON parse and ``InferRequest.from_inference_request``, or
     with ``InferRequest.from_bytes`` for the binary extension, without the Python lists: JSON
     ``data`` is parsed straight into arrays, binary tensors are zero-copy views of ``body``.
-    Errors are :class:`oipcodec.DecodeError` naming the input, element and byte offset.
+
+    Parameters
+    ----------
+    body, header_length, content_encoding, model_name, model_version, limits
+        As in :func:`oipcodec.rest.decode_request`.
+
+    Raises
+    ------
+    DecodeError
+        Naming the input, element and byte offset.
     """
     request = rest.decode_request(
         body,
@@ -292,9 +328,19 @@ def request_from_rest(
 def request_to_rest(
     request: Any, *, binary: bool = True, nested: bool = False
 ) -> tuple[bytes, int | None]:
-    """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``, the inputs in
-    binary (``binary=True``) or JSON written by :func:`oipcodec.kernels.array_to_json`. The
-    request's own parameters and requested outputs are sent as they are (nothing is added)."""
+    """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``.
+
+    The request's own parameters and requested outputs are sent as they are (nothing is added).
+
+    Parameters
+    ----------
+    request
+        KServe's request.
+    binary
+        The inputs in binary, else JSON written by :func:`oipcodec.kernels.array_to_json`.
+    nested
+        JSON data nested by shape (else flat).
+    """
     return rest.encode_request(
         to_oip_request(request), binary=binary, nested=nested, binary_outputs=False
     )
@@ -307,8 +353,15 @@ def response_from_rest(
     *,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Any:
-    """A REST inference response body as a KServe ``InferResponse`` holding numpy arrays
-    (KServe: ``InferResponse.from_bytes`` / ``from_rest``)."""
+    """A REST inference response body as a KServe ``InferResponse`` holding numpy arrays.
+
+    KServe's ``InferResponse.from_bytes`` / ``from_rest``, done by oipcodec.
+
+    Parameters
+    ----------
+    body, header_length, content_encoding, limits
+        As in :func:`oipcodec.rest.decode_response`.
+    """
     return _decoded_response(
         rest.decode_response(body, header_length, content_encoding, limits=limits)
     )
@@ -319,10 +372,19 @@ def response_to_rest(
 ) -> tuple[bytes, int | None]:
     """A KServe ``InferResponse`` as a REST body: ``(body, header_length)``.
 
-    ``binary=None`` follows KServe's ``to_rest``: with requested outputs, only those are sent,
-    each in binary when it asked for ``binary_data``; else every output, in binary when the
-    response's ``use_binary_outputs`` is true. ``True`` / ``False`` send every output in binary
-    / JSON. Unlike KServe's, BF16 and FP16 outputs can be written (FP16 JSON numbers are exact).
+    Unlike KServe's, BF16 and FP16 outputs can be written (FP16 JSON numbers are exact).
+
+    Parameters
+    ----------
+    response
+        KServe's response.
+    binary
+        ``None`` follows KServe's ``to_rest``: with requested outputs, only those are sent,
+        each in binary when it asked for ``binary_data``; else every output, in binary when the
+        response's ``use_binary_outputs`` is true. ``True`` / ``False`` send every output in
+        binary / JSON.
+    nested
+        JSON data nested by shape (else flat).
     """
     ours, chosen = _selected(response, binary)
     return rest.encode_response(ours, binary=chosen, nested=nested)
@@ -359,12 +421,19 @@ def _serialized(message: Any) -> Any:
 
 
 def request_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """A KServe ``ModelInferRequest`` (or its serialized bytes) as a KServe ``InferRequest``
-    holding numpy arrays, decoded by :func:`oipcodec.pb.decode_request` (raw contents as views
-    of the message bytes; typed contents in C, no lists).
+    """A KServe ``ModelInferRequest`` as a KServe ``InferRequest`` holding numpy arrays.
 
-    Marked as KServe's ``from_grpc`` marks it: ``from_grpc`` and, when the message carries raw
-    contents (always assumed for bytes), ``use_binary_outputs``.
+    Decoded by :func:`oipcodec.pb.decode_request` (raw contents as views of the message bytes;
+    typed contents in C, no lists), and marked as KServe's ``from_grpc`` marks it:
+    ``from_grpc`` and, when the message carries raw contents (always assumed for bytes),
+    ``use_binary_outputs``.
+
+    Parameters
+    ----------
+    message
+        The message, or its serialized bytes.
+    limits
+        What the tensors may hold.
     """
     raw = bool(message.raw_input_contents) if hasattr(message, "raw_input_contents") else True
     request = pb.decode_request(_serialized(message), limits=limits)
@@ -372,23 +441,48 @@ def request_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
 
 
 def request_to_grpc(request: Any, *, raw: bool = True) -> Any:
-    """A KServe ``InferRequest`` as KServe's ``ModelInferRequest`` message, written by
-    :func:`oipcodec.pb.encode_request` (``raw=False``: typed contents)."""
+    """A KServe ``InferRequest`` as KServe's ``ModelInferRequest`` message.
+
+    Written by :func:`oipcodec.pb.encode_request`.
+
+    Parameters
+    ----------
+    request
+        KServe's request.
+    raw
+        Raw contents (else typed contents).
+    """
     data = pb.encode_request(to_oip_request(request), raw=raw)
     return _messages().ModelInferRequest.FromString(data)
 
 
 def response_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """A KServe ``ModelInferResponse`` (or its serialized bytes) as a KServe ``InferResponse``
-    holding numpy arrays."""
+    """A KServe ``ModelInferResponse`` as a KServe ``InferResponse`` holding numpy arrays.
+
+    Parameters
+    ----------
+    message
+        The message, or its serialized bytes.
+    limits
+        What the tensors may hold.
+    """
     return _decoded_response(pb.decode_response(_serialized(message), limits=limits))
 
 
 def response_to_grpc(response: Any, *, raw: bool = True) -> Any:
-    """A KServe ``InferResponse`` as KServe's ``ModelInferResponse`` message, written by
-    :func:`oipcodec.pb.encode_response`: raw contents by default (as Triton answers; KServe's
-    ``to_grpc`` writes typed contents unless the request came raw). A model's ``predict`` may
-    return this message: KServe's gRPC servicer sends it as it is."""
+    """A KServe ``InferResponse`` as KServe's ``ModelInferResponse`` message.
+
+    Written by :func:`oipcodec.pb.encode_response`. A model's ``predict`` may return this
+    message: KServe's gRPC servicer sends it as it is.
+
+    Parameters
+    ----------
+    response
+        KServe's response.
+    raw
+        Raw contents (the default, as Triton answers; KServe's ``to_grpc`` writes typed
+        contents unless the request came raw), else typed contents.
+    """
     data = pb.encode_response(to_oip_response(response), raw=raw)
     return _messages().ModelInferResponse.FromString(data)
 
@@ -425,6 +519,13 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
     route (FastAPI's 422). A malformed tensor (wrong shape, bad element, truncated binary) is a
     400 whose message names the input, element and byte offset, where KServe answers 500 with
     numpy's message. A body without ``Inference-Header-Content-Length`` is read as all JSON.
+
+    Parameters
+    ----------
+    dataplane
+        KServe's data plane, returned.
+    limits
+        What a request body may hold.
     """
     from kserve.errors import InvalidInput
 

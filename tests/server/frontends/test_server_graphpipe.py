@@ -195,7 +195,7 @@ def test_the_graphpipe_port_serves_one_model_at_root(server: RunningServer) -> N
 
 def test_serve_command_with_a_graphpipe_port(tmp_path: Path) -> None:
     http_port, graphpipe_port = free_ports(2)
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     args = [
         "--http-port", str(http_port), "--grpc-port", "-1",
         "--graphpipe-port", str(graphpipe_port),

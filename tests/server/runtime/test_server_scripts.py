@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 _SCALE = """
 import numpy as np

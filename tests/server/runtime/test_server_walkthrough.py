@@ -30,7 +30,7 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("tritonclient.http")
 pytest.importorskip("tritonclient.grpc")
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "serving.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "serving.md"
 SECTION = "## From zero to your own model"
 if not PAGE.is_file():  # the wheel tests run from copies of tests/ only
     pytest.skip("docs/ is not next to tests/", allow_module_level=True)
