@@ -61,8 +61,14 @@ StreamResult = InferResponse | ServerError
 
 
 def channel_target(target: str) -> str:
-    """``host:port`` of a gRPC target given with or without a scheme (``grpc://``,
-    ``http://``, ``dns:///``, in any case: schemes are case-insensitive, RFC 3986 3.1)."""
+    """``host:port`` of a gRPC target given with or without a scheme.
+
+    Parameters
+    ----------
+    target
+        ``host:port``, or the same behind ``grpc://``, ``http://`` or ``dns:///`` in any case
+        (schemes are case-insensitive, RFC 3986 3.1); a trailing ``/`` is dropped.
+    """
     for scheme in ("grpc://", "http://", "dns:///"):
         if target.lower().startswith(scheme):
             return target[len(scheme) :].rstrip("/")
