@@ -140,7 +140,9 @@ def test_install_and_uninstall_from_threads_keep_the_originals() -> None:
             vars(module).update(originals)
             start = threading.Barrier(4)
 
-            def churn(first: Any, second: Any, module: ModuleType = module) -> None:
+            def churn(
+                first: Any, second: Any, module: ModuleType = module, start: Any = start
+            ) -> None:
                 start.wait()
                 for _ in range(3):
                     first(module)
