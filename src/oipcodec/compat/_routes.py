@@ -49,7 +49,7 @@ def add_twins(
     found = [
         (index, route)
         for index, route in enumerate(routes)
-        if isinstance(route, APIRoute) and route.path in wanted and "POST" in route.methods
+        if isinstance(route, APIRoute) and route.path in wanted and "POST" in (route.methods or ())
     ]
     for index, route in reversed(found):
         routes.insert(index, _twin(route, _endpoint(handler(route))))
@@ -61,7 +61,7 @@ def _twin(route: APIRoute, endpoint: Endpoint) -> APIRoute:
     return type(route)(
         route.path,
         endpoint,
-        methods=sorted(route.methods),
+        methods=sorted(route.methods or ()),
         name=route.name,
         dependencies=list(route.dependencies),
         dependency_overrides_provider=route.dependency_overrides_provider,
