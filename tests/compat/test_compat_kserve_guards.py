@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import random
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,11 @@ import orjson
 import pytest
 
 from oipcodec import InferRequest, Tensor, rest
-from tests.compat.test_compat_kserve_route import INFER, _both, _decoded, _encoded
+from tests.compat.test_compat_kserve_route import INFER, _both, _decoded, _encoded, _post
 from tests.support.arrays import assert_same
 from tests.support.kserve_process import run_kserve
 from tests.support.peers import require_kserve
+from tests.support.processes import http_status
 
 require_kserve()
 
@@ -101,3 +104,47 @@ def test_a_body_that_is_not_a_v2_request(servers: dict[str, str]) -> None:
     answers = _both(servers, b'{"inputs":[', headers)
     assert (answers["stock"][0], answers["patched"][0]) == (422, 401)
     assert rest.HEADER_LENGTH not in answers["patched"][1]
+
+
+def test_soak_with_gzip_bodies(servers: dict[str, str]) -> None:
+    """A bounded soak of the patched server, behind its guards: 240 requests from 4 threads,
+    valid bodies (JSON and binary, plain and gzip) mixed with gzip bombs (64 MB of zeros: the
+    inflate limit, and not JSON), truncated gzip streams, bodies that are not V2 requests and
+    requests without the key. Every valid one is answered 200 with its arrays, every other
+    4xx; the server still answers health and inference at the end."""
+    address = servers["patched"]
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    json_body, json_headers = _encoded(InferRequest([Tensor.from_array("x", x)]), False)
+    binary_body, binary_headers = _encoded(InferRequest([Tensor.from_array("x", x)]), True)
+    guards = {**KEY, **TENANT}
+    zipped = {"Content-Encoding": "gzip"}
+    bomb = gzip.compress(b"\0" * (64 << 20), 9)
+    valid = [
+        (json_body, {**json_headers, **guards}),
+        (binary_body, {**binary_headers, **guards}),
+        (gzip.compress(json_body), {**json_headers, **guards, **zipped}),
+        (gzip.compress(binary_body), {**binary_headers, **guards, **zipped}),
+    ]
+    bad = [
+        (bomb, {**json_headers, **guards, **zipped}),
+        (gzip.compress(json_body)[:-9], {**json_headers, **guards, **zipped}),
+        (b'{"inputs":"x"}', {**json_headers, **guards}),
+        (gzip.compress(json_body), {**json_headers, **TENANT, **zipped}),
+    ]
+    plan = [(True, *valid[i % 4]) for i in range(200)] + [(False, *bad[i % 4]) for i in range(40)]
+    random.Random(7).shuffle(plan)
+
+    def send(item: tuple[bool, bytes, dict[str, str]]) -> tuple[bool, int, Any, bytes]:
+        good, body, headers = item
+        return (good, *_post(address, INFER, body, headers))
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(send, plan))
+    for good, status, headers, body in results:
+        if good:
+            assert_same(_decoded((status, headers, body)).output("x").data, x)
+        else:
+            assert 400 <= status < 500, (status, body[:200])
+    assert http_status(f"http://{address}/v2/health/live") == 200
+    answer = _post(address, INFER, *valid[2])
+    assert_same(_decoded(answer).output("x").data, x)
