@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import random
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ import pytest
 
 from oipcodec import InferRequest, Tensor, rest
 from tests.compat.test_compat_kserve_route import INFER, _both, _decoded, _encoded, _post
+from tests.support.adapter_soak import GZIP_BOMB, soak
 from tests.support.arrays import assert_same
 from tests.support.kserve_process import run_kserve
 from tests.support.peers import require_kserve
@@ -118,7 +117,6 @@ def test_soak_with_gzip_bodies(servers: dict[str, str]) -> None:
     binary_body, binary_headers = _encoded(InferRequest([Tensor.from_array("x", x)]), True)
     guards = {**KEY, **TENANT}
     zipped = {"Content-Encoding": "gzip"}
-    bomb = gzip.compress(b"\0" * (64 << 20), 9)
     valid = [
         (json_body, {**json_headers, **guards}),
         (binary_body, {**binary_headers, **guards}),
@@ -126,21 +124,13 @@ def test_soak_with_gzip_bodies(servers: dict[str, str]) -> None:
         (gzip.compress(binary_body), {**binary_headers, **guards, **zipped}),
     ]
     bad = [
-        (bomb, {**json_headers, **guards, **zipped}),
+        (GZIP_BOMB, {**json_headers, **guards, **zipped}),
         (gzip.compress(json_body)[:-9], {**json_headers, **guards, **zipped}),
         (b'{"inputs":"x"}', {**json_headers, **guards}),
         (gzip.compress(json_body), {**json_headers, **TENANT, **zipped}),
     ]
-    plan = [(True, *valid[i % 4]) for i in range(200)] + [(False, *bad[i % 4]) for i in range(40)]
-    random.Random(7).shuffle(plan)
-
-    def send(item: tuple[bool, bytes, dict[str, str]]) -> tuple[bool, int, Any, bytes]:
-        good, body, headers = item
-        return (good, *_post(address, INFER, body, headers))
-
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(send, plan))
-    for good, status, headers, body in results:
+    results = soak(lambda body, headers: _post(address, INFER, body, headers), valid, bad)
+    for good, (status, headers, body) in results:
         if good:
             assert_same(_decoded((status, headers, body)).output("x").data, x)
         else:

@@ -908,3 +908,43 @@ def test_install_rest_keeps_the_hosts_guards(guarded: dict[str, str]) -> None:
     )
     assert status == 200, answer
     assert oipcodec.rest.decode_response(answer).output("x").data.tolist() == x.tolist()
+
+
+def test_soak_with_gzip_bodies(guarded: dict[str, str]) -> None:
+    """A bounded soak of ``install_rest``'s route behind the host's guards: 240 requests from 4
+    threads, valid bodies (JSON and binary, plain and gzip) mixed with gzip bombs (the inflate
+    limit, not JSON), truncated gzip streams, bodies that are not V2 requests and requests
+    without the key. Every valid one is answered 200 with its tensor, every other 4xx; the app
+    still answers health and inference at the end."""
+    import gzip
+
+    from tests.support.adapter_soak import GZIP_BOMB, soak
+
+    address = guarded["patched"]
+    x = np.arange(12, dtype=np.int32)
+    request = oipcodec.InferRequest([oipcodec.Tensor.from_array("x", x)])
+    guards = {"X-Tenant": "t", "X-API-Key": API_KEY}
+    zipped = {"Content-Encoding": "gzip"}
+    json_body, _ = oipcodec.rest.encode_request(request, binary=False)
+    binary_body, length = oipcodec.rest.encode_request(request, binary=True)
+    binary = {**guards, oipcodec.rest.HEADER_LENGTH: str(length)}
+    valid = [
+        (json_body, guards),
+        (binary_body, binary),
+        (gzip.compress(json_body), {**guards, **zipped}),
+        (gzip.compress(binary_body), {**binary, **zipped}),
+    ]
+    bad = [
+        (GZIP_BOMB, {**guards, **zipped}),
+        (gzip.compress(json_body)[:-9], {**guards, **zipped}),
+        (b'{"inputs":"x"}', guards),
+        (gzip.compress(json_body), {"X-Tenant": "t", **zipped}),
+    ]
+    for good, (status, answer) in soak(lambda b, h: _post(address, b, h), valid, bad):
+        if good:
+            assert status == 200, answer[:200]
+        else:
+            assert 400 <= status < 500, (status, answer[:200])
+    assert http_status(f"http://{address}/v2/health/live") == 200
+    status, answer = _post(address, *valid[3])
+    assert status == 200, answer
