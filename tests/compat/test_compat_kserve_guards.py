@@ -138,3 +138,49 @@ def test_soak_with_gzip_bodies(servers: dict[str, str]) -> None:
     assert http_status(f"http://{address}/v2/health/live") == 200
     answer = _post(address, INFER, *valid[2])
     assert_same(_decoded(answer).output("x").data, x)
+
+
+def _app_with_a_guarded_router(patched: bool) -> Any:
+    """A FastAPI app that includes KServe's V2 endpoints through a router of its own carrying
+    the API-key dependency (a router-level guard), on a real DataPlane with the identity
+    model; ``patched``: the data plane went through ``patch_dataplane`` first."""
+    from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException
+    from kserve.model_repository import ModelRepository
+    from kserve.protocol.dataplane import DataPlane
+    from kserve.protocol.rest import server
+
+    from oipcodec.compat.kserve import patch_dataplane
+    from tests.support.kserve_models_stock import Identity
+
+    async def api_key(x_api_key: str | None = Header(default=None)) -> None:
+        if x_api_key != KEY["X-API-Key"]:
+            raise HTTPException(401, "an API key is required")
+
+    repository = ModelRepository(models_dir="/nonexistent")
+    repository.update(Identity("identity"))
+    dataplane = DataPlane(model_registry=repository)
+    if patched:
+        patch_dataplane(dataplane)
+    app = FastAPI()
+    router = APIRouter(dependencies=[Depends(api_key)])
+    server.register_v2_endpoints(router, dataplane, None)
+    app.include_router(router)
+    return app
+
+
+def test_a_router_guard_holds_in_an_app_of_ones_own() -> None:
+    from tests.compat.test_compat_asgi import serving
+
+    x = np.arange(4, dtype=np.float32)
+    body, headers = _encoded(InferRequest([Tensor.from_array("x", x)]), False)
+    with (
+        serving(_app_with_a_guarded_router(False)) as stock,
+        serving(_app_with_a_guarded_router(True)) as ours,
+    ):
+        servers = {"stock": stock, "patched": ours}
+        _same_refusal(_both(servers, body, headers), 401)
+        answers = _both(
+            servers, gzip.compress(body), {**headers, **KEY, "Content-Encoding": "gzip"}
+        )
+        assert answers["stock"][0] == 400
+        assert_same(_decoded(answers["patched"]).output("x").data, x)
