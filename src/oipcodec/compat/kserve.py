@@ -415,7 +415,10 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
       ``data`` is parsed by the kernels straight into arrays (never into Python lists by
       FastAPI and pydantic), binary tensors are views of the body, and the answer is written by
       :func:`oipcodec.rest.encode_response`, choosing outputs and binary as KServe's
-      ``to_rest`` does. Call it before ``start``;
+      ``to_rest`` does. The routes are twins of KServe's, added to KServe's V2 router before the
+      app includes it: the app's dependencies and middleware guard them as they guard KServe's,
+      and the body is read once those passed (a compressed or large one in a thread, off the
+      event loop). Call it before ``start``;
     - the data plane itself decodes a bytes body (the binary extension) with
       :func:`request_from_rest` instead of ``InferRequest.from_bytes``.
 
