@@ -509,7 +509,10 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
       ``data`` is parsed by the kernels straight into arrays (never into Python lists by
       FastAPI and pydantic), binary tensors are views of the body, and the answer is written by
       :func:`oipcodec.rest.encode_response`, choosing outputs and binary as KServe's
-      ``to_rest`` does. Call it before ``start``;
+      ``to_rest`` does. The routes are twins of KServe's, added to KServe's V2 router before the
+      app includes it: the app's dependencies and middleware guard them as they guard KServe's,
+      and the body is read once those passed (a compressed or large one in a thread, off the
+      event loop). Call it before ``start``;
     - the data plane itself decodes a bytes body (the binary extension) with
       :func:`request_from_rest` instead of ``InferRequest.from_bytes``.
 
@@ -555,8 +558,9 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
 
 
 def _hook_v2_endpoints() -> None:
-    """Wrap KServe's ``register_v2_endpoints`` (once per process) so that an app registered
-    for a patched data plane gets oipcodec's infer routes first in its route list."""
+    """Wrap KServe's ``register_v2_endpoints`` (once per process) so that, for a patched data
+    plane, the V2 router it includes in the app holds oipcodec's infer routes, each a twin of
+    KServe's just ahead of it (oipcodec.compat._routes: the app's and KServe's guards apply)."""
     from kserve.protocol.rest import server
 
     register = server.register_v2_endpoints
@@ -564,69 +568,75 @@ def _hook_v2_endpoints() -> None:
         return
 
     def register_v2_endpoints(app: Any, dataplane: Any, *args: Any, **kwargs: Any) -> Any:
-        result = register(app, dataplane, *args, **kwargs)
         limits = getattr(dataplane, _MARK, None)
         if isinstance(limits, Limits):
-            _prepend_routes(app, dataplane, limits)
-        return result
+            app = _Including(app, _Infer(dataplane, limits))
+        return register(app, dataplane, *args, **kwargs)
 
     setattr(register_v2_endpoints, _MARK, True)
     server.register_v2_endpoints = register_v2_endpoints
 
 
-def _prepend_routes(app: Any, dataplane: Any, limits: Limits) -> None:
-    from starlette.routing import Match, Route
+class _Including:
+    """The app as ``register_v2_endpoints`` sees it: a router it includes gets the twins of
+    its infer routes first, then goes to the app as it is (so the app's dependencies, and any
+    given to ``include_router``, cover the twins as they cover KServe's routes)."""
 
-    class InferRoute(Route):
-        """A route that steps aside for a request it hands back to KServe's own route."""
+    def __init__(self, app: Any, infer: _Infer) -> None:
+        self._app = app
+        self._infer = infer
 
-        def matches(self, scope: Any) -> tuple[Any, Any]:
-            if scope.get(_TO_KSERVE):
-                return Match.NONE, {}
-            return super().matches(scope)
+    def include_router(self, router: Any, *args: Any, **kwargs: Any) -> Any:
+        from oipcodec.compat import _routes
 
-    # The routes go first: Starlette answers with the first route whose path matches.
-    endpoint = _InferRoute(dataplane, app.router, limits)
-    app.router.routes[0:0] = [InferRoute(path, endpoint, methods=["POST"]) for path in INFER_PATHS]
+        _routes.add_twins(router.routes, INFER_PATHS, self._infer.handler)
+        return self._app.include_router(router, *args, **kwargs)
 
-
-# The scope key under which a request goes back through the router to KServe's own route.
-_TO_KSERVE = "oipcodec.to_kserve"
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
 
 
-class _InferRoute:
-    """The ASGI app of the infer paths: KServe's ``V2Endpoints.infer`` with oipcodec's codec
-    on the raw body; a body only KServe's route can judge goes back through ``router``."""
+class _Infer:
+    """The endpoint of the twins: KServe's ``V2Endpoints.infer`` with oipcodec's codec on the
+    raw body; a body only KServe's route can judge goes to that route."""
 
-    def __init__(self, dataplane: Any, router: Any, limits: Limits) -> None:
+    def __init__(self, dataplane: Any, limits: Limits) -> None:
         self.dataplane = dataplane
-        self.router = router
         self.limits = limits
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from kserve.errors import InvalidInput, ModelNotReady
-        from starlette.requests import Request
+    def handler(self, route: Any) -> Any:
+        async def infer(request: Any) -> Any:
+            return await self(request, route)
 
-        request = Request(scope, receive)
+        return infer
+
+    async def __call__(self, request: Any, route: Any) -> Any:
+        from kserve.errors import InvalidInput, ModelNotReady
+
+        from oipcodec.compat import _routes
+
         body = await request.body()
         headers = dict(request.headers)
         model_name = request.path_params["model_name"]
         header_length = headers.get(rest.HEADER_LENGTH.lower())
+        encoding = headers.get("content-encoding")
         decoded: Any = None
         problem: OIPError | None = None
         try:
-            decoded = request_from_rest(
+            decoded = await _routes.decode_off_loop(
+                body,
+                encoding is not None,
+                request_from_rest,
                 body,
                 header_length,
-                headers.get("content-encoding"),
+                encoding,
                 model_name=model_name,
                 limits=self.limits,
             )
         except OIPError as exc:
             if header_length is None and not _is_v2_document(body):
                 # Not a V2 request at all: KServe's route gives FastAPI's answer (422 or 400).
-                await self.router({**scope, _TO_KSERVE: True}, _replay(body, receive), send)
-                return
+                return _routes.HostAnswer(route, body)
             problem = exc
         # KServe's order: versions, then the model, then the tensors.
         if request.path_params.get("model_version"):
@@ -638,8 +648,7 @@ class _InferRoute:
         result, response_headers = await self.dataplane.infer(
             model_name=model_name, request=decoded, headers=headers
         )
-        response = await self._answer(model_name, result, headers, response_headers)
-        await response(scope, receive, send)
+        return await self._answer(model_name, result, headers, response_headers)
 
     async def _answer(
         self, model_name: str, result: Any, headers: dict[str, str], extra: dict[str, str]
@@ -697,17 +706,3 @@ def _is_v2_document(body: bytes) -> bool:
     except ValueError:  # pydantic's ValidationError, JSON syntax included
         return False
     return True
-
-
-def _replay(body: bytes, receive: Any) -> Any:
-    """An ASGI ``receive`` that gives ``body`` (already read) once, then the connection's."""
-    sent = False
-
-    async def replayed() -> Any:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed

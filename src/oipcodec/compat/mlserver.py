@@ -516,8 +516,9 @@ def install_rest(app: Any, data_plane: Any = None, *, limits: Limits = DEFAULT_L
     """Serve ``POST .../infer`` of MLServer's FastAPI ``app`` with oipcodec's REST codec.
 
     ``data_plane`` is MLServer's ``DataPlane`` (found from MLServer's own infer route when
-    omitted). The routes go first in the app's route list, so they answer before MLServer's;
-    a second call on the same app does nothing.
+    omitted). Each of MLServer's infer routes gets a twin just ahead of it, with the same
+    dependencies and route class, which answers first; the app's middleware wraps both. A
+    second call on the same app does nothing.
 
     Parameters
     ----------
@@ -532,10 +533,11 @@ def install_rest(app: Any, data_plane: Any = None, *, limits: Limits = DEFAULT_L
         return
     if data_plane is None:
         data_plane = _find_data_plane(app)
-    routing = importlib.import_module("starlette.routing")
+    from oipcodec.compat import _routes
+
     endpoint = _rest_endpoint(data_plane, limits)
-    routes = [routing.Route(path, endpoint, methods=["POST"]) for path in INFER_PATHS]
-    app.router.routes[0:0] = routes
+    if not _routes.add_twins(app.router.routes, INFER_PATHS, lambda route: endpoint):
+        raise ValueError("no MLServer infer route in this app to serve ahead of")
     setattr(app.state, _MARK, True)
 
 
@@ -550,25 +552,34 @@ def _find_data_plane(app: Any) -> Any:
 
 def _rest_endpoint(data_plane: Any, limits: Limits) -> Any:
     responses = importlib.import_module("starlette.responses")
+    requests = importlib.import_module("starlette.requests")
     utils = _mlserver("utils")
 
     def error(status: int, message: str) -> Any:
         return responses.Response(rest.error_body(message), status, media_type="application/json")
 
     async def infer(request: Any) -> Any:
+        from oipcodec.compat import _routes
+
         model_name = request.path_params["model_name"]
         model_version = request.path_params.get("model_version")
-        body = await request.body()
+        # The body as sent: MLServer's route class hands over its own Request, whose body()
+        # inflates gzip on the event loop, without a bound.
+        body = await requests.Request.body(request)
         header_length = request.headers.get(rest.HEADER_LENGTH)
         if header_length is not None and header_length.strip() == "0":
             return error(
                 _BAD_REQUEST, f"{rest.HEADER_LENGTH}: 0 (a raw binary request) is not supported"
             )
+        encoding = request.headers.get("content-encoding")
         try:
-            decoded = rest.decode_request(
+            decoded = await _routes.decode_off_loop(
+                body,
+                encoding is not None,
+                rest.decode_request,
                 body,
                 header_length,
-                request.headers.get("content-encoding"),
+                encoding,
                 model_name=model_name,
                 model_version=model_version,
                 limits=limits,

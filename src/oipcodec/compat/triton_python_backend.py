@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import math
+import threading
 from types import ModuleType
 from typing import Any
 
@@ -47,6 +48,9 @@ _NAMES = ("serialize_byte_tensor", "deserialize_bytes_tensor")
 # The originals, kept on the utilities module itself so that uninstall() finds them even when
 # this module was reloaded in between.
 _SAVED = "_oipcodec_originals"
+# install() and uninstall() read, then change the module: one at a time, or two installs at once
+# both save the first one's replacements as "the originals" and the stub's own are lost.
+_lock = threading.RLock()
 
 # Element types the kernel frames as the stock loop does (bytes as they are, str as UTF-8); a
 # bytearray, numpy.bytes_ or number is framed by the stock rule, str(element) in UTF-8.
@@ -280,11 +284,12 @@ def install(utils: ModuleType | None = None) -> None:
         The backend's utilities module; default ``triton_python_backend_utils``.
     """
     module = _utils(utils)
-    if installed(module):
-        return
-    setattr(module, _SAVED, {name: getattr(module, name) for name in _NAMES})
-    module.serialize_byte_tensor = serialize_byte_tensor  # type: ignore[attr-defined]
-    module.deserialize_bytes_tensor = deserialize_bytes_tensor  # type: ignore[attr-defined]
+    with _lock:
+        if installed(module):
+            return
+        setattr(module, _SAVED, {name: getattr(module, name) for name in _NAMES})
+        module.serialize_byte_tensor = serialize_byte_tensor  # type: ignore[attr-defined]
+        module.deserialize_bytes_tensor = deserialize_bytes_tensor  # type: ignore[attr-defined]
 
 
 def uninstall(utils: ModuleType | None = None) -> None:
@@ -297,12 +302,13 @@ def uninstall(utils: ModuleType | None = None) -> None:
         As in :func:`install`.
     """
     module = _utils(utils)
-    saved = getattr(module, _SAVED, None)
-    if saved is None:
-        return
-    for name, original in saved.items():
-        setattr(module, name, original)
-    delattr(module, _SAVED)
+    with _lock:
+        saved = getattr(module, _SAVED, None)
+        if saved is None:
+            return
+        for name, original in saved.items():
+            setattr(module, name, original)
+        delattr(module, _SAVED)
 
 
 def installed(utils: ModuleType | None = None) -> bool:
