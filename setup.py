@@ -2,15 +2,16 @@
 
 All build switches live here:
 
-- ``OIPCODEC_DEBUG=1``: defines ``OIPCODEC_DEBUG`` (enables the checks in csrc/oipcodec/debug.h),
-  compiles with ``-O0 -g`` and turns on Cython line tracing for coverage and profilers.
+- ``OIPCODEC_DEBUG=1``: defines ``OIPCODEC_DEBUG`` (enables the checks in
+  csrc/oipcodec/common/debug.h), compiles with ``-O0 -g`` and turns on Cython line tracing for
+  coverage and profilers.
 - ``OIPCODEC_SANITIZE=1``: compiles and links with AddressSanitizer and UBSan (GCC/Clang only).
   Running the tests then needs the ASan runtime preloaded, see docs/development.md.
 - ``OIPCODEC_ANNOTATE=1``: writes Cython's HTML annotation next to each .pyx.
 - ``OIPCODEC_ONLY=name[,name]``: build only these kernel modules (a development convenience).
 - ``OIPCODEC_NO_EXTENSIONS=1``: build no extension at all (the pure twins are then used).
 - ``OIPCODEC_WERROR=1``: turns compiler warnings into errors (CI builds with it on Linux).
-- ``OIPCODEC_NO_CLONES=1``: builds the hot loops marked in csrc/oipcodec/target.h once, for
+- ``OIPCODEC_NO_CLONES=1``: builds the hot loops marked in csrc/oipcodec/common/target.h once, for
   the baseline processor only, instead of also for x86-64-v3 (chosen at load time).
 """
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compare the integer row writers' NEON kernels (csrc/oipcodec/json_int_neon.h) with the scalar
+# Compare the integer row writers' NEON kernels (csrc/oipcodec/write/arm64/int.h) with the scalar
 # writers under qemu-user (tools/check_int_neon.c): built by the aarch64 cross GCC and by clang
 # for aarch64-linux-gnu (each with -Wall -Wextra -Werror), run with the kernels on and capped
 # off (OIPCODEC_SIMD=0: the rows then take the scalar path; the kernels are still checked

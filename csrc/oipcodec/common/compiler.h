@@ -5,8 +5,8 @@
  * builtins, MSVC intrinsics on x64 and ARM64) and otherwise a portable C99 fallback, so the
  * headers build with any C99 compiler. Defined here once: a translation unit may include any
  * set of the headers. */
-#ifndef OIPCODEC_COMMON_H
-#define OIPCODEC_COMMON_H
+#ifndef OIPCODEC_COMMON_COMPILER_H
+#define OIPCODEC_COMMON_COMPILER_H
 
 #include <stdint.h>
 
@@ -84,7 +84,7 @@ static inline int oipcodec_clz64(uint64_t x) {
 }
 
 /* Trailing zero bits of x; 64 when x is 0 (as the tzcnt instruction), which the 16-byte readers
- * (json_numscan.h) can pass: `mask & (mask - 1)` is 0 when the 16-byte window holds only digits.
+ * (read/numscan.h) can pass: `mask & (mask - 1)` is 0 when the 16-byte window holds only digits.
  * The builtins leave 0 undefined (UBSan stops there) and MSVC's bit scan leaves its result
  * unset. */
 static inline int oipcodec_ctz64(uint64_t x) {

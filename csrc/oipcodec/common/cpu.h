@@ -16,12 +16,12 @@
  *   only, "1" AVX2 at most on x86-64 (the kernel tests run each writer so, in child
  *   processes); on AArch64 any value but "0" leaves NEON on;
  * - a build with -DOIPCODEC_SIMD_MAX=0 or 1 (tools/check_f32_writer.sh builds each so). */
-#ifndef OIPCODEC_CPU_H
-#define OIPCODEC_CPU_H
+#ifndef OIPCODEC_COMMON_CPU_H
+#define OIPCODEC_COMMON_CPU_H
 
 #include <stdlib.h>
 
-#include "oipcodec/common.h"
+#include "oipcodec/common/compiler.h"
 
 #if defined(__x86_64__) && !defined(_MSC_VER) &&                                               \
     ((defined(__clang__) && __clang_major__ >= 11) ||                                          \

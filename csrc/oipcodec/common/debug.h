@@ -3,8 +3,8 @@
  * OIPCODEC_DEBUG is defined to 1 by setup.py when the build runs with OIPCODEC_DEBUG=1; then
  * OIPCODEC_ASSERT aborts with the failing condition. In release builds it compiles to nothing,
  * so it may only guard invariants the kernels already establish, never input validation. */
-#ifndef OIPCODEC_DEBUG_H
-#define OIPCODEC_DEBUG_H
+#ifndef OIPCODEC_COMMON_DEBUG_H
+#define OIPCODEC_COMMON_DEBUG_H
 
 #ifndef OIPCODEC_DEBUG
 #define OIPCODEC_DEBUG 0

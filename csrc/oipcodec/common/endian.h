@@ -3,8 +3,8 @@
  * The OIP wire is little-endian everywhere (binary tensor data, BYTES length prefixes,
  * protobuf fixed-width fields). memcpy makes unaligned access defined behaviour and compiles
  * to a single move on x86 and ARM; the byte swap only exists on big-endian hosts. */
-#ifndef OIPCODEC_ENDIAN_H
-#define OIPCODEC_ENDIAN_H
+#ifndef OIPCODEC_COMMON_ENDIAN_H
+#define OIPCODEC_COMMON_ENDIAN_H
 
 #include <stdint.h>
 #include <string.h>

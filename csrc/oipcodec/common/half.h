@@ -28,8 +28,8 @@
  * - round-to-odd as an intermediate rounding that makes a second rounding correct: Sylvie Boldo
  *   and Guillaume Melquiond, "Emulation of FMA and Correctly Rounded Sums: Proved Algorithms
  *   Using Rounding to Odd", IEEE Transactions on Computers 57(4), 2008. */
-#ifndef OIPCODEC_HALF_H
-#define OIPCODEC_HALF_H
+#ifndef OIPCODEC_COMMON_HALF_H
+#define OIPCODEC_COMMON_HALF_H
 
 #include <stdint.h>
 #include <string.h>

@@ -18,12 +18,12 @@
  * (not 22) gives the resolver of a static clone a global symbol: two objects that both include
  * a cloned writer do not link together under it (each extension is one translation unit;
  * tools/check_f32_writer.sh builds without clones there). */
-#ifndef OIPCODEC_TARGET_H
-#define OIPCODEC_TARGET_H
+#ifndef OIPCODEC_COMMON_TARGET_H
+#define OIPCODEC_COMMON_TARGET_H
 
 #include <stdint.h> /* glibc's defines __GLIBC__ (through features.h) */
 
-#include "oipcodec/common.h"
+#include "oipcodec/common/compiler.h"
 
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__ELF__) && \
     !defined(OIPCODEC_NO_CLONES) && defined(__has_attribute)

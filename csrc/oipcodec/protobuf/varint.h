@@ -6,8 +6,8 @@
  * zero"; a negative int32 or int64 is written as its 64-bit two's complement (10 bytes).
  *
  * The callers check every length first; these loops never read outside [p, end). */
-#ifndef OIPCODEC_PBWIRE_H
-#define OIPCODEC_PBWIRE_H
+#ifndef OIPCODEC_PROTOBUF_VARINT_H
+#define OIPCODEC_PROTOBUF_VARINT_H
 
 #include <stddef.h>
 #include <stdint.h>

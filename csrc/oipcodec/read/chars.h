@@ -1,8 +1,8 @@
 /* The byte classes of JSON text (RFC 8259): the bytes that end a bare token, and white space.
- * Shared by oipcodec._native.jsondecode and the array lanes (json_float_lane.h,
- * json_int_lane.h). */
-#ifndef OIPCODEC_JSON_CHARS_H
-#define OIPCODEC_JSON_CHARS_H
+ * Shared by oipcodec._native.jsondecode and the array lanes (read/float_lane.h,
+ * read/int_lane.h). */
+#ifndef OIPCODEC_READ_CHARS_H
+#define OIPCODEC_READ_CHARS_H
 
 /* 1 for the bytes that end a bare token (number, true, false, null, NaN, Infinity): JSON white
  * space and structural characters, and '"'. Every other byte belongs to the token, so "1x" is

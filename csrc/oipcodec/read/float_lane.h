@@ -2,25 +2,25 @@
  * (FP16, FP32, FP64, BF16), stopping before anything unusual for the caller's general code.
  *
  * FP32, the common case, has two lanes of its own (oipcodec_fp32_lane): the commas of 64 bytes
- * are found first as a bit mask (swar.h), so that consecutive numbers are parsed independently
+ * are found first as a bit mask (read/swar.h), so that consecutive numbers are parsed independently
  * and their work overlaps, and each number of one of the two shapes writers produce is read by
  * the 16-byte reader, converted with one multiply by a rounded power of ten and kept only when
  * it is certainly far from a float32 midpoint (the test of oipcodec_decimal_to_narrow_approx).
- * The other formats and the other shapes go through json_numscan.h and decimal_to_float.h
- * (Clinger, Eisel-Lemire: see there), and half.h for FP16 and BF16. */
-#ifndef OIPCODEC_JSON_FLOAT_LANE_H
-#define OIPCODEC_JSON_FLOAT_LANE_H
+ * The other formats and the other shapes go through read/numscan.h and read/decimal_to_float.h
+ * (Clinger, Eisel-Lemire: see there), and common/half.h for FP16 and BF16. */
+#ifndef OIPCODEC_READ_FLOAT_LANE_H
+#define OIPCODEC_READ_FLOAT_LANE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/decimal_to_float.h"
-#include "oipcodec/half.h"
-#include "oipcodec/json_chars.h"
-#include "oipcodec/json_numscan.h"
-#include "oipcodec/swar.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/read/decimal_to_float.h"
+#include "oipcodec/common/half.h"
+#include "oipcodec/read/chars.h"
+#include "oipcodec/read/numscan.h"
+#include "oipcodec/read/swar.h"
 
 /* Output formats of oipcodec_float_run: the element kinds K_* of oipcodec._shared.jsondecode
  * (written to _native/jsondecode.pxd). */

@@ -1,18 +1,18 @@
 /* The fast lane for JSON arrays of integers: "integer ," pairs straight into a buffer of 1, 2,
- * 4 or 8-byte two's complement values, commas first as in json_float_lane.h, each element read
- * by the 16-byte integer reader of json_numscan.h; the rest goes to the byte-wise reader, and
+ * 4 or 8-byte two's complement values, commas first as in read/float_lane.h, each element read
+ * by the 16-byte integer reader of read/numscan.h; the rest goes to the byte-wise reader, and
  * anything unusual stops the lane for the caller's general code. */
-#ifndef OIPCODEC_JSON_INT_LANE_H
-#define OIPCODEC_JSON_INT_LANE_H
+#ifndef OIPCODEC_READ_INT_LANE_H
+#define OIPCODEC_READ_INT_LANE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/json_chars.h"
-#include "oipcodec/json_numscan.h"
-#include "oipcodec/swar.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/read/chars.h"
+#include "oipcodec/read/numscan.h"
+#include "oipcodec/read/swar.h"
 
 /* The integer lane's element: an integer ending within the 16 bytes at p (sign included) or
  * right after them, directly followed by a comma, and its magnitude at most max_positive

@@ -1,24 +1,24 @@
 /* Reading JSON number tokens (RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?) into a
- * decimal (oipcodec_decimal, decimal_to_float.h: the first 19 significant digits and a power of
- * ten) and integer tokens into a 64-bit magnitude.
+ * decimal (oipcodec_decimal, read/decimal_to_float.h: the first 19 significant digits and a
+ * power of ten) and integer tokens into a 64-bit magnitude.
  *
- * Two readers per kind: the common shapes go through the 16-byte readers of swar.h (one mask
+ * Two readers per kind: the common shapes go through the 16-byte readers of read/swar.h (one mask
  * gives every digit run's end, so a number costs the same few instructions whatever its digit
  * counts), everything else, and every error, through the byte-wise ones. The 16-byte integer
  * reader divides its left-aligned value by 10**k exactly with a shift and a multiply by the
- * inverse of 5**k modulo 2**64 (oipcodec_inv_pow5, pow5_table.h): exact division by an odd
+ * inverse of 5**k modulo 2**64 (oipcodec_inv_pow5, common/pow5_table.h): exact division by an odd
  * constant as in Torbjorn Granlund and Peter L. Montgomery, "Division by Invariant Integers using
  * Multiplication", PLDI 1994. */
-#ifndef OIPCODEC_JSON_NUMSCAN_H
-#define OIPCODEC_JSON_NUMSCAN_H
+#ifndef OIPCODEC_READ_NUMSCAN_H
+#define OIPCODEC_READ_NUMSCAN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/decimal_to_float.h"
-#include "oipcodec/pow5_table.h"
-#include "oipcodec/swar.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/read/decimal_to_float.h"
+#include "oipcodec/common/pow5_table.h"
+#include "oipcodec/read/swar.h"
 
 /* Number of decimal digits of v (1..8 for v < 10**8; 0 for 0). */
 static inline int oipcodec_decimal_length(uint64_t v) {

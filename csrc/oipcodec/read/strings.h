@@ -2,8 +2,8 @@
  * surrogate pairs, and the UTF-8 of the raw bytes. A valid UTF-8 sequence is one of the
  * well-formed byte sequences of the Unicode Standard (Table 3-7; RFC 3629): no overlong forms,
  * no surrogates, nothing above U+10FFFF, as Python's strict decoder. */
-#ifndef OIPCODEC_JSON_STRINGS_H
-#define OIPCODEC_JSON_STRINGS_H
+#ifndef OIPCODEC_READ_STRINGS_H
+#define OIPCODEC_READ_STRINGS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* Byte-parallel readers of ASCII digits and commas: 8, 16 or 64 bytes of text per step, in
  * 64-bit words (SWAR, "SIMD within a register") or SSE2 registers, for the JSON number readers
- * (json_numscan.h) and the array lanes (json_float_lane.h, json_int_lane.h).
+ * (read/numscan.h) and the array lanes (read/float_lane.h, read/int_lane.h).
  *
  * Techniques and where they come from:
  * - digits to their value a few at a time, pairs then quadruples then octets, each step one
@@ -23,15 +23,15 @@
  *
  * OIPCODEC_SWAR is 0 on big-endian hosts, where the readers are compiled out (their callers
  * take byte-wise paths); OIPCODEC_SSE2 is 1 on x86-64 (SSE2 is part of the architecture), and
- * on AArch64 the comma and digit scans are NEON's (json_lanes_neon.h). */
-#ifndef OIPCODEC_SWAR_H
-#define OIPCODEC_SWAR_H
+ * on AArch64 the comma and digit scans are NEON's (read/arm64/lanes.h). */
+#ifndef OIPCODEC_READ_SWAR_H
+#define OIPCODEC_READ_SWAR_H
 
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/json_lanes_neon.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/read/arm64/lanes.h"
 
 #define OIPCODEC_IS_DIGIT(c) ((unsigned char)((c) - '0') < 10)
 
@@ -72,7 +72,7 @@ static inline uint64_t oipcodec_digit_run(const unsigned char *p, int *run) {
 #endif
 }
 
-/* The fast readers (json_numscan.h, the lanes) look at the 16 bytes after a token's start at
+/* The fast readers (read/numscan.h, the lanes) look at the 16 bytes after a token's start at
  * once: one mask says where the digit runs end, so a number costs the same few instructions
  * whatever its digit counts, with no loop whose exit depends on the data (those exits were
  * mispredicted on varied input). They need little-endian words (byte k of the text is byte k

@@ -1,6 +1,6 @@
 /* float32 as JSON text, scalar: the
  * shortest round-trip digits and the row writer that is the portable path and the definition
- * of the vector paths (json_f32_simd.h, which includes this header).
+ * of the vector paths (write/x86/f32.h, which includes this header).
  *
  * Methods and where they come from:
  * - exact path (oipcodec_f32_shortest): Schubfach. Raffaello Giulietti, "The Schubfach way to
@@ -15,19 +15,19 @@
  *   Schubfach-based writer ("1 instead of 3 multiplications by a power of 10 in the common
  *   case", https://github.com/vitaut/zmij, MIT licence). The code is this project's own; its
  *   text equals the exact path's on all 2**32 bit patterns (tools/check_f32_writer.sh). */
-#ifndef OIPCODEC_JSONWRITE_F32_H
-#define OIPCODEC_JSONWRITE_F32_H
+#ifndef OIPCODEC_WRITE_F32_H
+#define OIPCODEC_WRITE_F32_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/endian.h"
-#include "oipcodec/jsonwrite_int.h"
-#include "oipcodec/jsonwrite_layout.h"
-#include "oipcodec/jsonwrite_nonfinite.h"
-#include "oipcodec/target.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/endian.h"
+#include "oipcodec/write/int.h"
+#include "oipcodec/write/layout.h"
+#include "oipcodec/write/nonfinite.h"
+#include "oipcodec/common/target.h"
 
 /* A float32 v = c * 2**q (c < 2**24) reads back from any decimal inside its rounding interval:
  * halfway to each neighbour, [c - 1/2, c + 1/2] * 2**q, or [c - 1/4, c + 1/2] * 2**q when c is
@@ -212,7 +212,7 @@ static const uint32_t oipcodec_scale_to_9[10] = {0,      100000000, 10000000, 10
 /* The fast path's digits of a float32 given by its bits without the sign (see
  * oipcodec_row_f32_scalar below): d with the value's decimal d * 10**(*e10), or 0 where
  * oipcodec_f32_shortest must decide (zeros, subnormals, powers of two, infinities, NaN, the
- * rare near-ties). Shared by the scalar and NEON writers (json_f32_neon.h). */
+ * rare near-ties). Shared by the scalar and NEON writers (write/arm64/f32.h). */
 static inline uint32_t oipcodec_f32_fast(uint32_t mag, int *e10) {
     uint32_t field = mag >> 23, m = mag & 0x7FFFFFu, d = 0;
     *e10 = 0;

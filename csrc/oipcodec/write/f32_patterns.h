@@ -1,8 +1,8 @@
 /* Written by tools/gen_f32_text_patterns.py: do not edit. The FP32 SIMD writer's
- * byte shuffles (json_f32_simd.h), indexed by layout row * 9 + significant digits - 1,
+ * byte shuffles (write/x86/f32.h), indexed by layout row * 9 + significant digits - 1,
  * and the length of each text. */
-#ifndef OIPCODEC_JSON_F32_PATTERNS_H
-#define OIPCODEC_JSON_F32_PATTERNS_H
+#ifndef OIPCODEC_WRITE_F32_PATTERNS_H
+#define OIPCODEC_WRITE_F32_PATTERNS_H
 
 #include <stdint.h>
 

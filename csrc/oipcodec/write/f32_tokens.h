@@ -1,14 +1,14 @@
-/* What the FP32 vector writers (json_f32_simd.h, json_f32_neon.h) share beyond the scalar
- * writer: the text patterns (json_f32_patterns.h) and the sources of NaN and Infinity. */
-#ifndef OIPCODEC_JSON_F32_TOKENS_H
-#define OIPCODEC_JSON_F32_TOKENS_H
+/* What the FP32 vector writers (write/x86/f32.h, write/arm64/f32.h) share beyond the scalar
+ * writer: the text patterns (write/f32_patterns.h) and the sources of NaN and Infinity. */
+#ifndef OIPCODEC_WRITE_F32_TOKENS_H
+#define OIPCODEC_WRITE_F32_TOKENS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/json_f32_patterns.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/write/f32_patterns.h"
 
 /* NaN and Infinity: the token as the source, copied by a pattern of its length (row
  * OIPCODEC_F32_ROWS - 1); NaN has no sign. */

@@ -1,29 +1,29 @@
 /* float64 as JSON text, scalar: the
  * shortest round-trip digits and the row writer that is the portable path and the definition
- * of the vector path (json_f64_simd.h, which includes this header).
+ * of the vector path (write/x86/f64.h, which includes this header).
  *
  * Methods and where they come from: Schubfach (Raffaello Giulietti, "The Schubfach way to
  * render doubles", 2020, https://fmt.dev/papers/Schubfach4.pdf) on the JSON parser's 128-bit
- * powers of five (pow5_table.h, with a tail to 10**324 for the smallest subnormals), rounded up
- * where inexact as Schubfach requires; the fast path is Zmij's idea (Victor Zverovich,
- * https://github.com/vitaut/zmij, MIT licence) as in jsonwrite_f32.h, the code this project's
+ * powers of five (common/pow5_table.h, with a tail to 10**324 for the smallest subnormals),
+ * rounded up where inexact as Schubfach requires; the fast path is Zmij's idea (Victor Zverovich,
+ * https://github.com/vitaut/zmij, MIT licence) as in write/f32.h, the code this project's
  * own. Its text equals the pure twin's, i.e. repr()'s digits, on 10**8 values and the hard
  * classes (tools/check_f64_writer.py). */
-#ifndef OIPCODEC_JSONWRITE_F64_H
-#define OIPCODEC_JSONWRITE_F64_H
+#ifndef OIPCODEC_WRITE_F64_H
+#define OIPCODEC_WRITE_F64_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/endian.h"
-#include "oipcodec/jsonwrite_int.h"
-#include "oipcodec/jsonwrite_layout.h"
-#include "oipcodec/jsonwrite_nonfinite.h"
-#include "oipcodec/pow5_table.h"
-#include "oipcodec/swar.h"
-#include "oipcodec/target.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/endian.h"
+#include "oipcodec/write/int.h"
+#include "oipcodec/write/layout.h"
+#include "oipcodec/write/nonfinite.h"
+#include "oipcodec/common/pow5_table.h"
+#include "oipcodec/read/swar.h"
+#include "oipcodec/common/target.h"
 
 /* floor(log10(2**e)), floor(log10(3/4 * 2**e)) and floor(log2(10**e)) by multiply and shift,
  * exact over the float64 exponent range (as in Schubfach and Ryu). */
@@ -194,7 +194,7 @@ static inline void oipcodec_f64_digits17(const uint64_t *v, ptrdiff_t count, uin
 /* The text words of 17-digit numbers: for i < count (d17[i] < 10**17), first[i] the first
  * digit as a character, w1[i] and w2[i] digits 2-9 and 10-17 as ASCII (first in the lowest
  * byte), nd[i] the number of digits without trailing zeros. oipcodec_f64_words_avx512
- * (json_f64_simd.h) computes the same eight elements at a time. */
+ * (write/x86/f64.h) computes the same eight elements at a time. */
 static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint64_t *first,
                                       uint64_t *w1, uint64_t *w2, uint64_t *nd) {
     ptrdiff_t j;
@@ -215,7 +215,7 @@ static inline void oipcodec_f64_words(const uint64_t *d17, ptrdiff_t count, uint
  * Three passes per block: the digits of all (the fast path, the exact path for what it
  * leaves), their text words, then the layout: the 17 digit positions (first digit, then two
  * 8-digit words, padded with '0's) laid out with fixed-width overlapping stores of words
- * assembled in registers. oipcodec_row_f64_avx512 (json_f64_simd.h) writes the same text. */
+ * assembled in registers. oipcodec_row_f64_avx512 (write/x86/f64.h) writes the same text. */
 OIPCODEC_HOT static char *oipcodec_row_f64_scalar(const void *data, ptrdiff_t n, char *out,
                                                  const void *ctx) {
     const uint64_t *v = (const uint64_t *)data;

@@ -1,13 +1,13 @@
-/* What the FP64 vector writers (json_f64_simd.h, json_f64_neon.h) share beyond the scalar
+/* What the FP64 vector writers (write/x86/f64.h, write/arm64/f64.h) share beyond the scalar
  * writer: the text layouts (for vpermb and tbl) and the last pass, which copies the texts. */
-#ifndef OIPCODEC_JSON_F64_LAYOUTS_H
-#define OIPCODEC_JSON_F64_LAYOUTS_H
+#ifndef OIPCODEC_WRITE_F64_LAYOUTS_H
+#define OIPCODEC_WRITE_F64_LAYOUTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/jsonwrite_nonfinite.h"
+#include "oipcodec/write/nonfinite.h"
 
 /* The layouts of the text (value = d1.d2...d17 * 10**E): byte i of the text is byte
  * oipcodec_f64_layout[row][i] of the element's source, which holds the 17 digits in bytes

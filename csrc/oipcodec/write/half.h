@@ -1,8 +1,8 @@
 /* FP16 and BF16 as JSON text: a table of
  * all 65,536 values' texts, built once per type, each by a search over digit counts with
  * snprintf/strtod (oipcodec_shortest_small), and the row writer that copies from it. */
-#ifndef OIPCODEC_JSONWRITE_HALF_H
-#define OIPCODEC_JSONWRITE_HALF_H
+#ifndef OIPCODEC_WRITE_HALF_H
+#define OIPCODEC_WRITE_HALF_H
 
 #include <math.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/jsonwrite_layout.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/write/layout.h"
 
 /* Slot width of a 16-bit float's text in the lookup tables; the longest text is 16 bytes
  * ("-1234000000000.0" for BF16), and a slot is always copied whole, so buffers written from

@@ -15,21 +15,21 @@
  *   https://pvk.ca/Blog/2017/12/22/appnexus-common-framework-its-out-also-how-to-print-integers-faster/);
  *   on x86-64 the same in SSE2's 16-bit lanes (oipcodec_digits8_sse2): Wojciech Mula's
  *   conversion, from Milo Yip's itoa-benchmark (https://github.com/miloyip/itoa-benchmark).
- * - the integer rows' vector paths: json_int_simd.h (x86-64, chosen at run time) and
- *   json_int_neon.h (AArch64), both subject to cpu.h's caps. */
-#ifndef OIPCODEC_JSONWRITE_INT_H
-#define OIPCODEC_JSONWRITE_INT_H
+ * - the integer rows' vector paths: write/x86/int.h (x86-64, chosen at run time) and
+ *   write/arm64/int.h (AArch64), both subject to common/cpu.h's caps. */
+#ifndef OIPCODEC_WRITE_INT_H
+#define OIPCODEC_WRITE_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/endian.h"
-#include "oipcodec/json_int_neon.h"
-#include "oipcodec/json_int_simd.h"
-#include "oipcodec/swar.h"
-#include "oipcodec/target.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/endian.h"
+#include "oipcodec/write/arm64/int.h"
+#include "oipcodec/write/x86/int.h"
+#include "oipcodec/read/swar.h"
+#include "oipcodec/common/target.h"
 
 static const char oipcodec_digit_pairs[201] =
     "0001020304050607080910111213141516171819"
@@ -242,7 +242,7 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
     return out + 1;
 }
 
-/* FAST: the AVX-512 kernel of json_int_simd.h, used when the processor has the instructions;
+/* FAST: the AVX-512 kernel of write/x86/int.h, used when the processor has the instructions;
  * it writes from element i and returns where it stopped: 16 elements before the end or, for
  * 32-bit types, at a block with a magnitude of 10**8 or more. The scalar WRITE takes the tail
  * and, after such a block, a run of elements that starts at 64 and doubles (to 4096) each
@@ -254,7 +254,7 @@ static inline char *oipcodec_write_exponent(char *out, uint32_t ae) {
 #define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_avx2
 #define OIPCODEC_INT_SIMD_KERNEL(...) OIPCODEC_INT_SIMD_ROW(__VA_ARGS__)
 #elif OIPCODEC_SIMD_ARM
-/* AArch64: the NEON kernels of json_int_neon.h at either level */
+/* AArch64: the NEON kernels of write/arm64/int.h at either level */
 #define OIPCODEC_INT_SIMD_LEVEL() (oipcodec_simd_features() & OIPCODEC_SIMD_NEON ? 1 : 0)
 #define OIPCODEC_INT_FAST_KERNEL(FAST) FAST##_neon
 #define OIPCODEC_INT_FAST2_KERNEL(FAST) FAST##_neon

@@ -3,36 +3,36 @@
  *
  * The text is defined once, by the pure twin (oipcodec/_pure/jsonencode.py) and
  * docs/kernels.md; the writers reproduce it byte for byte: integers in decimal and BOOL as
- * true/false (jsonwrite_int.h); a float as its shortest round-trip digits d1 d2 ... dn with
+ * true/false (write/int.h); a float as its shortest round-trip digits d1 d2 ... dn with
  * decimal exponent E, positional when E is within the type's range ("0.00012", "123.5", "2.0")
- * and d1[.d2...dn]e[+-]E otherwise ("1e-7", "1.5e+16") (jsonwrite_layout.h; digits by
- * jsonwrite_f32.h, jsonwrite_f64.h, jsonwrite_half.h); NaN, Infinity, -Infinity tokens
- * (jsonwrite_nonfinite.h); BYTES as JSON strings (jsonwrite_strings.h).
+ * and d1[.d2...dn]e[+-]E otherwise ("1e-7", "1.5e+16") (write/layout.h; digits by
+ * write/f32.h, write/f64.h, write/half.h); NaN, Infinity, -Infinity tokens
+ * (write/nonfinite.h); BYTES as JSON strings (write/strings.h).
  *
  * Every writer is given a buffer the caller sized with the bounds the headers define; none
- * allocates, none needs the GIL. Headers include downward only: the scalar jsonwrite_*.h are
- * the portable path and the definition; a vector path (json_int_simd.h, json_f32_simd.h,
- * json_f64_simd.h, json_f32_neon.h, json_f64_neon.h, chosen at run time by cpu.h) includes
- * what it shares. */
-#ifndef OIPCODEC_JSONWRITE_H
-#define OIPCODEC_JSONWRITE_H
+ * allocates, none needs the GIL. Headers include downward only: the scalar writers (write/) are
+ * the portable path and the definition; a vector path (write/x86/int.h, write/x86/f32.h,
+ * write/x86/f64.h, write/arm64/f32.h, write/arm64/f64.h, chosen at run time by common/cpu.h)
+ * includes what it shares. */
+#ifndef OIPCODEC_WRITE_JSON_H
+#define OIPCODEC_WRITE_JSON_H
 
 #include <stddef.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/cpu.h"
-#include "oipcodec/json_f32_neon.h"
-#include "oipcodec/json_f32_simd.h"
-#include "oipcodec/json_f64_neon.h"
-#include "oipcodec/json_f64_simd.h"
-#include "oipcodec/jsonwrite_f32.h"
-#include "oipcodec/jsonwrite_f64.h"
-#include "oipcodec/jsonwrite_half.h"
-#include "oipcodec/jsonwrite_int.h"
-#include "oipcodec/jsonwrite_layout.h"
-#include "oipcodec/jsonwrite_nonfinite.h"
-#include "oipcodec/jsonwrite_strings.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/cpu.h"
+#include "oipcodec/write/arm64/f32.h"
+#include "oipcodec/write/x86/f32.h"
+#include "oipcodec/write/arm64/f64.h"
+#include "oipcodec/write/x86/f64.h"
+#include "oipcodec/write/f32.h"
+#include "oipcodec/write/f64.h"
+#include "oipcodec/write/half.h"
+#include "oipcodec/write/int.h"
+#include "oipcodec/write/layout.h"
+#include "oipcodec/write/nonfinite.h"
+#include "oipcodec/write/strings.h"
 
 /* One writer per element type: n elements separated by commas, no brackets. The row writers
  * share one signature so the nested driver below can take any of them. */
@@ -78,8 +78,8 @@ static char *oipcodec_write_nested(const char *data, ptrdiff_t itemsize, const p
 }
 
 /* float32 elements (native byte order) in the reference layout, each followed by a comma:
- * the AVX-512 or AVX2 writer (json_f32_simd.h) where the processor has it, the NEON one on
- * AArch64 (json_f32_neon.h), else the scalar one (jsonwrite_f32.h); the same text either way. */
+ * the AVX-512 or AVX2 writer (write/x86/f32.h) where the processor has it, the NEON one on
+ * AArch64 (write/arm64/f32.h), else the scalar one (write/f32.h); the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_SIMD_X86 && OIPCODEC_F32_FAST_PATH
@@ -101,9 +101,9 @@ static char *oipcodec_row_f32(const void *data, ptrdiff_t n, char *out, const vo
 }
 
 /* float64 elements (native byte order) in the reference layout, each followed by a comma:
- * the AVX-512 VBMI writer (json_f64_simd.h) for rows of 8 elements or more where the
- * processor has it, the NEON one on AArch64 (json_f64_neon.h), else the scalar one
- * (jsonwrite_f64.h); the same text either way. */
+ * the AVX-512 VBMI writer (write/x86/f64.h) for rows of 8 elements or more where the
+ * processor has it, the NEON one on AArch64 (write/arm64/f64.h), else the scalar one
+ * (write/f64.h); the same text either way. */
 OIPCODEC_MAYBE_UNUSED
 static char *oipcodec_row_f64(const void *data, ptrdiff_t n, char *out, const void *ctx) {
 #if OIPCODEC_SIMD_X86

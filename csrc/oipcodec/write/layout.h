@@ -1,12 +1,12 @@
-/* The layout of a float's text from its shortest digits (defined at the top of jsonwrite.h),
+/* The layout of a float's text from its shortest digits (defined at the top of write/json.h),
  * shared by the FP32, FP64 and 16-bit writers. */
-#ifndef OIPCODEC_JSONWRITE_LAYOUT_H
-#define OIPCODEC_JSONWRITE_LAYOUT_H
+#ifndef OIPCODEC_WRITE_LAYOUT_H
+#define OIPCODEC_WRITE_LAYOUT_H
 
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/jsonwrite_int.h"
+#include "oipcodec/write/int.h"
 
 /* Writes sign, the significant digits (n >= 1, no trailing zeros unless the value is 0) and
  * the decimal exponent E in the layout described at the top; lo_e..hi_e is the positional

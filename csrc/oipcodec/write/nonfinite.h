@@ -1,14 +1,14 @@
 /* Non-finite floats in JSON text: counting
  * them (the caller refuses them or writes tokens, by its option), their tokens, and the start
  * of every FP32 and FP64 element's text, where NaN, Infinity and zero are settled. */
-#ifndef OIPCODEC_JSONWRITE_NONFINITE_H
-#define OIPCODEC_JSONWRITE_NONFINITE_H
+#ifndef OIPCODEC_WRITE_NONFINITE_H
+#define OIPCODEC_WRITE_NONFINITE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
+#include "oipcodec/common/compiler.h"
 
 static inline int oipcodec_f32_nonfinite(uint32_t u) { return (u & 0x7F800000u) == 0x7F800000u; }
 

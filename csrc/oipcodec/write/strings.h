@@ -1,13 +1,13 @@
 /* BYTES elements as JSON strings: valid
  * UTF-8 copied as is, only '"', '\\' and control characters escaped. UTF-8 validity: the
  * well-formed byte sequences of the Unicode Standard (Table 3-7). */
-#ifndef OIPCODEC_JSONWRITE_STRINGS_H
-#define OIPCODEC_JSONWRITE_STRINGS_H
+#ifndef OIPCODEC_WRITE_STRINGS_H
+#define OIPCODEC_WRITE_STRINGS_H
 
 #include <stddef.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
+#include "oipcodec/common/compiler.h"
 
 /* Length of the longest valid UTF-8 prefix of s[0:n] (n if all of it is valid). Rejects what
  * Python's strict UTF-8 codec rejects: overlong forms, surrogates, code points above

@@ -1,20 +1,20 @@
-/* NEON for the JSON parser's number readers and array lanes (json_numscan.h,
- * json_int_lane.h, json_float_lane.h) on AArch64: the comma bit mask of 64 bytes of text and
- * the digit scan of 16, which swar.h otherwise builds 8 bytes at a time in general registers.
+/* NEON for the JSON parser's number readers and array lanes (read/numscan.h,
+ * read/int_lane.h, read/float_lane.h) on AArch64: the comma bit mask of 64 bytes of text and
+ * the digit scan of 16, which read/swar.h otherwise builds 8 bytes at a time in general registers.
  * Each 16-byte compare's matches are weighted by their bit in a byte (1, 2, .. 128) and
  * gathered in order by pairwise adds: the comma scan takes 17 instructions against the SWAR
  * scan's 80 (docs/measurements.md#aarch64-neon-paths-in-instructions).
  *
  * The lanes call this per 64-byte block, too often for a run-time feature test, so it is
- * chosen when compiling: OIPCODEC_NEON_LANES is 1 on AArch64 with NEON (cpu.h's
+ * chosen when compiling: OIPCODEC_NEON_LANES is 1 on AArch64 with NEON (common/cpu.h's
  * OIPCODEC_SIMD_ARM) unless the build caps vector code (-DOIPCODEC_SIMD_MAX=0), which is how
  * tools/check_lanes_neon.sh compares the two. */
-#ifndef OIPCODEC_JSON_LANES_NEON_H
-#define OIPCODEC_JSON_LANES_NEON_H
+#ifndef OIPCODEC_READ_ARM64_LANES_H
+#define OIPCODEC_READ_ARM64_LANES_H
 
 #include <stdint.h>
 
-#include "oipcodec/cpu.h"
+#include "oipcodec/common/cpu.h"
 
 #if OIPCODEC_SIMD_ARM && OIPCODEC_SIMD_MAX >= 1
 #define OIPCODEC_NEON_LANES 1
@@ -35,7 +35,7 @@ static inline uint64_t oipcodec_commas64_neon(const unsigned char *p) {
 
 /* The 16 bytes at p as digit values (each digit byte's value, every other byte 0) stored at
  * `values`; returns the non-digit mask: bit k set when p[k] is not an ASCII digit, and bit 16
- * always (swar.h's oipcodec_scan16 contract). */
+ * always (read/swar.h's oipcodec_scan16 contract). */
 static inline uint32_t oipcodec_scan16_neon(const unsigned char *p, unsigned char *values) {
     const uint8x16_t bits = vreinterpretq_u8_u64(vdupq_n_u64(0x8040201008040201ull));
     uint8x16_t t = vsubq_u8(vld1q_u8(p), vdupq_n_u8('0'));

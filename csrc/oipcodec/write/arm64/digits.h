@@ -1,11 +1,11 @@
-/* Decimal digits in NEON lanes, for the JSON writers' AArch64 paths (json_f32_neon.h,
- * json_f64_neon.h): four 32-bit values at a time, compiled only where OIPCODEC_SIMD_ARM is 1. */
-#ifndef OIPCODEC_DIGITS_NEON_H
-#define OIPCODEC_DIGITS_NEON_H
+/* Decimal digits in NEON lanes, for the JSON writers' AArch64 paths (write/arm64/f32.h,
+ * write/arm64/f64.h): four 32-bit values at a time, compiled only where OIPCODEC_SIMD_ARM is 1. */
+#ifndef OIPCODEC_WRITE_ARM64_DIGITS_H
+#define OIPCODEC_WRITE_ARM64_DIGITS_H
 
 #include <stdint.h>
 
-#include "oipcodec/cpu.h"
+#include "oipcodec/common/cpu.h"
 
 #if OIPCODEC_SIMD_ARM
 

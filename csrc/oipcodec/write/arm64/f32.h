@@ -1,46 +1,46 @@
 /* The FP32 JSON writer with AArch64's NEON (Advanced SIMD): oipcodec_row_f32's path on every
- * AArch64 processor unless OIPCODEC_SIMD=0 caps it (cpu.h), chosen by jsonwrite.h. The text is
- * byte for byte the scalar writer's (jsonwrite_f32.h, whose tables, fast and exact paths it
+ * AArch64 processor unless OIPCODEC_SIMD=0 caps it (common/cpu.h), chosen by write/json.h. The
+ * text is byte for byte the scalar writer's (write/f32.h, whose tables, fast and exact paths it
  * shares): tools/check_neon_writers.sh compares the two under qemu-aarch64.
  *
  * Designed for a 128-bit NEON pipeline (Neoverse V1/V2, Apple M): three passes per block of
- * OIPCODEC_F32_BLOCK elements, as the x86 writers (json_f32_simd.h):
+ * OIPCODEC_F32_BLOCK elements, as the x86 writers (write/x86/f32.h):
  * - the digits: the scalar fast path's arithmetic (oipcodec_f32_fast) in two 64-bit lanes per
  *   register, its 64-bit product with the 24-bit significand as two 32x32-bit products
  *   (umull), the table entries by four loads (NEON has no gather), the decisions as compares;
  *   the lanes it cannot settle go one by one to oipcodec_f32_shortest, as in the scalar writer
- *   (Schubfach and Zmij's one-product fast path: credited in jsonwrite_f32.h);
+ *   (Schubfach and Zmij's one-product fast path: credited in write/f32.h);
  * - the numbers of the text, four elements per register: the digit count by compares, the
  *   digits scaled to 9 by a tbl lookup of 10**(9 - count), the nine decimal digits as bytes
  *   (Paul Khuong's halving by 10**4, 100 and 10 with multiply-shift reciprocals, as
  *   oipcodec_digits8, here in 32- and 16-bit lanes), the significant digits by pairwise
  *   byte maxima, the exponent's sign and digits, and a 16-byte source and pattern index per
  *   element;
- * - the text: one tbl of the source by a pattern of json_f32_patterns.h (pshufb's role on x86,
+ * - the text: one tbl of the source by a pattern of write/f32_patterns.h (pshufb's role on x86,
  *   out-of-range indexes giving 0 alike), stored 16 bytes wide, then the comma.
  * Converting many numbers at once in SIMD lanes is described for integers by Daniel Lemire,
  * "Converting integers to decimal strings faster with AVX-512" (2022,
  * https://lemire.me/blog/2022/03/28/); the NEON code here is this project's own.
  *
  * Compiled only where OIPCODEC_SIMD_ARM is 1 (AArch64 with GCC 9+ or clang 11+). */
-#ifndef OIPCODEC_JSON_F32_NEON_H
-#define OIPCODEC_JSON_F32_NEON_H
+#ifndef OIPCODEC_WRITE_ARM64_F32_H
+#define OIPCODEC_WRITE_ARM64_F32_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/cpu.h"
-#include "oipcodec/digits_neon.h"
-#include "oipcodec/jsonwrite_f32.h"
-#include "oipcodec/jsonwrite_layout.h"
-#include "oipcodec/jsonwrite_nonfinite.h"
+#include "oipcodec/common/cpu.h"
+#include "oipcodec/write/arm64/digits.h"
+#include "oipcodec/write/f32.h"
+#include "oipcodec/write/layout.h"
+#include "oipcodec/write/nonfinite.h"
 
 #if OIPCODEC_SIMD_ARM
 
-#include "oipcodec/json_f32_tokens.h"
+#include "oipcodec/write/f32_tokens.h"
 
-/* Shorter rows go to the scalar writer, as on x86 (json_f32_simd.h): three passes over four
+/* Shorter rows go to the scalar writer, as on x86 (write/x86/f32.h): three passes over four
  * lanes cost more than the scalar loop for one to three elements. */
 #ifndef OIPCODEC_F32_NEON_MIN_N
 #define OIPCODEC_F32_NEON_MIN_N 4
@@ -125,7 +125,7 @@ static inline unsigned oipcodec_f32_digits_x4_neon(const uint32_t *v, uint32_t *
 /* The text sources and pattern indexes of 4 elements (v their bits) whose digits and exponents
  * are known (zero: 0 and 0): src gets 16 bytes per element (bytes 0..8 the digits, 9 '.', 10
  * 'e', 11 the exponent's sign, 12 and 13 its digits, 14 and 15 '0'), meta the pattern index |
- * sign << 16, as oipcodec_f32_layout_x8 (json_f32_simd.h). */
+ * sign << 16, as oipcodec_f32_layout_x8 (write/x86/f32.h). */
 static inline void oipcodec_f32_layout_x4_neon(const uint32_t *v, const uint32_t *digits,
                                                const int *exps, unsigned char *src,
                                                uint32_t *meta) {

@@ -1,36 +1,36 @@
 /* The FP64 JSON writer with AArch64's NEON (Advanced SIMD): oipcodec_row_f64's path on every
- * AArch64 processor unless OIPCODEC_SIMD=0 caps it (cpu.h), chosen by jsonwrite.h. The text is
- * byte for byte the scalar writer's (jsonwrite_f64.h, whose fast and exact paths it shares):
+ * AArch64 processor unless OIPCODEC_SIMD=0 caps it (common/cpu.h), chosen by write/json.h. The
+ * text is byte for byte the scalar writer's (write/f64.h, whose fast and exact paths it shares):
  * tools/check_neon_writers.sh compares the two under qemu-aarch64.
  *
  * Designed for a 128-bit NEON pipeline (Neoverse V1/V2, Apple M), after the AVX-512 writer
- * (json_f64_simd.h): the shortest digits scaled to 17 in scalar code (128-bit products by the
+ * (write/x86/f64.h): the shortest digits scaled to 17 in scalar code (128-bit products by the
  * power table, which NEON lacks); then the text four elements at a time in vector registers:
  * the division by 10**8 in double precision with an integer correction, the three parts'
- * decimal digits as bytes by the lane-parallel halving of digits_neon.h (Paul Khuong's
+ * decimal digits as bytes by the lane-parallel halving of write/arm64/digits.h (Paul Khuong's
  * method, as oipcodec_digits8), the significant digits by pairwise byte maxima, lengths and
  * layout rows in 32-bit lanes without a branch; and each element's text by two tbl lookups
- * (vpermb's role on x86) of its 32-byte source by a row of json_f64_layouts.h. The last pass
+ * (vpermb's role on x86) of its 32-byte source by a row of write/f64_layouts.h. The last pass
  * copies each text 32 bytes wide and advances by its length.
  *
  * Compiled only where OIPCODEC_SIMD_ARM is 1 (AArch64 with GCC 9+ or clang 11+). */
-#ifndef OIPCODEC_JSON_F64_NEON_H
-#define OIPCODEC_JSON_F64_NEON_H
+#ifndef OIPCODEC_WRITE_ARM64_F64_H
+#define OIPCODEC_WRITE_ARM64_F64_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/cpu.h"
-#include "oipcodec/digits_neon.h"
-#include "oipcodec/jsonwrite_f64.h"
-#include "oipcodec/jsonwrite_layout.h"
-#include "oipcodec/jsonwrite_nonfinite.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/cpu.h"
+#include "oipcodec/write/arm64/digits.h"
+#include "oipcodec/write/f64.h"
+#include "oipcodec/write/layout.h"
+#include "oipcodec/write/nonfinite.h"
 
 #if OIPCODEC_SIMD_ARM
 
-#include "oipcodec/json_f64_layouts.h"
+#include "oipcodec/write/f64_layouts.h"
 
 /* Shorter rows go to the scalar writer: the passes over four lanes cost more there. */
 #ifndef OIPCODEC_F64_NEON_MIN_N
@@ -64,7 +64,7 @@ static inline void oipcodec_f64_split_neon(uint64x2_t d, uint32x2_t *f, uint32x4
 
 /* The text of four elements from their digits d17 (< 10**17, trailing zeros included) and
  * exponents e10 (E = e10 + 16 that of the first digit): text[i] the element's text padded to
- * 32 bytes, len[i] its length, as oipcodec_f64_text8_avx512 (json_f64_simd.h). */
+ * 32 bytes, len[i] its length, as oipcodec_f64_text8_avx512 (write/x86/f64.h). */
 static inline void oipcodec_f64_text4_neon(const uint64_t *d17, const int *e10,
                                            uint8_t (*text)[32], uint64_t *len) {
     const int32x4_t one = vdupq_n_s32(1);

@@ -1,6 +1,6 @@
 /* Integer rows to JSON text four elements at a time with AArch64's NEON: the vector path of
- * the integer row writers in jsonwrite_int.h (OIPCODEC_INT_ROW) on AArch64, for blocks whose
- * magnitudes are all below 10**8, as the AVX2 kernels of json_int_simd.h do on x86-64, and for
+ * the integer row writers in write/int.h (OIPCODEC_INT_ROW) on AArch64, for blocks whose
+ * magnitudes are all below 10**8, as the AVX2 kernels of write/x86/int.h do on x86-64, and for
  * 64-bit elements of any magnitude, as the AVX-512 kernels do; a 32-bit block with a magnitude
  * of 10**8 or more stops the kernel and the scalar writer, which defines the text, takes over.
  * No branch depends on a digit count or a sign.
@@ -8,7 +8,7 @@
  * A block of 4 elements, narrowed to 32-bit lanes (64-bit ones with saturation, so that a
  * large magnitude stays large):
  * - the 8 decimal digits of each magnitude (leading zeros included) by Paul Khuong's
- *   parallel-lane method (see the top of jsonwrite_int.h): halves by 10**4 with a widening
+ *   parallel-lane method (see the top of write/int.h): halves by 10**4 with a widening
  *   multiply, quarters by 100 and digits by 10 with 16-bit doubling multiply-high reciprocals,
  *   two elements' digits per register;
  * - each element then one tbl from a register of its 8 ASCII digits, '-' and ',' (one ext of
@@ -23,16 +23,16 @@
  * element's text by tbl and tbx from its 24 digits and a comma, shifted by its digit count
  * (a run of such blocks goes through a function of its own: _wide_neon below).
  * NEON is part of AArch64, so the kernels need no run-time check; oipcodec_simd_features
- * (cpu.h) still lets a cap turn them off. */
-#ifndef OIPCODEC_JSON_INT_NEON_H
-#define OIPCODEC_JSON_INT_NEON_H
+ * (common/cpu.h) still lets a cap turn them off. */
+#ifndef OIPCODEC_WRITE_ARM64_INT_H
+#define OIPCODEC_WRITE_ARM64_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/cpu.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/cpu.h"
 
 #if OIPCODEC_SIMD_ARM
 
@@ -308,12 +308,12 @@ static inline uint32x4_t oipcodec_neon_load4_i64(const int64_t *p, uint64_t *neg
              const uint64_t *: oipcodec_neon_load4_u64,                                        \
              const int64_t *: oipcodec_neon_load4_i64)((p), (negative))
 
-/* One kernel per element type, with the contract of json_int_simd.h's kernels: writes v[i..]
+/* One kernel per element type, with the contract of write/x86/int.h's kernels: writes v[i..]
  * with their commas through *end, 4 at a time, while at least 16 elements are left (each
  * store then ends inside the room the caller gave the elements not yet written, at least 2
  * bytes each, plus its 32 bytes of slack: 33 bytes from the last element of a block leave
  * 12 x 2 + 32), and returns the index of the first element not written. WIDE says what a
- * block with a magnitude of 10**8 or more does, as in json_int_simd.h: 0, there is none (8-
+ * block with a magnitude of 10**8 or more does, as in write/x86/int.h: 0, there is none (8-
  * and 16-bit types); 1, it stops the kernel (32-bit types, whose scalar writer needs only
  * one division there); 2, it takes the 24-digit step (64-bit types; the magnitudes read
  * again as scalars, negated by the sign bits). */

@@ -1,16 +1,16 @@
-/* Decimal digits in vector lanes, for the JSON writers' vector paths (json_f32_simd.h,
- * json_f64_simd.h, json_int_simd.h): eight 64-bit values at a time with AVX-512, four with AVX2,
- * each compiled with a target attribute and called only where oipcodec_simd_features (cpu.h)
+/* Decimal digits in vector lanes, for the JSON writers' vector paths (write/x86/f32.h,
+ * write/x86/f64.h, write/x86/int.h): eight 64-bit values at a time with AVX-512, four with AVX2,
+ * each compiled with a target attribute and called only where oipcodec_simd_features (common/cpu.h)
  * has the instructions. */
-#ifndef OIPCODEC_DIGITS_SIMD_H
-#define OIPCODEC_DIGITS_SIMD_H
+#ifndef OIPCODEC_WRITE_X86_DIGITS_H
+#define OIPCODEC_WRITE_X86_DIGITS_H
 
-#include "oipcodec/cpu.h"
+#include "oipcodec/common/cpu.h"
 
 #if OIPCODEC_SIMD_X86
 
 /* The 8 decimal digits of each lane's v < 10**8 as byte values 0..9, the first digit in the
- * lane's lowest byte (oipcodec_digits8 of jsonwrite_int.h, in 8 lanes at once). */
+ * lane's lowest byte (oipcodec_digits8 of write/int.h, in 8 lanes at once). */
 OIPCODEC_TARGET_AVX512 static inline __m512i oipcodec_digits8_avx512(__m512i v) {
     __m512i hi, w, q;
     /* halves: v / 10**4 as (v * ceil(2**45 / 10**4)) >> 45, exact for v < 10**8 */

@@ -1,6 +1,6 @@
 /* The FP32 JSON writer in SIMD lanes: oipcodec_row_f32's path on x86-64 processors with
- * AVX-512 (F, CD, BW, DQ, VL) or else AVX2, chosen once at run time by jsonwrite.h. It includes
- * the scalar writer (jsonwrite_f32.h), whose tables, exact path and text it shares.
+ * AVX-512 (F, CD, BW, DQ, VL) or else AVX2, chosen once at run time by write/json.h. It includes
+ * the scalar writer (write/f32.h), whose tables, exact path and text it shares.
  *
  * The scalar writer spends its time on two long chains of dependent integer operations per
  * element (the digits, then their layout) and on branches between layouts that real data
@@ -18,19 +18,19 @@
  * Built with GCC or clang for x86-64 only (a target attribute, not a compiler flag, so the
  * rest of the extension stays baseline x86-64); elsewhere OIPCODEC_SIMD_X86 is 0 and the scalar
  * writer is the only one. */
-#ifndef OIPCODEC_JSON_F32_SIMD_H
-#define OIPCODEC_JSON_F32_SIMD_H
+#ifndef OIPCODEC_WRITE_X86_F32_H
+#define OIPCODEC_WRITE_X86_F32_H
 
-#include "oipcodec/cpu.h"
-#include "oipcodec/digits_simd.h"
-#include "oipcodec/jsonwrite_f32.h"
+#include "oipcodec/common/cpu.h"
+#include "oipcodec/write/x86/digits.h"
+#include "oipcodec/write/f32.h"
 
 #if OIPCODEC_SIMD_X86
 
-#include "oipcodec/json_f32_tokens.h"
+#include "oipcodec/write/f32_tokens.h"
 
 #if defined(_MSC_VER)
-#define OIPCODEC_F32_SSSE3 /* MSVC takes no target attributes (cpu.h) */
+#define OIPCODEC_F32_SSSE3 /* MSVC takes no target attributes (common/cpu.h) */
 #else
 #define OIPCODEC_F32_SSSE3 __attribute__((target("ssse3")))
 #endif
@@ -158,7 +158,7 @@ static inline void oipcodec_f32_layout_x8(const uint32_t *v, __mmask8 live, cons
             _mm512_cmple_epi64_mask(e, _mm512_set1_epi64(OIPCODEC_F32_HI_E));
         const __m512i ascii = _mm512_set1_epi64((long long)OIPCODEC_ASCII8);
         /* bytes 0..8 the digits, 9 '.', 10 'e', 11 the exponent's sign, 12 and 13 its digits,
-         * 14 and 15 '0' (json_f32_patterns.h) */
+         * 14 and 15 '0' (write/f32_patterns.h) */
         const __m512i a =
             _mm512_or_si512(_mm512_or_si512(first, _mm512_slli_epi64(w, 8)), ascii);
         const __m512i sign = _mm512_mask_mov_epi64(_mm512_set1_epi64('+'), minus,
@@ -233,7 +233,7 @@ static inline char *oipcodec_f32_text(const unsigned char *src, const uint32_t *
  *   oipcodec_digits8, here in 32- and 16-bit lanes), the decimal exponent's sign and digits,
  *   and a layout row: a 16-byte source per element and the index of its pattern;
  * - the text: one byte shuffle (pshufb) of the source by a pattern from a table of 198
- *   (json_f32_patterns.h, written by tools/gen_f32_text_patterns.py), stored 16 bytes wide at
+ *   (write/f32_patterns.h, written by tools/gen_f32_text_patterns.py), stored 16 bytes wide at
  *   the element's start, then the comma; the start advances by the pattern's length. */
 OIPCODEC_MAYBE_UNUSED OIPCODEC_TARGET_AVX512
 static char *oipcodec_row_f32_avx512(const void *data, ptrdiff_t n, char *out) {

@@ -1,5 +1,5 @@
 /* The float64 JSON writer eight elements at a time with AVX-512 VBMI, chosen at run time
- * (oipcodec_row_f64 in jsonwrite.h): oipcodec_row_f64_scalar (jsonwrite_f64.h, which this
+ * (oipcodec_row_f64 in write/json.h): oipcodec_row_f64_scalar (write/f64.h, which this
  * header includes) is the portable fallback and defines what this computes.
  *
  * Per element: the shortest digits scaled to exactly 17 (d < 10**17) and their exponent, in
@@ -9,32 +9,32 @@
  * "d.ddde-XX", which real data (|x| below and above 1, or of many scales) mispredicts.
  *
  * Built only on x86-64 with GCC or clang, with a target attribute, and run where
- * oipcodec_simd_features (cpu.h) has OIPCODEC_SIMD_AVX512_VBMI (Intel Ice Lake and later, AMD
- * Zen 4 and later); elsewhere only the scalar loops exist or run. */
-#ifndef OIPCODEC_JSON_F64_SIMD_H
-#define OIPCODEC_JSON_F64_SIMD_H
+ * oipcodec_simd_features (common/cpu.h) has OIPCODEC_SIMD_AVX512_VBMI (Intel Ice Lake and later,
+ * AMD Zen 4 and later); elsewhere only the scalar loops exist or run. */
+#ifndef OIPCODEC_WRITE_X86_F64_H
+#define OIPCODEC_WRITE_X86_F64_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/cpu.h"
-#include "oipcodec/digits_simd.h"
-#include "oipcodec/jsonwrite_f64.h"
-#include "oipcodec/jsonwrite_nonfinite.h"
-#include "oipcodec/target.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/cpu.h"
+#include "oipcodec/write/x86/digits.h"
+#include "oipcodec/write/f64.h"
+#include "oipcodec/write/nonfinite.h"
+#include "oipcodec/common/target.h"
 
 #if OIPCODEC_SIMD_X86
 
-#include "oipcodec/json_f64_layouts.h"
+#include "oipcodec/write/f64_layouts.h"
 
 /* Method: the division by 10**8 in double precision (d converted to a double is within 16 of
  * d, so the truncated quotient is within 1 of the true one) corrected by the sign and size of
  * the remainder; the first digit by a multiply-shift reciprocal; each 8-digit number by the
  * same lane-parallel halving as oipcodec_digits8 (by 10**4, then 100, then 10, with
  * multiply-shift reciprocals exact for each lane's range: Paul Khuong's method, see
- * jsonwrite_int.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
+ * write/int.h), here on 32- and 16-bit vector lanes; the trailing zeros by counting leading
  * zero bits (the last digits are the high bytes); the layout by one byte permutation (VBMI's
  * vpermb) of the digits, '.', '0', 'e', the exponent's sign and digits per pair of elements,
  * from a table of the 72 layouts (21 positional, 51 exponent forms). */

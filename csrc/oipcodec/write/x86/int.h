@@ -1,10 +1,10 @@
 /* Integer rows to JSON text eight elements at a time with AVX-512 (four with AVX2): the fast
- * path of the integer row writers in jsonwrite_int.h (OIPCODEC_INT_ROW), for blocks whose
+ * path of the integer row writers in write/int.h (OIPCODEC_INT_ROW), for blocks whose
  * magnitudes are all below 10**8 (token ids, labels, counts, every 8- and 16-bit element); how,
  * above oipcodec_int8_block_avx512. No branch depends on a digit count or a sign.
  *
  * Methods and where they come from: the digits by Paul Khuong's parallel-lane method (see the
- * top of jsonwrite_int.h), in vector lanes as in Wojciech Mula's SSE2 conversion; packing bytes
+ * top of write/int.h), in vector lanes as in Wojciech Mula's SSE2 conversion; packing bytes
  * by a mask with AVX-512 VBMI2's compress to drop what is not wanted, as in Robert Clausecker
  * and Daniel Lemire, "Transcoding Unicode Characters with AVX-512 Instructions", Software:
  * Practice and Experience 53(12), 2023 (https://doi.org/10.1002/spe.3261; simdutf).
@@ -12,20 +12,20 @@
  * The instructions (AVX-512 F/BW/DQ/VBMI/VBMI2 with BMI2 and POPCNT: Ice Lake, Zen 4 and
  * later; or AVX2 with BMI2) are chosen at run time: the kernels carry a target attribute and
  * are called only when __builtin_cpu_supports says the processor and the operating system
- * have them (oipcodec_simd_features in cpu.h, whose caps also apply). Elsewhere (other
+ * have them (oipcodec_simd_features in common/cpu.h, whose caps also apply). Elsewhere (other
  * processors, MSVC, old compilers) OIPCODEC_SIMD_X86 is 0 and the scalar writers do all the
- * work (AArch64 has json_int_neon.h): they are the portable definition, and the text is the
+ * work (AArch64 has write/arm64/int.h): they are the portable definition, and the text is the
  * same either way. */
-#ifndef OIPCODEC_JSON_INT_SIMD_H
-#define OIPCODEC_JSON_INT_SIMD_H
+#ifndef OIPCODEC_WRITE_X86_INT_H
+#define OIPCODEC_WRITE_X86_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "oipcodec/common.h"
-#include "oipcodec/cpu.h"
-#include "oipcodec/digits_simd.h"
+#include "oipcodec/common/compiler.h"
+#include "oipcodec/common/cpu.h"
+#include "oipcodec/write/x86/digits.h"
 
 #if OIPCODEC_SIMD_X86
 
