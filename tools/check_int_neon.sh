@@ -15,8 +15,8 @@ trap 'rm -rf "$work"' EXIT
 flags=(-O2 -std=c11 -Wall -Wextra -Werror "-I$root/csrc")
 src="$root/tools/check_int_neon.c"
 gcc_lib="$(dirname "$(aarch64-linux-gnu-gcc -print-libgcc-file-name)")"
-for header in "$root"/csrc/oipcodec/*.h; do
-    echo "#include \"oipcodec/$(basename "$header")\"" >"$work/unit.c"
+for header in $(cd "$root/csrc" && find oipcodec -name '*.h' | sort); do
+    echo "#include \"$header\"" >"$work/unit.c"
     aarch64-linux-gnu-gcc "${flags[@]}" -c -o "$work/unit.o" "$work/unit.c"
     clang --target=aarch64-linux-gnu "${flags[@]}" -c -o "$work/unit.o" "$work/unit.c"
 done

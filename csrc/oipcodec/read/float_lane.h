@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "oipcodec/common/compiler.h"
-#include "oipcodec/read/decimal_to_float.h"
 #include "oipcodec/common/half.h"
 #include "oipcodec/read/chars.h"
+#include "oipcodec/read/decimal_to_float.h"
 #include "oipcodec/read/numscan.h"
 #include "oipcodec/read/swar.h"
 

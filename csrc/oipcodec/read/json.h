@@ -17,10 +17,10 @@
 #define OIPCODEC_READ_JSON_H
 
 #include "oipcodec/read/chars.h"
-#include "oipcodec/read/numscan.h"
 #include "oipcodec/read/decimal_to_float.h"
-#include "oipcodec/read/strings.h"
 #include "oipcodec/read/float_lane.h"
 #include "oipcodec/read/int_lane.h"
+#include "oipcodec/read/numscan.h"
+#include "oipcodec/read/strings.h"
 
 #endif

@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "oipcodec/common/compiler.h"
-#include "oipcodec/read/decimal_to_float.h"
 #include "oipcodec/common/pow5_table.h"
+#include "oipcodec/read/decimal_to_float.h"
 #include "oipcodec/read/swar.h"
 
 /* Number of decimal digits of v (1..8 for v < 10**8; 0 for 0). */

@@ -31,6 +31,8 @@
 #include <string.h>
 
 #include "oipcodec/common/compiler.h"
+#include "oipcodec/common/pow10.h"
+#include "oipcodec/common/sse2.h"
 #include "oipcodec/read/arm64/lanes.h"
 
 #define OIPCODEC_IS_DIGIT(c) ((unsigned char)((c) - '0') < 10)
@@ -83,37 +85,6 @@ static inline uint64_t oipcodec_digit_run(const unsigned char *p, int *run) {
 #else
 #define OIPCODEC_SWAR 1
 #endif
-
-#if OIPCODEC_SWAR && ((defined(__SSE2__) && defined(__x86_64__)) || defined(_M_X64))
-#include <emmintrin.h>
-#define OIPCODEC_SSE2 1
-#else
-#define OIPCODEC_SSE2 0
-#endif
-
-/* 10^0 .. 10^19: digit counts and digit-run scaling, for the parser and the writers. */
-static const uint64_t oipcodec_pow10_u64[20] = {
-    1ull,
-    10ull,
-    100ull,
-    1000ull,
-    10000ull,
-    100000ull,
-    1000000ull,
-    10000000ull,
-    100000000ull,
-    1000000000ull,
-    10000000000ull,
-    100000000000ull,
-    1000000000000ull,
-    10000000000000ull,
-    100000000000000ull,
-    1000000000000000ull,
-    10000000000000000ull,
-    100000000000000000ull,
-    1000000000000000000ull,
-    10000000000000000000ull,
-};
 
 static inline uint64_t oipcodec_load8(const unsigned char *p) {
     uint64_t v;

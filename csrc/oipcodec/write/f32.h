@@ -24,10 +24,10 @@
 
 #include "oipcodec/common/compiler.h"
 #include "oipcodec/common/endian.h"
+#include "oipcodec/common/target.h"
 #include "oipcodec/write/int.h"
 #include "oipcodec/write/layout.h"
 #include "oipcodec/write/nonfinite.h"
-#include "oipcodec/common/target.h"
 
 /* A float32 v = c * 2**q (c < 2**24) reads back from any decimal inside its rounding interval:
  * halfway to each neighbour, [c - 1/2, c + 1/2] * 2**q, or [c - 1/4, c + 1/2] * 2**q when c is

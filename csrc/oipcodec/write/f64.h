@@ -18,12 +18,12 @@
 
 #include "oipcodec/common/compiler.h"
 #include "oipcodec/common/endian.h"
+#include "oipcodec/common/pow10.h"
+#include "oipcodec/common/pow5_table.h"
+#include "oipcodec/common/target.h"
 #include "oipcodec/write/int.h"
 #include "oipcodec/write/layout.h"
 #include "oipcodec/write/nonfinite.h"
-#include "oipcodec/common/pow5_table.h"
-#include "oipcodec/read/swar.h"
-#include "oipcodec/common/target.h"
 
 /* floor(log10(2**e)), floor(log10(3/4 * 2**e)) and floor(log2(10**e)) by multiply and shift,
  * exact over the float64 exponent range (as in Schubfach and Ryu). */

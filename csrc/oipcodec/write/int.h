@@ -26,10 +26,10 @@
 
 #include "oipcodec/common/compiler.h"
 #include "oipcodec/common/endian.h"
+#include "oipcodec/common/sse2.h"
+#include "oipcodec/common/target.h"
 #include "oipcodec/write/arm64/int.h"
 #include "oipcodec/write/x86/int.h"
-#include "oipcodec/read/swar.h"
-#include "oipcodec/common/target.h"
 
 static const char oipcodec_digit_pairs[201] =
     "0001020304050607080910111213141516171819"

@@ -23,9 +23,7 @@
 #include "oipcodec/common/compiler.h"
 #include "oipcodec/common/cpu.h"
 #include "oipcodec/write/arm64/f32.h"
-#include "oipcodec/write/x86/f32.h"
 #include "oipcodec/write/arm64/f64.h"
-#include "oipcodec/write/x86/f64.h"
 #include "oipcodec/write/f32.h"
 #include "oipcodec/write/f64.h"
 #include "oipcodec/write/half.h"
@@ -33,6 +31,8 @@
 #include "oipcodec/write/layout.h"
 #include "oipcodec/write/nonfinite.h"
 #include "oipcodec/write/strings.h"
+#include "oipcodec/write/x86/f32.h"
+#include "oipcodec/write/x86/f64.h"
 
 /* One writer per element type: n elements separated by commas, no brackets. The row writers
  * share one signature so the nested driver below can take any of them. */

@@ -22,8 +22,8 @@
 #define OIPCODEC_WRITE_X86_F32_H
 
 #include "oipcodec/common/cpu.h"
-#include "oipcodec/write/x86/digits.h"
 #include "oipcodec/write/f32.h"
+#include "oipcodec/write/x86/digits.h"
 
 #if OIPCODEC_SIMD_X86
 

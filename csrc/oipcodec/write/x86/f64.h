@@ -20,10 +20,10 @@
 
 #include "oipcodec/common/compiler.h"
 #include "oipcodec/common/cpu.h"
-#include "oipcodec/write/x86/digits.h"
+#include "oipcodec/common/target.h"
 #include "oipcodec/write/f64.h"
 #include "oipcodec/write/nonfinite.h"
-#include "oipcodec/common/target.h"
+#include "oipcodec/write/x86/digits.h"
 
 #if OIPCODEC_SIMD_X86
 
