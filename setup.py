@@ -70,6 +70,10 @@ class BuildExt(build_ext):
                 ext.extra_compile_args += ["/WX"] if WERROR else []
                 continue
             ext.extra_compile_args += ["-Wall", "-Wno-unused-function", "-std=c11"]
+            # Export only PyInit_<module> (PyMODINIT_FUNC marks it visible); else every extension
+            # exports Cython's globals and, with clang, the target_clones resolvers. MSVC
+            # exports nothing unasked.
+            ext.extra_compile_args += ["-fvisibility=hidden"]
             ext.extra_compile_args += ["-Werror"] if WERROR else []
             # Python's own CFLAGS often carry -g, and debug info would be ~80% of a release wheel.
             ext.extra_compile_args += ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
