@@ -64,6 +64,13 @@ class BuildExt(build_ext):
 
     def build_extensions(self) -> None:
         msvc = self.compiler.compiler_type == "msvc"
+        exports = None
+        if sys.platform.startswith("linux") and not msvc:
+            # clang 14 gives the target_clones resolvers default visibility whatever
+            # -fvisibility says: on ELF the linker is told the one symbol to export.
+            exports = Path(self.build_temp).resolve() / "exports.map"
+            exports.parent.mkdir(parents=True, exist_ok=True)
+            exports.write_text("{ global: PyInit_*; local: *; };\n")
         for ext in self.extensions:
             if msvc:
                 ext.extra_compile_args += ["/W3", "/Od" if DEBUG else "/O2"]
@@ -74,6 +81,7 @@ class BuildExt(build_ext):
             # exports Cython's globals and, with clang, the target_clones resolvers. MSVC
             # exports nothing unasked.
             ext.extra_compile_args += ["-fvisibility=hidden"]
+            ext.extra_link_args += [f"-Wl,--version-script={exports}"] if exports else []
             ext.extra_compile_args += ["-Werror"] if WERROR else []
             # Python's own CFLAGS often carry -g, and debug info would be ~80% of a release wheel.
             ext.extra_compile_args += ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
