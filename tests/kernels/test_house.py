@@ -102,6 +102,8 @@ def layout_violations(headers: Path, sources: list[Path]) -> list[str]:
             found.append(f"{name}: not in one of {sorted(_FOLDERS)}")
             continue
         text = path.read_text()
+        if not text.startswith("/*"):
+            found.append(f"{name}: does not open with what it is and whose methods it uses")
         for other_cpu, pattern in _INTRINSICS.items():
             if other_cpu != cpu and pattern.search(text):
                 found.append(f"{name}: {other_cpu} intrinsics outside a {other_cpu}/ folder")
@@ -135,7 +137,7 @@ def test_layout_rules_catch_each_breach(tmp_path: Path) -> None:
         "json.h": "",  # outside every folder
         "read/a.h": '#include "oipcodec/write/b.h"\n',  # read includes write
         "write/b.h": '#include "oipcodec/read/arm64/c.h"\n',  # another job's CPU header
-        "read/arm64/c.h": "uint8x16_t v;\n",
+        "read/arm64/c.h": "uint8x16_t v;\n",  # no opening comment
         "read/arm64/d.h": '#include "oipcodec/read/x86/e.h"\n',  # another CPU's header
         "read/x86/e.h": "__m512i v;\n",
         "common/f.h": '#include "oipcodec/read/a.h"\n',  # common includes a job
@@ -143,11 +145,12 @@ def test_layout_rules_catch_each_breach(tmp_path: Path) -> None:
     }
     for name, text in cases.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+        opening = "" if name == "read/arm64/c.h" else "/* what it is, whose methods */\n"
+        (tmp_path / name).write_text(opening + text)
     pyx = tmp_path / "k.pyx"
     pyx.write_text('cdef extern from "oipcodec/write/x86/f32.h":\n    pass\n')
     found = layout_violations(tmp_path, [pyx])
-    assert len(found) == 7, found
-    for bad in ("json.h", "read/a.h", "write/b.h", "read/arm64/d.h", "common/f.h", "write/g.h"):
+    assert len(found) == 8, found
+    for bad in ("json.h", "read/a.h", "write/b.h", "read/arm64/", "common/f.h", "write/g.h"):
         assert any(v.startswith(bad) for v in found), (bad, found)
     assert any(v.startswith("k.pyx") for v in found), found
