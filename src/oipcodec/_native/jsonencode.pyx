@@ -2,7 +2,7 @@
 # the text byte for byte, is oipcodec/_pure/jsonencode.py; both check and normalise their input
 # with oipcodec/_shared/jsonencode.py.
 #
-# Every datatype has a C writer in csrc/oipcodec/jsonwrite.h, run without the GIL (measured
+# Every datatype has a C writer in csrc/oipcodec/write/json.h, run without the GIL (measured
 # against orjson's numpy serialiser in benchmarks/kernels/bench_jsonencode.py). FP32 and FP64
 # find each element's shortest digits with integer arithmetic (FP32 checked against the exact
 # path on every float32 value by tools/check_f32_writer.sh, FP64 against repr() by

@@ -562,7 +562,7 @@ def _canonical_nan(
 
 def _midpoints(bits: np.ndarray[Any, Any], p: int, emin: int, emax: int) -> np.ndarray[Any, Any]:
     """Which float64s (as bits) lie exactly halfway between two adjacent values of the binary
-    format (p significand bits, normal exponents emin..emax); see decimal_to_float.h's
+    format (p significand bits, normal exponents emin..emax); see read/decimal_to_float.h's
     oipcodec_is_midpoint, the same rule in C."""
     biased = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
     exponent = biased - 1023

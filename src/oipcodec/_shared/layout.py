@@ -276,7 +276,7 @@ def scalar_value(code: int, obj: Any) -> Any:
 
 def _bf16_from_f32_bits(bits: np.ndarray[Any, Any], nan: np.ndarray[Any, Any]) -> Any:
     """BF16 bits from float32 bits: round to nearest even; NaN -> 0x7FC0 with the sign
-    (ml_dtypes' rule, and csrc/oipcodec/half.h's)."""
+    (ml_dtypes' rule, and csrc/oipcodec/common/half.h's)."""
     bits = bits.astype(np.uint32)
     out = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
     if nan.any():
