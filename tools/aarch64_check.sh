@@ -121,7 +121,7 @@ fi
 say "pip install .[test] (build under qemu)"
 t0=$(date +%s)
 if [ ! -e "$root/opt/venv/.oipcodec-deps" ]; then
-    in_root sh -c 'cd /opt/oipcodec && python -m pip install --quiet "setuptools>=77" "Cython>=3.0,<4" wheel && python -m pip install --quiet --no-build-isolation ".[test]"'
+    in_root sh -c 'cd /opt/oipcodec && python -m pip install --quiet "setuptools>=77" "Cython>=3.1,<4" wheel && python -m pip install --quiet --no-build-isolation ".[test]"'
     touch "$root/opt/venv/.oipcodec-deps"
 else
     # Dependencies are in place: rebuild and reinstall the project only.
