@@ -10,6 +10,7 @@ threads spend their time inside the nogil loops.
 from __future__ import annotations
 
 import contextlib
+import functools
 import subprocess
 import sys
 import textwrap
@@ -86,6 +87,23 @@ def errors(call: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+def hammer(
+    jobs: dict[str, Callable[[], Any]], expected: dict[str, Any], threads: int, rounds: int
+) -> list[list[str]]:
+    """Every job `rounds` times from each of `threads` threads started together, each thread in
+    its own order (so that different kernels overlap too); the wrong results, by thread."""
+    barrier = threading.Barrier(threads)
+
+    def worker(seed: int) -> list[str]:
+        order = [name for _ in range(rounds) for name in jobs]
+        np.random.default_rng(seed).shuffle(order)
+        barrier.wait()
+        return [name for name in order if comparable(jobs[name]()) != expected[name]]
+
+    with ThreadPoolExecutor(threads) as pool:
+        return [wrong for wrong in pool.map(worker, range(threads)) if wrong]
+
+
 JOBS: dict[str, Callable[[], Any]] = {
     "deserialize_bytes": lambda: NATIVE.deserialize_bytes(WIRE, len(SHORT)),
     "bytes_offsets": lambda: NATIVE.bytes_offsets(WIRE),
@@ -120,23 +138,8 @@ def test_kernels_agree_with_a_single_thread_when_hammered_from_8_threads() -> No
         getattr(NATIVE, name)  # skip when a family is not built
     _ = NATIVE.read_infer_message
     expected = {name: comparable(job()) for name, job in JOBS.items()}
-    # Each thread runs every job in its own order, so different kernels overlap too.
     rounds = 2
-    barrier = threading.Barrier(THREADS)
-
-    def worker(seed: int) -> list[str]:
-        order = [name for _ in range(rounds) for name in JOBS]
-        np.random.default_rng(seed).shuffle(order)
-        barrier.wait()
-        wrong = []
-        for name in order:
-            if comparable(JOBS[name]()) != expected[name]:
-                wrong.append(name)
-        return wrong
-
-    with ThreadPoolExecutor(THREADS) as pool:
-        results = list(pool.map(worker, range(THREADS)))
-    assert [w for w in results if w] == []
+    assert hammer(JOBS, expected, THREADS, rounds) == []
     assert THREADS * rounds * len(JOBS) >= 300  # the calls this test makes
     # Inputs are untouched (a kernel writing into a shared input would show here).
     assert oipcodec.kernels.serialize_bytes(SHORT) == WIRE
@@ -233,18 +236,9 @@ def test_every_family_from_16_threads_matches_the_pure_twins() -> None:
     covered = {name.split("-")[0].split(".")[1] for name in FAMILY_JOBS}
     assert covered == set(vars(native)) - {"IMPLEMENTATION"}
     expected = {name: comparable(job(PURE)) for name, job in FAMILY_JOBS.items()}
+    jobs = {name: functools.partial(job, native) for name, job in FAMILY_JOBS.items()}
     threads, rounds = 16, 4
-    barrier = threading.Barrier(threads)
-
-    def worker(seed: int) -> list[str]:
-        order = [name for _ in range(rounds) for name in FAMILY_JOBS]
-        np.random.default_rng(seed).shuffle(order)
-        barrier.wait()
-        return [name for name in order if comparable(FAMILY_JOBS[name](native)) != expected[name]]
-
-    with ThreadPoolExecutor(threads) as pool:
-        wrong = [w for w in pool.map(worker, range(threads)) if w]
-    assert wrong == []
+    assert hammer(jobs, expected, threads, rounds) == []
     assert threads * rounds * len(FAMILY_JOBS) >= 2000  # the calls this test makes
 
 
