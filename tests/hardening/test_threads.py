@@ -45,17 +45,24 @@ BF16 = oipcodec.kernels.pack_bf16(FLOATS)
 FP32_TEXT = oipcodec.kernels.array_to_json(FLOATS[:50_000], "FP32")
 INT_TEXT = oipcodec.kernels.array_to_json(INTS, "INT64")
 BYTES_TEXT = b'["' + b'","'.join(b"x\\n\\u00e9" * (i % 7) for i in range(20_000)) + b'"]'
-REQUEST = oipcodec.InferRequest(
-    [
-        oipcodec.Tensor("f", "FP32", (50_000,), FLOATS[:50_000]),
-        oipcodec.Tensor("i", "INT64", (100_000,), INTS),
-        oipcodec.Tensor("s", "BYTES", (2_000,), np.array(SHORT[:2_000], dtype=object)),
-    ],
-    model_name="m",
-)
-RAW_MESSAGE = pb.encode_request(REQUEST)
-TYPED_MESSAGE = pb.encode_request(REQUEST, raw=False)
-REST_BODY = rest.encode_request(REQUEST, binary=False)[0]
+
+
+def sample_request(floats: int, ints: int, strings: int) -> tuple[Any, bytes, bytes, bytes]:
+    """A request of FP32, INT64 and BYTES tensors of these sizes; its gRPC message with raw
+    contents, with typed contents, and its REST JSON body."""
+    request = oipcodec.InferRequest(
+        [
+            oipcodec.Tensor("f", "FP32", (floats,), FLOATS[:floats]),
+            oipcodec.Tensor("i", "INT64", (ints,), INTS[:ints]),
+            oipcodec.Tensor("s", "BYTES", (strings,), np.array(SHORT[:strings], dtype=object)),
+        ],
+        model_name="m",
+    )
+    raw, typed = pb.encode_request(request), pb.encode_request(request, raw=False)
+    return request, raw, typed, rest.encode_request(request, binary=False)[0]
+
+
+REQUEST, RAW_MESSAGE, TYPED_MESSAGE, REST_BODY = sample_request(50_000, 100_000, 2_000)
 
 
 def comparable(value: Any) -> Any:
@@ -157,17 +164,7 @@ FLAT_RESPONSE = ([(10, (4096,), memoryview(SMALL_F32.data), None)], None)
 FLAT_BUFFER = b"".join(bytes(p) for p in oipcodec.kernels.write_flatbuffer(
     "InferResponse", FLAT_RESPONSE
 ))  # fmt: skip
-SMALL_REQUEST = oipcodec.InferRequest(
-    [
-        oipcodec.Tensor("f", "FP32", (4096,), SMALL_F32),
-        oipcodec.Tensor("i", "INT64", (4096,), SMALL_INTS),
-        oipcodec.Tensor("s", "BYTES", (256,), np.array(SMALL_SHORT[:256], dtype=object)),
-    ],
-    model_name="m",
-)
-SMALL_RAW = pb.encode_request(SMALL_REQUEST)
-SMALL_TYPED = pb.encode_request(SMALL_REQUEST, raw=False)
-SMALL_BODY = rest.encode_request(SMALL_REQUEST, binary=False)[0]
+SMALL_REQUEST, SMALL_RAW, SMALL_TYPED, SMALL_BODY = sample_request(4096, 4096, 256)
 V1_REQUEST = (
     'batch_size: 2 input { name: "INPUT0" dims: 16 dims: -1 batch_byte_size: 128 } '
     'output { name: "OUTPUT1" cls: { count: 3 } } id: 18446744073709551615 flags: 7'
