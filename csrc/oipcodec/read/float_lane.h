@@ -167,11 +167,12 @@ static inline int oipcodec_fp32_long(const unsigned char *p, const unsigned char
  * loops rarely. */
 static inline ptrdiff_t oipcodec_fp32_lane(const unsigned char **pp, const unsigned char *end,
                                            unsigned char *out, ptrdiff_t limit, int wide) {
-    const unsigned char *p = *pp, *block = p, *last = end - 128;
+    const unsigned char *p = *pp, *block = p, *last;
     ptrdiff_t n = 0;
     if (limit <= 0 || end - p < 128) {
         return 0;
     }
+    last = end - 128; /* only once the text holds 128 bytes: a pointer before it is undefined */
     /* A number starts at most two bytes after its block (comma, space), or in the block
      * before when it ends in this one, so each reads within the 128 bytes at its block. */
     while (block <= last) {

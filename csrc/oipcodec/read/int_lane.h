@@ -67,11 +67,12 @@ static OIPCODEC_NOINLINE ptrdiff_t oipcodec_int_lane(const unsigned char **pp,
                                                      ptrdiff_t limit, int itemsize,
                                                      uint64_t max_positive,
                                                      uint64_t max_negative) {
-    const unsigned char *p = *pp, *block = p, *last = end - 128;
+    const unsigned char *p = *pp, *block = p, *last;
     ptrdiff_t n = 0;
     if (limit <= 0 || end - p < 128) {
         return 0;
     }
+    last = end - 128; /* only once the text holds 128 bytes: a pointer before it is undefined */
     while (block <= last) {
         uint64_t commas = oipcodec_commas64(block) & (~(uint64_t)0 << (p - block));
         while (commas) {
