@@ -2,15 +2,16 @@
 
 All build switches live here:
 
-- ``OIPCODEC_DEBUG=1``: defines ``OIPCODEC_DEBUG`` (enables the checks in csrc/oipcodec/debug.h),
-  compiles with ``-O0 -g`` and turns on Cython line tracing for coverage and profilers.
+- ``OIPCODEC_DEBUG=1``: defines ``OIPCODEC_DEBUG`` (enables the checks in
+  csrc/oipcodec/common/debug.h), compiles with ``-O0 -g`` and turns on Cython line tracing for
+  coverage and profilers.
 - ``OIPCODEC_SANITIZE=1``: compiles and links with AddressSanitizer and UBSan (GCC/Clang only).
   Running the tests then needs the ASan runtime preloaded, see docs/development.md.
 - ``OIPCODEC_ANNOTATE=1``: writes Cython's HTML annotation next to each .pyx.
 - ``OIPCODEC_ONLY=name[,name]``: build only these kernel modules (a development convenience).
 - ``OIPCODEC_NO_EXTENSIONS=1``: build no extension at all (the pure twins are then used).
 - ``OIPCODEC_WERROR=1``: turns compiler warnings into errors (CI builds with it on Linux).
-- ``OIPCODEC_NO_CLONES=1``: builds the hot loops marked in csrc/oipcodec/target.h once, for
+- ``OIPCODEC_NO_CLONES=1``: builds the hot loops marked in csrc/oipcodec/common/target.h once, for
   the baseline processor only, instead of also for x86-64-v3 (chosen at load time).
 """
 
@@ -63,12 +64,24 @@ class BuildExt(build_ext):
 
     def build_extensions(self) -> None:
         msvc = self.compiler.compiler_type == "msvc"
+        exports = None
+        if sys.platform.startswith("linux") and not msvc:
+            # clang 14 gives the target_clones resolvers default visibility whatever
+            # -fvisibility says: on ELF the linker is told the one symbol to export.
+            exports = Path(self.build_temp).resolve() / "exports.map"
+            exports.parent.mkdir(parents=True, exist_ok=True)
+            exports.write_text("{ global: PyInit_*; local: *; };\n")
         for ext in self.extensions:
             if msvc:
                 ext.extra_compile_args += ["/W3", "/Od" if DEBUG else "/O2"]
                 ext.extra_compile_args += ["/WX"] if WERROR else []
                 continue
             ext.extra_compile_args += ["-Wall", "-Wno-unused-function", "-std=c11"]
+            # Export only PyInit_<module> (PyMODINIT_FUNC marks it visible); else every extension
+            # exports Cython's globals and, with clang, the target_clones resolvers. MSVC
+            # exports nothing unasked.
+            ext.extra_compile_args += ["-fvisibility=hidden"]
+            ext.extra_link_args += [f"-Wl,--version-script={exports}"] if exports else []
             ext.extra_compile_args += ["-Werror"] if WERROR else []
             # Python's own CFLAGS often carry -g, and debug info would be ~80% of a release wheel.
             ext.extra_compile_args += ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]

@@ -5,6 +5,9 @@
 - benchmarks/load: scripts run against a server, ``python benchmarks/load/<script>.py``
   (their docstrings say what they measure); pytest collects nothing there.
 
+docs/development.md, "Which script answers which question", says which suite or script (or
+``oipcodec bench``) to run for a given question.
+
 Run with ``pytest benchmarks`` (add ``--benchmark-columns=mean,ops`` for a compact table;
 ``--benchmark-disable`` runs each once, as CI does). Results are figures for this machine
 only; the tests in tests/ never assert a timing.

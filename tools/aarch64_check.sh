@@ -53,22 +53,9 @@ ensure_binfmt() {
         echo "aarch64_check: qemu-aarch64 binfmt lacks the F flag" >&2; exit 1; }
 }
 
-mounted=()
-mount_root() {
-    mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/dev/shm"
-    mountpoint -q "$root/proc" || { mount -t proc proc "$root/proc"; mounted+=("$root/proc"); }
-    mountpoint -q "$root/sys" || { mount --bind /sys "$root/sys"; mounted+=("$root/sys"); }
-    mountpoint -q "$root/dev" || { mount --bind /dev "$root/dev"; mounted+=("$root/dev"); }
-    # Shared-memory tests need a writable /dev/shm of their own.
-    mountpoint -q "$root/dev/shm" || { mount -t tmpfs shm "$root/dev/shm"; mounted+=("$root/dev/shm"); }
-    cp -L /etc/resolv.conf "$root/etc/resolv.conf"
-}
-umount_root() {
-    local i
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" || true; done
-    mounted=()
-}
-trap umount_root EXIT
+# mount_root, umount_root (on exit), copy_tree, pytest_summary
+# shellcheck source=tools/debian_root.sh
+. "$repo/tools/debian_root.sh"
 
 in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=/opt/venv/bin:/usr/bin:/bin \
     LANG=C.UTF-8 PIP_CERT=/etc/oipcodec-ca.crt PIP_DISABLE_PIP_VERSION_CHECK=1 \
@@ -102,7 +89,7 @@ cp -L "${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}" "$root/etc/oipcodec-ca.c
 say "copying the working tree"
 mkdir -p "$root/opt/oipcodec"
 stage="$(mktemp -d)"
-(cd "$repo" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$stage"
+copy_tree "$stage"
 # Everything else goes; the generated .c files stay (Cython regenerates one only when its .pyx
 # is newer, and the copy keeps the tree's times).
 find "$root/opt/oipcodec" -mindepth 1 ! -path "$root/opt/oipcodec/build" \
@@ -121,7 +108,7 @@ fi
 say "pip install .[test] (build under qemu)"
 t0=$(date +%s)
 if [ ! -e "$root/opt/venv/.oipcodec-deps" ]; then
-    in_root sh -c 'cd /opt/oipcodec && python -m pip install --quiet "setuptools>=77" "Cython>=3.0,<4" wheel && python -m pip install --quiet --no-build-isolation ".[test]"'
+    in_root sh -c 'cd /opt/oipcodec && python -m pip install --quiet "setuptools>=77" "Cython>=3.1,<4" wheel && python -m pip install --quiet --no-build-isolation ".[test]"'
     touch "$root/opt/venv/.oipcodec-deps"
 else
     # Dependencies are in place: rebuild and reinstall the project only.
@@ -151,9 +138,7 @@ for pass in $passes; do
     rc=${PIPESTATUS[0]}
     set -e
     [ "$rc" = 0 ] || status=1
-    # pytest -q ends with the bare counts ("2305 passed, 1 skipped ... in 693.37s").
-    summary="$(grep -E '^=* ?[0-9]+ (passed|failed|error)|no tests ran' "$log" | tail -1 \
-        | tr -d '=' | sed 's/^ *//;s/ *$//' || true)"
+    summary="$(pytest_summary "$log")"
     results+=("aarch64 $pass (OIPCODEC_SIMD=${simd:-unset}): ${summary:-no summary} (exit $rc, $(( $(date +%s) - t0 )) s)")
 done
 for line in "${results[@]}"; do echo "$line"; done

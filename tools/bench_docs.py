@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from oipcodec.bench.load import level_label, level_of, run_levels
-from oipcodec.bench.runner import render_table
+from oipcodec.bench.table import render_table
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "benchmarks" / "results.json"
@@ -220,7 +220,7 @@ against the native server.
 - The `kserve` and `mlserver` rows (where those packages are installed) are those servers' own
   codecs on the same bodies and messages, server side only: decode the request the way that
   server does until the model holds arrays, and encode the identity answer the way it sends it
-  (`src/oipcodec/bench/peers.py` lists each call). They have no requests/s unless `--url` /
+  (`src/oipcodec/bench/paths/peers.py` lists each call). They have no requests/s unless `--url` /
   `--grpc-target` point at a running server of theirs. A path or datatype a peer cannot take is
   listed as `not supported`, with the reason. KServe and MLServer cannot be installed in one
   environment, so one run shows at most one of them.
@@ -384,7 +384,10 @@ reason read from the server's metadata (`GET /v2` lists its extensions) or from 
 the first request: `not supported by this server: no binary tensor data extension (its
 metadata (GET /v2) does not list binary_tensor_data)` on MLServer, `no TensorRT Inference
 Server v1 API`, `no GraphPipe endpoint` and `no system shared-memory extension` where those are
-missing. A model that fails, or a server that answers wrong, is still an error row.
+missing. A model that fails, or a server that answers wrong, is still an error row. Before
+the sweep the harness reads the model's metadata and readiness over each transport given: a
+model the server does not serve, a refused connection or an answer that is not the protocol's
+is one line on stderr and exit status 2, and so is a run in which every row of a path failed.
 
 ```bash
 oipcodec bench --url http://127.0.0.1:8000 --grpc-target 127.0.0.1:8001 \
@@ -409,7 +412,10 @@ oipcodec bench --url https://models.example:8443 --ssl-https-ca-certificates-fil
   and `--ssl-https-private-key-file` present a client certificate; gRPC over TLS is
   `--ssl-grpc-use-ssl` with `--ssl-grpc-root-certifications-file` (and
   `--ssl-grpc-private-key-file`, `--ssl-grpc-certificate-chain-file`). The names are
-  perf_analyzer's; certificates and keys are PEM.
+  perf_analyzer's; certificates and keys are PEM. A header may carry a credential, so no
+  result file holds a header's value: `results.json` keeps each name with `<redacted>` for its
+  value (the CSV and the profile export hold no headers). A URL's scheme is read in any case
+  (`HTTPS://` is TLS for every client).
 - An identity that names its one output itself (MLServer's `NumpyRequestCodec` answers
   `output-0`) is taken as the input echoed.
 

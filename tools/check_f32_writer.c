@@ -1,6 +1,6 @@
 /* The FP32 JSON writer's fast paths checked on every float32: built four times by
  * tools/check_f32_writer.sh, once as it ships (ROW=row_fast: the AVX-512 writer of
- * json_f32_simd.h on a processor that has it), once with the AVX2 writer at most
+ * write/x86/f32.h on a processor that has it), once with the AVX2 writer at most
  * (OIPCODEC_SIMD_MAX=1, ROW=row_avx2), once with the scalar writer only
  * (OIPCODEC_SIMD_MAX=0, ROW=row_scalar) and once with every element sent to the exact path,
  * oipcodec_f32_shortest (OIPCODEC_F32_FAST_PATH=0, ROW=row_exact); the main program (MAIN)
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #ifdef ROW
-#include "oipcodec/jsonwrite.h"
+#include "oipcodec/write/json.h"
 
 char *ROW(const void *data, ptrdiff_t n, char *out) { return oipcodec_row_f32(data, n, out, 0); }
 

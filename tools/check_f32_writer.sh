@@ -3,7 +3,7 @@
 # processor has them, and the scalar one) with its exact path on all 2**32 float32 bit
 # patterns (tools/check_f32_writer.c); about 10 minutes on one core. Run from anywhere:
 #   bash tools/check_f32_writer.sh            (CC and CFLAGS are honoured)
-# Run it after any change to oipcodec_row_f32, csrc/oipcodec/json_f32_simd.h or the tables
+# Run it after any change to oipcodec_row_f32, csrc/oipcodec/write/x86/f32.h or the tables
 # they read, on a processor with AVX-512 (the first line it prints says which path it checked).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

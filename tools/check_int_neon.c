@@ -1,4 +1,4 @@
-/* Compares the integer row writers (oipcodec_row_* of jsonwrite_int.h, with whatever vector
+/* Compares the integer row writers (oipcodec_row_* of write/int.h, with whatever vector
  * kernel the build and the processor choose: NEON on AArch64) with the scalar writers they
  * must match byte for byte, and on AArch64 the NEON kernels by themselves (their text for the
  * elements they say they wrote). Per element type: the type's minimum and maximum, every power
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oipcodec/jsonwrite_int.h"
+#include "oipcodec/write/int.h"
 
 static uint64_t state = 0x9E3779B97F4A7C15ull;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compare the integer row writers' NEON kernels (csrc/oipcodec/json_int_neon.h) with the scalar
+# Compare the integer row writers' NEON kernels (csrc/oipcodec/write/arm64/int.h) with the scalar
 # writers under qemu-user (tools/check_int_neon.c): built by the aarch64 cross GCC and by clang
 # for aarch64-linux-gnu (each with -Wall -Wextra -Werror), run with the kernels on and capped
 # off (OIPCODEC_SIMD=0: the rows then take the scalar path; the kernels are still checked
@@ -15,8 +15,8 @@ trap 'rm -rf "$work"' EXIT
 flags=(-O2 -std=c11 -Wall -Wextra -Werror "-I$root/csrc")
 src="$root/tools/check_int_neon.c"
 gcc_lib="$(dirname "$(aarch64-linux-gnu-gcc -print-libgcc-file-name)")"
-for header in "$root"/csrc/oipcodec/*.h; do
-    echo "#include \"oipcodec/$(basename "$header")\"" >"$work/unit.c"
+for header in $(cd "$root/csrc" && find oipcodec -name '*.h' | sort); do
+    echo "#include \"$header\"" >"$work/unit.c"
     aarch64-linux-gnu-gcc "${flags[@]}" -c -o "$work/unit.o" "$work/unit.c"
     clang --target=aarch64-linux-gnu "${flags[@]}" -c -o "$work/unit.o" "$work/unit.c"
 done

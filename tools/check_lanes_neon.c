@@ -1,5 +1,5 @@
-/* Compares the JSON parser's array lanes built with the NEON comma scan (json_lanes_neon.h)
- * and built without it (the SWAR scan of swar.h): this file is compiled twice, once with
+/* Compares the JSON parser's array lanes built with the NEON comma scan (read/arm64/lanes.h)
+ * and built without it (the SWAR scan of read/swar.h): this file is compiled twice, once with
  * -DSIDE=neon and once with -DSIDE=swar -DOIPCODEC_SIMD_MAX=0, and once more with -DMAIN to
  * drive both. On random texts of JSON numbers in every form the lanes read (integers, signs,
  * fractions, exponents, spaces and newlines around the commas) mixed with malformed ones
@@ -16,8 +16,8 @@
 #if defined(COUNT)
 /* -DCOUNT: a driver for instruction counts (tools/check_lanes_neon.sh --count): parses the
  * first N of 8192 "int," or "float," elements (KIND int or fp32) through the lane once. */
-#include "oipcodec/json_float_lane.h"
-#include "oipcodec/json_int_lane.h"
+#include "oipcodec/read/float_lane.h"
+#include "oipcodec/read/int_lane.h"
 
 static unsigned char text[8192 * 24 + 256];
 static unsigned char out[8192 * 8];
@@ -48,8 +48,8 @@ int main(int argc, char **argv) {
 }
 
 #elif !defined(MAIN)
-#include "oipcodec/json_float_lane.h"
-#include "oipcodec/json_int_lane.h"
+#include "oipcodec/read/float_lane.h"
+#include "oipcodec/read/int_lane.h"
 
 #define CAT(a, b) a##b
 #define NAME(side, what) CAT(side, what)

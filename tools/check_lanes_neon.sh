@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compare the JSON parser's array lanes with the NEON comma scan (csrc/oipcodec/
-# json_lanes_neon.h) against the same lanes with the SWAR scan, under qemu-user
+# read/arm64/lanes.h) against the same lanes with the SWAR scan, under qemu-user
 # (tools/check_lanes_neon.c), built by the aarch64 cross GCC and by clang for
 # aarch64-linux-gnu, each with -Wall -Wextra -Werror. Run from anywhere:
 #   bash tools/check_lanes_neon.sh [texts, default 200000]

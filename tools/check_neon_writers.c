@@ -1,4 +1,4 @@
-/* The NEON JSON writers (json_f32_neon.h, json_f64_neon.h) against the scalar ones they must
+/* The NEON JSON writers (write/arm64/f32.h, write/arm64/f64.h) against the scalar ones they must
  * equal byte for byte, on AArch64 (under qemu-aarch64 on other machines: built and run by
  * tools/check_neon_writers.sh). Usage: check_neon_writers [STRIDE [FIRST [F64_COUNT]]]
  * - FP32: the bit patterns FIRST, FIRST + STRIDE, ... below 2**32 (STRIDE 1: all of them),
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oipcodec/jsonwrite.h"
+#include "oipcodec/write/json.h"
 
 #if !OIPCODEC_SIMD_ARM
 #error "build for AArch64 with NEON (tools/check_neon_writers.sh)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compare the NEON JSON writers (csrc/oipcodec/json_f32_neon.h, json_f64_neon.h) with the
+# Compare the NEON JSON writers (csrc/oipcodec/write/arm64/f32.h, write/arm64/f64.h) with the
 # scalar ones byte for byte (tools/check_neon_writers.c), cross-compiled for AArch64 and run
 # under qemu-aarch64-static on any machine (natively on an AArch64 one). Run from anywhere:
 #   bash tools/check_neon_writers.sh [STRIDE [FIRST [F64_COUNT]]]
@@ -15,7 +15,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 read -ra cc <<<"${CC:-aarch64-linux-gnu-gcc}"
 warn=(-std=c11 -Wall -Wextra -Werror -I"$root/csrc")
-for header in json_f32_neon.h json_f64_neon.h digits_neon.h jsonwrite.h; do
+for header in write/arm64/f32.h write/arm64/f64.h write/arm64/digits.h write/json.h; do
     printf '#include "oipcodec/%s"\n' "$header" >"$work/h.c"
     "${cc[@]}" -O2 "${warn[@]}" -c "$work/h.c" -o "$work/h.o"
     if command -v clang >/dev/null; then

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oipcodec/jsonwrite.h"
+#include "oipcodec/write/json.h"
 
 #define MAXN 8192
 

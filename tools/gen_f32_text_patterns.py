@@ -1,6 +1,6 @@
-"""Write the FP32 JSON writer's text patterns (csrc/oipcodec/json_f32_patterns.h).
+"""Write the FP32 JSON writer's text patterns (csrc/oipcodec/write/f32_patterns.h).
 
-The SIMD path of ``oipcodec_row_f32`` (csrc/oipcodec/json_f32_simd.h) builds each element's
+The SIMD path of ``oipcodec_row_f32`` (csrc/oipcodec/write/x86/f32.h) builds each element's
 text with one byte shuffle: a 16-byte source (the nine significant digits as ASCII, then '.',
 'e', the exponent's sign and its two digits, and '0') is permuted by a pattern picked by the
 element's layout row and its digit count. The patterns here follow the layout rule of
@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-HEADER = Path(__file__).resolve().parent.parent / "csrc" / "oipcodec" / "json_f32_patterns.h"
+HEADER = Path(__file__).resolve().parent.parent / "csrc" / "oipcodec" / "write" / "f32_patterns.h"
 
 # Source byte positions: digits 0..8, then these.
 POINT, EXP, SIGN, TENS, ONES, ZERO = 9, 10, 11, 12, 13, 14
@@ -42,7 +42,7 @@ def pattern(row: int, nd: int) -> list[int]:
 
 
 def header() -> str:
-    """The text of json_f32_patterns.h."""
+    """The text of write/f32_patterns.h."""
     rows, lens = [], []
     for row in range(ROWS):
         for nd in range(1, 10):
@@ -52,10 +52,10 @@ def header() -> str:
             rows.append("    {" + ", ".join(str(i) for i in p + [0x80] * (16 - len(p))) + "},")
     lines = [
         "/* Written by tools/gen_f32_text_patterns.py: do not edit. The FP32 SIMD writer's",
-        " * byte shuffles (json_f32_simd.h), indexed by layout row * 9 + significant digits - 1,",
+        " * byte shuffles (write/x86/f32.h), indexed by layout row * 9 + significant digits - 1,",
         " * and the length of each text. */",
-        "#ifndef OIPCODEC_JSON_F32_PATTERNS_H",
-        "#define OIPCODEC_JSON_F32_PATTERNS_H",
+        "#ifndef OIPCODEC_WRITE_F32_PATTERNS_H",
+        "#define OIPCODEC_WRITE_F32_PATTERNS_H",
         "",
         "#include <stdint.h>",
         "",

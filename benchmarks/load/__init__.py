@@ -1,3 +1,3 @@
-"""Scripts that measure end to end, against a running server: ``python
-benchmarks/load/load_server.py`` (requests/s and latency of a server) and ``python
-benchmarks/load/client_overhead.py`` (per-request cost of the HTTP client libraries)."""
+"""Scripts that measure end to end against real servers, each run as ``python
+benchmarks/load/<script>.py`` (its docstring gives the options): which one answers which
+question is the table in docs/development.md, "Which script answers which question"."""

@@ -6,11 +6,12 @@ The data model (:class:`InferRequest`, :class:`InferResponse`, :class:`Tensor`,
 :mod:`.trtis_v1` (the TensorRT Inference Server v1 API) and :mod:`.graphpipe`. The kernels they
 share are in :mod:`oipcodec.kernels` (Cython, or their pure-Python twins); :class:`Limits`
 bounds what a decoder accepts; every error is an :class:`OIPError` (:mod:`oipcodec.errors`).
-
-Invariant: the layers import only downward (kernels, then datatypes/errors/limits/types, then
-the codecs, then ``server``, ``client``, ``compat``, ``bench``), and anything with a dependency
-of its own loads on first use. docs/design.md.
+``trtis_v1``, ``graphpipe`` and the submodules with dependencies of their own load on first use.
 """
+
+# Invariant: the layers import only downward (kernels, then datatypes/errors/limits/types, then
+# the codecs, then server, client, compat, bench), and anything with a dependency of its own
+# loads on first use (docs/design.md; tests/architecture/test_layers.py).
 
 from importlib import import_module as _import_module
 

@@ -244,8 +244,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         type=_positive,
         metavar="MIB",
         default=1024,  # server.regions.DEFAULT_MAX_SHM_BYTES in MiB (tested)
-        help="shared memory: MiB all registered regions may span together, and the most one "
-        "request may read from them (default: %(default)s)",
+        help="shared memory: MiB all registered regions may span together, and the most the "
+        "requests in flight may read from them together (default: %(default)s)",
     )
     add(
         "--metrics-port",
@@ -374,7 +374,7 @@ def _bench(args: argparse.Namespace) -> int:
     try:
         from oipcodec.bench import PATHS, PAYLOADS, BenchOptions, custom_payload, run
         from oipcodec.bench.connection import from_arguments
-        from oipcodec.bench.runner import BenchError
+        from oipcodec.bench.runner import BenchError, failed_paths
         from oipcodec.bench.workload import WorkloadError, parse_shape
     except ImportError as exc:
         print(f"oipcodec bench needs the client and server extras: "
@@ -487,18 +487,24 @@ def _bench(args: argparse.Namespace) -> int:
     options.output_dir = args.output_dir
     options.chart = not args.no_chart
     try:
-        run(options)
+        results = run(options)
     except (BenchError, WorkloadError) as exc:
         print(f"oipcodec bench: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    # As perf_analyzer does: a run that measured nothing on a path is a failure.
+    failure = failed_paths(results)
+    if failure is not None:
+        print(f"oipcodec bench: {failure}", file=sys.stderr)
+        return 2
     return 0
 
 
 def _add_bench(commands: argparse._SubParsersAction) -> None:
     from oipcodec.bench.connection import add_arguments as add_connection_arguments
-    from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
+    from oipcodec.bench.encoding import PATHS
+    from oipcodec.bench.paths import IMPLEMENTATIONS
     from oipcodec.bench.payloads import PAYLOADS
 
     bench = commands.add_parser(

@@ -89,10 +89,23 @@ def decompress(
 ) -> bytes:
     """Inflate a ``gzip`` or ``deflate`` body, refusing to grow past ``max_size`` bytes.
 
-    The cap is checked while inflating, so a small "zip bomb" costs at most ``max_size`` bytes
-    of memory before :class:`LimitError`. ``deflate`` accepts both the zlib wrapper (what the
-    HTTP spec says) and bare deflate (what some clients send). Truncated streams and bytes after
-    the end of the stream are :class:`DecodeError`.
+    Parameters
+    ----------
+    data
+        The compressed body.
+    encoding
+        ``"gzip"`` or ``"deflate"``; ``deflate`` accepts both the zlib wrapper (what the HTTP
+        spec says) and bare deflate (what some clients send).
+    max_size
+        The cap, checked while inflating, so a small "zip bomb" costs at most ``max_size`` bytes
+        of memory.
+
+    Raises
+    ------
+    LimitError
+        The body inflates past ``max_size``.
+    DecodeError
+        A truncated stream, or bytes after the end of the stream.
     """
     view = byte_view(data, "body")
     encoding = encoding.strip().lower()
@@ -130,8 +143,15 @@ def decompress(
 def compress(data: Any, encoding: str, level: int | None = None) -> bytes:
     """Compress a body for ``Content-Encoding: gzip`` or ``deflate`` (zlib-wrapped, per HTTP).
 
-    ``level`` is on :data:`BACKEND`'s scale, 0 to :data:`MAX_LEVEL`; the default is
-    :data:`LEVEL`, the level picked for that library.
+    Parameters
+    ----------
+    data
+        The body.
+    encoding
+        ``"gzip"`` or ``"deflate"``.
+    level
+        On :data:`BACKEND`'s scale, 0 to :data:`MAX_LEVEL`; the default is :data:`LEVEL`, the
+        level picked for that library.
     """
     wbits = _wbits(encoding.strip().lower(), EncodeError)
     if level is None:

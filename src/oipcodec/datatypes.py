@@ -33,8 +33,8 @@ __all__ = [
 try:  # optional: the numpy dtype of BF16
     import ml_dtypes
 
-    #: ``ml_dtypes.bfloat16`` as a numpy dtype, or ``None`` when ml_dtypes is not installed.
     BF16_DTYPE: np.dtype[Any] | None = np.dtype(ml_dtypes.bfloat16)
+    """``ml_dtypes.bfloat16`` as a numpy dtype, or ``None`` when ml_dtypes is not installed."""
 except ImportError:  # pragma: no cover - depends on the environment
     BF16_DTYPE = None
 
@@ -47,16 +47,18 @@ _BF16_FALLBACK = (np.dtype(np.float32), np.dtype(np.float64))
 class Datatype:
     """One row of the OIP datatype table."""
 
-    #: The OIP name, e.g. ``"FP32"``.
     name: str
-    #: Bytes per element on the wire; 0 for BYTES (variable, length-prefixed).
+    """The OIP name, e.g. ``"FP32"``."""
     itemsize: int
-    #: The numpy dtype holding decoded data (native byte order); ``None`` for BF16 when
-    #: ml_dtypes is not installed.
+    """Bytes per element on the wire; 0 for BYTES (variable, length-prefixed)."""
     numpy_dtype: np.dtype[Any] | None
-    #: The ``InferTensorContents`` field carrying this type in gRPC typed contents; ``None``
-    #: for FP16 and BF16, which the protocol only allows in raw contents.
+    """The numpy dtype holding decoded data (native byte order); ``None`` for BF16 when ml_dtypes
+    is not installed.
+    """
     contents_field: str | None
+    """The ``InferTensorContents`` field carrying this type in gRPC typed contents; ``None`` for
+    FP16 and BF16, which the protocol only allows in raw contents.
+    """
 
     @property
     def is_bytes(self) -> bool:
@@ -71,9 +73,16 @@ class Datatype:
         return self.name.startswith(("INT", "UINT"))
 
     def carries(self, dtype: np.dtype[Any]) -> bool:
-        """Whether an array of ``dtype`` (any byte order) holds this datatype's elements as
-        they are: BYTES in an object, ``S`` or ``U`` array; BF16 in ``ml_dtypes.bfloat16`` or,
-        without ml_dtypes, float32/float64; any other the datatype's own numpy dtype."""
+        """Whether an array of ``dtype`` holds this datatype's elements as they are.
+
+        BYTES in an object, ``S`` or ``U`` array; BF16 in ``ml_dtypes.bfloat16`` or, without
+        ml_dtypes, float32/float64; any other the datatype's own numpy dtype.
+
+        Parameters
+        ----------
+        dtype
+            A numpy dtype, in any byte order.
+        """
         if self.is_bytes:
             return dtype.kind in "OSU"
         native = dtype.newbyteorder("=")
@@ -115,7 +124,15 @@ _BY_DTYPE: dict[np.dtype[Any], str] = {
 def get(name: str) -> Datatype:
     """The table row of an OIP datatype name.
 
-    An unknown name raises :class:`~oipcodec.errors.DatatypeError` listing the valid ones.
+    Parameters
+    ----------
+    name
+        The OIP name, e.g. ``"FP32"``.
+
+    Raises
+    ------
+    DatatypeError
+        An unknown name, listing the valid ones.
     """
     try:
         return DATATYPES[name]
@@ -126,11 +143,20 @@ def get(name: str) -> Datatype:
 
 
 def from_numpy(dtype: Any) -> str:
-    """The OIP datatype name for a numpy dtype (or anything ``np.dtype()`` accepts).
+    """The OIP datatype name for a numpy dtype.
 
     Byte order is ignored (``>f4`` is FP32); numpy ``S``, ``U`` and ``object`` dtypes map to
-    BYTES; ``ml_dtypes.bfloat16`` maps to BF16. Anything else raises
-    :class:`~oipcodec.errors.DatatypeError`.
+    BYTES; ``ml_dtypes.bfloat16`` maps to BF16.
+
+    Parameters
+    ----------
+    dtype
+        A numpy dtype, or anything ``np.dtype()`` accepts.
+
+    Raises
+    ------
+    DatatypeError
+        A dtype no OIP datatype carries.
     """
     try:
         dt = np.dtype(dtype)
@@ -148,8 +174,15 @@ def from_numpy(dtype: Any) -> str:
 def to_numpy(name: str) -> np.dtype[Any]:
     """The numpy dtype that holds decoded data of OIP datatype ``name``.
 
-    BF16 without ml_dtypes installed raises :class:`~oipcodec.errors.DatatypeError` saying
-    how to get it.
+    Parameters
+    ----------
+    name
+        The OIP name, e.g. ``"FP32"``.
+
+    Raises
+    ------
+    DatatypeError
+        BF16 without ml_dtypes installed, saying how to get it.
     """
     row = get(name)
     if row.numpy_dtype is None:
@@ -160,7 +193,13 @@ def to_numpy(name: str) -> np.dtype[Any]:
 
 
 def datatype_of(array: np.ndarray[Any, Any]) -> str:
-    """The OIP datatype name for a numpy array's dtype (shorthand for ``from_numpy(a.dtype)``)."""
+    """The OIP datatype name for a numpy array's dtype (shorthand for ``from_numpy(a.dtype)``).
+
+    Parameters
+    ----------
+    array
+        The array.
+    """
     return from_numpy(array.dtype)
 
 

@@ -80,14 +80,28 @@ del _code, _status
 
 
 def http_status_for(code: str, default: int = 500) -> int:
-    """The HTTP status for gRPC status code name ``code`` (``default`` for a code the table
-    does not list, e.g. UNKNOWN)."""
+    """The HTTP status for a gRPC status code name.
+
+    Parameters
+    ----------
+    code
+        The gRPC status code name (``"NOT_FOUND"``...).
+    default
+        The answer for a code the table does not list (e.g. UNKNOWN).
+    """
     return HTTP_STATUS_FOR_CODE.get(code, default)
 
 
 def grpc_code_for(status: int, default: str = "UNKNOWN") -> str:
-    """The gRPC status code name for HTTP status ``status`` (``default`` for a status the table
-    does not list)."""
+    """The gRPC status code name for an HTTP status.
+
+    Parameters
+    ----------
+    status
+        The HTTP status.
+    default
+        The answer for a status the table does not list.
+    """
     return GRPC_CODE_FOR_STATUS.get(status, default)
 
 
@@ -97,8 +111,15 @@ def grpc_code_for(status: int, default: str = "UNKNOWN") -> str:
 class OIPError(Exception):
     """The root of every oipcodec error; the codec's are also ``ValueError``.
 
-    Attributes ``tensor``, ``index`` and ``offset`` carry the location when it is known
-    (else ``None``); ``reason`` is the message without the location prefix.
+    Parameters
+    ----------
+    reason
+        The message without the location prefix (kept as ``reason``).
+    tensor, index, offset
+        The location when it is known (else ``None``): the tensor's name, the element's index,
+        the byte offset.
+    kind
+        The tensor's role in messages: ``"input"``, ``"output"`` or ``"tensor"``.
     """
 
     def __init__(
@@ -132,9 +153,15 @@ class OIPError(Exception):
     def for_tensor(self, name: str, kind: str = "tensor", offset_base: int = 0) -> OIPError:
         """The same error, of the same class, located in tensor ``name``.
 
-        ``kind`` names the role in messages: ``"input"``, ``"output"`` or ``"tensor"``.
-        ``offset_base`` is added to the byte offset: where the text the error's offset counts
-        from starts in a larger body.
+        Parameters
+        ----------
+        name
+            The tensor's name.
+        kind
+            The role in messages: ``"input"``, ``"output"`` or ``"tensor"``.
+        offset_base
+            Added to the byte offset: where the text the error's offset counts from starts in a
+            larger body.
         """
         offset = None if self.offset is None else self.offset + offset_base
         return type(self)(self.reason, tensor=name, index=self.index, offset=offset, kind=kind)
@@ -194,8 +221,17 @@ class BytesTensorError(DecodeError, struct.error):
 
 
 class ClientError(OIPError):
-    """A client call failed for a reason outside the codec. ``url`` names the server (an
-    HTTP URL or a gRPC target). Not a ``ValueError``: the call's arguments were fine."""
+    """A client call failed for a reason outside the codec.
+
+    Not a ``ValueError``: the call's arguments were fine.
+
+    Parameters
+    ----------
+    reason
+        What went wrong.
+    url
+        The server: an HTTP URL or a gRPC target.
+    """
 
     def __init__(self, reason: str, *, url: str | None = None) -> None:
         self.url = url
@@ -214,12 +250,22 @@ def _rebuild_client_error(cls: type[ClientError], reason: str, url: str | None) 
 class ServerError(ClientError):
     """The server answered a client call with an error.
 
-    ``status`` is the HTTP status (over gRPC: Triton's status for the gRPC code, e.g. 404 for
-    NOT_FOUND; ``None`` for an error message inside a ModelStreamInfer stream), ``code`` the
-    gRPC status code name (over HTTP: the name for the status, e.g. ``"NOT_FOUND"``), and
-    ``message`` the server's own message (the ``error`` of its JSON body, or the gRPC details).
-    ``protocol`` is ``"http"`` or ``"grpc"``: the message reads ``HTTP 404 NOT_FOUND from
-    URL: ...`` or ``gRPC NOT_FOUND from TARGET: ...``, as each protocol names its statuses.
+    The message reads ``HTTP 404 NOT_FOUND from URL: ...`` or ``gRPC NOT_FOUND from TARGET:
+    ...``, as each protocol names its statuses.
+
+    Parameters
+    ----------
+    message
+        The server's own message (the ``error`` of its JSON body, or the gRPC details).
+    status
+        The HTTP status (over gRPC: Triton's status for the gRPC code, e.g. 404 for
+        NOT_FOUND; ``None`` for an error message inside a ModelStreamInfer stream).
+    code
+        The gRPC status code name (over HTTP: the name for the status, e.g. ``"NOT_FOUND"``).
+    url
+        The server.
+    protocol
+        ``"http"`` or ``"grpc"``.
     """
 
     def __init__(
@@ -272,13 +318,18 @@ class ServerConnectionError(ClientError, ConnectionError):
 
 
 class RequestError(OIPError):
-    """An error a server answers a request with: HTTP status :attr:`http_status` with body
-    ``{"error": message}``, or gRPC status :attr:`grpc_code` (a ``grpc.StatusCode`` member
-    name) with the message as details.
+    """An error a server answers a request with.
 
-    A model's ``predict`` raises a subclass to choose the answer; any other exception from a
-    model is answered as an :class:`InternalError`. The status comes from the one table,
+    HTTP status :attr:`http_status` with body ``{"error": message}``, or gRPC status
+    :attr:`grpc_code` (a ``grpc.StatusCode`` member name) with the message as details. A model's
+    ``predict`` raises a subclass to choose the answer; any other exception from a model is
+    answered as an :class:`InternalError`. The status comes from the one table,
     :data:`HTTP_STATUS_FOR_CODE`, for the class's :attr:`grpc_code`.
+
+    Parameters
+    ----------
+    message
+        The answer's message.
     """
 
     #: The error kind: a gRPC status code name.
@@ -304,8 +355,15 @@ class RequestError(OIPError):
         self.message = message
 
     def for_tensor(self, name: str, kind: str = "tensor", offset_base: int = 0) -> RequestError:
-        """The same answer, its message naming tensor ``name`` (an ``except OIPError`` that
-        locates codec errors may meet a RequestError too)."""
+        """The same answer, its message naming tensor ``name``.
+
+        An ``except OIPError`` that locates codec errors may meet a RequestError too.
+
+        Parameters
+        ----------
+        name, kind, offset_base
+            As in :meth:`OIPError.for_tensor`.
+        """
         return type(self)(f"{kind} '{name}': {self.message}")
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -361,9 +419,14 @@ class AlreadyExistsError(RequestError):
 
 
 def request_error_for(exc: BaseException) -> RequestError:
-    """The :class:`RequestError` a server answers for ``exc``: ``exc`` itself when it is one;
-    another :class:`OIPError` (a codec error) is the client's fault (400); anything else is
-    internal (500)."""
+    """The :class:`RequestError` a server answers for an exception.
+
+    Parameters
+    ----------
+    exc
+        Itself when it is a RequestError; another :class:`OIPError` (a codec error) is the
+        client's fault (400); anything else is internal (500).
+    """
     if isinstance(exc, RequestError):
         return exc
     if isinstance(exc, OIPError):

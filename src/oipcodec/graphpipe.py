@@ -9,9 +9,9 @@ reading it.
 
 Types: GraphPipe's Uint8 ... Float64 are OIP's UINT8 ... FP64 and its String is BYTES; having
 no boolean nor bfloat16, it carries BOOL as Uint8 (0 or 1) and BF16 as Float32 (exact), and
-decoding never gives either (a server converts such inputs itself:
-:mod:`oipcodec.server.frontends.graphpipe_frontend`). Invariant: decoded tensors are read-only
-views of the body (String tensors: object arrays of ``bytes``). docs/graphpipe.md.
+decoding never gives either (a server converts such inputs itself, as ``oipcodec serve``
+does). Decoded tensors are read-only views of the body (String tensors: object arrays of
+``bytes``). docs/graphpipe.md.
 """
 
 from __future__ import annotations
@@ -90,9 +90,20 @@ _TYPE_NAMES = (
 
 @dataclass(slots=True)
 class GraphPipeRequest:
-    """A decoded ``Request``: ``kind`` is ``"infer"`` or ``"metadata"`` (then the rest is
-    empty). ``inputs`` are named from ``input_names`` in order, or ``""`` when the request
-    names none (the model's inputs in order, the protocol says)."""
+    """A decoded ``Request``.
+
+    Parameters
+    ----------
+    kind
+        ``"infer"`` or ``"metadata"`` (then the rest is empty).
+    inputs
+        The input tensors, named from ``input_names`` in order, or ``""`` when the request
+        names none (the model's inputs in order, the protocol says).
+    input_names, output_names
+        The names the request gives.
+    config
+        The request's ``config``, as it came.
+    """
 
     kind: str
     inputs: list[Tensor] = field(default_factory=list)
@@ -103,7 +114,15 @@ class GraphPipeRequest:
 
 @dataclass(slots=True)
 class GraphPipeResponse:
-    """A decoded ``InferResponse``: the output arrays, and the errors as ``(code, message)``."""
+    """A decoded ``InferResponse``.
+
+    Parameters
+    ----------
+    outputs
+        The output arrays.
+    errors
+        The errors as ``(code, message)``.
+    """
 
     outputs: list[np.ndarray[Any, Any]]
     errors: list[tuple[int, str]]
@@ -111,8 +130,19 @@ class GraphPipeResponse:
 
 @dataclass(slots=True)
 class IOMetadata:
-    """An input or output in a ``MetadataResponse``; ``datatype`` is OIP's (``None`` for Null)
-    and ``-1`` in ``shape`` means any size."""
+    """An input or output in a ``MetadataResponse``.
+
+    Parameters
+    ----------
+    name
+        Its name.
+    datatype
+        OIP's datatype (``None`` for Null).
+    shape
+        ``-1`` means any size.
+    description
+        Its description.
+    """
 
     name: str
     datatype: str | None
@@ -122,7 +152,15 @@ class IOMetadata:
 
 @dataclass(slots=True)
 class MetadataResponse:
-    """A ``MetadataResponse``."""
+    """A ``MetadataResponse``.
+
+    Parameters
+    ----------
+    name, version, server, description
+        The model's, as the server describes it.
+    inputs, outputs
+        :class:`IOMetadata` of each.
+    """
 
     name: str = ""
     version: str = ""
@@ -161,11 +199,23 @@ def decode_request(
 ) -> GraphPipeRequest:
     """A ``Request`` flatbuffer: its tensors as read-only views of ``body``.
 
-    Refused with :class:`DecodeError` (or :class:`LimitError`) naming the place: anything the
-    flatbuffers verifier refuses, a request that is neither kind, more input names than
-    tensors or the reverse, a Null or unknown type, a negative dimension, a shape whose
-    element count is over the limits or disagrees with the data's length, both ``data`` and
-    ``string_val`` given, names that are not UTF-8, an input name given twice.
+    Parameters
+    ----------
+    body
+        The flatbuffer (any buffer).
+    limits
+        What the request may hold.
+    kernels
+        The kernel implementation; the default is the facade's, as in every codec.
+
+    Raises
+    ------
+    DecodeError
+        (or :class:`LimitError`) naming the place: anything the flatbuffers verifier refuses, a
+        request that is neither kind, more input names than tensors or the reverse, a Null or
+        unknown type, a negative dimension, a shape whose element count is over the limits or
+        disagrees with the data's length, both ``data`` and ``string_val`` given, names that are
+        not UTF-8, an input name given twice.
     """
     return request_from_fields(read_request(body, limits=limits, kernels=kernels), limits=limits)
 
@@ -173,8 +223,15 @@ def decode_request(
 def read_request(
     body: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
 ) -> tuple[Any, ...]:
-    """The first half of :func:`decode_request`: the ``Request`` flatbuffer verified and read
-    (the kernel's tuple); an error here means the body is not a ``Request`` at all."""
+    """The first half of :func:`decode_request`: the ``Request`` flatbuffer verified and read.
+
+    An error here means the body is not a ``Request`` at all.
+
+    Parameters
+    ----------
+    body, limits, kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
     fields: tuple[Any, ...] = k.read_flatbuffer(_check_size(body, limits), "Request", limits)
     return fields
@@ -183,7 +240,15 @@ def read_request(
 def request_from_fields(
     fields: tuple[Any, ...], *, limits: Limits = DEFAULT_LIMITS
 ) -> GraphPipeRequest:
-    """The second half of :func:`decode_request`: the request in a verified ``Request``."""
+    """The second half of :func:`decode_request`: the request in a verified ``Request``.
+
+    Parameters
+    ----------
+    fields
+        What :func:`read_request` returns.
+    limits
+        As in :func:`decode_request`.
+    """
     req_type, infer = fields
     if req_type == 2:
         return GraphPipeRequest("metadata")
@@ -223,7 +288,13 @@ def request_from_fields(
 def decode_response(
     body: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
 ) -> GraphPipeResponse:
-    """An ``InferResponse`` flatbuffer: the outputs (read-only views) and the errors."""
+    """An ``InferResponse`` flatbuffer: the outputs (read-only views) and the errors.
+
+    Parameters
+    ----------
+    body, limits, kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
     tensors, errors = k.read_flatbuffer(_check_size(body, limits), "InferResponse", limits)
     outputs = [
@@ -239,7 +310,13 @@ def decode_response(
 def decode_metadata_response(
     body: Any, *, limits: Limits = DEFAULT_LIMITS, kernels: Kernels | None = None
 ) -> MetadataResponse:
-    """A ``MetadataResponse`` flatbuffer."""
+    """A ``MetadataResponse`` flatbuffer.
+
+    Parameters
+    ----------
+    body, limits, kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
     name, version, server, description, inputs, outputs = k.read_flatbuffer(
         _check_size(body, limits), "MetadataResponse", limits
@@ -358,8 +435,21 @@ def encode_request(
     *,
     kernels: Kernels | None = None,
 ) -> list[Any]:
-    """An ``InferRequest`` for ``inputs`` (numpy arrays or :class:`Tensor`), as parts (a
-    large tensor's data is a part of its own, not copied) whose concatenation is the body."""
+    """An ``InferRequest`` as parts whose concatenation is the body.
+
+    A large tensor's data is a part of its own, not copied.
+
+    Parameters
+    ----------
+    inputs
+        numpy arrays or :class:`Tensor`.
+    input_names, output_names
+        The names the request gives (none: the model's, in order; all outputs).
+    config
+        Passed to the server as it is.
+    kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
     value = (
         None if config is None else config,
@@ -372,7 +462,13 @@ def encode_request(
 
 
 def encode_metadata_request(*, kernels: Kernels | None = None) -> bytes:
-    """A ``Request`` holding a ``MetadataRequest``."""
+    """A ``Request`` holding a ``MetadataRequest``.
+
+    Parameters
+    ----------
+    kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
     return b"".join(k.write_flatbuffer("Request", (2, ())))
 
@@ -383,9 +479,19 @@ def encode_response_parts(
     *,
     kernels: Kernels | None = None,
 ) -> list[Any]:
-    """An ``InferResponse`` with ``outputs`` (numpy arrays or :class:`Tensor`; BOOL sent as
-    Uint8, BF16 as Float32) and ``errors`` (``(code, message)``), as parts whose
-    concatenation is the body: a large tensor's data is not copied."""
+    """An ``InferResponse`` as parts whose concatenation is the body.
+
+    A large tensor's data is not copied.
+
+    Parameters
+    ----------
+    outputs
+        numpy arrays or :class:`Tensor`; BOOL is sent as Uint8, BF16 as Float32.
+    errors
+        ``(code, message)`` pairs.
+    kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
     value = (
         [_tensor_fields(t, f"#{i}", k) for i, t in enumerate(outputs)] if outputs else None,
@@ -401,14 +507,28 @@ def encode_response(
     *,
     kernels: Kernels | None = None,
 ) -> bytes:
-    """:func:`encode_response_parts` as one ``bytes``."""
+    """:func:`encode_response_parts` as one ``bytes``.
+
+    Parameters
+    ----------
+    outputs, errors, kernels
+        As in :func:`encode_response_parts`.
+    """
     return b"".join(encode_response_parts(outputs, errors, kernels=kernels))
 
 
 def encode_metadata_response(
     metadata: MetadataResponse, *, kernels: Kernels | None = None
 ) -> bytes:
-    """A ``MetadataResponse``."""
+    """A ``MetadataResponse``.
+
+    Parameters
+    ----------
+    metadata
+        The :class:`MetadataResponse` to write.
+    kernels
+        As in :func:`decode_request`.
+    """
     k = kernels or _facade
 
     def entries(items: list[IOMetadata]) -> list[tuple[Any, ...]]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 #: The kernel families, each a module in ``_native``, ``_pure`` and ``_shared``. The kernels
 #: are the names each family's modules list in ``__all__`` (the one list of them; the twins'
-#: lists are equal, tests/kernels/test_house.py).
+#: lists are equal, tests/architecture/test_house.py).
 FAMILIES: tuple[str, ...] = (
     "flatbuf",
     "framing",
@@ -56,11 +56,20 @@ Kernels = ModuleType | SimpleNamespace
 
 
 def load(implementation: str, *, partial: bool = False) -> SimpleNamespace:
-    """Every kernel of one implementation (``"native"`` or ``"pure"``) as a namespace.
+    """Every kernel of one implementation as a namespace.
 
-    Raises :class:`ImportError` when a family's module of that implementation is not built,
-    unless ``partial`` is true: then the namespace holds the families that are (the tests use
-    this to run each family's native kernels as soon as that family is built).
+    Parameters
+    ----------
+    implementation
+        ``"native"`` or ``"pure"``.
+    partial
+        Hold only the families that are built, instead of raising (the tests use this to run
+        each family's native kernels as soon as that family is built).
+
+    Raises
+    ------
+    ImportError
+        A family's module of that implementation is not built, unless ``partial``.
     """
     if implementation not in ("native", "pure"):
         raise ValueError(f"implementation must be 'native' or 'pure', got {implementation!r}")

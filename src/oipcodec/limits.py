@@ -25,24 +25,25 @@ INT64_MAX = 2**63 - 1
 class Limits:
     """Upper bounds on decoded input. Every field is inclusive."""
 
-    #: Largest HTTP body or protobuf message, in bytes (Triton's default is 64 MB).
     max_body_bytes: int = 64 * 1024 * 1024
-    #: Largest size a compressed body may inflate to.
+    """Largest HTTP body or protobuf message, in bytes (Triton's default is 64 MB)."""
     max_decompressed_bytes: int = 64 * 1024 * 1024
-    #: Most elements in one tensor.
+    """Largest size a compressed body may inflate to."""
     max_tensor_elements: int = 2**31 - 1
-    #: Most elements in all tensors of one request together.
+    """Most elements in one tensor."""
     max_request_elements: int = 2**32
-    #: Deepest nesting of a JSON "data" array (Triton's limit is 100).
+    """Most elements in all tensors of one request together."""
     max_depth: int = 100
-    #: Longest single BYTES element, in bytes (the wire prefix is a uint32).
+    """Deepest nesting of a JSON "data" array (Triton's limit is 100)."""
     max_bytes_element: int = 2**32 - 1
-    #: Most input (or output) tensors in one message.
+    """Longest single BYTES element, in bytes (the wire prefix is a uint32)."""
     max_tensors: int = 4096
-    #: HTTP server: the longest wait, in seconds, for the next part of a request body. A client
-    #: that stops sending mid-body without closing is answered 408 and disconnected, so such
-    #: clients cannot hold connections forever.
+    """Most input (or output) tensors in one message."""
     body_timeout_seconds: float = 30.0
+    """HTTP server: the longest wait, in seconds, for the next part of a request body. A client
+    that stops sending mid-body without closing is answered 408 and disconnected, so such
+    clients cannot hold connections forever.
+    """
 
 
 DEFAULT_LIMITS = Limits()
@@ -51,11 +52,17 @@ DEFAULT_LIMITS = Limits()
 def element_count(shape: Iterable[Any], limits: Limits = DEFAULT_LIMITS) -> int:
     """The number of elements a shape describes, after checking it is a valid OIP shape.
 
-    Dimensions must be non-negative integers (``bool`` is refused). The empty shape ``[]`` is a
-    scalar holding one element, as in numpy (Triton counts zero elements for it; see docs/codec.md).
-    The count is checked against ``limits.max_tensor_elements``, so an absurd shape is refused
-    before anything is allocated for it; so is the product of the non-zero dimensions, which
-    numpy refuses even for an empty array (``[0, 2**40, 2**40]``).
+    The empty shape ``[]`` is a scalar holding one element, as in numpy (Triton counts zero
+    elements for it; see docs/codec.md).
+
+    Parameters
+    ----------
+    shape
+        Dimensions: non-negative integers (``bool`` is refused).
+    limits
+        The count is checked against ``limits.max_tensor_elements``, so an absurd shape is
+        refused before anything is allocated for it; so is the product of the non-zero
+        dimensions, which numpy refuses even for an empty array (``[0, 2**40, 2**40]``).
     """
     if type(shape) is tuple or type(shape) is list:
         # The common case, plain non-negative ints with no zero dimension, without building

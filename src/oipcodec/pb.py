@@ -3,7 +3,7 @@ to and from :class:`~oipcodec.InferRequest` / :class:`~oipcodec.InferResponse`.
 
 The messages are those of ``oipcodec/proto/open_inference_grpc.proto`` (package ``inference``),
 read and written by the ``pbwire`` kernel straight from and into the message bytes, without
-building protobuf objects. Invariants:
+building protobuf objects.
 
 - ``raw=True`` (the default, Triton's) puts every tensor in the raw contents; a message holding
   FP16 or BF16 is written raw even with ``raw=False`` (they have no typed field, and the spec
@@ -64,12 +64,21 @@ def encode_request(
 ) -> bytes:
     """A serialized ModelInferRequest holding ``request``.
 
-    ``raw=True`` sends the inputs in raw_input_contents; ``raw=False`` in each datatype's typed
-    contents field (see the module docstring for FP16/BF16). ``kernels`` picks an
-    implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the facade's.
+    Parameters
+    ----------
+    request
+        The request; it must name its model (``ModelInferRequest.model_name`` is required).
+    raw
+        ``True``: the inputs in ``raw_input_contents``; ``False``: in each datatype's typed
+        contents field (FP16 and BF16 are written raw anyway, see above).
+    kernels
+        The kernel implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the
+        facade's, as in every codec.
 
-    A request must name its model (``ModelInferRequest.model_name`` is required): one without
-    raises :class:`~oipcodec.EncodeError`.
+    Raises
+    ------
+    EncodeError
+        A request without a model name, or a tensor that cannot be written as asked.
     """
     if not request.model_name:
         raise EncodeError(
@@ -95,8 +104,15 @@ def encode_request(
 def encode_response(
     response: InferResponse, raw: bool = True, *, kernels: Kernels | None = None
 ) -> bytes:
-    """A serialized ModelInferResponse holding ``response`` (raw contents by default, as
-    Triton answers)."""
+    """A serialized ModelInferResponse holding ``response``.
+
+    Parameters
+    ----------
+    response
+        The response.
+    raw, kernels
+        As in :func:`encode_request`; raw contents by default, as Triton answers.
+    """
     k = kernels or _facade
     tensors = _encode_tensors(response.outputs, raw, "output", k)
     try:
@@ -180,12 +196,24 @@ def decode_request(
     kernels: Kernels | None = None,
     shared_memory: Resolver | None = None,
 ) -> InferRequest:
-    """The :class:`InferRequest` in a serialized ModelInferRequest (bytes, bytearray,
-    memoryview: any buffer). Input order is kept; an empty model_name/model_version/id is
-    ``None``; no requested outputs is ``outputs=None``. ``shared_memory`` gives the bytes of
-    an input that names a shared-memory region (:mod:`oipcodec.sharedmem`; such an input has
-    no raw_input_contents entry, as tritonclient sends it); without it such an input is
-    refused."""
+    """The :class:`InferRequest` in a serialized ModelInferRequest.
+
+    Input order is kept; an empty model_name/model_version/id is ``None``; no requested outputs
+    is ``outputs=None``.
+
+    Parameters
+    ----------
+    data
+        The message's bytes (bytes, bytearray, memoryview: any buffer).
+    limits
+        What the message may hold; checked before memory is allocated.
+    kernels
+        As in :func:`encode_request`.
+    shared_memory
+        Gives the bytes of an input that names a shared-memory region
+        (:mod:`oipcodec.sharedmem`; such an input has no ``raw_input_contents`` entry, as
+        tritonclient sends it); without it such an input is refused.
+    """
     return decode_request_form(data, limits=limits, kernels=kernels, shared_memory=shared_memory)[0]
 
 
@@ -196,8 +224,19 @@ def decode_request_form(
     kernels: Kernels | None = None,
     shared_memory: Resolver | None = None,
 ) -> tuple[InferRequest, bool]:
-    """:func:`decode_request`, and whether the message held ``raw_input_contents`` (the raw
-    form; else every input came in its typed contents or in shared memory)."""
+    """:func:`decode_request`, and whether the message held ``raw_input_contents``.
+
+    Parameters
+    ----------
+    data, limits, kernels, shared_memory
+        As in :func:`decode_request`.
+
+    Returns
+    -------
+    tuple
+        ``(request, raw)``: ``raw`` is true for the raw form; else every input came in its
+        typed contents or in shared memory.
+    """
     k = kernels or _facade
     name, version, id_, parameters, tensors, requested, raw = k.read_infer_message(
         data, "request", limits
@@ -215,9 +254,16 @@ def decode_response(
     kernels: Kernels | None = None,
     shared_memory: Resolver | None = None,
 ) -> InferResponse:
-    """The :class:`InferResponse` in a serialized ModelInferResponse; an output in shared
-    memory (an empty raw_output_contents entry, as Triton answers) is read through
-    ``shared_memory``."""
+    """The :class:`InferResponse` in a serialized ModelInferResponse.
+
+    Parameters
+    ----------
+    data, limits, kernels
+        As in :func:`decode_request`.
+    shared_memory
+        Reads an output in shared memory (an empty ``raw_output_contents`` entry, as Triton
+        answers).
+    """
     k = kernels or _facade
     name, version, id_, parameters, tensors, _, raw = k.read_infer_message(data, "response", limits)
     outputs = _decode_tensors(tensors, raw, "output", limits, k, shared_memory)
@@ -322,13 +368,27 @@ def _from_contents(
 
 
 def encode_stream_response(response: bytes) -> bytes:
-    """A serialized ModelStreamInferResponse around a serialized ModelInferResponse
-    (``infer_response``, field 2): what a streaming answer carries for each request."""
+    """A serialized ModelStreamInferResponse around a serialized ModelInferResponse.
+
+    What a streaming answer carries for each request (``infer_response``, field 2).
+
+    Parameters
+    ----------
+    response
+        The serialized ModelInferResponse.
+    """
     return b"\x12" + varint_bytes(len(response)) + response
 
 
 def encode_stream_error(message: str) -> bytes:
-    """A serialized ModelStreamInferResponse carrying ``error_message`` (field 1): how a
-    streaming answer reports one failed request without ending the stream."""
+    """A serialized ModelStreamInferResponse carrying ``error_message`` (field 1).
+
+    How a streaming answer reports one failed request without ending the stream.
+
+    Parameters
+    ----------
+    message
+        The error's text.
+    """
     data = message.encode("utf-8", "replace")
     return b"\x0a" + varint_bytes(len(data)) + data

@@ -38,12 +38,28 @@ def raw_to_array(
 ) -> np.ndarray[Any, Any]:
     """The array of ``shape`` and ``datatype`` whose raw bytes are exactly ``buffer``.
 
-    A size that disagrees with ``shape`` raises :class:`DecodeError` naming both; BYTES
-    framing is validated against the element count, and no BYTES element may be longer than
-    ``limits.max_bytes_element`` (:class:`LimitError`); BOOL bytes must be 0 or 1. BF16
-    decodes to ``ml_dtypes.bfloat16`` when installed, else to float32. ``kernels`` picks the
-    kernel implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the
-    facade's, as in every codec.
+    BYTES framing is validated against the element count; BOOL bytes must be 0 or 1. BF16
+    decodes to ``ml_dtypes.bfloat16`` when installed, else to float32.
+
+    Parameters
+    ----------
+    buffer
+        The tensor's raw bytes (any buffer).
+    datatype
+        The OIP datatype (``"FP32"``, ``"BYTES"``...).
+    shape
+        The tensor's shape.
+    limits
+        No BYTES element may be longer than ``limits.max_bytes_element``.
+    kernels
+        The kernel implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the
+        facade's, as in every codec.
+
+    Raises
+    ------
+    DecodeError
+        A size that disagrees with ``shape`` (naming both), bad BYTES framing, a BOOL byte not 0
+        or 1; :class:`LimitError` for a BYTES element over the limit.
     """
     k = kernels or _facade
     row = datatypes.get(datatype)
@@ -79,7 +95,15 @@ def array_to_raw(
 
     Fixed-size types come back as a view of the array when it is already C-contiguous and
     little-endian, else as one copy. FP16/BF16 from wider floats are rounded to nearest even.
-    ``kernels`` as in :func:`raw_to_array`.
+
+    Parameters
+    ----------
+    array
+        The tensor's elements.
+    datatype
+        The OIP datatype to write them as.
+    kernels
+        As in :func:`raw_to_array`.
     """
     k = kernels or _facade
     row = datatypes.get(datatype)

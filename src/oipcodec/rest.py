@@ -98,22 +98,36 @@ def decode_request(
 ) -> InferRequest:
     """Decode an inference request body.
 
-    ``header_length`` is the ``Inference-Header-Content-Length`` value (int or the header's
-    text), ``None`` when the body is all JSON. ``content_encoding`` is the body's
-    ``Content-Encoding`` (``gzip``, ``deflate`` or ``identity``). ``model_name`` and
-    ``model_version`` come from the URL; they are stored on the request and named in errors.
-    Raises :class:`DecodeError` (or its :class:`LimitError`) naming the input and the element
-    or byte offset at fault. ``kernels`` picks the kernel implementation (e.g.
-    ``oipcodec.kernels.load("pure")``); the default is the facade's, as in every codec.
-    ``shared_memory`` gives the bytes of an input that names a shared-memory region
-    (:mod:`oipcodec.sharedmem`); without it such an input is refused.
+    Parameters
+    ----------
+    body
+        The body's bytes (any bytes-like object).
+    header_length
+        The ``Inference-Header-Content-Length`` value (int or the header's text), ``None``
+        when the body is all JSON.
+    content_encoding
+        The body's ``Content-Encoding``: ``gzip``, ``deflate`` or ``identity``.
+    model_name, model_version
+        From the URL; stored on the request and named in errors.
+    limits
+        What the body may hold; checked before memory is allocated.
+    kernels
+        The kernel implementation (e.g. ``oipcodec.kernels.load("pure")``); the default is the
+        facade's, as in every codec.
+    shared_memory
+        Gives the bytes of an input that names a shared-memory region
+        (:mod:`oipcodec.sharedmem`); without it such an input is refused.
+    defer_json
+        Each input whose elements are JSON ``data`` becomes a :class:`DeferredTensor`, which
+        keeps the text and parses it when its ``data`` is first read, or straight into a batch
+        buffer's rows with :meth:`DeferredTensor.into`; its element errors are then raised
+        there, the same as this call raises them otherwise. Everything else (envelope, shapes,
+        datatypes, limits, binary and shared-memory inputs) is checked here as always.
 
-    ``defer_json``: each input whose elements are JSON ``data`` becomes a
-    :class:`DeferredTensor`, which keeps the text and parses it when its ``data`` is first
-    read, or straight into a batch buffer's rows with :meth:`DeferredTensor.into`; its element
-    errors are then raised there, the same as this call raises them otherwise. Everything
-    else (envelope, shapes, datatypes, limits, binary and shared-memory inputs) is checked
-    here as always.
+    Raises
+    ------
+    DecodeError
+        (or its :class:`LimitError`) naming the input and the element or byte offset at fault.
     """
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, model_name, limits, k)
@@ -147,10 +161,19 @@ def decode_response(
     shared_memory: Resolver | None = None,
     requested: Sequence[RequestedOutput] | None = None,
 ) -> InferResponse:
-    """Decode an inference response body (arguments as :func:`decode_request`; an output in
-    shared memory is read through ``shared_memory``). ``requested``: the request's outputs;
-    one it put in a shared-memory region that the answer gives with neither data nor region
-    (the real Triton server answers so) is read from the region the request named."""
+    """Decode an inference response body.
+
+    Parameters
+    ----------
+    body, header_length, content_encoding, limits, kernels
+        As in :func:`decode_request`.
+    shared_memory
+        Reads an output the answer places in a shared-memory region.
+    requested
+        The request's outputs: one it put in a shared-memory region that the answer gives with
+        neither data nor region (the real Triton server answers so) is read from the region the
+        request named.
+    """
     k = kernels or _facade
     doc, spans, binary = _open(body, header_length, content_encoding, None, limits, k)
     model = doc.get("model_name")
@@ -422,15 +445,27 @@ _DATA_SLOT: Any = Tensor.__dict__["data"]
 
 
 class DeferredTensor(Tensor):
-    """A tensor whose elements are still the JSON ``data`` text of a request body
-    (``decode_request(..., defer_json=True)``).
+    """A tensor whose elements are still the JSON ``data`` text of a request body.
 
-    ``data`` parses the text when first read and keeps the array; errors are those the eager
-    decode raises (the input named, byte offsets counted in the body). :meth:`into` parses
-    straight into a destination, a batch buffer's rows, so that no array of the request's own
-    is made; once ``data`` was read it copies instead. Parsing into a destination keeps no
-    array: reading ``data`` after that parses again. Name, datatype, shape and parameters are
-    those of any tensor, checked when the request was decoded.
+    :func:`decode_request` makes them (``defer_json=True``). ``data`` parses the text when first
+    read and keeps the array; errors are those the eager decode raises (the input named, byte
+    offsets counted in the body). :meth:`into` parses straight into a destination, a batch
+    buffer's rows, so that no array of the request's own is made; once ``data`` was read it
+    copies instead. Parsing into a destination keeps no array: reading ``data`` after that
+    parses again.
+
+    Parameters
+    ----------
+    name, datatype, shape, parameters
+        Those of any tensor, checked when the request was decoded.
+    text
+        The JSON text of the data array, a view of the body.
+    offset
+        Where ``text`` starts in the body, for the byte offsets of errors.
+    kind
+        ``"input"`` or ``"output"``, as errors name the tensor.
+    limits, kernels
+        Those the request was decoded with.
     """
 
     __slots__ = ("_kernels", "_kind", "_limits", "_offset", "_text")
@@ -483,10 +518,19 @@ class DeferredTensor(Tensor):
         return self._text
 
     def into(self, out: np.ndarray[Any, Any]) -> None:
-        """Parse the elements straight into ``out`` (C-contiguous, writable, the tensor's
-        shape, the datatype's dtype; BF16 also into float32); a copy when ``data`` was read.
-        Raises the errors of the eager decode, naming the input; ``out`` then holds
-        unspecified values."""
+        """Parse the elements straight into ``out``; a copy when ``data`` was read.
+
+        Parameters
+        ----------
+        out
+            C-contiguous, writable, the tensor's shape, the datatype's dtype (BF16 also into
+            float32).
+
+        Raises
+        ------
+        DecodeError
+            The errors of the eager decode, naming the input; ``out`` then holds unspecified values.
+        """
         if not isinstance(out, np.ndarray):
             raise DatatypeError(
                 f"out must be a numpy array, got {type(out).__name__}",
@@ -599,15 +643,27 @@ def encode_request(
 ) -> tuple[bytes, int | None]:
     """Encode an inference request body.
 
-    ``binary`` chooses which inputs travel as binary data: all (``True``), none (``False``), or
-    those named in an iterable. ``nested`` writes JSON data nested by shape instead of flat.
-    ``binary_outputs`` (default: ``binary`` is not False) asks for outputs in binary, as
-    tritonclient does: ``binary_data: true`` on each requested output, or the request
-    parameter ``binary_data_output: true`` when no outputs are listed.
+    Parameters
+    ----------
+    request
+        The request to write.
+    binary
+        Which inputs travel as binary data: all (``True``), none (``False``), or those named in
+        an iterable.
+    nested
+        Write JSON data nested by shape instead of flat.
+    binary_outputs
+        Ask for outputs in binary, as tritonclient does: ``binary_data: true`` on each requested
+        output, or the request parameter ``binary_data_output: true`` when no outputs are
+        listed. Default: ``binary`` is not False.
+    kernels
+        As in :func:`decode_request`.
 
-    Returns ``(body, header_length)``; ``header_length`` is ``None`` when nothing is binary,
-    else the value for the ``Inference-Header-Content-Length`` header. ``kernels`` as in
-    :func:`decode_request`.
+    Returns
+    -------
+    tuple
+        ``(body, header_length)``; ``header_length`` is ``None`` when nothing is binary, else
+        the value for the ``Inference-Header-Content-Length`` header.
     """
     want_binary_outputs = (binary is not False) if binary_outputs is None else binary_outputs
     doc: dict[str, Any] = {}
@@ -633,9 +689,19 @@ def encode_response(
     nested: bool = False,
     kernels: Kernels | None = None,
 ) -> tuple[bytes, int | None]:
-    """Encode an inference response body; ``binary`` and ``nested`` as :func:`encode_request`.
+    """Encode an inference response body.
 
-    Returns ``(body, header_length)`` as :func:`encode_request` does.
+    Parameters
+    ----------
+    response
+        The response to write.
+    binary, nested, kernels
+        As in :func:`encode_request`.
+
+    Returns
+    -------
+    tuple
+        ``(body, header_length)`` as :func:`encode_request` returns them.
     """
     return _joined(*encode_response_parts(response, binary, nested=nested, kernels=kernels))
 
@@ -647,11 +713,23 @@ def encode_response_parts(
     nested: bool = False,
     kernels: Kernels | None = None,
 ) -> tuple[list[bytes | memoryview], int | None]:
-    """:func:`encode_response`'s body as a list of buffers whose concatenation is that body:
-    the JSON around each large tensor text, the texts themselves, and the tensors sent in
-    binary (views of the arrays where their layout allows). A server can write them one
-    after the other (``writev``) instead of joining them first: a 3 MB image answer is then
-    not copied once more. Returns ``(parts, header_length)``."""
+    """:func:`encode_response`'s body as a list of buffers whose concatenation is that body.
+
+    The JSON around each large tensor text, the texts themselves, and the tensors sent in
+    binary (views of the arrays where their layout allows). A server can write them one after
+    the other (``writev``) instead of joining them first: a large answer is then not copied
+    once more.
+
+    Parameters
+    ----------
+    response, binary, nested, kernels
+        As in :func:`encode_response`.
+
+    Returns
+    -------
+    tuple
+        ``(parts, header_length)``.
+    """
     doc: dict[str, Any] = {"model_name": response.model_name}
     if response.model_version is not None:
         doc["model_version"] = response.model_version
@@ -667,16 +745,25 @@ def encode_response_parts(
 
 
 def binary_outputs(request: InferRequest) -> bool | set[str]:
-    """Which outputs a server answers ``request`` with in binary: the ``binary`` argument of
-    :func:`encode_response` / :func:`encode_response_parts` for its answer (Triton's rules).
+    """Which outputs a server answers ``request`` with in binary (Triton's rules).
 
-    With no outputs listed, all of them when the request parameter ``binary_data_output`` is
-    ``true`` (any other value: none); else the names of the outputs listed with the parameter
-    ``binary_data: true`` (an output listed without it stays JSON, whatever
-    ``binary_data_output`` says). A ``binary_data`` that is neither ``true`` nor ``false`` is
-    the client's mistake: :class:`~oipcodec.DecodeError` naming the output and what was
-    expected (a server answers it with 400), as is an output that names a shared-memory region
-    and sets ``binary_data: true`` (Triton's :data:`SHARED_AND_BINARY_OUTPUT`).
+    The result is the ``binary`` argument of :func:`encode_response` /
+    :func:`encode_response_parts` for its answer. With no outputs listed, all of them when the
+    request parameter ``binary_data_output`` is ``true`` (any other value: none); else the names
+    of the outputs listed with the parameter ``binary_data: true`` (an output listed without it
+    stays JSON, whatever ``binary_data_output`` says).
+
+    Parameters
+    ----------
+    request
+        The decoded request.
+
+    Raises
+    ------
+    DecodeError
+        A ``binary_data`` that is neither ``true`` nor ``false`` (a server answers it with
+        400), naming the output and what was expected; or an output that names a shared-memory
+        region and sets ``binary_data: true`` (Triton's :data:`SHARED_AND_BINARY_OUTPUT`).
     """
     if request.outputs is None:
         return request.parameters.get(BINARY_DATA_OUTPUT) is True
@@ -825,5 +912,11 @@ def _checked_parameters(parameters: Parameters, where: str) -> dict[str, Any]:
 
 
 def error_body(error: BaseException | str) -> bytes:
-    """The OIP error body ``{"error": "<message>"}`` for an exception or a message."""
+    """The OIP error body ``{"error": "<message>"}``.
+
+    Parameters
+    ----------
+    error
+        An exception (its message) or a message.
+    """
     return orjson.dumps({"error": str(error)})

@@ -51,18 +51,27 @@ def background(
         with background() as server:
             client = tritonclient.http.InferenceServerClient(server.http_address)
 
-    ``models`` (default: the demo models) as :func:`oipcodec.server.serve`. The settings are
-    ``config`` (default: :data:`BACKGROUND_DEFAULTS`, free ports and no logging set up) with
-    keyword arguments naming :class:`~oipcodec.server.config.ServerConfig` fields applied
-    (``background(models, http_port=None)``). ``process=True`` (the default) runs it in
-    ``workers`` subprocesses (spawned: ``models`` must pickle), which keeps the caller's
-    process free of grpc's and the server's state; they do not re-run the caller's script,
-    unless the models are defined in it (then it needs an ``if __name__ == "__main__":``
-    guard); ``process=False`` runs it in a thread of this process. Either way it is stopped,
-    and its models unloaded, when the block exits; a subprocess also stops if this process
-    dies. ``malloc_top_pad`` and ``log_level`` apply to the subprocesses (as
-    :func:`~oipcodec.server.serve`), never to the caller's process.
-    ``timeout``: seconds to wait for the server to start (and, in a thread, to stop).
+    Either way (process or thread) the server is stopped, and its models unloaded, when the
+    block exits; a subprocess also stops if this process dies.
+
+    Parameters
+    ----------
+    models
+        The models to serve, as :func:`oipcodec.server.serve` takes them (default: the demo
+        models).
+    config
+        The settings (default: :data:`BACKGROUND_DEFAULTS`, free ports and no logging set up).
+    process
+        ``True``: run the server in ``workers`` subprocesses (spawned: ``models`` must pickle),
+        which keeps the caller's process free of grpc's and the server's state; they do not
+        re-run the caller's script, unless the models are defined in it (then it needs an
+        ``if __name__ == "__main__":`` guard). ``False``: in a thread of this process.
+    timeout
+        Seconds to wait for the server to start (and, in a thread, to stop).
+    **settings
+        :class:`~oipcodec.server.config.ServerConfig` fields applied over ``config``
+        (``background(models, http_port=None)``). ``malloc_top_pad`` and ``log_level`` apply
+        to the subprocesses (as :func:`~oipcodec.server.serve`), never to the caller's process.
     """
     config = BACKGROUND_DEFAULTS if config is None else config
     if settings:

@@ -6,13 +6,15 @@ names no datatype (the model does); for a batching model its ``dims`` leave out 
 dimension. The answer is an ``InferResponseHeader`` and each RAW output's bytes, or the ``k``
 best classes of an output asked with ``cls { count: k }``. TYPE_STRING uses the BYTES framing.
 
-Invariants: raw bytes are checked against ``dims x batch`` before anything is allocated, and
-become read-only views of the body, never copies. The text format is read by a kernel of its
-own (``scan_request_header``) for the plain form clients write, and by google.protobuf's
-``text_format`` otherwise, so the result is always text_format's; ``text_format`` alone costs
-more than the rest of a small request (docs/measurements.md#the-trtis-v1-header-text).
-The protobuf messages are :data:`messages`. docs/v1.md.
+Raw bytes are checked against ``dims x batch`` before anything is allocated, and become
+read-only views of the body, never copies. A header's text is read as google.protobuf's
+``text_format`` reads it. The protobuf messages are :data:`messages`. docs/v1.md.
 """
+
+# Decision: the text format is read by a kernel of its own (scan_request_header) for the plain
+# form clients write, and by google.protobuf's text_format otherwise, so the result is always
+# text_format's; text_format alone costs more than the rest of a small request
+# (docs/measurements.md#the-trtis-v1-header-text).
 
 from __future__ import annotations
 
@@ -81,9 +83,18 @@ _INT64 = 2**63 - 1
 
 @dataclass(frozen=True, slots=True)
 class InputSpec:
-    """What the codec needs of a model input: its name, OIP datatype and declared shape
-    (``-1`` for any size; with the batch dimension when the model batches). The server's
-    :class:`~oipcodec.server.TensorSpec` fits too."""
+    """What the codec needs of a model input; the server's :class:`~oipcodec.server.TensorSpec` too.
+
+    Parameters
+    ----------
+    name
+        The input's name.
+    datatype
+        Its OIP datatype.
+    shape
+        Its declared shape (``-1`` for any size; with the batch dimension when the model
+        batches).
+    """
 
     name: str
     datatype: str
@@ -94,8 +105,16 @@ class InputSpec:
 
 
 def code_for(exc: BaseException) -> int:
-    """The ``RequestStatusCode`` for an exception: the OIP error kinds mapped onto v1's codes
-    (NOT_FOUND, UNAVAILABLE, UNSUPPORTED, INTERNAL; bad input of any kind INVALID_ARG)."""
+    """The ``RequestStatusCode`` for an exception.
+
+    The OIP error kinds are mapped onto v1's codes (NOT_FOUND, UNAVAILABLE, UNSUPPORTED,
+    INTERNAL; bad input of any kind INVALID_ARG).
+
+    Parameters
+    ----------
+    exc
+        The exception.
+    """
     if isinstance(exc, RequestError):
         return {
             "NOT_FOUND": messages.NOT_FOUND,
@@ -110,13 +129,30 @@ def code_for(exc: BaseException) -> int:
 
 
 def status(code: Any, msg: str = "", server_id: str = "", request_id: int = 0) -> Any:
-    """A ``RequestStatus`` message (``code``: a ``RequestStatusCode``, e.g.
-    ``messages.SUCCESS``)."""
+    """A ``RequestStatus`` message.
+
+    Parameters
+    ----------
+    code
+        A ``RequestStatusCode``, e.g. ``messages.SUCCESS``.
+    msg
+        The message.
+    server_id
+        The server's id.
+    request_id
+        The request's id.
+    """
     return messages.RequestStatus(code=code, msg=msg, server_id=server_id, request_id=request_id)
 
 
 def status_text(message: Any) -> str:
-    """``message`` in one-line text format, as the ``NV-Status`` header carries it."""
+    """``message`` in one-line text format, as the ``NV-Status`` header carries it.
+
+    Parameters
+    ----------
+    message
+        A protobuf message (a ``RequestStatus``).
+    """
     return text_format.MessageToString(message, as_one_line=True)
 
 
@@ -124,7 +160,13 @@ def status_text(message: Any) -> str:
 
 
 def v1_datatype(datatype: str) -> int:
-    """The v1 ``DataType`` number of an OIP datatype (BYTES is TYPE_STRING; BF16 has none)."""
+    """The v1 ``DataType`` number of an OIP datatype (BYTES is TYPE_STRING; BF16 has none).
+
+    Parameters
+    ----------
+    datatype
+        The OIP datatype.
+    """
     if datatype == "BYTES":
         return messages.TYPE_STRING
     try:
@@ -134,7 +176,15 @@ def v1_datatype(datatype: str) -> int:
 
 
 def config_dims(shape: Sequence[int], batched: bool) -> list[int]:
-    """A declared shape as v1 ``dims``: without the batch dimension when the model batches."""
+    """A declared shape as v1 ``dims``.
+
+    Parameters
+    ----------
+    shape
+        The declared shape.
+    batched
+        The model batches: the batch dimension is left out.
+    """
     return list(shape[1:] if batched else shape)
 
 
@@ -147,13 +197,24 @@ def parse_request_header(
     *,
     kernels: Kernels | None = None,
 ) -> Any:
-    """The ``InferRequestHeader`` in ``data``: text format (the ``NV-InferRequest`` header),
-    or the binary protobuf form with ``binary``. Raises :class:`DecodeError` saying what does
-    not parse (text_format's message: line, column and field).
+    """The ``InferRequestHeader`` in ``data``.
 
-    The plain text form clients write is read by the ``scan_request_header`` kernel; any other
-    text by google.protobuf's ``text_format``, so the result (or the error) is always
-    text_format's. ``kernels`` picks the kernel implementation, as in every codec."""
+    The result (or the error) is always google.protobuf ``text_format``'s.
+
+    Parameters
+    ----------
+    data
+        Text format (the ``NV-InferRequest`` header), or the binary protobuf form.
+    binary
+        ``data`` is the binary form.
+    kernels
+        The kernel implementation; the default is the facade's, as in every codec.
+
+    Raises
+    ------
+    DecodeError
+        Saying what does not parse (text_format's message: line, column and field).
+    """
     if binary:
         try:
             return messages.InferRequestHeader.FromString(bytes(byte_view(data)))
@@ -188,9 +249,15 @@ def _output_request(name: str = "", cls: int | None = None) -> Any:
 
 
 def request_header_text(header: Any) -> str:
-    """An ``InferRequestHeader`` in one-line text format (a client's ``NV-InferRequest``),
-    exactly as ``text_format`` writes it; written directly when its names are printable ASCII
-    and it names no shared memory (the common case)."""
+    """An ``InferRequestHeader`` in one-line text format (a client's ``NV-InferRequest``).
+
+    Exactly as ``text_format`` writes it.
+
+    Parameters
+    ----------
+    header
+        The header.
+    """
     parts: list[str] = []
     try:
         if header.batch_size:
@@ -229,9 +296,13 @@ def parse_response_header(
     *,
     kernels: Kernels | None = None,
 ) -> Any:
-    """The ``InferResponseHeader`` in ``data`` (text format, or binary with ``binary``); the
-    text of RAW outputs is read by the ``scan_response_header`` kernel, any other by
-    text_format."""
+    """The ``InferResponseHeader`` in ``data``.
+
+    Parameters
+    ----------
+    data, binary, kernels
+        As in :func:`parse_request_header`.
+    """
     try:
         if binary:
             return messages.InferResponseHeader.FromString(bytes(byte_view(data)))
@@ -255,9 +326,13 @@ _PLAIN_NAME = re.compile(r"[\x20-\x7e]*")
 
 
 def response_header_text(header: Any) -> str:
-    """An ``InferResponseHeader`` in one-line text format, exactly as ``text_format`` writes
-    it; a header of RAW outputs with printable ASCII names (the common case) is written
-    directly, as text_format is slow (docs/measurements.md#the-trtis-v1-header-text)."""
+    """An ``InferResponseHeader`` in one-line text format, exactly as ``text_format`` writes it.
+
+    Parameters
+    ----------
+    header
+        The header.
+    """
     return _header_text(header, {})
 
 
@@ -309,11 +384,31 @@ def decode_inputs(
     limits: Limits = DEFAULT_LIMITS,
     kernels: Kernels | None = None,
 ) -> list[Tensor]:
-    """The input tensors of a v1 request: ``header`` (``InferRequestHeader``), ``body`` (the
-    inputs' raw bytes concatenated in header order, any buffer; or a sequence with one buffer
-    per input, gRPC's ``raw_input``), ``specs`` (the model's inputs: name, datatype, shape) and
-    ``max_batch_size``. Every size is checked before an array is made; arrays are views of
-    ``body``. Raises :class:`DecodeError` naming the input and what was expected."""
+    """The input tensors of a v1 request.
+
+    Every size is checked before an array is made; arrays are views of ``body``.
+
+    Parameters
+    ----------
+    header
+        The ``InferRequestHeader``.
+    body
+        The inputs' raw bytes concatenated in header order (any buffer), or a sequence with one
+        buffer per input (gRPC's ``raw_input``).
+    specs
+        The model's inputs (:class:`InputSpec`: name, datatype, shape).
+    max_batch_size
+        The model's; 0 when it does not batch.
+    limits
+        What the request may hold.
+    kernels
+        As in :func:`parse_request_header`.
+
+    Raises
+    ------
+    DecodeError
+        Naming the input and what was expected.
+    """
     batch = header.batch_size
     if max_batch_size > 0:
         if batch < 1 or batch > max_batch_size:
@@ -416,8 +511,13 @@ def _unsupported_shared_memory(name: str, kind: str) -> RequestError:
 
 
 def requested(header: Any) -> tuple[list[str] | None, dict[str, int]]:
-    """The outputs a header asks for (``None``: all), and the class count of each asked with
-    ``cls`` (a count of 0 is refused)."""
+    """The outputs a header asks for (``None``: all), and the class count of each ``cls`` asks.
+
+    Parameters
+    ----------
+    header
+        The ``InferRequestHeader``; a class count of 0 is refused.
+    """
     if not len(header.output):
         return None, {}
     names: list[str] = []
@@ -448,10 +548,28 @@ def encode_response(
     request_id: int = 0,
     kernels: Kernels | None = None,
 ) -> tuple[Any, list[bytes | memoryview]]:
-    """The ``InferResponseHeader`` and the RAW outputs' bytes (one part each, views of the
-    arrays where they are contiguous little-endian) of ``response``. An output in ``classes``
-    is answered as its ``k`` best classes per batch row (``batched``) or of the whole tensor
-    (``k`` bounded by the class count), labelled from ``labels[name]`` when given."""
+    """The ``InferResponseHeader`` and the RAW outputs' bytes of ``response``.
+
+    One part per output, views of the arrays where they are contiguous little-endian.
+
+    Parameters
+    ----------
+    response
+        The response.
+    batch_size
+        The request's batch size.
+    batched
+        The model batches: classes are ranked per batch row (else over the whole tensor).
+    classes
+        Output name -> ``k``: that output is answered as its ``k`` best classes (``k`` bounded
+        by the class count).
+    labels
+        Output name -> its labels, for the classes.
+    request_id
+        The request's id.
+    kernels
+        As in :func:`parse_request_header`.
+    """
     header, parts, _ = _encode(
         response, batch_size, batched, classes, labels, request_id, kernels, text=False
     )
@@ -468,8 +586,15 @@ def encode_response_text(
     request_id: int = 0,
     kernels: Kernels | None = None,
 ) -> tuple[Any, list[bytes | memoryview], str]:
-    """:func:`encode_response` and the header's one-line text (:func:`response_header_text`),
-    the classes written from the ranked arrays rather than read back from the message."""
+    """:func:`encode_response` and the header's one-line text (:func:`response_header_text`).
+
+    The classes are written from the ranked arrays rather than read back from the message.
+
+    Parameters
+    ----------
+    response, batch_size, batched, classes, labels, request_id, kernels
+        As in :func:`encode_response`.
+    """
     header, parts, texts = _encode(
         response, batch_size, batched, classes, labels, request_id, kernels, text=True
     )
@@ -477,9 +602,16 @@ def encode_response_text(
 
 
 def short_response_header(header: Any) -> Any:
-    """``header`` without its classes: each CLASS output named only (no ``raw``, no
-    ``batch_classes``), what the ``NV-InferResponse`` HTTP header carries when the whole
-    header would pass :data:`MAX_HEADER_TEXT` (the whole one ends the body)."""
+    """``header`` without its classes: each CLASS output named only (no ``raw``, ``batch_classes``).
+
+    What the ``NV-InferResponse`` HTTP header carries when the whole header would pass
+    :data:`MAX_HEADER_TEXT` (the whole one ends the body).
+
+    Parameters
+    ----------
+    header
+        The whole ``InferResponseHeader``.
+    """
     short = messages.InferResponseHeader(
         id=header.id,
         model_name=header.model_name,
@@ -494,8 +626,16 @@ def short_response_header(header: Any) -> Any:
 
 
 def classes_in_body(header: Any) -> bool:
-    """Whether ``header`` is a :func:`short_response_header`: an output with neither ``raw``
-    nor ``batch_classes`` has its classes in the whole header at the end of the body."""
+    """Whether ``header`` is a :func:`short_response_header`.
+
+    An output with neither ``raw`` nor ``batch_classes`` has its classes in the whole header at
+    the end of the body.
+
+    Parameters
+    ----------
+    header
+        The ``InferResponseHeader`` read from the HTTP header.
+    """
     return any(not o.HasField("raw") and not len(o.batch_classes) for o in header.output)
 
 
@@ -676,8 +816,13 @@ def _version_number(version: str | None) -> int:
 
 
 def version_text(version: int | str | None) -> str | None:
-    """A v1 model version (int64; -1 or 0 for the newest, as v1 clients send) as the
-    registry's version string, or ``None`` for the newest."""
+    """A v1 model version as the registry's version string, or ``None`` for the newest.
+
+    Parameters
+    ----------
+    version
+        int64; -1 or 0 for the newest, as v1 clients send.
+    """
     if version is None:
         return None
     if isinstance(version, str):

@@ -35,9 +35,21 @@ Parameters = dict[str, ParameterValue]
 class Tensor:
     """A named tensor: an input of a request or an output of a response.
 
-    Construction checks that ``datatype`` is an OIP datatype, that ``shape`` is a valid shape,
-    that ``data``'s dtype carries that datatype and that its element count equals the shape's
-    (the empty shape ``[]`` is a scalar with one element). ``shape`` is stored as a tuple.
+    Construction checks every argument against the others.
+
+    Parameters
+    ----------
+    name
+        The tensor's name.
+    datatype
+        An OIP datatype name (``"FP32"``, ``"BYTES"``...).
+    shape
+        A valid shape, stored as a tuple; the empty shape ``[]`` is a scalar with one element.
+    data
+        The elements: an array whose dtype carries ``datatype`` and whose element count equals
+        the shape's.
+    parameters
+        The tensor's parameters (e.g. ``binary_data_size``, as they travel).
     """
 
     name: str
@@ -69,12 +81,20 @@ class Tensor:
             )
 
     def into(self, out: np.ndarray[Any, Any]) -> None:
-        """Write this tensor's elements into ``out``: a C-contiguous array of this tensor's
-        shape whose dtype carries its datatype (a dynamic batch's rows for this request).
+        """Write this tensor's elements into ``out`` (a dynamic batch's rows for this request).
 
-        The default is one copy; a tensor that decodes lazily may write its elements straight
-        into ``out`` instead. Raises :class:`~oipcodec.errors.ShapeError` or
-        :class:`~oipcodec.errors.DatatypeError` naming the tensor when ``out`` does not fit.
+        The default is one copy; a tensor that decodes lazily may write its elements straight into
+        ``out`` instead.
+
+        Parameters
+        ----------
+        out
+            A C-contiguous array of this tensor's shape whose dtype carries its datatype.
+
+        Raises
+        ------
+        ShapeError, DatatypeError
+            ``out`` does not fit, naming the tensor.
         """
         if out.shape != self.shape:
             raise ShapeError(
@@ -91,14 +111,32 @@ class Tensor:
 
     @classmethod
     def from_array(cls, name: str, array: Any, parameters: Parameters | None = None) -> Tensor:
-        """A tensor whose datatype and shape are those of ``array`` (made a numpy array)."""
+        """A tensor whose datatype and shape are those of ``array``.
+
+        Parameters
+        ----------
+        name
+            The tensor's name.
+        array
+            The elements (anything ``np.asarray`` takes).
+        parameters
+            The tensor's parameters.
+        """
         data = np.asarray(array)
         return cls(name, datatypes.datatype_of(data), data.shape, data, dict(parameters or {}))
 
 
 @dataclass(slots=True)
 class RequestedOutput:
-    """An output a request asks for, with its per-output parameters (e.g. ``binary_data``)."""
+    """An output a request asks for.
+
+    Parameters
+    ----------
+    name
+        The output's name.
+    parameters
+        Its per-output parameters (e.g. ``binary_data``).
+    """
 
     name: str
     parameters: Parameters = field(default_factory=dict)
@@ -106,7 +144,21 @@ class RequestedOutput:
 
 @dataclass(slots=True)
 class InferRequest:
-    """An inference request. ``outputs=None`` asks for every output of the model."""
+    """An inference request.
+
+    Parameters
+    ----------
+    inputs
+        The input tensors, in order.
+    outputs
+        The outputs asked for; ``None`` asks for every output of the model.
+    id
+        The request's id, echoed in the answer.
+    parameters
+        The request's parameters.
+    model_name, model_version
+        The model it is for (from the URL or the message); named in errors.
+    """
 
     inputs: list[Tensor]
     outputs: list[RequestedOutput] | None = None
@@ -116,13 +168,38 @@ class InferRequest:
     model_version: str | None = None
 
     def input(self, name: str) -> Tensor:
-        """The input called ``name``; :class:`KeyError` if there is none."""
+        """The input called ``name``.
+
+        Parameters
+        ----------
+        name
+            The input's name.
+
+        Raises
+        ------
+        KeyError
+            There is none.
+        """
         return _find(self.inputs, name)
 
 
 @dataclass(slots=True)
 class InferResponse:
-    """An inference response."""
+    """An inference response.
+
+    Parameters
+    ----------
+    model_name
+        The model that answered.
+    outputs
+        The output tensors.
+    id
+        The request's id.
+    model_version
+        The model's version.
+    parameters
+        The response's parameters.
+    """
 
     model_name: str
     outputs: list[Tensor]
@@ -131,7 +208,18 @@ class InferResponse:
     parameters: Parameters = field(default_factory=dict)
 
     def output(self, name: str) -> Tensor:
-        """The output called ``name``; :class:`KeyError` if there is none."""
+        """The output called ``name``.
+
+        Parameters
+        ----------
+        name
+            The output's name.
+
+        Raises
+        ------
+        KeyError
+            There is none.
+        """
         return _find(self.outputs, name)
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -788,3 +789,162 @@ def test_grpc_client_against_stock_mlserver(stock_server: dict[str, str]) -> Non
                     _same(got.reshape(array.shape), array)
     finally:
         client.close()
+
+
+# ----------------------------------------------------------------------------- the host's guards
+
+API_KEY = "secret"
+
+
+class Echo(mlserver.MLModel):  # type: ignore[misc]
+    """Answers every input as it came (MLServer's registry imports it by its path)."""
+
+    async def predict(self, payload: Any) -> Any:
+        outputs = [
+            ml_types.ResponseOutput(name=i.name, shape=i.shape, datatype=i.datatype, data=i.data)
+            for i in payload.inputs
+        ]
+        return ml_types.InferenceResponse(model_name=self.name, outputs=outputs)
+
+
+def _guarded_mlserver_apps() -> tuple[Any, Any]:
+    """MLServer's own FastAPI app (``mlserver.rest.app.create_app``, a real DataPlane and model
+    registry holding an echo model) with the guards a host that wraps ``create_app`` puts on
+    it: a dependency on the infer routes refusing a request without ``X-API-Key`` (401) and a
+    middleware refusing one without ``X-Tenant`` (403). Two such apps on one data plane (its
+    metrics are process-wide): stock, and with ``install_rest``."""
+    import asyncio
+
+    from fastapi import Depends, Header, HTTPException, Request
+    from fastapi.responses import JSONResponse
+    from fastapi.routing import APIRoute
+    from mlserver.handlers import DataPlane, ModelRepositoryHandlers
+    from mlserver.registry import MultiModelRegistry
+    from mlserver.repository import SchemalessModelRepository
+    from mlserver.rest.app import create_app
+    from mlserver.settings import ModelSettings, Settings
+
+    async def api_key(x_api_key: str | None = Header(default=None)) -> None:
+        if x_api_key != API_KEY:
+            raise HTTPException(401, "an API key is required")
+
+    async def tenant(request: Request, call_next: Any) -> Any:
+        if request.url.path.endswith("/infer") and "x-tenant" not in request.headers:
+            return JSONResponse({"error": "no tenant"}, 403)
+        return await call_next(request)
+
+    settings = Settings(metrics_endpoint=None)
+    registry = MultiModelRegistry()
+    asyncio.run(registry.load(ModelSettings(name="echo", implementation=Echo)))
+    data_plane = DataPlane(settings, registry)
+    handlers = ModelRepositoryHandlers(SchemalessModelRepository("."), registry)
+    apps = []
+    for patched in (False, True):
+        app = create_app(settings, data_plane, handlers)
+        routes = app.router.routes
+        for index, route in enumerate(routes):
+            if isinstance(route, APIRoute) and route.path.endswith("/infer"):
+                routes[index] = type(route)(
+                    route.path, route.endpoint, methods=list(route.methods),
+                    dependencies=[Depends(api_key)],
+                )  # fmt: skip
+        app.middleware("http")(tenant)
+        if patched:
+            compat.install_rest(app, data_plane)
+        apps.append(app)
+    return apps[0], apps[1]
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[dict[str, str]]:
+    """``{"stock": host:port, "patched": host:port}``: the two guarded apps under uvicorn."""
+    from tests.compat.test_compat_asgi import serving
+
+    stock_app, patched_app = _guarded_mlserver_apps()
+    with serving(stock_app) as stock, serving(patched_app) as ours:
+        yield {"stock": stock, "patched": ours}
+
+
+def _post(address: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    request = urllib.request.Request(
+        f"http://{address}/v2/models/echo/infer", data=body, method="POST", headers=headers
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_install_rest_keeps_the_hosts_guards(guarded: dict[str, str]) -> None:
+    """Stock and patched answer alike while a guard refuses (the same status and body); with
+    both headers both answer the tensor, and a gzip body, which only oipcodec's route reads,
+    is answered behind the guards too."""
+    import gzip
+
+    x = np.arange(6, dtype=np.int32)
+    body, _ = oipcodec.rest.encode_request(
+        oipcodec.InferRequest([oipcodec.Tensor.from_array("x", x)]), binary=False
+    )
+    json_type = {"Content-Type": "application/json"}
+    for headers, status in (
+        (json_type, 403),
+        ({**json_type, "X-API-Key": API_KEY}, 403),
+        ({**json_type, "X-Tenant": "t"}, 401),
+        ({**json_type, "X-Tenant": "t", "X-API-Key": "wrong"}, 401),
+        ({**json_type, "X-Tenant": "t", "Content-Encoding": "gzip"}, 401),
+    ):
+        sent = gzip.compress(body) if "Content-Encoding" in headers else body
+        answers = {name: _post(address, sent, headers) for name, address in guarded.items()}
+        assert answers["stock"][0] == answers["patched"][0] == status, answers
+        assert orjson.loads(answers["stock"][1]) == orjson.loads(answers["patched"][1])
+    headers = {**json_type, "X-Tenant": "t", "X-API-Key": API_KEY}
+    for address in guarded.values():
+        status, answer = _post(address, body, headers)
+        assert status == 200, answer
+        assert orjson.loads(answer)["outputs"][0]["data"] == x.tolist()
+    status, answer = _post(
+        guarded["patched"], gzip.compress(body), {**headers, "Content-Encoding": "gzip"}
+    )
+    assert status == 200, answer
+    assert oipcodec.rest.decode_response(answer).output("x").data.tolist() == x.tolist()
+
+
+def test_soak_with_gzip_bodies(guarded: dict[str, str]) -> None:
+    """A bounded soak of ``install_rest``'s route behind the host's guards: 240 requests from 4
+    threads, valid bodies (JSON and binary, plain and gzip) mixed with gzip bombs (the inflate
+    limit, not JSON), truncated gzip streams, bodies that are not V2 requests and requests
+    without the key. Every valid one is answered 200 with its tensor, every other 4xx; the app
+    still answers health and inference at the end."""
+    import gzip
+
+    from tests.support.adapter_soak import GZIP_BOMB, soak
+
+    address = guarded["patched"]
+    x = np.arange(12, dtype=np.int32)
+    request = oipcodec.InferRequest([oipcodec.Tensor.from_array("x", x)])
+    guards = {"X-Tenant": "t", "X-API-Key": API_KEY}
+    zipped = {"Content-Encoding": "gzip"}
+    json_body, _ = oipcodec.rest.encode_request(request, binary=False)
+    binary_body, length = oipcodec.rest.encode_request(request, binary=True)
+    binary = {**guards, oipcodec.rest.HEADER_LENGTH: str(length)}
+    valid = [
+        (json_body, guards),
+        (binary_body, binary),
+        (gzip.compress(json_body), {**guards, **zipped}),
+        (gzip.compress(binary_body), {**binary, **zipped}),
+    ]
+    bad = [
+        (GZIP_BOMB, {**guards, **zipped}),
+        (gzip.compress(json_body)[:-9], {**guards, **zipped}),
+        (b'{"inputs":"x"}', guards),
+        (gzip.compress(json_body), {"X-Tenant": "t", **zipped}),
+    ]
+    for good, (status, answer) in soak(lambda b, h: _post(address, b, h), valid, bad):
+        if good:
+            assert status == 200, answer[:200]
+        else:
+            assert 400 <= status < 500, (status, answer[:200])
+    assert http_status(f"http://{address}/v2/health/live") == 200
+    status, answer = _post(address, *valid[3])
+    assert status == 200, answer

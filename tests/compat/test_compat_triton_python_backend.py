@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib.util
 import struct
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +29,8 @@ from tests.support.doc_recipes import DOCS, recipe
 from tests.support.triton import Triton, triton_env, tritonserver
 
 INSTALL_LINE = "triton_python_backend.install()\n"
+# The two functions install() replaces on the utilities module.
+UTILS_NAMES = ("serialize_byte_tensor", "deserialize_bytes_tensor")
 
 # Object arrays of every element kind the stock loop handles (bytes as they are, anything else
 # as str() in UTF-8), an S array (trailing NULs dropped), and shapes of every rank.
@@ -119,6 +123,44 @@ def test_install_and_uninstall_on_the_utils_module(stock: ModuleType) -> None:
         tpb.uninstall(stock)
     assert (stock.serialize_byte_tensor, stock.deserialize_bytes_tensor) == originals
     assert not tpb.installed(stock)
+
+
+def test_install_and_uninstall_from_threads_keep_the_originals() -> None:
+    """install() and uninstall() called at once from several threads, 400 rounds: whatever
+    the order, one uninstall() at the end gives back the backend's own functions (without the
+    lock, two installs at once saved each other's replacements as the originals). The module
+    stands for the stub's utilities: install() reads and writes only its two names."""
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race shows
+    try:
+        lost = 0
+        for _ in range(400):
+            module = ModuleType(tpb.UTILS_MODULE)
+            originals = {name: (lambda *args, _name=name: _name) for name in UTILS_NAMES}
+            vars(module).update(originals)
+            start = threading.Barrier(4)
+
+            def churn(
+                first: Any, second: Any, module: ModuleType = module, start: Any = start
+            ) -> None:
+                start.wait()
+                for _ in range(3):
+                    first(module)
+                    second(module)
+
+            threads = [
+                threading.Thread(target=churn, args=pair)
+                for pair in [(tpb.install, tpb.uninstall)] * 2 + [(tpb.uninstall, tpb.install)] * 2
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            tpb.uninstall(module)
+            lost += any(getattr(module, name) is not originals[name] for name in UTILS_NAMES)
+    finally:
+        sys.setswitchinterval(switch)
+    assert lost == 0, f"the backend's own functions were lost in {lost} of 400 rounds"
 
 
 def test_install_outside_the_stub_names_the_module() -> None:

@@ -10,6 +10,7 @@ threads spend their time inside the nogil loops.
 from __future__ import annotations
 
 import contextlib
+import functools
 import subprocess
 import sys
 import textwrap
@@ -28,6 +29,7 @@ from oipcodec import pb, rest
 from oipcodec.errors import OIPError
 
 NATIVE = SimpleNamespace(**vars(facade.load("native", partial=True)))
+PURE = facade.load("pure")
 THREADS = 8
 
 rng = np.random.default_rng(20261122)
@@ -43,17 +45,24 @@ BF16 = oipcodec.kernels.pack_bf16(FLOATS)
 FP32_TEXT = oipcodec.kernels.array_to_json(FLOATS[:50_000], "FP32")
 INT_TEXT = oipcodec.kernels.array_to_json(INTS, "INT64")
 BYTES_TEXT = b'["' + b'","'.join(b"x\\n\\u00e9" * (i % 7) for i in range(20_000)) + b'"]'
-REQUEST = oipcodec.InferRequest(
-    [
-        oipcodec.Tensor("f", "FP32", (50_000,), FLOATS[:50_000]),
-        oipcodec.Tensor("i", "INT64", (100_000,), INTS),
-        oipcodec.Tensor("s", "BYTES", (2_000,), np.array(SHORT[:2_000], dtype=object)),
-    ],
-    model_name="m",
-)
-RAW_MESSAGE = pb.encode_request(REQUEST)
-TYPED_MESSAGE = pb.encode_request(REQUEST, raw=False)
-REST_BODY = rest.encode_request(REQUEST, binary=False)[0]
+
+
+def sample_request(floats: int, ints: int, strings: int) -> tuple[Any, bytes, bytes, bytes]:
+    """A request of FP32, INT64 and BYTES tensors of these sizes; its gRPC message with raw
+    contents, with typed contents, and its REST JSON body."""
+    request = oipcodec.InferRequest(
+        [
+            oipcodec.Tensor("f", "FP32", (floats,), FLOATS[:floats]),
+            oipcodec.Tensor("i", "INT64", (ints,), INTS[:ints]),
+            oipcodec.Tensor("s", "BYTES", (strings,), np.array(SHORT[:strings], dtype=object)),
+        ],
+        model_name="m",
+    )
+    raw, typed = pb.encode_request(request), pb.encode_request(request, raw=False)
+    return request, raw, typed, rest.encode_request(request, binary=False)[0]
+
+
+REQUEST, RAW_MESSAGE, TYPED_MESSAGE, REST_BODY = sample_request(50_000, 100_000, 2_000)
 
 
 def comparable(value: Any) -> Any:
@@ -67,6 +76,8 @@ def comparable(value: Any) -> Any:
         return value.tobytes()
     if isinstance(value, oipcodec.InferRequest):
         return [(t.name, t.shape, comparable(t.data)) for t in value.inputs]
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items()}
     return value
 
 
@@ -81,6 +92,23 @@ def errors(call: Callable[[], Any]) -> Callable[[], Any]:
         return "no error"
 
     return run
+
+
+def hammer(
+    jobs: dict[str, Callable[[], Any]], expected: dict[str, Any], threads: int, rounds: int
+) -> list[list[str]]:
+    """Every job `rounds` times from each of `threads` threads started together, each thread in
+    its own order (so that different kernels overlap too); the wrong results, by thread."""
+    barrier = threading.Barrier(threads)
+
+    def worker(seed: int) -> list[str]:
+        order = [name for _ in range(rounds) for name in jobs]
+        np.random.default_rng(seed).shuffle(order)
+        barrier.wait()
+        return [name for name in order if comparable(jobs[name]()) != expected[name]]
+
+    with ThreadPoolExecutor(threads) as pool:
+        return [wrong for wrong in pool.map(worker, range(threads)) if wrong]
 
 
 JOBS: dict[str, Callable[[], Any]] = {
@@ -117,27 +145,98 @@ def test_kernels_agree_with_a_single_thread_when_hammered_from_8_threads() -> No
         getattr(NATIVE, name)  # skip when a family is not built
     _ = NATIVE.read_infer_message
     expected = {name: comparable(job()) for name, job in JOBS.items()}
-    # Each thread runs every job in its own order, so different kernels overlap too.
     rounds = 2
-    barrier = threading.Barrier(THREADS)
-
-    def worker(seed: int) -> list[str]:
-        order = [name for _ in range(rounds) for name in JOBS]
-        np.random.default_rng(seed).shuffle(order)
-        barrier.wait()
-        wrong = []
-        for name in order:
-            if comparable(JOBS[name]()) != expected[name]:
-                wrong.append(name)
-        return wrong
-
-    with ThreadPoolExecutor(THREADS) as pool:
-        results = list(pool.map(worker, range(THREADS)))
-    assert [w for w in results if w] == []
+    assert hammer(JOBS, expected, THREADS, rounds) == []
     assert THREADS * rounds * len(JOBS) >= 300  # the calls this test makes
     # Inputs are untouched (a kernel writing into a shared input would show here).
     assert oipcodec.kernels.serialize_bytes(SHORT) == WIRE
     assert pb.encode_request(REQUEST) == RAW_MESSAGE
+
+
+# Every kernel of every family, as a call on an implementation `k`; the result of the pure twin
+# is the expected one. Inputs are smaller than JOBS' so that the pure twins compute them fast.
+SMALL_F32 = FLOATS[:4096]
+SMALL_INTS = INTS[:4096]
+SMALL_SHORT = SHORT[:2048]
+SMALL_WIRE = oipcodec.kernels.serialize_bytes(SMALL_SHORT)
+NESTED = SMALL_INTS.reshape(64, 64).tolist()
+FLAT_RESPONSE = ([(10, (4096,), memoryview(SMALL_F32.data), None)], None)
+FLAT_BUFFER = b"".join(bytes(p) for p in oipcodec.kernels.write_flatbuffer(
+    "InferResponse", FLAT_RESPONSE
+))  # fmt: skip
+SMALL_REQUEST, SMALL_RAW, SMALL_TYPED, SMALL_BODY = sample_request(4096, 4096, 256)
+V1_REQUEST = (
+    'batch_size: 2 input { name: "INPUT0" dims: 16 dims: -1 batch_byte_size: 128 } '
+    'output { name: "OUTPUT1" cls: { count: 3 } } id: 18446744073709551615 flags: 7'
+)
+V1_RESPONSE = 'model_name: "m" model_version: 3 batch_size: 1 output { name: "o" raw { dims: 4 } }'
+SCORES = FLOATS[:16_000].reshape(16, 1000)
+
+FAMILY_JOBS: dict[str, Callable[[Any], Any]] = {
+    "flatbuf.pack_strings": lambda k: k.pack_strings(SMALL_SHORT),
+    "flatbuf.write_flatbuffer": lambda k: b"".join(
+        bytes(p) for p in k.write_flatbuffer("InferResponse", FLAT_RESPONSE)
+    ),
+    "flatbuf.read_flatbuffer": lambda k: k.read_flatbuffer(FLAT_BUFFER, "InferResponse"),
+    "framing.serialize_bytes": lambda k: k.serialize_bytes(SMALL_SHORT),
+    "framing.serialize_bytes-long": lambda k: k.serialize_bytes(LONG[:64]),
+    "framing.deserialize_bytes": lambda k: k.deserialize_bytes(SMALL_WIRE, len(SMALL_SHORT)),
+    "framing.bytes_offsets": lambda k: k.bytes_offsets(SMALL_WIRE),
+    "halffloat.pack_fp16": lambda k: k.pack_fp16(SMALL_F32),
+    "halffloat.pack_bf16": lambda k: k.pack_bf16(FLOATS64[:4096]),
+    "halffloat.unpack_fp16": lambda k: k.unpack_fp16(HALF[2:8194]),
+    "halffloat.unpack_bf16": lambda k: k.unpack_bf16(BF16[1:8193]),  # unaligned
+    "halffloat.view_bf16": lambda k: k.view_bf16(BF16[:8192]).view(np.uint16),
+    "jsondecode.json_to_array-fp32": lambda k: k.json_to_array(
+        oipcodec.kernels.array_to_json(SMALL_F32, "FP32"), "FP32", [4096]
+    ),
+    "jsondecode.json_to_array-int64": lambda k: k.json_to_array(
+        oipcodec.kernels.array_to_json(SMALL_INTS, "INT64"), "INT64", [64, 64]
+    ),
+    "jsondecode.json_to_array-bytes": lambda k: k.json_to_array(
+        b'["a","b\\n","\\u00e9"]', "BYTES", [3]
+    ),
+    "jsondecode.json_to_array-error": lambda k: errors(
+        lambda: k.json_to_array(b"[1, 2, 3.5]", "INT32", [3])
+    )(),
+    "jsonencode.array_to_json-fp32": lambda k: k.array_to_json(SMALL_F32, "FP32"),
+    "jsonencode.array_to_json-fp64": lambda k: k.array_to_json(FLOATS64[:4096], "FP64"),
+    "jsonencode.array_to_json-fp16": lambda k: k.array_to_json(HALVES[:4096], "FP16"),
+    "jsonencode.array_to_json-bf16": lambda k: k.array_to_json(SMALL_F32, "BF16"),
+    "jsonencode.array_to_json-int64": lambda k: k.array_to_json(SMALL_INTS, "INT64", True),
+    "jsonencode.array_to_json-bytes": lambda k: k.array_to_json(
+        np.array(SMALL_SHORT, object), "BYTES"
+    ),
+    "jsonscan.locate_data": lambda k: k.locate_data(SMALL_BODY),
+    "layout.flatten-nested": lambda k: k.flatten(NESTED, "INT64"),
+    "layout.flatten-array": lambda k: k.flatten(SMALL_F32.reshape(64, 64).T, "FP32"),
+    "layout.unflatten": lambda k: k.unflatten(SMALL_INTS, (64, 64)),
+    "layout.little_endian_view": lambda k: k.little_endian_view(SMALL_INTS.astype(">i8")),
+    "layout.uninitialized_bytearray": lambda k: len(k.uninitialized_bytearray(1 << 16)),
+    "pbwire.read_infer_message-raw": lambda k: pb.decode_request(SMALL_RAW, kernels=k),
+    "pbwire.read_infer_message-typed": lambda k: pb.decode_request(SMALL_TYPED, kernels=k),
+    "pbwire.write_infer_message": lambda k: pb.encode_request(SMALL_REQUEST, raw=False, kernels=k),
+    "topk.top_k": lambda k: k.top_k(SCORES, 5),
+    "topk.classification_strings": lambda k: k.classification_strings(
+        *k.top_k(SCORES, 3)[::-1], [f"label{i}" for i in range(1000)]
+    ),
+    "v1text.scan_request_header": lambda k: k.scan_request_header(V1_REQUEST),
+    "v1text.scan_response_header": lambda k: k.scan_response_header(V1_RESPONSE),
+}
+
+
+def test_every_family_from_16_threads_matches_the_pure_twins() -> None:
+    """Every kernel of every family, called from 16 threads at once, many times each, on the
+    same inputs: each result equals the pure twin's. With the GIL this checks the kernels'
+    GIL-free sections and their module state; on a free-threaded build, all of their code."""
+    native = facade.load("native")  # every family must be built
+    covered = {name.split("-")[0].split(".")[1] for name in FAMILY_JOBS}
+    assert covered == set(vars(native)) - {"IMPLEMENTATION"}
+    expected = {name: comparable(job(PURE)) for name, job in FAMILY_JOBS.items()}
+    jobs = {name: functools.partial(job, native) for name, job in FAMILY_JOBS.items()}
+    threads, rounds = 16, 4
+    assert hammer(jobs, expected, threads, rounds) == []
+    assert threads * rounds * len(FAMILY_JOBS) >= 2000  # the calls this test makes
 
 
 def test_first_use_from_8_threads_in_a_fresh_process() -> None:

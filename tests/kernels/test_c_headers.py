@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 CSRC = Path(__file__).resolve().parents[2] / "csrc"
-HEADERS = sorted((CSRC / "oipcodec").glob("*.h"))
+HEADERS = sorted((CSRC / "oipcodec").rglob("*.h"))
 MSVC_INCLUDE = Path(__file__).resolve().parent / "msvc_include"
 FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror"]
 
@@ -73,7 +73,7 @@ TOOLCHAINS = [
         extra=(*_MSVC_EXTRA, *_MSVC_X64_INTRINSICS),
         objects=False,
     ),
-    # Windows on ARM64 (no wheel yet): the headers' _M_ARM64 branches (common.h's intrinsics).
+    # Windows on ARM64 (no wheel yet): the headers' _M_ARM64 branches (common/compiler.h's intrinsics).
     Toolchain(
         "msvc-arm64-clang",
         ("clang", "--target=aarch64-pc-windows-msvc", *_MSVC),
@@ -93,7 +93,16 @@ def _missing(chain: Toolchain) -> str:
     result = subprocess.run(
         probe, input="#include <stdlib.h>\n", capture_output=True, text=True, timeout=60
     )
-    return "" if result.returncode == 0 else f"{chain.name} cannot compile: {result.stderr[:500]}"
+    if result.returncode == 0:
+        return ""
+    return f"{chain.name} cannot compile: {_first_error(result.stderr)}"
+
+
+def _first_error(stderr: str) -> str:
+    """The compiler's first error line: a skip reason is one line of the summary, not the dump
+    ("In file included from", the source line, the caret, "1 error generated")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return next((line for line in lines if "error" in line), lines[0] if lines else "no output")
 
 
 def _needs(chain: Toolchain) -> None:
@@ -124,8 +133,13 @@ def _compile(tmp_path: Path, chain: Toolchain, source_text: str) -> Path:
     return out
 
 
+def _name(header: Path) -> str:
+    """The header's path as the sources include it, under csrc/oipcodec (write/x86/f32.h)."""
+    return header.relative_to(CSRC / "oipcodec").as_posix()
+
+
 def _including(headers: list[Path]) -> str:
-    return "".join(f'#include "oipcodec/{h.name}"\n' for h in headers)
+    return "".join(f'#include "oipcodec/{_name(h)}"\n' for h in headers)
 
 
 @each_toolchain
@@ -140,13 +154,13 @@ def test_all_headers_in_one_translation_unit_reversed(tmp_path: Path, chain: Too
 
 
 @each_toolchain
-@pytest.mark.parametrize("header", HEADERS, ids=lambda h: h.name)
+@pytest.mark.parametrize("header", HEADERS, ids=_name)
 def test_header_compiles_alone(tmp_path: Path, chain: Toolchain, header: Path) -> None:
     _compile(tmp_path, chain, _including([header]))
 
 
 # What each target's build of the headers holds, asked of the preprocessor in the same unit.
-_BRANCHES = """#include "oipcodec/jsonwrite.h"
+_BRANCHES = """#include "oipcodec/write/json.h"
 #if {condition}
 #else
 #error "{what}"
@@ -173,7 +187,7 @@ def test_each_target_takes_its_branches(
 
 @pytest.mark.parametrize("name", ["gcc", "clang"])
 def test_row_writers_are_cloned_for_x86_64_v3(tmp_path: Path, name: str) -> None:
-    # target.h's clones under each compiler: the FP32 row writer has an x86-64-v3 build next to
+    # common/target.h's clones under each compiler: the FP32 row writer has an x86-64-v3 build next to
     # the baseline one (where the platform has ifuncs: x86-64 glibc ELF).
     chain = next(c for c in TOOLCHAINS if c.name == name)
     _needs(chain)
@@ -189,7 +203,7 @@ def test_row_writers_are_cloned_for_x86_64_v3(tmp_path: Path, name: str) -> None
     nm = shutil.which("nm")
     if not nm:
         pytest.skip("nm is not on PATH")
-    source = '#include "oipcodec/jsonwrite.h"\n'
+    source = '#include "oipcodec/write/json.h"\n'
     source += "char *row(const float *v, ptrdiff_t n, char *out) {\n"
     source += "    return oipcodec_row_f32(v, n, out, 0);\n}\n"
     symbols = subprocess.run(
@@ -199,8 +213,8 @@ def test_row_writers_are_cloned_for_x86_64_v3(tmp_path: Path, name: str) -> None
     assert any("x86_64" in s or "x86-64" in s for s in clones), symbols
 
 
-# cpu.h's MSVC branch built by GCC, with MSVC's cpuid intrinsics made of GCC's (whose __cpuidex
-# already has MSVC's signature) and the one bit scan common.h's MSVC branch needs.
+# common/cpu.h's MSVC branch built by GCC, with MSVC's cpuid intrinsics made of GCC's (whose __cpuidex
+# already has MSVC's signature) and the one bit scan common/compiler.h's MSVC branch needs.
 _MSVC_INTRIN = """#pragma once
 #include <cpuid.h>
 #undef __cpuid
@@ -211,7 +225,7 @@ static inline unsigned char _BitScanReverse(unsigned long *i, unsigned long v) {
 }
 """
 _FEATURES = """#include <stdio.h>
-#include "oipcodec/cpu.h"
+#include "oipcodec/common/cpu.h"
 int main(void) {
     printf("%d", oipcodec_simd_features());
     return 0;
@@ -268,15 +282,28 @@ def test_nothing_is_defined_in_two_headers() -> None:
     for header in HEADERS:
         text = header.read_text()
         for name in _MACRO.findall(text) + _STATIC.findall(text):
-            where[name].add(header.name)
+            where[name].add(_name(header))
     twice = {name: sorted(files) for name, files in where.items() if len(files) > 1}
     assert not twice, f"defined in more than one header: {twice}"
     # Not vacuous: the shared helpers are found, once.
-    assert where["oipcodec_clz64"] == {"common.h"}
-    assert where["OIPCODEC_NOINLINE"] == {"common.h"}
+    assert where["oipcodec_clz64"] == {"common/compiler.h"}
+    assert where["OIPCODEC_NOINLINE"] == {"common/compiler.h"}
 
 
 def test_headers_are_ascii() -> None:
     # MSVC reads a source file in the system's code page unless told /utf-8 (warning C4819).
-    bad = [h.name for h in HEADERS if not h.read_bytes().isascii()]
+    bad = [_name(h) for h in HEADERS if not h.read_bytes().isascii()]
     assert not bad, f"non-ASCII bytes in {bad}"
+
+
+def test_a_skip_reason_is_the_first_error_line() -> None:
+    clang = (
+        "In file included from <stdin>:1:\n"
+        "/usr/include/stdlib.h:26:10: fatal error: 'bits/libc-header-start.h' file not found\n"
+        "#include <bits/libc-header-start.h>\n"
+        "         ^~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "1 error generated.\n"
+    )
+    assert _first_error(clang) == (
+        "/usr/include/stdlib.h:26:10: fatal error: 'bits/libc-header-start.h' file not found"
+    )

@@ -240,7 +240,7 @@ def widen_fp16_bits(bits: np.ndarray, dtype: type) -> np.ndarray:
 
 def _numpy_uses_software_nan_rule() -> bool:
     # numpy's software conversion keeps a signalling NaN's payload unquietened; builds that
-    # convert in hardware (F16C, ARM) quieten it. The NaN rule of half.h is the software one.
+    # convert in hardware (F16C, ARM) quieten it. The NaN rule of common/half.h is the software one.
     return int(quiet_cast(f32(0x7F802000), np.float16).view(np.uint16)[0]) == 0x7C01
 
 

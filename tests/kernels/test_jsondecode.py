@@ -835,7 +835,7 @@ def test_pow5_table_matches_generator() -> None:
         import gen_pow5_table
     finally:
         sys.path.pop(0)
-    header = (ROOT / "csrc" / "oipcodec" / "pow5_table.h").read_text()
+    header = (ROOT / "csrc" / "oipcodec" / "common/pow5_table.h").read_text()
     assert header == gen_pow5_table.render()
     entries = re.findall(
         r"\{0x([0-9A-F]{16})ull, 0x([0-9A-F]{16})ull\}, /\* 5\^(-?\d+) \*/", header

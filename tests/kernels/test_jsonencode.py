@@ -491,7 +491,7 @@ def _f32_one_of_each_class() -> np.ndarray:
 
 
 def test_fp32_every_length_and_tail_matches_pure(both) -> None:
-    # The native writer works in blocks of 64 elements and lanes of 8 (json_f32_simd.h on
+    # The native writer works in blocks of 64 elements and lanes of 8 (write/x86/f32.h on
     # processors with AVX-512): every length 0..40, the block edges, and each class of value
     # at every lane position (the array rotated) give the pure twin's text.
     native, pure = both

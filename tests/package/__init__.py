@@ -1,2 +1,2 @@
 """The package as a whole: version, facade, kernel selection and the test harness itself
-(foundation), the sdist and wheel contents (packaging), and the ``oipcodec bench`` command."""
+(foundation), the sdist and wheel contents (packaging), the public API and the documentation."""

@@ -12,7 +12,7 @@ tests/compat). Every ``# prints: TEXT`` comment in a program is one line of what
 in order: when a program has any, its standard output must be exactly those lines (trailing
 white space aside). A block preceded by ``<!-- file: PATH -->`` is a file of a walk-through
 (docs/serving.md's): not run here, the walk-through's test writes it to PATH and runs it with
-the page's commands (tests/server/test_server_walkthrough.py).
+the page's commands (tests/server/runtime/test_server_walkthrough.py).
 """
 
 from __future__ import annotations
@@ -263,9 +263,9 @@ RUN_BY = {
     "oipcodec bench": "test_bench_command",
     "oipcodec bench --quick": "test_bench_command",
     "oipcodec serve --model-module my.models --workers 2": (
-        "tests/server/test_server_command.py::test_a_module_in_the_working_directory_is_served"
+        "tests/server/runtime/test_server_command.py::test_a_module_in_the_working_directory_is_served"
     ),
-    "oipcodec bench --model": "tests/server/test_server_walkthrough.py (with --url, --quick)",
+    "oipcodec bench --model": "tests/server/runtime/test_server_walkthrough.py (with --url, --quick)",
     "oipcodec serve --model-repository models": (
         "tests/server/test_server_repository.py::test_serve_a_repository_from_the_command"
     ),
@@ -447,3 +447,17 @@ def test_docstring_examples_become_highlighted_blocks() -> None:
         "Run it:", "", "```python", "with background() as s:", "    go(s)", "```", "",
         "Then:", "", "```bash", "$ oipcodec serve", "```", "", "end",
     ]  # fmt: skip
+
+
+def test_no_page_shows_a_stray_triple_quote() -> None:
+    """A docstring's closing quotes pasted into a page render as text (docs/serving.md had
+    one); outside a fenced block no line is a bare triple quote."""
+    stray = []
+    for page in _pages():
+        fenced = False
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and line.strip() in ('"""', "'''"):
+                stray.append(f"{page.relative_to(ROOT)}:{number}")
+    assert not stray, f"stray triple quotes: {stray}"

@@ -38,7 +38,7 @@ _IGNORED_NAMES = {".git", "build", "dist", "__pycache__", ".hypothesis", ".bench
 _IGNORED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".egg-info")
 # Directories whose every file the sdist must carry: the C headers, the test suite and what
 # it reads (examples/: the deployment recipes the compat tests check), the benchmarks, and the
-# generator of csrc/oipcodec/pow5_table.h.
+# generator of csrc/oipcodec/common/pow5_table.h.
 _SHIPPED_DIRS = ("csrc", "tests", "fuzz", "benchmarks", "tools", "docs", "examples")
 _SOURCE_SUFFIXES = (".pyx", ".pxd", ".c", ".h")
 

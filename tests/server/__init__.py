@@ -1,2 +1,3 @@
-"""The embedded server: model API and registry, REST and gRPC front ends, the HTTP/1.1
-protocol, the ``oipcodec serve`` command, seen from the wire (also by the real tritonclient)."""
+"""The embedded server, one sub-package per room of src/oipcodec/server/ (frontends, http11,
+runtime, inference); the core's tests (model API, registry, repository, shared memory,
+statistics) stay here."""

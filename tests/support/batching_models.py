@@ -1,4 +1,4 @@
-"""Models that batch dynamically, for tests/server/test_batching.py (a helper module, not a
+"""Models that batch dynamically, for tests/server/inference/test_batching.py (a helper module, not a
 test module: the server subprocesses unpickle them). Every answer carries ``BATCH``, the rows
 of the batch it ran in, so a test sees the batching from the client's side."""
 

@@ -25,15 +25,20 @@ def _port_open(address: str) -> bool:
 
 
 def run_kserve(
-    script: Path, model: str, log_dir: Path, *, loopback: Path | None = None
+    script: Path,
+    model: str,
+    log_dir: Path,
+    *,
+    loopback: Path | None = None,
+    args: tuple[str, ...] = (),
 ) -> Iterator[dict[str, str]]:
-    """Run ``script`` with KServe's ``--http_port`` / ``--grpc_port`` (one worker), through
+    """Run ``script`` (with ``args``) and KServe's ``--http_port`` / ``--grpc_port`` (one worker), through
     the runner ``loopback`` (tests/support/kserve_loopback.py) when given, until ``model`` is
     ready on REST and the gRPC port is open (at most 60 s), then yield ``{"http": host:port,
     "grpc": host:port, "log": path, "pid": pid}``; the process is stopped afterwards."""
     http_port, grpc_port = free_ports(2)
     command = [
-        sys.executable, *([str(loopback)] if loopback else []), str(script),
+        sys.executable, *([str(loopback)] if loopback else []), str(script), *args,
         "--http_port", str(http_port), "--grpc_port", str(grpc_port), "--workers", "1",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -1,7 +1,7 @@
-# Declarations of csrc/oipcodec/endian.h: little-endian loads and stores at any alignment.
+# Declarations of csrc/oipcodec/common/endian.h: little-endian loads and stores at any alignment.
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 
-cdef extern from "oipcodec/endian.h" nogil:
+cdef extern from "oipcodec/common/endian.h" nogil:
     int OIPCODEC_BIG_ENDIAN
     uint16_t oipcodec_load_le16(const void *p)
     uint32_t oipcodec_load_le32(const void *p)

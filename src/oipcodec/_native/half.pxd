@@ -1,9 +1,9 @@
-# Declarations of csrc/oipcodec/half.h: FP16 and BF16 to and from float32/float64, rounding to
+# Declarations of csrc/oipcodec/common/half.h: FP16 and BF16 to and from float32/float64, rounding to
 # nearest even once from the source; NaN as numpy (FP16) and ml_dtypes (BF16) do. The header
 # comment documents the exact rules.
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 
-cdef extern from "oipcodec/half.h" nogil:
+cdef extern from "oipcodec/common/half.h" nogil:
     uint16_t oipcodec_f32_to_fp16(float f)
     uint16_t oipcodec_f64_to_fp16(double d)
     uint16_t oipcodec_f32_to_bf16(float f)

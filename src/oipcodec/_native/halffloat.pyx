@@ -1,6 +1,6 @@
 # FP16/BF16 raw packing: the native kernel. Its twin and reference is
 # oipcodec/_pure/halffloat.py; both share input handling, views and messages in
-# oipcodec/_shared/halffloat.py. The conversions themselves are csrc/oipcodec/half.h, whose
+# oipcodec/_shared/halffloat.py. The conversions themselves are csrc/oipcodec/common/half.h, whose
 # header comment documents the rounding and NaN rules.
 #
 # The wire form of an FP16 or BF16 tensor is its elements in row-major order, 2 bytes each,
@@ -38,7 +38,7 @@ from oipcodec._shared.halffloat import (
 
 __all__ = ["pack_bf16", "pack_fp16", "unpack_bf16", "unpack_fp16", "view_bf16"]
 
-cdef extern from "oipcodec/endian.h" nogil:
+cdef extern from "oipcodec/common/endian.h" nogil:
     uint16_t OIPCODEC_BSWAP16(uint16_t x)
     uint32_t OIPCODEC_BSWAP32(uint32_t x)
     uint64_t OIPCODEC_BSWAP64(uint64_t x)

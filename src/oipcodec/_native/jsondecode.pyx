@@ -3,7 +3,7 @@
 # oipcodec/_shared/jsondecode.py (its docstring states the grammar this walk implements).
 #
 # One pass over the text without the GIL: the walk checks the structure against the shape and
-# parses each number straight into the output buffer (csrc/oipcodec/jsonnum.h, which includes
+# parses each number straight into the output buffer (csrc/oipcodec/read/json.h, which includes
 # the number headers, does the numbers). The GIL is taken back only for the rare numbers the fast algorithms cannot settle
 # (see _python_float and _settle). BYTES elements need Python objects: the walk validates the
 # strings without the GIL, then a second pass with it makes the bytes objects.

@@ -2,7 +2,7 @@
 # the text byte for byte, is oipcodec/_pure/jsonencode.py; both check and normalise their input
 # with oipcodec/_shared/jsonencode.py.
 #
-# Every datatype has a C writer in csrc/oipcodec/jsonwrite.h, run without the GIL (measured
+# Every datatype has a C writer in csrc/oipcodec/write/json.h, run without the GIL (measured
 # against orjson's numpy serialiser in benchmarks/kernels/bench_jsonencode.py). FP32 and FP64
 # find each element's shortest digits with integer arithmetic (FP32 checked against the exact
 # path on every float32 value by tools/check_f32_writer.sh, FP64 against repr() by
@@ -52,7 +52,9 @@ _MAX_TOKEN = {
 # cheap pass each, docs/measurements.md#kernel-design-decisions) rather than by the datatype's longest text.
 _TIGHT_BOUND_MIN = 65536
 
-# The 16-bit float text tables (FP16, BF16), built on first use under the lock.
+# The 16-bit float text tables (FP16, BF16), built on first use. Every read takes the lock too:
+# a pointer read outside it could be seen before the table's bytes on a free-threaded build
+# (no GIL orders them), and the lock costs little next to writing an array's text.
 cdef char *_half_tables[2]
 _half_tables[0] = NULL
 _half_tables[1] = NULL
@@ -173,8 +175,6 @@ cdef object _write_fixed(values, tuple shape, str dt):
 
 cdef const char *_half_table(int bf16) except NULL:
     cdef char *table
-    if _half_tables[bf16] != NULL:
-        return _half_tables[bf16]
     with _half_lock:
         if _half_tables[bf16] == NULL:
             table = <char *>PyMem_RawMalloc(65536 * (OIPCODEC_HALF_SLOT + 1))
@@ -186,7 +186,7 @@ cdef const char *_half_table(int bf16) except NULL:
                 PyMem_RawFree(table)
                 raise RuntimeError("oipcodec: could not build the 16-bit float text table")
             _half_tables[bf16] = table
-    return _half_tables[bf16]
+        return _half_tables[bf16]
 
 
 cdef object _write_half(values, tuple shape, int bf16, bint strict):

@@ -1,10 +1,10 @@
-# Declarations of csrc/oipcodec/jsonnum.h: JSON number tokens to correctly rounded binary
+# Declarations of csrc/oipcodec/read/json.h: JSON number tokens to correctly rounded binary
 # values (Clinger's fast path, Eisel-Lemire, midpoint detection for narrower formats) and JSON
 # string validation/decoding. The header comment documents the algorithms.
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint64_t
 
-cdef extern from "oipcodec/jsonnum.h" nogil:
+cdef extern from "oipcodec/read/json.h" nogil:
     ctypedef struct oipcodec_decimal:
         uint64_t w
         int64_t q

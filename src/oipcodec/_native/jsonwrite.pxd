@@ -1,9 +1,9 @@
-# Declarations of csrc/oipcodec/jsonwrite.h: JSON text of tensor elements.
+# Declarations of csrc/oipcodec/write/json.h: JSON text of tensor elements.
 
 from libc.stddef cimport ptrdiff_t
 
 
-cdef extern from "oipcodec/jsonwrite.h" nogil:
+cdef extern from "oipcodec/write/json.h" nogil:
     int OIPCODEC_HALF_SLOT
     int OIPCODEC_F32_MAX
     int OIPCODEC_F32_SLACK

@@ -191,7 +191,7 @@ cdef class _Flattener:
         self.pos += 1
 
     cdef inline int store_double(self, double d, PyObject *item) except -1:
-        # Round to nearest even (C's conversion for FP32, half.h for FP16/BF16); a finite value
+        # Round to nearest even (C's conversion for FP32, common/half.h for FP16/BF16); a finite value
         # that becomes infinite is refused, as scalar_value refuses it in the pure twin.
         cdef int code = self.code
         cdef float f

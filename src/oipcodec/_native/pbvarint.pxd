@@ -1,7 +1,7 @@
-# Declarations of csrc/oipcodec/pbwire.h: protobuf varint loops (see the header's comment).
+# Declarations of csrc/oipcodec/protobuf/varint.h: protobuf varint loops (see the header's comment).
 from libc.stdint cimport uint8_t, uint64_t
 
-cdef extern from "oipcodec/pbwire.h" nogil:
+cdef extern from "oipcodec/protobuf/varint.h" nogil:
     int OIPCODEC_PB_OK
     int OIPCODEC_PB_TRUNCATED
     int OIPCODEC_PB_OVERLONG

@@ -5,7 +5,7 @@ rounds to nearest, ties to even, once from the source value (float64 included); 
 to infinity. NaN stays NaN with its sign: FP16 keeps the top 10 payload bits (0x7C01 if none
 is left), as numpy does; BF16 is the quiet NaN 0x7FC0, as ml_dtypes does.
 
-This twin is an independent reference for the C code in csrc/oipcodec/half.h: it works on the
+This twin is an independent reference for the C code in csrc/oipcodec/common/half.h: it works on the
 bit patterns with numpy integer arithmetic and uses neither numpy's float16 casts nor ml_dtypes
 for the rounding (the tests compare both twins against those libraries).
 """

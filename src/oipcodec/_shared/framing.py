@@ -83,30 +83,56 @@ def framing_error(
 
 #: The contract of each kernel of the family, given to both twins as its docstring.
 CONTRACTS: dict[str, str] = {
-    "serialize_bytes": """Frame BYTES elements: each as a 4-byte little-endian length followed by
-    its bytes.
+    "serialize_bytes": """Frame BYTES elements: each a 4-byte little-endian length, then its bytes.
 
-    ``values`` is a numpy object/``S``/``U`` array or a (nested) sequence of any shape,
-    flattened row-major. ``str`` elements are UTF-8 encoded (``U`` arrays too); ``S`` elements
-    lose trailing NULs as numpy does; bytes, bytearray and memoryview are taken as they are.
-    Any other element, or one of 2**32 bytes or more, raises :class:`EncodeError`.
+    Parameters
+    ----------
+    values
+        A numpy object/``S``/``U`` array or a (nested) sequence of any shape, flattened
+        row-major. ``str`` elements are UTF-8 encoded (``U`` arrays too); ``S`` elements lose
+        trailing NULs as numpy does; bytes, bytearray and memoryview are taken as they are.
+
+    Raises
+    ------
+    EncodeError
+        Any other element, or one of 2**32 bytes or more.
     """,
     "deserialize_bytes": """Split a framed BYTES buffer into a 1-D object array of ``bytes``.
 
-    Every length prefix is checked against what is left of the buffer. With ``count``, the
-    buffer must hold exactly ``count`` elements and nothing after them. Problems raise
-    :class:`DecodeError` naming the element index and byte offset.
+    Every length prefix is checked against what is left of the buffer.
 
-    ``out``: a writable, C-contiguous object array (any shape: a batch buffer's rows) the
-    elements are stored into instead of a new array, and returned; the buffer must hold
-    exactly ``out.size`` elements (``count``, if given too, must be that). The buffer is
-    checked in full before any cell is written.
+    Parameters
+    ----------
+    buffer
+        The framed elements (any buffer).
+    count
+        The buffer must hold exactly ``count`` elements and nothing after them.
+    out
+        A writable, C-contiguous object array (any shape: a batch buffer's rows) the elements
+        are stored into instead of a new array, and returned; the buffer must hold exactly
+        ``out.size`` elements (``count``, if given too, must be that). The buffer is checked in
+        full before any cell is written.
+
+    Raises
+    ------
+    DecodeError
+        Naming the element index and byte offset.
     """,
-    "bytes_offsets": """Where each element of a framed BYTES buffer is, without copying it: two 1-D
-    int64 arrays, so that element ``i`` is ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the
-    offsets point past each 4-byte length prefix).
+    "bytes_offsets": """Where each element of a framed BYTES buffer is, without copying it.
 
     The zero-copy form of :func:`deserialize_bytes`, for callers that slice the buffer
     themselves: the same checks, the same :class:`DecodeError` for the same input.
+
+    Parameters
+    ----------
+    buffer, count
+        As in :func:`deserialize_bytes`.
+
+    Returns
+    -------
+    tuple
+        ``(offsets, lengths)``, two 1-D int64 arrays: element ``i`` is
+        ``buffer[offsets[i] : offsets[i] + lengths[i]]`` (the offsets point past each 4-byte
+        length prefix).
     """,
 }

@@ -149,28 +149,64 @@ def le_uint16_view(view: memoryview, n: int, dtype: np.dtype[Any]) -> np.ndarray
 CONTRACTS: dict[str, str] = {
     "pack_fp16": """Pack float values as FP16: 2 bytes each, little-endian, row-major.
 
-    ``array`` is a float16, float32, float64 or ml_dtypes.bfloat16 array of any shape, layout
-    and byte order (or a sequence of numbers). Rounding is to nearest, ties to even, once from
-    the source value; values beyond the FP16 range become infinity; NaN keeps its sign and the
-    top 10 payload bits (0x7C01 if none is left), bit for bit as numpy's float16 conversion.
+    Rounding is to nearest, ties to even, once from the source value; values beyond the FP16
+    range become infinity; NaN keeps its sign and the top 10 payload bits (0x7C01 if none is
+    left), bit for bit as numpy's float16 conversion.
+
+    Parameters
+    ----------
+    array
+        A float16, float32, float64 or ml_dtypes.bfloat16 array of any shape, layout and byte
+        order (or a sequence of numbers).
     """,
     "pack_bf16": """Pack float values as BF16: 2 bytes each, little-endian, row-major.
 
-    Inputs as :func:`pack_fp16`. Rounding is to nearest, ties to even, once from the source
-    value (float64 is not rounded to float32 first); overflow becomes infinity; NaN becomes the
-    quiet NaN 0x7FC0 with its sign. Bit-identical to ``astype(ml_dtypes.bfloat16)`` for float32
-    and float16 input; for float64 ml_dtypes rounds twice (via float32) and can differ by one
-    unit where this rounds correctly.
+    Rounding is to nearest, ties to even, once from the source value (float64 is not rounded to
+    float32 first); overflow becomes infinity; NaN becomes the quiet NaN 0x7FC0 with its sign.
+    Bit-identical to ``astype(ml_dtypes.bfloat16)`` for float32 and float16 input; for float64
+    ml_dtypes rounds twice (via float32) and can differ by one unit where this rounds correctly.
+
+    Parameters
+    ----------
+    array
+        As in :func:`pack_fp16`.
     """,
     "unpack_fp16": """FP16 wire bytes as a 1-D read-only float16 array.
 
     A zero-copy view of ``buffer`` when it is 2-byte aligned (on a little-endian host), else one
-    copy. An odd length, or one other than ``2 * count`` bytes when ``count`` is given, raises
-    :class:`DecodeError` with the offset.
+    copy.
+
+    Parameters
+    ----------
+    buffer
+        The wire bytes (any buffer).
+    count
+        The element count the buffer must hold.
+
+    Raises
+    ------
+    DecodeError
+        An odd length, or one other than ``2 * count`` bytes, with the offset.
     """,
-    "unpack_bf16": """BF16 wire bytes widened (exactly) to a new 1-D float32 array. Length checks as
-    :func:`unpack_fp16`.
+    "unpack_bf16": """BF16 wire bytes widened (exactly) to a new 1-D float32 array.
+
+    Parameters
+    ----------
+    buffer, count
+        As in :func:`unpack_fp16`, with the same length checks.
     """,
-    "view_bf16": """BF16 wire bytes as a 1-D read-only ``ml_dtypes.bfloat16`` array: a zero-copy
-    view when aligned, as :func:`unpack_fp16`. Raises :class:`ImportError` without ml_dtypes.""",
+    "view_bf16": """BF16 wire bytes as a 1-D read-only ``ml_dtypes.bfloat16`` array.
+
+    A zero-copy view when aligned, as :func:`unpack_fp16`.
+
+    Parameters
+    ----------
+    buffer, count
+        As in :func:`unpack_fp16`, with the same length checks.
+
+    Raises
+    ------
+    ImportError
+        ml_dtypes is not installed.
+    """,
 }

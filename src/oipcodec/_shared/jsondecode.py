@@ -562,7 +562,7 @@ def _canonical_nan(
 
 def _midpoints(bits: np.ndarray[Any, Any], p: int, emin: int, emax: int) -> np.ndarray[Any, Any]:
     """Which float64s (as bits) lie exactly halfway between two adjacent values of the binary
-    format (p significand bits, normal exponents emin..emax); see decimal_to_float.h's
+    format (p significand bits, normal exponents emin..emax); see read/decimal_to_float.h's
     oipcodec_is_midpoint, the same rule in C."""
     biased = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
     exponent = biased - 1023
@@ -635,21 +635,34 @@ def exact_side(token: bytes, value: float) -> int:
 CONTRACTS: dict[str, str] = {
     "json_to_array": """The JSON array ``text`` as a numpy array of ``datatype`` and ``shape``.
 
-    ``text`` is bytes, bytearray, memoryview or str holding one JSON array (white space around
-    it allowed), flat (``prod(shape)`` elements) or nested exactly as ``shape``; for shape
-    ``[]`` the bare value is accepted too. Integer datatypes take JSON integers in range, BOOL
-    true/false, BYTES strings (an object array of UTF-8 bytes), FP16/FP32/FP64/BF16 any JSON
-    number correctly rounded (round half to even; overflow is an error) or NaN, Infinity,
-    -Infinity and null (NaN). BF16 gives an ``ml_dtypes.bfloat16`` array, or without ml_dtypes
-    a float32 array of BF16-rounded values.
+    Integer datatypes take JSON integers in range, BOOL true/false, BYTES strings (an object
+    array of UTF-8 bytes), FP16/FP32/FP64/BF16 any JSON number correctly rounded (round half to
+    even; overflow is an error) or NaN, Infinity, -Infinity and null (NaN). BF16 gives an
+    ``ml_dtypes.bfloat16`` array, or without ml_dtypes a float32 array of BF16-rounded values.
 
-    Problems raise :class:`DecodeError` (:class:`LimitError` for nesting deeper than
-    ``max_depth``) naming the flat element index and the byte offset.
+    Parameters
+    ----------
+    text
+        Bytes, bytearray, memoryview or str holding one JSON array (white space around it
+        allowed), flat (``prod(shape)`` elements) or nested exactly as ``shape``; for shape
+        ``[]`` the bare value is accepted too.
+    datatype
+        The OIP datatype of the elements.
+    shape
+        The tensor's shape.
+    max_depth
+        The deepest nesting accepted.
+    out
+        Parse straight into this writable, C-contiguous array instead of a new one, and return
+        it. It holds exactly ``prod(shape)`` elements (any shape: a batch buffer's rows) of the
+        datatype's dtype (BF16: ``bfloat16`` or float32; BYTES: object), else
+        :class:`ShapeError` / :class:`DatatypeError` before anything is read. Nothing is written
+        past its elements; when the text is refused, what its elements hold is unspecified.
 
-    ``out``: parse straight into this writable, C-contiguous array instead of a new one, and
-    return it. It holds exactly ``prod(shape)`` elements (any shape: a batch buffer's rows)
-    of the datatype's dtype (BF16: ``bfloat16`` or float32; BYTES: object), else
-    :class:`ShapeError` / :class:`DatatypeError` before anything is read. Nothing is written
-    past its elements; when the text is refused, what its elements hold is unspecified.
+    Raises
+    ------
+    DecodeError
+        Naming the flat element index and the byte offset; :class:`LimitError` for nesting
+        deeper than ``max_depth``.
     """,
 }

@@ -123,14 +123,26 @@ def not_utf8_error(index: int, position: int) -> EncodeError:
 
 #: The contract of each kernel of the family, given to both twins as its docstring.
 CONTRACTS: dict[str, str] = {
-    "array_to_json": """The JSON array text of ``array``'s elements in row-major order, as UTF-8
-    bytes.
+    "array_to_json": """The JSON array text of ``array``'s elements, row-major, as UTF-8 bytes.
 
     The OIP rule: "data: row-major, no stride or padding, flat [1,2,4,5] or nested
-    [[1,2],[4,5]]". Flat by default; ``nested=True`` nests by the array's shape. ``datatype``
-    is the OIP name; the array's dtype must carry it (:class:`DatatypeError` otherwise), with
-    any layout and byte order. The text of each element type is described in the docstring of
-    :mod:`oipcodec._pure.jsonencode`. ``nonfinite="error"`` raises :class:`EncodeError` for NaN
-    and infinities.
+    [[1,2],[4,5]]". The text of each element type is described in docs/kernels.md.
+
+    Parameters
+    ----------
+    array
+        The elements, in any layout and byte order; its dtype must carry ``datatype``.
+    datatype
+        The OIP name.
+    nested
+        Nest by the array's shape (flat by default).
+    nonfinite
+        ``"tokens"`` writes NaN and infinities as ``NaN``, ``Infinity``, ``-Infinity``;
+        ``"error"`` raises :class:`EncodeError` for them.
+
+    Raises
+    ------
+    DatatypeError
+        The array's dtype does not carry ``datatype``.
     """,
 }

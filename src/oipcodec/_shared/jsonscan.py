@@ -34,10 +34,24 @@ def unbalanced(pos: int) -> DecodeError:
 CONTRACTS: dict[str, str] = {
     "locate_data": """Where the tensor ``data`` values of an OIP JSON body are.
 
-    Returns ``(section, tensor_index, start, end)`` per ``data`` member found, in text order:
-    ``section`` is 0 for the top-level ``inputs`` array and 1 for ``outputs``, and
-    ``buffer[start:end]`` is the value's text. Keys are compared as written (a key spelled with
-    escapes is not recognised, and its value is then left to the envelope parser). Raises
-    :class:`DecodeError` with the byte offset where the text stops being JSON-shaped.
+    Keys are compared as written (a key spelled with escapes is not recognised, and its value
+    is then left to the envelope parser).
+
+    Parameters
+    ----------
+    buffer
+        The body's JSON text (any buffer).
+
+    Returns
+    -------
+    list
+        ``(section, tensor_index, start, end)`` per ``data`` member found, in text order:
+        ``section`` is 0 for the top-level ``inputs`` array and 1 for ``outputs``, and
+        ``buffer[start:end]`` is the value's text.
+
+    Raises
+    ------
+    DecodeError
+        With the byte offset where the text stops being JSON-shaped.
     """,
 }

@@ -276,7 +276,7 @@ def scalar_value(code: int, obj: Any) -> Any:
 
 def _bf16_from_f32_bits(bits: np.ndarray[Any, Any], nan: np.ndarray[Any, Any]) -> Any:
     """BF16 bits from float32 bits: round to nearest even; NaN -> 0x7FC0 with the sign
-    (ml_dtypes' rule, and csrc/oipcodec/half.h's)."""
+    (ml_dtypes' rule, and csrc/oipcodec/common/half.h's)."""
     bits = bits.astype(np.uint32)
     out = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
     if nan.any():
@@ -474,8 +474,18 @@ def little_endian_view(array: Any) -> memoryview:
     default on x86 and ARM) is viewed without copying; one in Fortran order, with negative or
     other strides, or in big-endian byte order is copied once, swapped and laid out in the same
     pass. The view is one-dimensional, format ``"B"``, ``nbytes`` long, and keeps the array
-    alive. BOOL is one byte per element. Arrays whose dtype carries no fixed-size OIP datatype
-    (BYTES' object/S/U arrays, complex, ...) raise :class:`DatatypeError`.
+    alive. BOOL is one byte per element.
+
+    Parameters
+    ----------
+    array
+        A numpy array whose dtype carries a fixed-size OIP datatype.
+
+    Raises
+    ------
+    DatatypeError
+        BYTES' object/S/U arrays, complex, and any other dtype without a fixed-size OIP
+        datatype.
     """
     if not isinstance(array, np.ndarray):
         raise DatatypeError(f"expected a numpy array, got {type(array).__name__}")
@@ -509,35 +519,59 @@ def check_buffer_size(size: int) -> None:
 
 #: The contract of each kernel of the family, given to both twins as its docstring.
 CONTRACTS: dict[str, str] = {
-    "flatten": """Nested lists/tuples of scalars (numpy arrays allowed at any level) to a flat typed
-    array.
+    "flatten": """Nested lists/tuples of scalars (numpy arrays at any level) to a flat typed array.
 
-    Returns ``(flat, shape)``: ``flat`` is a 1-D C-contiguous array of the datatype's numpy
-    dtype, in row-major order ("data: row-major, no stride or padding"), and ``shape`` the
-    tuple of dimensions, read from the first element of every level and required of every
-    other path. A scalar has shape ``()`` and one element; ``[]`` has shape ``(0,)``.
+    Element rules (Triton's strictness for JSON data, applied to Python values): integer
+    datatypes take ``int`` and numpy integers, range-checked (INT8 300 is an error, never a
+    wrap; ``bool`` and floats, even 1.0, are refused); BOOL takes ``bool`` and ``numpy.bool_``;
+    FP16/FP32/FP64/BF16 take ints and floats (not bool), rounded to nearest even once from the
+    exact value, a finite value that rounds to infinity refused (NaN and +-inf are kept); BYTES
+    takes bytes, bytearray, memoryview and str (UTF-8) into an object array of bytes. BF16 gives
+    ``ml_dtypes.bfloat16`` when installed, else float32 holding the BF16-rounded values. A numpy
+    array input of the datatype's dtype (native order, contiguous) is returned as a view, not
+    copied.
 
-    Element rules (Triton's strictness for JSON data, applied to Python values):
-    integer datatypes take ``int`` and numpy integers, range-checked (INT8 300 is an error,
-    never a wrap; ``bool`` and floats, even 1.0, are refused); BOOL takes ``bool`` and
-    ``numpy.bool_``; FP16/FP32/FP64/BF16 take ints and floats (not bool), rounded to nearest
-    even once from the exact value, a finite value that rounds to infinity refused (NaN and
-    +-inf are kept); BYTES takes bytes, bytearray, memoryview and str (UTF-8) into an object
-    array of bytes. BF16 gives ``ml_dtypes.bfloat16`` when installed, else float32 holding the
-    BF16-rounded values. A numpy array input of the datatype's dtype (native order,
-    contiguous) is returned as a view, not copied.
+    Parameters
+    ----------
+    nested
+        The elements: a scalar, or nested lists/tuples (numpy arrays allowed at any level).
+    datatype
+        The OIP datatype of the result.
+    limits
+        Depth, dimensions and element count, checked before allocating.
 
-    Errors: :class:`ShapeError` for ragged nesting (naming the index path of the first
-    mismatch), :class:`EncodeError` for an element (flat index and path), :class:`LimitError`
-    past ``limits`` (depth, dimensions, element count; checked before allocating), and
-    :class:`DatatypeError` for an unknown datatype.
+    Returns
+    -------
+    tuple
+        ``(flat, shape)``: ``flat`` is a 1-D C-contiguous array of the datatype's numpy dtype,
+        in row-major order ("data: row-major, no stride or padding"), and ``shape`` the tuple of
+        dimensions, read from the first element of every level and required of every other
+        path. A scalar has shape ``()`` and one element; ``[]`` has shape ``(0,)``.
+
+    Raises
+    ------
+    ShapeError
+        Ragged nesting, naming the index path of the first mismatch.
+    EncodeError
+        An element that does not fit (flat index and path).
+    LimitError
+        Past ``limits``.
+    DatatypeError
+        An unknown datatype.
     """,
     "unflatten": """A flat (or any-shaped) array back to nested lists of Python scalars, row-major.
 
-    ``shape`` must describe exactly ``array.size`` elements, else :class:`ShapeError`. Shape
-    ``()`` gives a bare scalar; a zero in the shape gives empty lists. Elements come back as
-    ``int``, ``float``, ``bool`` or the object array's own objects (``bytes`` for BYTES);
-    BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of :func:`flatten`.
+    Elements come back as ``int``, ``float``, ``bool`` or the object array's own objects
+    (``bytes`` for BYTES); BF16 (``ml_dtypes.bfloat16``) as ``float``. The inverse of
+    :func:`flatten`.
+
+    Parameters
+    ----------
+    array
+        The elements.
+    shape
+        Must describe exactly ``array.size`` elements (else :class:`ShapeError`). Shape ``()``
+        gives a bare scalar; a zero in the shape gives empty lists.
     """,
     "uninitialized_bytearray": """A bytearray of ``size`` bytes for the caller to fill completely
     before anything reads it. The native kernel leaves the bytes as the allocator gave them,

@@ -4,7 +4,7 @@ the native codec buy me, measured on this machine.
 For each payload, encoding path and client implementation (oipcodec native and pure,
 tritonclient when installed) it measures requests/s, MB/s and latency percentiles at a few
 concurrency levels, and the codec-only cost per request on each side; KServe's and MLServer's
-server codecs are rows of the same table (:mod:`oipcodec.bench.peers`). Each implementation
+server codecs are rows of the same table (:mod:`oipcodec.bench.paths.peers`). Each implementation
 runs in a subprocess of its own (``OIPCODEC_PURE`` set for it) that starts its own embedded
 server, so ``pure`` is the pure kernels in the client *and* the server; ``--url`` /
 ``--grpc-target`` measure any OIP server instead. Load is closed or open loop
@@ -14,7 +14,8 @@ The harness sits on top: it may import every other layer (codecs, server, client
 nothing but the CLI imports it. Reading and reproducing the figures: docs/benchmarks.md.
 """
 
-from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS, EncodingPath
+from oipcodec.bench.encoding import PATHS, EncodingPath
+from oipcodec.bench.paths import IMPLEMENTATIONS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload, custom_payload
 from oipcodec.bench.runner import BenchOptions, run
 

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oipcodec.bench.encoding import PATHS
 from oipcodec.bench.load import level_of, run_levels
-from oipcodec.bench.paths import IMPLEMENTATIONS, PATHS
-from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.paths import IMPLEMENTATIONS
+from oipcodec.bench.paths.peers import SERVER_PEERS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -14,7 +14,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Connection", "add_arguments", "from_arguments", "parse_header"]
+__all__ = ["REDACTED", "Connection", "add_arguments", "from_arguments", "parse_header", "scheme"]
+
+#: What a result file holds in place of a header's value.
+REDACTED = "<redacted>"
+
+
+def scheme(url: str) -> str:
+    """``url``'s scheme in lower case ("" when it names none): schemes are case-insensitive
+    (RFC 3986, 3.1), so ``HTTPS://`` is https and gets TLS."""
+    name, separator, _ = url.partition("://")
+    return name.lower() if separator else ""
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -46,6 +56,11 @@ class Connection:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def redacted(self) -> dict[str, Any]:
+        """:meth:`as_dict` with every header's value replaced by :data:`REDACTED` (the names
+        kept): what a result file holds, since a header may carry a credential."""
+        return {**self.as_dict(), "headers": dict.fromkeys(self.headers, REDACTED)}
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any] | None) -> Connection:
@@ -79,7 +94,7 @@ class Connection:
 
     def http_options(self, url: str) -> dict[str, Any]:
         """Keyword arguments of oipcodec's REST clients for ``url``."""
-        https = url.startswith("https://")
+        https = scheme(url) == "https"
         return {"headers": self.headers, "ssl_context": self.ssl_context() if https else None}
 
     def grpc_options(self) -> dict[str, Any]:
@@ -88,7 +103,7 @@ class Connection:
 
     def triton_http_options(self, url: str) -> dict[str, Any]:
         """Keyword arguments of tritonclient.http.InferenceServerClient for ``url``."""
-        if not url.startswith("https://"):
+        if scheme(url) != "https":
             return {}
         options: dict[str, Any] = {}
         if self.https_ca_certificates_file:
@@ -125,7 +140,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("-H", "--header", dest="headers", action="append", metavar="'NAME: VALUE'",
         help="a header sent with every request, on every path (repeatable; over gRPC as "
-        "metadata, the name in lower case)")  # fmt: skip
+        "metadata, the name in lower case); results.json keeps its name, never its "
+        "value")  # fmt: skip
     add("--ssl-https-verify-peer", type=int, choices=(0, 1), default=1,
         help="1 (default): check the https server's certificate; 0: do not")  # fmt: skip
     add("--ssl-https-verify-host", type=int, choices=(0, 1, 2), default=2,

@@ -9,31 +9,32 @@ import platform
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
-from oipcodec.bench.load import level_label, level_of, read_intervals, run_levels
+from oipcodec.bench.connection import Connection
+from oipcodec.bench.encoding import PATHS, Encoding
+from oipcodec.bench.export import profile_document, write_csv
+from oipcodec.bench.load import read_intervals
 from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
-    PATHS,
     PEER_CODEC_ECHO_ONLY,
     codec_only,
     peer_available,
     supported,
 )
+from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
-from oipcodec.bench.peers import SERVER_PEERS
+from oipcodec.bench.table import best_paths, plural, render_table
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
 
-__all__ = ["BenchError", "BenchOptions", "run"]
+__all__ = ["BenchError", "BenchOptions", "check_model", "failed_paths", "run"]
 
 
 @dataclass
@@ -338,379 +339,6 @@ def _stop(process: subprocess.Popen[str]) -> None:
         process.wait()
 
 
-# ------------------------------------------------------------------------------ results
-
-
-def _best_load(record: dict[str, Any]) -> dict[str, Any] | None:
-    """The load summary at the highest level measured."""
-    loads = [entry for entry in record.get("load", []) if entry.get("requests")]
-    return max(loads, key=level_of) if loads else None
-
-
-def best_paths(records: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """Per payload, ``path/implementation`` of the highest requests/s at the highest level,
-    among the rows whose figure is not marked unstable: an unstable window crowns nothing,
-    so a payload whose rows all are has no best."""
-    best: dict[str, tuple[float, str]] = {}
-    for record in records:
-        load = _best_load(record)
-        if record.get("error") or load is None or load.get("stable") is False:
-            continue
-        key = f"{record['path']}/{record['implementation']}"
-        if record["payload"] not in best or load["rps"] > best[record["payload"]][0]:
-            best[record["payload"]] = (load["rps"], key)
-    return {payload: key for payload, (_, key) in best.items()}
-
-
-def _fmt(value: float | None, digits: int = 0) -> str:
-    if value is None:
-        return "-"
-    if digits == 0:
-        return f"{value:,.0f}"
-    return f"{value:,.{digits}f}"
-
-
-def _one_line(message: str, limit: int = 300) -> str:
-    """An error message on one line of the table (cut at ``limit`` characters)."""
-    text = " ".join(message.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _flags(entry: dict[str, Any]) -> str:
-    """``~`` never stable, ``!`` the load generator saturated (``~!`` both), else blank."""
-    return ("~" if entry.get("stable") is False else "") + (
-        "!" if entry.get("generator_saturated") else ""
-    )
-
-
-def _rate_cell(entry: dict[str, Any] | None, width: int) -> str:
-    if not entry:
-        return f" {'-':>{width}}  "
-    if not entry.get("rps"):  # no answer in the reported windows: still say if unstable
-        return f" {'-':>{width}}{_flags(entry):<2}"
-    return f" {_fmt(entry['rps']):>{width}}{_flags(entry):<2}"
-
-
-#: The table's width: the default fits this many columns (the codec columns on --wide).
-TABLE_WIDTH = 100
-
-
-def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
-    """The readable table: per payload, the paths in order, each path's implementations on
-    adjacent rows with their requests/s against ``pure`` on the same path (``x pure``).
-    At most two levels are columns (the lowest and the highest; every level is in
-    results.json and the CSV); ``wide`` adds the codec columns."""
-    wide = results["options"].get("wide", False) if wide is None else wide
-    records = results["results"]
-    mode, levels = run_levels(results)
-    shown = sorted({min(levels), max(levels)}) if levels else []
-    top = max(levels) if levels else 0
-    best = results["best"]
-    lines = []
-    head = f"  {'path':<17} {'impl':<12}"
-    head += "".join(f" {level_label(mode, c) + ' req/s':>11}  " for c in shown)
-    head += f" {'p50 ms':>8} {'p99 ms':>8} {'MB/s':>7} {'x pure':>6}"
-    if wide:
-        head += f" {'wire kB':>8} {'client us':>10} {'server us':>10}"
-    width = len(head) if wide else TABLE_WIDTH
-    order = {name: i for i, name in enumerate(PATHS)}
-    for name, payload in results["payloads"].items():
-        rows = [r for r in records if r["payload"] == name]
-        if not rows:
-            continue
-        rows.sort(key=lambda r: order.get(r["path"], len(order)))  # stable: impl order kept
-        if "inputs" in payload:  # a model's generated request
-            tensors = ", ".join(
-                f"{t['name']} {'x'.join(map(str, t['shape']))} {t['datatype']}"
-                for t in payload["inputs"]
-            )
-            title = f"model {name} ({tensors})"
-        else:
-            title = f"{name} ({'x'.join(map(str, payload['shape']))} {payload['datatype']})"
-        lines.append("")
-        lines.append(f"{title}; latency and MB/s at {level_label(mode, top)}")
-        lines.append(head)
-        pure = {r["path"]: _best_load(r) for r in rows if r["implementation"] == "pure"}
-        for record in rows:
-            mark = "*" if best.get(name) == f"{record['path']}/{record['implementation']}" else " "
-            label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
-            start = f"{mark} {label:<17} {record['implementation']:<12}"
-            if record.get("unsupported"):
-                reason = record["unsupported"]
-                if not reason.startswith("not supported"):  # the server's rows say it already
-                    reason = f"not supported: {reason}"
-                lines += _wrap(f"{start} {reason}", width)
-                continue
-            if record.get("error"):
-                lines += _wrap(f"{start} error: {_one_line(record['error'])}", width)
-                continue
-            if record.get("codec_only"):
-                measured = f" {record['codec_only']}"
-                if wide:  # the load columns' width (14 a level, 33 the rest) less its space
-                    measured = f" {record['codec_only']:<{14 * len(shown) + 32}}"
-            else:
-                by_level = {level_of(e): e for e in record.get("load", [])}
-                load = by_level.get(top, {})
-                reference = pure.get(record["path"])
-                ratio = None
-                if reference and reference.get("rps") and load.get("rps"):
-                    ratio = load["rps"] / reference["rps"]
-                measured = (
-                    "".join(_rate_cell(by_level.get(c), 11) for c in shown)
-                    + f" {_fmt(load.get('p50_ms'), 2):>8} {_fmt(load.get('p99_ms'), 2):>8}"
-                    + f" {_fmt(load.get('mb_per_s'), 1):>7} {_fmt(ratio, 2):>6}"
-                )
-            line = start + measured
-            if wide:
-                codec = record.get("codec_us", {})
-                wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
-                line += (
-                    f" {_fmt(wire, 1):>8} {_fmt(codec.get('client')):>10}"
-                    f" {_fmt(codec.get('server')):>10}"
-                )
-            lines.append(_cut(line.rstrip(), width))
-            failed = [e for e in record.get("load", []) if e.get("errors")]
-            if failed:  # some requests failed after the first answered: the first error
-                count = sum(e["errors"] for e in failed)
-                lines += _wrap(
-                    f"    {_count(count, 'failed request')}, the first: "
-                    f"{_one_line(failed[0].get('first_error', ''))}",
-                    width,
-                )
-            if record.get("threshold_reached") is not None:
-                lines.append(
-                    f"    stopped after {level_label(mode, record['threshold_reached'])}: "
-                    "its latency passed --latency-threshold"
-                )
-    lines.append("")
-    lines.append(
-        "(*) most requests/s for the payload at the highest level, of the stable rows. "
-        "x pure = req/s"
-    )
-    lines.append(
-        "against pure on the same path. ~ never stable: the last 3 windows differ by more than the"
-    )
-    options = results["options"]
-    percentile = options.get("percentile")
-    lines.append(
-        f"stability percentage ({options.get('stability_percentage', 10):g}%) in req/s or "
-        f"{'avg' if percentile is None else f'p{percentile:g}'} latency; ! the load "
-        "generator used a whole core."
-    )
-    lines.append(
-        "MB/s counts the tensor bytes both ways"
-        + ("; r=N: open loop at N req/s" if mode != "concurrency" else "")
-        + ". Every level and window: results.json."
-    )
-    if wide:
-        lines.append(
-            "wire kB = request + response body; client/server us = codec time per request "
-            "(encode + decode), in-process."
-        )
-    lines += _shared_memory_note(results)
-    servers = sorted({r["implementation"] for r in records} & set(SERVER_PEERS))
-    if servers:
-        lines.append(
-            f"{' / '.join(servers)} rows: that server's own codec (decode the request, encode "
-            "the answer),"
-        )
-        lines.append(
-            "in-process; requests/s only against such a server given by --url / --grpc-target."
-        )
-    return "\n".join(lines)
-
-
-def _cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[: width - 3] + "..."
-
-
-#: A message's continuation lines are indented by this much.
-WRAP_INDENT = " " * 6
-
-
-def _wrap(line: str, width: int) -> list[str]:
-    """A message row on as many lines as it takes (an error is never cut short)."""
-    return textwrap.wrap(line, width, subsequent_indent=WRAP_INDENT, break_on_hyphens=False) or [
-        line
-    ]
-
-
-#: The paths the shared-memory path is set beside in the table's closing note.
-_BESIDE_SHM = ("rest-binary", "grpc-raw")
-
-
-def _shared_memory_note(results: dict[str, Any]) -> list[str]:
-    """Per payload and implementation with a measured ``shm`` row: its requests/s at each
-    level and server codec microseconds, beside REST binary and gRPC raw, and one memcpy of
-    the payload's bytes (what shared memory cannot go below)."""
-    records = results["results"]
-    mode, levels = run_levels(results)
-    lines = []
-    for record in records:
-        if record["path"] != "shm" or record.get("error") or not record.get("load"):
-            continue
-        rows = [record] + [
-            r
-            for r in records
-            if r["payload"] == record["payload"]
-            and r["implementation"] == record["implementation"]
-            and r["path"] in _BESIDE_SHM
-            and not r.get("error")
-            and r.get("load")
-        ]
-        parts = []
-        for row in rows:
-            by_level = {level_of(e): e.get("rps") for e in row["load"]}
-            rps = " / ".join(_fmt(by_level.get(c)) for c in levels)
-            server = row.get("codec_us", {}).get("server")
-            codec = "" if server is None else f" (server {_fmt(server)} us)"
-            parts.append(f"{PATHS[row['path']].label} {rps}{codec}")
-        memcpy = record.get("codec_us", {}).get("memcpy")
-        lines.append(
-            f"shared memory, {record['payload']} {record['implementation']}, req/s at "
-            f"{'/'.join(level_label(mode, c) for c in levels)}: " + "; ".join(parts)
-        )
-        lines.append(
-            f"  one memcpy of its {record['payload_bytes']:,} bytes: {_fmt(memcpy, 1)} us "
-            "(the copy into the region that each shm request makes)"
-        )
-    return lines
-
-
-# ------------------------------------------------------------------------------ exports
-
-#: perf_analyzer's ``-f`` columns with ``--verbose-csv`` and server statistics, in its order
-#: (the first is ``Request Rate`` in open loop); oipcodec's columns follow.
-CSV_COLUMNS = (
-    "Concurrency",
-    "Inferences/Second",
-    "Client Send",
-    "Network+Server Send/Recv",
-    "Server Queue",
-    "Server Compute Input",
-    "Server Compute Infer",
-    "Server Compute Output",
-    "Client Recv",
-    "p50 latency",
-    "p90 latency",
-    "p95 latency",
-    "p99 latency",
-    "Avg latency",
-    "request/response",
-    "response wait",
-)
-OIPCODEC_CSV_COLUMNS = (
-    "Payload",
-    "Path",
-    "Implementation",
-    "Stable",
-    "Generator CPU",
-    "Generator Saturated",
-    "Max latency",
-    "Client Codec us",
-    "Server Codec us",
-)
-
-
-def csv_rows(results: dict[str, Any]) -> list[list[str]]:
-    """The CSV: a header, then a row per measured record and level. Times are microseconds
-    as perf_analyzer writes them. Client Send / Client Recv are the client codec's encode /
-    decode time (in-process); the server columns come from the record's
-    ``server_breakdown`` (0 when the server's statistics were not read)."""
-    mode, _ = run_levels(results)
-    header = list(CSV_COLUMNS) + list(OIPCODEC_CSV_COLUMNS)
-    if mode != "concurrency":
-        header[0] = "Request Rate"
-    rows = [header]
-    batch = int(results["options"].get("batch_size", 1) or 1)
-    for record in results["results"]:
-        codec = record.get("codec_us") or {}
-        send = codec.get("client_encode", 0.0)
-        receive = codec.get("client_decode", 0.0)
-        for entry in record.get("load", []):
-            if not entry.get("requests"):
-                continue
-            server = entry.get("server_breakdown") or {}
-            queue = server.get("queue_us", 0.0)
-            c_in = server.get("compute_input_us", 0.0)
-            c_infer = server.get("compute_infer_us", 0.0)
-            c_out = server.get("compute_output_us", 0.0)
-            avg = entry["avg_ms"] * 1e3
-            wait = max(0.0, avg - send - receive)
-            network = max(0.0, wait - queue - c_in - c_infer - c_out)
-            stable_text = {True: "yes", False: "no", None: "not checked"}[entry.get("stable")]
-            values = [
-                str(_number(level_of(entry))),
-                f"{entry['rps'] * batch:.2f}",
-                *(str(int(v)) for v in (send, network, queue, c_in, c_infer, c_out, receive)),
-                *(str(int(entry[f"p{p}_ms"] * 1e3)) for p in (50, 90, 95, 99)),
-                str(int(avg)),
-                str(int(send + receive)),
-                str(int(wait)),
-                record["payload"],
-                record["path"],
-                record["implementation"],
-                stable_text,
-                f"{entry.get('generator_cpu', 0.0):.2f}",
-                "yes" if entry.get("generator_saturated") else "no",
-                str(int(entry["max_ms"] * 1e3)),
-                f"{codec.get('client', 0.0):.1f}",
-                f"{codec.get('server', 0.0):.1f}",
-            ]
-            rows.append(values)
-    return rows
-
-
-def _number(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
-
-
-def write_csv(results: dict[str, Any], path: Path) -> None:
-    """Write :func:`csv_rows` to ``path``."""
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as out:
-        csv.writer(out).writerows(csv_rows(results))
-
-
-def profile_document(results: dict[str, Any]) -> dict[str, Any]:
-    """perf_analyzer's profile export: an experiment per record and level, each request's
-    send timestamp and its response's (ns since the epoch; in open loop the send timestamp is
-    the request's scheduled time, from which its latency counts), and the windows' edges.
-    Each experiment names its payload, path and implementation under ``oipcodec``."""
-    mode, _ = run_levels(results)
-    experiments = []
-    sequence = 0
-    for record in results["results"]:
-        for entry in record.get("load", []):
-            profile = entry.get("profile")
-            if not profile:
-                continue
-            requests = []
-            for start, end in profile["requests"]:
-                sequence += 1
-                requests.append(
-                    {"timestamp": start, "sequence_id": sequence, "response_timestamps": [end]}
-                )
-            experiments.append(
-                {
-                    "experiment": {
-                        "mode": "concurrency" if mode == "concurrency" else "request_rate",
-                        "value": _number(level_of(entry)),
-                    },
-                    "requests": requests,
-                    "window_boundaries": profile.get("window_boundaries", []),
-                    "oipcodec": {
-                        "payload": record["payload"],
-                        "path": record["path"],
-                        "implementation": record["implementation"],
-                        "stable": entry.get("stable"),
-                    },
-                }
-            )
-    return {"experiments": experiments, "version": f"oipcodec {__version__}"}
-
-
 def _chart(results: dict[str, Any], path: Path, stream: TextIO | None = None) -> bool:
     """Draw and write the chart; False (nothing written) when no row has requests/s, or when
     matplotlib is not installed (then a one-line note goes to ``stream``)."""
@@ -749,30 +377,83 @@ def _load_average() -> float | None:
         return None
 
 
-def _count(number: int, noun: str) -> str:
-    """``1 payload``, ``2 payloads``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def check_model(options: BenchOptions, timeout: float = 10.0) -> None:
+    """Against a server given by ``--url`` / ``--grpc-target``, before any worker starts: the
+    model's metadata is readable and the model ready, over each transport an OIP path of the
+    run takes. BenchError in one line otherwise (no such model, no server, an answer that is
+    not the protocol's), rather than a sweep of rows that each fail the same way, or that read
+    a 404 as a path the server lacks."""
+    from oipcodec.client import GrpcClient, HttpClient
+
+    connection = Connection.from_dict(options.connection)
+    protocols = {
+        PATHS[name].protocol
+        for name in options.paths
+        if PATHS[name].encoding not in (Encoding.V1, Encoding.GRAPHPIPE)  # no OIP metadata
+    }
+    model, wait = options.model, min(timeout, options.timeout)
+    for protocol, where in (("rest", options.url), ("grpc", options.grpc_target)):
+        if not where or protocol not in protocols:
+            continue
+        try:
+            client: Any = (
+                HttpClient(where, pool_size=1, timeout=wait, **connection.http_options(where))
+                if protocol == "rest"
+                else GrpcClient(where, timeout=wait, **connection.grpc_options())
+            )
+            try:
+                client.model_metadata(model, timeout=wait)
+                ready = client.model_ready(model, timeout=wait)
+            finally:
+                client.close()
+        except Exception as exc:
+            message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise BenchError(f"{where}: model {model!r}: {message}") from exc
+        if not ready:
+            raise BenchError(f"{where}: model {model!r} is not ready")
+
+
+def failed_paths(results: dict[str, Any]) -> str | None:
+    """Why the run failed, or None: each path of which every row that ran is an error (a row
+    the implementation or the server does not take is not one), and how the first failed;
+    or, when no row ran at all, the workers that failed."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for record in results["results"]:
+        if not record.get("unsupported"):
+            rows.setdefault(record["path"], []).append(record)
+    failed = [path for path, records in rows.items() if all(r.get("error") for r in records)]
+    if not failed:
+        broken = [w for w in results["workers"] if w.get("error")]
+        if rows or not broken:
+            return None
+        return "no row was measured: " + "; ".join(
+            f"{w['implementation']}: {w['error']}" for w in broken
+        )
+    first = " ".join(str(rows[failed[0]][0]["error"]).split())[:200]
+    return f"every row of {', '.join(failed)} failed; the first: {first}"
 
 
 def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     """Measure, print the table to ``stream`` (default: stdout), write results.json (and the
     chart) to ``options.output_dir``; returns the results document. Raises BenchError when
+    the server given does not serve the model (:func:`check_model`), or when
     ``options.model`` declares inputs its request cannot be built for (a ``-1`` dimension
     without ``--shape``, ``--input-data`` that does not fit)."""
     stream = stream if stream is not None else sys.stdout
     if options.input_data is not None:
         read_input_data(options.input_data)  # its form, checked before any worker starts
+    check_model(options)
     implementations = [i for i in options.implementations if peer_available(i)]
     skipped = {i: "not installed" for i in options.implementations if i not in implementations}
     total = sum(_steps(options, i) for i in implementations)
     progress = Progress(total)
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
-    payloads = _count(len(options.payloads), "payload")
+    payloads = plural(len(options.payloads), "payload")
     if options.model != "identity":
         # What it is sent is known once the first worker has read its metadata (noted then).
         payloads = f"model {options.model}"
     progress.note(
-        f"oipcodec bench: {payloads} x {_count(len(options.paths), 'path')} x "
+        f"oipcodec bench: {payloads} x {plural(len(options.paths), 'path')} x "
         f"{', '.join(implementations)}, {_sweep(options)}, against {where}"
     )
     if skipped:
@@ -799,7 +480,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             elif len(workers) == 1 and options.model != "identity":
                 progress.note(
                     f"model {options.model} declares no inputs: it is sent "
-                    f"{_count(len(options.payloads), 'payload')} and must echo them"
+                    f"{plural(len(options.payloads), 'payload')} and must echo them"
                 )
     except KeyboardInterrupt:
         interrupted = True
@@ -826,6 +507,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         "options": {
             **{k: v for k, v in asdict(options).items() if k not in ("payloads", "output_dir")},
             "implementations": ran,
+            # A header may carry a credential: its name is kept, its value never written.
+            "connection": Connection.from_dict(options.connection).redacted(),
         },
         "payloads": payload_rows,
         "paths": {name: PATHS[name].label for name in options.paths},

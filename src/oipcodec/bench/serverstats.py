@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from oipcodec.bench.connection import scheme
+
 __all__ = [
     "COLUMNS",
     "STAGES",
@@ -78,7 +80,7 @@ def _client(server: Any, timeout: float, headers: Mapping[str, str] | None,
     made here (then the caller closes it)."""
     if not isinstance(server, str):
         return server, False
-    if server.startswith(("http://", "https://")):
+    if scheme(server) in ("http", "https"):
         from oipcodec.client import HttpClient
 
         return HttpClient(server, timeout=timeout, headers=headers, ssl_context=ssl_context,

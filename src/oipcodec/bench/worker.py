@@ -26,10 +26,10 @@ import numpy as np
 
 from oipcodec import kernels
 from oipcodec.bench.connection import Connection
+from oipcodec.bench.encoding import PATHS, Encoding, EncodingPath
 from oipcodec.bench.load import Measurement, Schedule, measure_level, summarize, time_call
 from oipcodec.bench.paths import (
     NOT_SUPPORTED,
-    PATHS,
     OurClients,
     codec_only,
     codec_ops,
@@ -40,8 +40,8 @@ from oipcodec.bench.paths import (
     supported,
     v1_model_name,
 )
+from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import Payload
-from oipcodec.bench.peers import SERVER_PEERS
 from oipcodec.bench.serverstats import breakdown, reader
 from oipcodec.bench.workload import (
     Declared,
@@ -212,7 +212,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     "error": None,
                 }
                 reason = supported(implementation, path, workload.datatypes(), workload.echo)
-                if reason is None and path.shared_memory:
+                if reason is None and path.encoding is Encoding.SHARED_MEMORY:
                     reason = no_shm
                 if reason is not None:  # a record all the same: the table says why not
                     emit({"event": "result", "record": {**record, "unsupported": reason}})
@@ -244,7 +244,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                         codec["client"] = codec["client_encode"] + codec["client_decode"]
                     if "server_decode" in codec:
                         codec["server"] = codec["server_decode"] + codec["server_encode"]
-                    if path.shared_memory:  # what shm is measured against: one memcpy
+                    # What the shared-memory path is measured against: one memcpy.
+                    if path.encoding is Encoding.SHARED_MEMORY:
                         codec["memcpy"] = _memcpy_us(payload_bytes, budget)
                     record["codec_us"] = codec
                     record["request_bytes"] = ops.request_bytes
@@ -303,13 +304,14 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         release()
 
 
-def _stats_reader(ours: OurClients | None, path: Any, workload: Workload) -> Any:
+def _stats_reader(ours: OurClients | None, path: EncodingPath, workload: Workload) -> Any:
     """What reads the server's statistics of the model a path sends to (the v1 paths: the
     typed identity model), or None when the server offers none."""
     client = None if ours is None else (ours.http or ours.grpc)
     if client is None:
         return None
-    model = v1_model_name(workload.inputs[0]) if path.v1 and workload.echo else workload.model
+    v1_echo = path.encoding is Encoding.V1 and workload.echo
+    model = v1_model_name(workload.inputs[0]) if v1_echo else workload.model
     return reader(client, model)
 
 
@@ -405,7 +407,7 @@ def _memcpy_us(size: int, budget: float) -> float:
     return time_call(lambda: np.copyto(target, source), budget) * 1e6
 
 
-def _check(implementation: str, path: Any, workload: Workload, ours: Any, url: str | None,
+def _check(implementation: str, path: EncodingPath, workload: Workload, ours: Any, url: str | None,
            target: str | None, timeout: float,
            offered: list[str] | None = None) -> str | None:  # fmt: skip
     """Send the first request once: None when the answer holds the declared outputs (and,

@@ -9,11 +9,12 @@
 They work with any OIP server (Triton, KServe, MLServer, ``oipcodec serve``). Errors are
 :class:`ClientError` (:class:`ServerError`, :class:`RequestTimeoutError`,
 :class:`ServerConnectionError`), defined in :mod:`oipcodec.errors`; codec errors pass through.
-
-Invariant: a client imports the codecs, :mod:`oipcodec.errors`, :mod:`oipcodec.limits` and
-:mod:`oipcodec.proto`, never the server, compat or bench (it installs without the server
-extra); each transport is imported when its client is first made. docs/clients.md.
+The clients need the ``client`` extra only; the guide is docs/clients.md.
 """
+
+# Invariant: a client imports the codecs, oipcodec.errors, oipcodec.limits and oipcodec.proto,
+# never the server, compat or bench (it installs without the server extra); each transport is
+# imported when its client is first made.
 
 from __future__ import annotations
 

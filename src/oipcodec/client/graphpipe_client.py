@@ -35,12 +35,24 @@ __all__ = ["GraphPipeClient"]
 
 
 class GraphPipeClient:
-    """The GraphPipe endpoint at ``url``, over up to ``pool_size`` keep-alive connections.
+    """The GraphPipe endpoint at ``url``, over keep-alive connections. Thread-safe.
 
-    ``timeout`` bounds each call (connect, send, whole answer); ``limits`` bounds the answers
-    it reads; ``kernels`` picks the kernel implementation (the default is the facade's);
-    ``headers`` go with every request; ``ssl_context`` verifies an https server (default: the
-    system's trusted certificates). Thread-safe.
+    Parameters
+    ----------
+    url
+        The endpoint (``http://host:port/graphpipe/<model>`` on ``oipcodec serve``).
+    timeout
+        Bounds each call (connect, send, whole answer).
+    pool_size
+        The most connections kept alive.
+    limits
+        What the answers may hold.
+    kernels
+        The kernel implementation; the default is the facade's.
+    headers
+        Sent with every request.
+    ssl_context
+        Verifies an https server (default: the system's trusted certificates).
     """
 
     def __init__(
@@ -100,9 +112,20 @@ class GraphPipeClient:
         output_names: Sequence[str] | None = None,
         config: str | bytes | None = None,
     ) -> list[np.ndarray[Any, Any]]:
-        """The outputs for ``inputs`` (numpy arrays, in the order of ``input_names``, or of
-        the model's inputs when there are none); ``output_names`` selects outputs (default:
-        all); ``config`` is passed to the server as it is."""
+        """The outputs for ``inputs``.
+
+        Parameters
+        ----------
+        inputs
+            numpy arrays, in the order of ``input_names``, or of the model's inputs when there are
+            none.
+        input_names
+            The inputs' names.
+        output_names
+            Selects outputs (default: all).
+        config
+            Passed to the server as it is.
+        """
         body = b"".join(
             graphpipe.encode_request(
                 inputs, input_names, output_names, config, kernels=self.kernels

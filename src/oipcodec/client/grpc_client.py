@@ -40,7 +40,7 @@ from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.sharedmem import Resolver
 from oipcodec.types import InferRequest, InferResponse, Parameters
 
-__all__ = ["AsyncGrpcClient", "GrpcClient", "StreamResult"]
+__all__ = ["AsyncGrpcClient", "GrpcClient", "StreamResult", "channel_target"]
 
 SERVICE = "inference.GRPCInferenceService"
 
@@ -60,9 +60,17 @@ _CONNECT_FAILURES = (
 StreamResult = InferResponse | ServerError
 
 
-def _target(target: str) -> str:
+def channel_target(target: str) -> str:
+    """``host:port`` of a gRPC target given with or without a scheme.
+
+    Parameters
+    ----------
+    target
+        ``host:port``, or the same behind ``grpc://``, ``http://`` or ``dns:///`` in any case
+        (schemes are case-insensitive, RFC 3986 3.1); a trailing ``/`` is dropped.
+    """
     for scheme in ("grpc://", "http://", "dns:///"):
-        if target.startswith(scheme):
+        if target.lower().startswith(scheme):
             return target[len(scheme) :].rstrip("/")
     return target
 
@@ -145,8 +153,19 @@ def _read_varint(data: memoryview, pos: int) -> tuple[int, int]:
 def parse_stream_response(
     data: Any, target: str, limits: Limits, shared_memory: Resolver | None = None
 ) -> StreamResult:
-    """A ModelStreamInferResponse ``{string error_message = 1; ModelInferResponse
-    infer_response = 2}``: the decoded response, or a :class:`ServerError` for the message."""
+    """The response in a ModelStreamInferResponse, or a :class:`ServerError` for its message.
+
+    The message is ``{string error_message = 1; ModelInferResponse infer_response = 2}``.
+
+    Parameters
+    ----------
+    data
+        The serialized message.
+    target
+        The server, named in the error.
+    limits, shared_memory
+        As in :func:`oipcodec.pb.decode_response`.
+    """
     view = memoryview(data).cast("B")
     pos = 0
     error: str | None = None
@@ -294,7 +313,7 @@ def _statistics(message: Any) -> dict[str, Any]:
 class _Base:
     def __init__(self, target: str, raw: bool, timeout: float | None, limits: Limits,
                  headers: Mapping[str, str] | None = None) -> None:  # fmt: skip
-        self.target = _target(target)
+        self.target = channel_target(target)
         self.raw = raw
         self.timeout = timeout
         self.limits = limits
@@ -321,13 +340,24 @@ class _Base:
 class GrpcClient(SharedMemoryCalls, _Base):
     """A synchronous OIP gRPC client (one grpcio channel; thread-safe).
 
-    ``target``: ``host:port``. ``raw``: the default contents form of :meth:`infer`.
-    ``timeout``: seconds per call (the gRPC deadline), overridable per call; ``None`` waits
-    forever. ``options``: extra grpc channel options. ``limits``: an answer over
-    ``limits.max_body_bytes`` is refused by grpcio as it arrives (grpc's
-    ``max_receive_message_length``, unless ``options`` set it), with :class:`LimitError`;
-    requests may be of any size. ``headers``: metadata sent with every call (names lower
-    case). ``credentials``: ``grpc.ssl_channel_credentials(...)`` for a server over TLS.
+    Parameters
+    ----------
+    target
+        ``host:port``.
+    raw
+        The default contents form of :meth:`infer`: raw (True) or typed (False).
+    timeout
+        Seconds per call (the gRPC deadline), overridable per call; ``None`` waits forever.
+    options
+        Extra grpc channel options.
+    limits
+        An answer over ``limits.max_body_bytes`` is refused by grpcio as it arrives (grpc's
+        ``max_receive_message_length``, unless ``options`` set it), with :class:`LimitError`;
+        requests may be of any size.
+    headers
+        Metadata sent with every call (names lower case).
+    credentials
+        ``grpc.ssl_channel_credentials(...)`` for a server over TLS.
     """
 
     def __init__(
@@ -373,12 +403,37 @@ class GrpcClient(SharedMemoryCalls, _Base):
         model_version: str | None = None,
         timeout: float | None = None,
     ) -> InferResponse:
-        """Run ``model`` on ``inputs`` (a dict name -> ndarray, or a list of Tensor).
+        """Run ``model`` on ``inputs``.
 
-        ``raw``: raw contents (True) or typed contents (False); default the client's.
-        ``compression``: gRPC message compression, ``"gzip"`` or ``"deflate"``.
-        Raises :class:`ServerError` (``code`` is the gRPC status), RequestTimeoutError,
-        ServerConnectionError, and the codec's EncodeError/DecodeError.
+        Parameters
+        ----------
+        model
+            The model's name.
+        inputs
+            A dict name -> ndarray, or a list of :class:`~oipcodec.Tensor`.
+        outputs
+            Names (or :class:`~oipcodec.RequestedOutput`) to ask for; default all.
+        raw
+            Raw contents (True) or typed contents (False); default the client's.
+        compression
+            gRPC message compression, ``"gzip"`` or ``"deflate"``.
+        parameters
+            The request's parameters.
+        id
+            The request's id, echoed in the answer.
+        model_version
+            The model's version; default the server's choice.
+        timeout
+            Seconds, overriding the client's.
+
+        Raises
+        ------
+        ServerError
+            The server refused (``code`` is the gRPC status).
+        RequestTimeoutError, ServerConnectionError
+            No answer in time; no server.
+        EncodeError, DecodeError
+            The codec's, for the request or the answer.
         """
         request = build_request(model, inputs, outputs, parameters, id, model_version)
         return self.infer_request(request, raw, compression, timeout)
@@ -390,7 +445,15 @@ class GrpcClient(SharedMemoryCalls, _Base):
         compression: str | None = None,
         timeout: float | None = None,
     ) -> InferResponse:
-        """:meth:`infer` for a ready-made :class:`InferRequest` (``model_name`` required)."""
+        """:meth:`infer` for a ready-made :class:`~oipcodec.InferRequest`.
+
+        Parameters
+        ----------
+        request
+            The request (``model_name`` required).
+        raw, compression, timeout
+            As in :meth:`infer`.
+        """
         data = self._encode(request, raw)
         reply = self._call(
             self._stubs.infer, data, "ModelInfer", timeout, _compression(compression)
@@ -403,10 +466,20 @@ class GrpcClient(SharedMemoryCalls, _Base):
         raw: bool | None = None,
         timeout: float | None = None,
     ) -> Iterator[StreamResult]:
-        """ModelStreamInfer: send ``requests`` (InferRequest objects with their model_name; see
-        :func:`oipcodec.client.build_request`) on one stream, yield an answer per request in
-        order: an :class:`InferResponse`, or a :class:`ServerError` (not raised: the stream
-        goes on). ``timeout`` bounds the whole stream. A broken stream raises."""
+        """ModelStreamInfer: answers to ``requests`` sent on one stream, one per request, in order.
+
+        Each answer is an :class:`~oipcodec.InferResponse`, or a :class:`ServerError` (not raised:
+        the stream goes on). A broken stream raises.
+
+        Parameters
+        ----------
+        requests
+            InferRequest objects with their model_name (see :func:`oipcodec.client.build_request`).
+        raw
+            As in :meth:`infer`.
+        timeout
+            Bounds the whole stream.
+        """
         messages = (self._encode(request, raw) for request in requests)
         try:
             for reply in self._stubs.stream(
@@ -426,7 +499,15 @@ class GrpcClient(SharedMemoryCalls, _Base):
 
     def model_ready(self, model: str, version: str | None = None,
                     timeout: float | None = None) -> bool:  # fmt: skip
-        """Whether the model (version) is ready; an unknown model is not ready."""
+        """Whether the model (version) is ready; an unknown model is not ready.
+
+        Parameters
+        ----------
+        model, version
+            The model's name and version (default: the server's choice).
+        timeout
+            Seconds, overriding the client's.
+        """
         request = self._stubs.pb2.ModelReadyRequest(name=model, version=version or "")
         try:
             return bool(self._call(self._stubs.model_ready, request, "ModelReady", timeout).ready)
@@ -454,9 +535,19 @@ class GrpcClient(SharedMemoryCalls, _Base):
 
     def model_statistics(self, model: str = "", version: str | None = None,
                          timeout: float | None = None) -> dict[str, Any]:  # fmt: skip
-        """The statistics extension's ModelStatistics (every model when ``model`` is empty),
-        as ``GET /v2/models/<model>/stats`` answers it: ``{"model_stats": [...]}`` with the
-        counts and nanoseconds as integers."""
+        """The statistics extension's ModelStatistics, as ``GET /v2/models/<model>/stats`` has it.
+
+        ``{"model_stats": [...]}`` with the counts and nanoseconds as integers.
+
+        Parameters
+        ----------
+        model
+            The model; every model when empty.
+        version
+            The model's version.
+        timeout
+            Seconds, overriding the client's.
+        """
         request = self._stubs.pb2.ModelStatisticsRequest(name=model, version=version or "")
         return _statistics(self._call(self._stubs.statistics, request, "ModelStatistics", timeout))
 
@@ -490,6 +581,11 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
 
     The channel is opened on first use, in the running event loop (grpc.aio channels belong to
     one loop); ``await client.close()`` or ``async with`` closes it.
+
+    Parameters
+    ----------
+    target, raw, timeout, options, limits, headers, credentials
+        As in :class:`GrpcClient`.
     """
 
     def __init__(
@@ -546,7 +642,13 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
         model_version: str | None = None,
         timeout: float | None = None,
     ) -> InferResponse:
-        """As :meth:`GrpcClient.infer`."""
+        """As :meth:`GrpcClient.infer`.
+
+        Parameters
+        ----------
+        model, inputs, outputs, raw, compression, parameters, id, model_version, timeout
+            As in :meth:`GrpcClient.infer`.
+        """
         request = build_request(model, inputs, outputs, parameters, id, model_version)
         return await self.infer_request(request, raw, compression, timeout)
 
@@ -569,7 +671,15 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
         raw: bool | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[StreamResult]:
-        """As :meth:`GrpcClient.stream_infer`; ``requests`` may be an async iterable."""
+        """As :meth:`GrpcClient.stream_infer`.
+
+        Parameters
+        ----------
+        requests
+            InferRequest objects, or an async iterable of them.
+        raw, timeout
+            As in :meth:`GrpcClient.stream_infer`.
+        """
 
         async def messages() -> AsyncIterator[bytes]:
             if isinstance(requests, AsyncIterable):

@@ -4,13 +4,14 @@
 Both keep connections alive and build and read bodies with :mod:`oipcodec.rest`: inputs as
 JSON (``binary=False``) or with the binary tensor data extension (``binary=True``, the
 default), optionally gzip- or deflate-compressed (``compression=``). Binary outputs come back
-as read-only numpy views of the response body.
-
-Decision: the synchronous client runs on :mod:`oipcodec.client._pool` and the asyncio one on
-aiohttp, the cheapest transports per request measured (docs/measurements.md#http-clients).
-Nothing decompresses for us (aiohttp has ``auto_decompress=False``):
-:func:`oipcodec.rest.decode_response` inflates with its size cap.
+as read-only numpy views of the response body; a compressed answer is inflated within
+:class:`~oipcodec.Limits`' size cap.
 """
+
+# Decision: the synchronous client runs on oipcodec.client._pool and the asyncio one on aiohttp,
+# the cheapest transports per request measured (docs/measurements.md#http-clients). Nothing
+# decompresses for us (aiohttp has auto_decompress=False): rest.decode_response inflates with
+# its size cap.
 
 from __future__ import annotations
 
@@ -160,20 +161,32 @@ class _Common:
 class HttpClient(SharedMemoryCalls, _Common):
     """A synchronous OIP REST client over a pool of keep-alive HTTP/1.1 connections.
 
-    ``url``: ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port``
-    means http); https verifies the server against ``ssl_context``, by default the system's
-    trusted certificates (``ssl.create_default_context()``).
-    ``timeout``: seconds, overridable per call, that bound the whole call: the wait for a
-    free connection, the connect, the sends and the whole answer (head and body), so a server
-    that trickles its answer is cut off at it with :class:`~oipcodec.RequestTimeoutError`;
-    ``None`` waits forever. A request that fails on a reused keep-alive connection before any
-    byte of its answer arrived (the server had closed it) is sent once more on a new one;
-    a connection whose answer is followed by bytes nobody asked for is closed, not reused.
-    ``pool_size``: connections kept alive, the most that run at once (more threads than that
-    wait for a free one). ``headers`` go with every request. ``limits`` bound what an answer
-    may hold: an answer body over ``limits.max_body_bytes`` is refused with
-    :class:`~oipcodec.errors.LimitError` before it is read.
-    Thread-safe: share one client between threads. Close it (or use ``with``) when done.
+    A request that fails on a reused keep-alive connection before any byte of its answer
+    arrived (the server had closed it) is sent once more on a new one; a connection whose
+    answer is followed by bytes nobody asked for is closed, not reused. Thread-safe: share one
+    client between threads. Close it (or use ``with``) when done.
+
+    Parameters
+    ----------
+    url
+        ``http://host:port`` or ``https://`` (a path prefix is kept; bare ``host:port`` means
+        http).
+    timeout
+        Seconds, overridable per call, that bound the whole call: the wait for a free
+        connection, the connect, the sends and the whole answer (head and body), so a server
+        that trickles its answer is cut off at it with :class:`~oipcodec.RequestTimeoutError`;
+        ``None`` waits forever.
+    pool_size
+        Connections kept alive, the most that run at once (more threads than that wait for a
+        free one).
+    headers
+        Sent with every request.
+    limits
+        What an answer may hold: an answer body over ``limits.max_body_bytes`` is refused with
+        :class:`~oipcodec.errors.LimitError` before it is read.
+    ssl_context
+        What https verifies the server against; by default the system's trusted certificates
+        (``ssl.create_default_context()``).
     """
 
     def __init__(
@@ -238,15 +251,40 @@ class HttpClient(SharedMemoryCalls, _Common):
         *,
         nested: bool = False,
     ) -> InferResponse:
-        """Run ``model`` on ``inputs`` (a dict name -> ndarray, or a list of Tensor).
+        """Run ``model`` on ``inputs``.
 
-        ``outputs``: names (or RequestedOutput) to ask for, default all. ``binary``: send the
-        inputs and ask for the outputs with the binary tensor data extension (else JSON,
-        ``nested`` by shape or flat). ``compression``: ``"gzip"`` or ``"deflate"`` for the
-        request body and the answer. ``timeout``: seconds, overriding the client's (``None``:
-        the client's).
-        Raises :class:`ServerError` when the server refuses, :class:`RequestTimeoutError`,
-        :class:`ServerConnectionError`, and the codec's EncodeError/DecodeError.
+        Parameters
+        ----------
+        model
+            The model's name.
+        inputs
+            A dict name -> ndarray, or a list of :class:`~oipcodec.Tensor`.
+        outputs
+            Names (or :class:`~oipcodec.RequestedOutput`) to ask for; default all.
+        binary
+            Send the inputs and ask for the outputs with the binary tensor data extension (else
+            JSON).
+        compression
+            ``"gzip"`` or ``"deflate"`` for the request body and the answer.
+        parameters
+            The request's parameters.
+        id
+            The request's id, echoed in the answer.
+        model_version
+            The model's version; default the server's choice.
+        timeout
+            Seconds, overriding the client's (``None``: the client's).
+        nested
+            JSON data nested by shape (else flat).
+
+        Raises
+        ------
+        ServerError
+            The server refused (its status, code and message).
+        RequestTimeoutError, ServerConnectionError
+            No answer in time; no server.
+        EncodeError, DecodeError
+            The codec's, for the request or the answer.
         """
         request = build_request(model, inputs, outputs, parameters, id, model_version)
         return self.infer_request(request, binary, compression, timeout, nested=nested)
@@ -260,8 +298,15 @@ class HttpClient(SharedMemoryCalls, _Common):
         *,
         nested: bool = False,
     ) -> InferResponse:
-        """:meth:`infer` for a ready-made :class:`InferRequest` (its ``model_name`` is the
-        model)."""
+        """:meth:`infer` for a ready-made :class:`~oipcodec.InferRequest`.
+
+        Parameters
+        ----------
+        request
+            The request; its ``model_name`` is the model.
+        binary, compression, timeout, nested
+            As in :meth:`infer`.
+        """
         if not request.model_name:
             raise ValueError("the request has no model_name")
         body, headers = _infer_body(request, binary, nested, compression)
@@ -272,28 +317,64 @@ class HttpClient(SharedMemoryCalls, _Common):
     # ------------------------------------------------------------------ health and metadata
 
     def live(self, timeout: float | None = None) -> bool:
-        """Whether the server is live (200 on ``v2/health/live``)."""
+        """Whether the server is live (200 on ``v2/health/live``).
+
+        Parameters
+        ----------
+        timeout
+            Seconds, overriding the client's.
+        """
         return self._get("/v2/health/live", timeout)[0] == 200
 
     def ready(self, timeout: float | None = None) -> bool:
-        """Whether the server is ready (200 on ``v2/health/ready``)."""
+        """Whether the server is ready (200 on ``v2/health/ready``).
+
+        Parameters
+        ----------
+        timeout
+            Seconds, overriding the client's.
+        """
         return self._get("/v2/health/ready", timeout)[0] == 200
 
     def model_ready(
         self, model: str, version: str | None = None, timeout: float | None = None
     ) -> bool:
-        """Whether the model (version) is ready; an unknown model is not ready."""
+        """Whether the model (version) is ready; an unknown model is not ready.
+
+        Parameters
+        ----------
+        model, version
+            The model's name and version (default: the server's choice).
+        timeout
+            Seconds, overriding the client's.
+        """
         return self._get(_model_path(model, version, "/ready"), timeout)[0] == 200
 
     def server_metadata(self, timeout: float | None = None) -> dict[str, Any]:
-        """``{name, version, extensions}``."""
+        """The server's metadata: ``{name, version, extensions}``.
+
+        Parameters
+        ----------
+        timeout
+            Seconds, overriding the client's.
+        """
         status, body, headers = self._get("/v2", timeout)
         return _document(status, body, self._where("/v2"), headers.get("Content-Encoding"))
 
     def model_metadata(
         self, model: str, version: str | None = None, timeout: float | None = None
     ) -> dict[str, Any]:
-        """``{name, versions, platform, inputs: [{name, datatype, shape}], outputs}``."""
+        """The model's metadata: ``{name, versions, platform, inputs, outputs}``.
+
+        ``inputs`` and ``outputs`` are lists of ``{name, datatype, shape}``.
+
+        Parameters
+        ----------
+        model, version
+            The model's name and version (default: the server's choice).
+        timeout
+            Seconds, overriding the client's.
+        """
         path = _model_path(model, version)
         status, body, headers = self._get(path, timeout)
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
@@ -301,26 +382,61 @@ class HttpClient(SharedMemoryCalls, _Common):
     def repository_index(
         self, ready: bool = False, timeout: float | None = None
     ) -> list[dict[str, Any]]:
-        """``[{name, version, state, reason}]``; ``ready=True`` lists ready models only."""
+        """The repository's models: ``[{name, version, state, reason}]``.
+
+        Parameters
+        ----------
+        ready
+            List ready models only.
+        timeout
+            Seconds, overriding the client's.
+        """
         document = {"ready": True} if ready else {}
         return self._post_json("/v2/repository/index", document, timeout)
 
     def model_statistics(
         self, model: str = "", version: str | None = None, timeout: float | None = None
     ) -> dict[str, Any]:
-        """The statistics extension: ``{"model_stats": [...]}`` of ``model`` (every model when
-        empty), Triton's cumulative counts and nanoseconds."""
+        """The statistics extension's ``{"model_stats": [...]}``.
+
+        Triton's cumulative counts and nanoseconds.
+
+        Parameters
+        ----------
+        model
+            The model; every model when empty.
+        version
+            The model's version.
+        timeout
+            Seconds, overriding the client's.
+        """
         path = _model_path(model, version, "/stats") if model else "/v2/models/stats"
         status, body, headers = self._get(path, timeout)
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
 
     def load_model(self, model: str, timeout: float | None = None) -> None:
-        """Ask the server to load ``model`` (repository extension)."""
+        """Ask the server to load ``model`` (repository extension).
+
+        Parameters
+        ----------
+        model
+            The model's name.
+        timeout
+            Seconds, overriding the client's.
+        """
         self._post_json(f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/load", {},
                         timeout)  # fmt: skip
 
     def unload_model(self, model: str, timeout: float | None = None) -> None:
-        """Ask the server to unload ``model`` (repository extension)."""
+        """Ask the server to unload ``model`` (repository extension).
+
+        Parameters
+        ----------
+        model
+            The model's name.
+        timeout
+            Seconds, overriding the client's.
+        """
         self._post_json(f"/v2/repository/models/{urllib.parse.quote(model, safe='')}/unload",
                         {}, timeout)  # fmt: skip
 
@@ -353,11 +469,20 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
     """The asyncio twin of :class:`HttpClient` (aiohttp); the same methods, as coroutines.
 
     The session is opened on first use, in the running event loop; ``await client.close()``
-    (or ``async with``) closes it. ``pool_size`` bounds the connections open at once. An
-    answer body over ``limits.max_body_bytes`` is refused with :class:`~oipcodec.errors.LimitError`
-    (chunked answers too, as the chunks arrive). ``timeout`` bounds the whole call (aiohttp's
-    ``total``). aiohttp reads the framing (llhttp): a chunk size that is not hex digits is
-    refused, a :class:`~oipcodec.client.ServerConnectionError`.
+    (or ``async with``) closes it. aiohttp reads the framing (llhttp): a chunk size that is not
+    hex digits is refused, a :class:`~oipcodec.client.ServerConnectionError`.
+
+    Parameters
+    ----------
+    url, headers
+        As in :class:`HttpClient`.
+    timeout
+        Bounds the whole call (aiohttp's ``total``), overridable per call.
+    pool_size
+        Bounds the connections open at once.
+    limits
+        An answer body over ``limits.max_body_bytes`` is refused with
+        :class:`~oipcodec.errors.LimitError` (chunked answers too, as the chunks arrive).
     """
 
     def __init__(
@@ -451,7 +576,13 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
         *,
         nested: bool = False,
     ) -> InferResponse:
-        """As :meth:`HttpClient.infer`."""
+        """As :meth:`HttpClient.infer`.
+
+        Parameters
+        ----------
+        model, inputs, outputs, binary, compression, parameters, id, model_version, timeout, nested
+            As in :meth:`HttpClient.infer`.
+        """
         request = build_request(model, inputs, outputs, parameters, id, model_version)
         return await self.infer_request(request, binary, compression, timeout, nested=nested)
 
@@ -464,7 +595,13 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
         *,
         nested: bool = False,
     ) -> InferResponse:
-        """As :meth:`HttpClient.infer_request`."""
+        """As :meth:`HttpClient.infer_request`.
+
+        Parameters
+        ----------
+        request, binary, compression, timeout, nested
+            As in :meth:`HttpClient.infer_request`.
+        """
         if not request.model_name:
             raise ValueError("the request has no model_name")
         body, headers = _infer_body(request, binary, nested, compression)

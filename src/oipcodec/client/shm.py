@@ -5,13 +5,16 @@ clients' shared-memory calls.
 library (``shm_open``; no libcshm, no resource tracker), writes arrays into it
 (:meth:`~SharedMemoryRegion.input`) and reads them back (:meth:`~SharedMemoryRegion.array`).
 :class:`SharedMemoryCalls` (and its asyncio twin) are the register / unregister / status
-methods of every client, one implementation over each transport's ``_shm_request``.
+methods of every client, the same over HTTP and gRPC.
 
-Invariants: a region registered through a client is opened by that client too, so an output
-the server wrote there comes back as an array read from the region; nothing is mapped (bytes
-move with ``pwritev``/``preadv``), so an object the server shrank or a full /dev/shm is an
-error here, never a SIGBUS. docs/shared-memory.md has a worked example.
+An output the server wrote into a region registered through a client comes back as an array
+read from that region. Nothing is mapped (bytes move with ``pwritev``/``preadv``), so an object
+the server shrank or a full /dev/shm is an error, never a SIGBUS. docs/shared-memory.md has a
+worked example.
 """
+
+# Invariant: a region registered through a client is opened by that client too, so an output
+# the server wrote there comes back as an array read from the region.
 
 from __future__ import annotations
 
@@ -32,11 +35,21 @@ __all__ = ["AsyncSharedMemoryCalls", "RegionTable", "SharedMemoryCalls", "Shared
 
 
 class SharedMemoryRegion:
-    """``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``, known to
-    servers as ``name`` once registered.
+    """``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``.
 
     Make one with :meth:`create` (a new object, removed again by :meth:`close`) or
     :meth:`attach` (an existing one, e.g. made by tritonclient.utils.shared_memory).
+
+    Parameters
+    ----------
+    name
+        The region's name on servers, once registered.
+    key
+        The POSIX shared-memory object (``/name``).
+    byte_size, offset
+        The bytes of the object the region covers.
+    owner
+        This region made the object, and :meth:`close` removes it.
     """
 
     def __init__(
@@ -73,21 +86,59 @@ class SharedMemoryRegion:
 
     @classmethod
     def create(cls, name: str, byte_size: int, key: str | None = None) -> SharedMemoryRegion:
-        """A new object of ``byte_size`` bytes (key: ``/oipcodec-<random>`` by default)."""
+        """A new object of ``byte_size`` bytes.
+
+        Parameters
+        ----------
+        name
+            The region's name on servers.
+        byte_size
+            The object's size.
+        key
+            The object's key; ``/oipcodec-<random>`` by default.
+        """
         key = key or f"/oipcodec-{os.getpid()}-{secrets.token_hex(6)}"
         return cls(name, key, byte_size, owner=True)
 
     @classmethod
     def attach(cls, name: str, key: str, byte_size: int, offset: int = 0) -> SharedMemoryRegion:
-        """The existing object ``key`` (left in place by :meth:`close`); ``OSError``
-        (``FileNotFoundError``...) when it cannot be opened."""
+        """The existing object ``key`` (left in place by :meth:`close`).
+
+        Parameters
+        ----------
+        name
+            The region's name on servers.
+        key
+            The object's key.
+        byte_size, offset
+            The bytes of the object the region covers.
+
+        Raises
+        ------
+        OSError
+            (``FileNotFoundError``...) when it cannot be opened.
+        """
         return cls(name, key, byte_size, offset)
 
     # ------------------------------------------------------------------ tensors
 
     def put(self, array: Any, datatype: str | None = None, offset: int = 0) -> Location:
-        """Write ``array``'s raw bytes (BYTES: length-prefixed) at ``offset``; returns where
-        they are. ``OSError`` when the object cannot take them (its file system is full)."""
+        """Write ``array``'s raw bytes at ``offset``; returns where they are.
+
+        Parameters
+        ----------
+        array
+            The elements (BYTES: written length-prefixed).
+        datatype
+            The OIP datatype to write them as; default the array's.
+        offset
+            Where in the region.
+
+        Raises
+        ------
+        OSError
+            The object cannot take them (its file system is full).
+        """
         data = np.asarray(array)
         datatype = datatype or datatypes.datatype_of(data)
         raw = memoryview(array_to_raw(data, datatype)).cast("B")
@@ -98,16 +149,38 @@ class SharedMemoryRegion:
         return Location(self.name, len(raw), offset)
 
     def input(self, name: str, array: Any, offset: int = 0, datatype: str | None = None) -> Tensor:
-        """An input tensor ``name`` holding ``array``, written into this region at
-        ``offset``: its parameters name the region, and no data travels with the request."""
+        """An input tensor ``name`` holding ``array``, written into this region.
+
+        Its parameters name the region, and no data travels with the request.
+
+        Parameters
+        ----------
+        name
+            The input's name.
+        array
+            The elements.
+        offset
+            Where in the region.
+        datatype
+            The OIP datatype; default the array's.
+        """
         data = np.asarray(array)
         datatype = datatype or datatypes.datatype_of(data)
         where = self.put(data, datatype, offset)
         return Tensor(name, datatype, data.shape, data, parameters_for(where))
 
     def output(self, name: str, byte_size: int | None = None, offset: int = 0) -> RequestedOutput:
-        """A requested output the server writes into this region at ``offset`` (at most
-        ``byte_size`` bytes, default: the rest of the region)."""
+        """A requested output the server writes into this region.
+
+        Parameters
+        ----------
+        name
+            The output's name.
+        byte_size
+            At most this many bytes; default the rest of the region.
+        offset
+            Where in the region.
+        """
         size = self.byte_size - offset if byte_size is None else byte_size
         self._check(offset, size, "use")
         return RequestedOutput(name, parameters_for(Location(self.name, size, offset)))
@@ -115,9 +188,18 @@ class SharedMemoryRegion:
     def array(
         self, datatype: str, shape: Any, offset: int = 0, byte_size: int | None = None
     ) -> np.ndarray[Any, Any]:
-        """The array of ``datatype`` and ``shape`` at ``offset``, read from the region (a
-        read-only copy). BYTES need ``byte_size`` (the framed size: an output's
-        ``shared_memory_byte_size`` in the answer) and are decoded from their framing."""
+        """The array of ``datatype`` and ``shape`` at ``offset``: a read-only copy from the region.
+
+        Parameters
+        ----------
+        datatype, shape
+            The tensor's.
+        offset
+            Where in the region.
+        byte_size
+            Needed for BYTES (decoded from their framing): the framed size, an output's
+            ``shared_memory_byte_size`` in the answer.
+        """
         row = datatypes.get(datatype)
         if byte_size is None:
             if row.is_bytes:
@@ -127,8 +209,20 @@ class SharedMemoryRegion:
         return raw_to_array(view, datatype, shape)
 
     def view(self, where: Location, writable: bool = False) -> memoryview:
-        """A copy of the bytes at ``where`` (its offset and size; read-only unless
-        ``writable``). ``ValueError`` when the object was shrunk below them."""
+        """A copy of the bytes at ``where``.
+
+        Parameters
+        ----------
+        where
+            Their offset and size.
+        writable
+            Read-only unless true.
+
+        Raises
+        ------
+        ValueError
+            The object was shrunk below them.
+        """
         fd = self._check(where.offset, where.byte_size, "read")
         buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
         done = 0
@@ -191,12 +285,26 @@ class RegionTable:
         self._opened: dict[str, SharedMemoryRegion] = {}
 
     def add(self, name: str, region: SharedMemoryRegion | tuple[str, int, int]) -> None:
-        """Remember ``region`` (or its ``(key, byte_size, offset)``) under ``name``."""
+        """Remember a region under ``name``.
+
+        Parameters
+        ----------
+        name
+            The region's name.
+        region
+            A :class:`SharedMemoryRegion`, or its ``(key, byte_size, offset)``.
+        """
         self.remove(name)
         self._known[name] = region
 
     def remove(self, name: str = "") -> None:
-        """Forget ``name`` (every region when empty); regions this table opened are closed."""
+        """Forget ``name``; regions this table opened are closed.
+
+        Parameters
+        ----------
+        name
+            The region; every region when empty.
+        """
         for each in list(self._known) if not name else [name]:
             self._known.pop(each, None)
             opened = self._opened.pop(each, None)
@@ -229,12 +337,13 @@ Action = Literal["register", "unregister", "status"]
 class SharedMemoryCalls:
     """The system shared-memory methods of a client, one implementation for every transport.
 
-    A client provides ``regions`` (a :class:`RegionTable`) and ``_shm_request(action, name,
-    fields, timeout)``, which sends one call over its protocol and returns the status list
-    (``[]`` for register and unregister); these methods keep ``regions`` in step with the
+    These methods keep the client's ``regions`` (a :class:`RegionTable`) in step with the
     server, so that outputs in a registered region come back read from it.
     """
 
+    # A client provides ``regions`` and ``_shm_request``, which sends one call over its protocol
+    # and returns the status list ([] for register and unregister; async in
+    # AsyncSharedMemoryCalls' clients).
     regions: RegionTable
 
     def _shm_request(
@@ -245,33 +354,70 @@ class SharedMemoryCalls:
     def register_system_shared_memory(
         self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
     ) -> None:
-        """Register ``byte_size`` bytes at ``offset`` of the POSIX shared-memory object ``key``
-        as region ``name`` (the server must run with its shared-memory extension on)."""
+        """Register bytes of a POSIX shared-memory object as a region.
+
+        The server must run with its shared-memory extension on.
+
+        Parameters
+        ----------
+        name
+            The region's name.
+        key
+            The object's key.
+        byte_size, offset
+            The bytes of the object the region covers.
+        timeout
+            Seconds, overriding the client's.
+        """
         fields = {"key": key, "offset": offset, "byte_size": byte_size}
         self._shm_request("register", name, fields, timeout)
         self.regions.add(name, (key, byte_size, offset))
 
     def register_region(self, region: SharedMemoryRegion, timeout: float | None = None) -> None:
-        """Register ``region`` under its name."""
+        """Register ``region`` under its name.
+
+        Parameters
+        ----------
+        region
+            A :class:`SharedMemoryRegion`.
+        timeout
+            Seconds, overriding the client's.
+        """
         self.register_system_shared_memory(
             region.name, region.key, region.byte_size, region.offset, timeout
         )
         self.regions.add(region.name, region)
 
     def unregister_system_shared_memory(self, name: str = "", timeout: float | None = None) -> None:
-        """Unregister region ``name``, or every region when empty."""
+        """Unregister a region.
+
+        Parameters
+        ----------
+        name
+            The region; every region when empty.
+        timeout
+            Seconds, overriding the client's.
+        """
         self._shm_request("unregister", name, {}, timeout)
         self.regions.remove(name)
 
     def system_shared_memory_status(
         self, name: str = "", timeout: float | None = None
     ) -> list[dict[str, Any]]:
-        """``[{name, key, offset, byte_size}]`` of region ``name``, or of every region."""
+        """``[{name, key, offset, byte_size}]`` of a region, or of every region.
+
+        Parameters
+        ----------
+        name
+            The region; every region when empty.
+        timeout
+            Seconds, overriding the client's.
+        """
         return self._shm_request("status", name, {}, timeout)
 
 
 class AsyncSharedMemoryCalls:
-    """:class:`SharedMemoryCalls` for an asyncio client (an ``async`` ``_shm_request``)."""
+    """:class:`SharedMemoryCalls` for an asyncio client; the same methods, as coroutines."""
 
     regions: RegionTable
 
@@ -283,7 +429,13 @@ class AsyncSharedMemoryCalls:
     async def register_system_shared_memory(
         self, name: str, key: str, byte_size: int, offset: int = 0, timeout: float | None = None
     ) -> None:
-        """As :meth:`SharedMemoryCalls.register_system_shared_memory`."""
+        """As :meth:`SharedMemoryCalls.register_system_shared_memory`.
+
+        Parameters
+        ----------
+        name, key, byte_size, offset, timeout
+            As there.
+        """
         fields = {"key": key, "offset": offset, "byte_size": byte_size}
         await self._shm_request("register", name, fields, timeout)
         self.regions.add(name, (key, byte_size, offset))
@@ -291,7 +443,13 @@ class AsyncSharedMemoryCalls:
     async def register_region(
         self, region: SharedMemoryRegion, timeout: float | None = None
     ) -> None:
-        """As :meth:`SharedMemoryCalls.register_region`."""
+        """As :meth:`SharedMemoryCalls.register_region`.
+
+        Parameters
+        ----------
+        region, timeout
+            As there.
+        """
         await self.register_system_shared_memory(
             region.name, region.key, region.byte_size, region.offset, timeout
         )
@@ -300,12 +458,24 @@ class AsyncSharedMemoryCalls:
     async def unregister_system_shared_memory(
         self, name: str = "", timeout: float | None = None
     ) -> None:
-        """As :meth:`SharedMemoryCalls.unregister_system_shared_memory`."""
+        """As :meth:`SharedMemoryCalls.unregister_system_shared_memory`.
+
+        Parameters
+        ----------
+        name, timeout
+            As there.
+        """
         await self._shm_request("unregister", name, {}, timeout)
         self.regions.remove(name)
 
     async def system_shared_memory_status(
         self, name: str = "", timeout: float | None = None
     ) -> list[dict[str, Any]]:
-        """As :meth:`SharedMemoryCalls.system_shared_memory_status`."""
+        """As :meth:`SharedMemoryCalls.system_shared_memory_status`.
+
+        Parameters
+        ----------
+        name, timeout
+            As there.
+        """
         return await self._shm_request("status", name, {}, timeout)

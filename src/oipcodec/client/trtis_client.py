@@ -12,7 +12,7 @@ not define); no answer in time :class:`~oipcodec.errors.RequestTimeoutError`; no
 or ``NV-InferResponse`` missing or not parsing) :class:`~oipcodec.errors.DecodeError`, as the
 OIP clients answer a body that does not parse.
 
-Invariant: a v1 answer names no datatype, so a client reads each model's configuration (its
+A v1 answer names no datatype, so a client reads each model's configuration (its
 ``ServerStatus``) once and keeps it. docs/v1.md has a worked example.
 """
 
@@ -41,8 +41,17 @@ Outputs = Mapping[str, int | None] | Sequence[str] | None
 
 @dataclass
 class V1Result:
-    """A v1 answer: the ``InferResponseHeader``, the RAW outputs as arrays, and the CLASS
-    outputs as one list of ``(index, value, label)`` per batch row."""
+    """A v1 answer.
+
+    Parameters
+    ----------
+    header
+        The ``InferResponseHeader``.
+    outputs
+        The RAW outputs as arrays, by name.
+    classes
+        The CLASS outputs, by name: one list of ``(index, value, label)`` per batch row.
+    """
 
     header: Any
     outputs: dict[str, np.ndarray[Any, Any]] = field(default_factory=dict)
@@ -55,7 +64,20 @@ def build_header(
     batch_size: int | None,
     request_id: int = 0,
 ) -> tuple[Any, list[bytes | memoryview]]:
-    """The ``InferRequestHeader`` and each input's raw bytes (BYTES arrays framed)."""
+    """The ``InferRequestHeader`` and each input's raw bytes (BYTES arrays framed).
+
+    Parameters
+    ----------
+    inputs
+        Input name -> array.
+    outputs
+        As in :meth:`V1HttpClient.infer`.
+    batch_size
+        The first dimension of every input is the batch; without it inputs go with their whole
+        shape and ``batch_size: 1``.
+    request_id
+        The header's ``id``.
+    """
     header = pb.InferRequestHeader(batch_size=batch_size or 1, id=request_id)
     raws: list[bytes | memoryview] = []
     for name, value in inputs.items():
@@ -87,8 +109,21 @@ def read_outputs(
     batched: bool,
     limits: Limits = DEFAULT_LIMITS,
 ) -> V1Result:
-    """The arrays of a v1 answer: ``raws`` are the RAW outputs' bytes in header order,
-    ``config`` the model's ``ModelConfig`` (for the datatypes)."""
+    """The arrays of a v1 answer.
+
+    Parameters
+    ----------
+    header
+        The ``InferResponseHeader``.
+    raws
+        The RAW outputs' bytes in header order.
+    config
+        The model's ``ModelConfig`` (for the datatypes).
+    batched
+        Whether the model batches (its outputs' dims leave the batch out).
+    limits
+        What the outputs may hold.
+    """
     types = {o.name: o.data_type for o in config.output}
     result = V1Result(header)
     index = 0
@@ -178,9 +213,15 @@ class _Configs:
 
 
 class V1HttpClient:
-    """The v1 API over HTTP (``/api/...``), on :class:`~oipcodec.client.HttpClient`'s
-    connection pool (``headers`` and ``ssl_context`` as it takes them). Thread-safe; close it
-    (or use ``with``)."""
+    """The v1 API over HTTP (``/api/...``), on :class:`~oipcodec.client.HttpClient`'s pool.
+
+    Thread-safe; close it (or use ``with``).
+
+    Parameters
+    ----------
+    url, timeout, pool_size, limits, headers, ssl_context
+        As :class:`~oipcodec.client.HttpClient` takes them.
+    """
 
     def __init__(
         self,
@@ -232,7 +273,13 @@ class V1HttpClient:
         return True
 
     def status(self, model: str = "") -> Any:
-        """The ``ServerStatus`` (every model, or ``model``)."""
+        """The ``ServerStatus``.
+
+        Parameters
+        ----------
+        model
+            Of this model; every model when empty.
+        """
         path = f"/api/status/{model}" if model else "/api/status"
         data, _ = self._call("GET", path + "?format=binary")
         try:
@@ -257,8 +304,23 @@ class V1HttpClient:
         batch_size: int | None = None,
         version: int = -1,
     ) -> V1Result:
-        """Run ``model`` on ``inputs``; ``outputs``: names (RAW), or names to ``None`` (RAW)
-        or a class count (CLASS); none: every output, RAW."""
+        """Run ``model`` on ``inputs``.
+
+        Parameters
+        ----------
+        model
+            The model's name.
+        inputs
+            Input name -> array.
+        outputs
+            Names (RAW), or names to ``None`` (RAW) or a class count (CLASS); none: every output,
+            RAW.
+        batch_size
+            The first dimension of every input is the batch; without it inputs go with their whole
+            shape and ``batch_size: 1``.
+        version
+            The model's version; default the server's choice.
+        """
         config = self._configs.get(model, version, lambda: self.status(model))
         header, raws = build_header(inputs, outputs, batch_size)
         path = f"/api/infer/{model}" + (f"/{version}" if version > 0 else "")
@@ -285,9 +347,19 @@ class V1HttpClient:
 
 
 class V1GrpcClient:
-    """The v1 API over gRPC (``nvidia.inferenceserver.GRPCService``); ``headers`` (metadata,
-    names lower case) and ``credentials`` as :class:`~oipcodec.client.GrpcClient` takes them.
-    Thread-safe; close it (or use ``with``)."""
+    """The v1 API over gRPC (``nvidia.inferenceserver.GRPCService``).
+
+    Thread-safe; close it (or use ``with``).
+
+    Parameters
+    ----------
+    target, timeout, limits
+        As :class:`~oipcodec.client.GrpcClient` takes them.
+    headers
+        Metadata, names lower case.
+    credentials
+        ``grpc.ssl_channel_credentials(...)`` for a server over TLS.
+    """
 
     def __init__(
         self,
@@ -347,7 +419,13 @@ class V1GrpcClient:
         batch_size: int | None = None,
         version: int = -1,
     ) -> V1Result:
-        """As :meth:`V1HttpClient.infer`."""
+        """As :meth:`V1HttpClient.infer`.
+
+        Parameters
+        ----------
+        model, inputs, outputs, batch_size, version
+            As there.
+        """
         config = self._configs.get(model, version, lambda: self.status(model))
         header, raws = build_header(inputs, outputs, batch_size)
         request = pb.InferRequest(

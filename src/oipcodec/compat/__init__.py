@@ -7,13 +7,13 @@ One submodule per peer, which it imports only when one of its functions needs it
 :mod:`~oipcodec.compat.mlserver` (an MLServer codec and transports),
 :mod:`~oipcodec.compat.triton_python_backend` (Triton's Python backend, inside a model.py),
 :mod:`~oipcodec.compat.asgi` (the REST app under a Starlette/FastAPI prefix) and
-:mod:`~oipcodec.compat.ray` (the server as a Ray Serve deployment).
-
-Invariants: the adapters never import each other (KServe and MLServer cannot share an
-environment: both register ``inference.*`` protobuf messages in the default descriptor pool);
-an adapter imports the codecs, the kernels facade, the foundation and :mod:`oipcodec.server`;
-nothing imports compat. Guides: docs/compat.md and docs/distributed.md.
+:mod:`~oipcodec.compat.ray` (the server as a Ray Serve deployment). KServe and MLServer
+cannot share one environment (both register ``inference.*`` protobuf messages in protobuf's
+default pool), so each adapter is used alone. Guides: docs/compat.md and docs/distributed.md.
 """
+
+# Invariant: the adapters never import each other; an adapter imports the codecs, the kernels
+# facade, the foundation and oipcodec.server; nothing imports compat.
 
 import importlib
 

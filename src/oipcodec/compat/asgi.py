@@ -47,6 +47,22 @@ def mount(
     health/ready answers 400 until then. ``manage_models=False`` leaves that to you
     (:func:`lifespan`). Returns the mounted
     :class:`~oipcodec.server.frontends.rest_frontend.RestApp`.
+
+    Parameters
+    ----------
+    app
+        The Starlette or FastAPI app.
+    models
+        The models (default: the demo models), or a
+        :class:`~oipcodec.server.registry.ModelRegistry`.
+    prefix
+        Where the OIP routes go (``/v2/...`` under it).
+    limits
+        What a request body may hold.
+    name
+        The mount's route name.
+    manage_models
+        Load and unload the models with ``app``'s lifespan (above).
     """
     from oipcodec.server.runtime import create_app
 
@@ -64,7 +80,13 @@ def mount(
 @asynccontextmanager
 async def lifespan(rest_app: RestApp) -> AsyncIterator[None]:
     """Load ``rest_app``'s models and mark it ready for the duration of the block; mark it not
-    ready and unload them on the way out."""
+    ready and unload them on the way out.
+
+    Parameters
+    ----------
+    rest_app
+        What :func:`mount` returned.
+    """
     await rest_app.registry.load_all()
     rest_app.ready = True
     try:

@@ -73,6 +73,13 @@ def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferReq
     :func:`oipcodec.kernels.flatten`. ``binary_data_size`` is dropped from the parameters (it
     describes the transport); gRPC ``InferParameter`` values become Python values. An empty
     ``id`` or ``model_version`` (protobuf's default) becomes ``None``.
+
+    Parameters
+    ----------
+    request
+        KServe's request.
+    limits
+        What the tensors may hold.
     """
     outputs = None
     if request.request_outputs:
@@ -91,8 +98,15 @@ def to_oip_request(request: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferReq
 
 
 def to_oip_response(response: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferResponse:
-    """A ``kserve.protocol.infer_type.InferResponse`` as an :class:`oipcodec.InferResponse`
-    (tensors as :func:`to_oip_request`)."""
+    """A ``kserve.protocol.infer_type.InferResponse`` as an :class:`oipcodec.InferResponse`.
+
+    Parameters
+    ----------
+    response
+        KServe's response; its tensors as in :func:`to_oip_request`.
+    limits
+        What the tensors may hold.
+    """
     return InferResponse(
         response.model_name or "",
         [_to_tensor(t, "output", limits) for t in response.outputs],
@@ -169,11 +183,17 @@ def _parameters(value: Any, where: str) -> Parameters:
 
 
 def from_oip_request(request: InferRequest, *, from_grpc: bool = False) -> Any:
-    """An :class:`oipcodec.InferRequest` as a ``kserve.protocol.infer_type.InferRequest``
-    whose inputs hold the numpy arrays (``InferInput.data``, in the tensor's shape).
+    """An :class:`oipcodec.InferRequest` as a ``kserve.protocol.infer_type.InferRequest``.
 
-    ``from_grpc=True`` marks it as KServe's ``InferRequest.from_grpc`` does for a request with
-    raw contents, so that ``use_binary_outputs`` is true and KServe answers with raw contents.
+    Its inputs hold the numpy arrays (``InferInput.data``, in the tensor's shape).
+
+    Parameters
+    ----------
+    request
+        The request.
+    from_grpc
+        Mark it as KServe's ``InferRequest.from_grpc`` does for a request with raw contents,
+        so that ``use_binary_outputs`` is true and KServe answers with raw contents.
     """
     infer_type = _infer_type()
     inputs = [
@@ -218,6 +238,13 @@ def from_oip_response(response: InferResponse, *, request: Any = None) -> Any:
     (KServe's ``to_grpc`` sends them; its ``to_rest`` cannot). A response without an ``id``
     takes the request's, else a new UUID4, as KServe's ``get_predict_response`` does: KServe's
     REST answer requires a string id (a JSON request without one would otherwise be a 500).
+
+    Parameters
+    ----------
+    response
+        The response.
+    request
+        The KServe request being answered (see above).
     """
     infer_type = _infer_type()
     grpc = bool(getattr(request, "from_grpc", False))
@@ -276,7 +303,16 @@ def request_from_rest(
     What KServe does with FastAPI's JSON parse and ``InferRequest.from_inference_request``, or
     with ``InferRequest.from_bytes`` for the binary extension, without the Python lists: JSON
     ``data`` is parsed straight into arrays, binary tensors are zero-copy views of ``body``.
-    Errors are :class:`oipcodec.DecodeError` naming the input, element and byte offset.
+
+    Parameters
+    ----------
+    body, header_length, content_encoding, model_name, model_version, limits
+        As in :func:`oipcodec.rest.decode_request`.
+
+    Raises
+    ------
+    DecodeError
+        Naming the input, element and byte offset.
     """
     request = rest.decode_request(
         body,
@@ -292,9 +328,19 @@ def request_from_rest(
 def request_to_rest(
     request: Any, *, binary: bool = True, nested: bool = False
 ) -> tuple[bytes, int | None]:
-    """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``, the inputs in
-    binary (``binary=True``) or JSON written by :func:`oipcodec.kernels.array_to_json`. The
-    request's own parameters and requested outputs are sent as they are (nothing is added)."""
+    """A KServe ``InferRequest`` as a REST body: ``(body, header_length)``.
+
+    The request's own parameters and requested outputs are sent as they are (nothing is added).
+
+    Parameters
+    ----------
+    request
+        KServe's request.
+    binary
+        The inputs in binary, else JSON written by :func:`oipcodec.kernels.array_to_json`.
+    nested
+        JSON data nested by shape (else flat).
+    """
     return rest.encode_request(
         to_oip_request(request), binary=binary, nested=nested, binary_outputs=False
     )
@@ -307,8 +353,15 @@ def response_from_rest(
     *,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Any:
-    """A REST inference response body as a KServe ``InferResponse`` holding numpy arrays
-    (KServe: ``InferResponse.from_bytes`` / ``from_rest``)."""
+    """A REST inference response body as a KServe ``InferResponse`` holding numpy arrays.
+
+    KServe's ``InferResponse.from_bytes`` / ``from_rest``, done by oipcodec.
+
+    Parameters
+    ----------
+    body, header_length, content_encoding, limits
+        As in :func:`oipcodec.rest.decode_response`.
+    """
     return _decoded_response(
         rest.decode_response(body, header_length, content_encoding, limits=limits)
     )
@@ -319,10 +372,19 @@ def response_to_rest(
 ) -> tuple[bytes, int | None]:
     """A KServe ``InferResponse`` as a REST body: ``(body, header_length)``.
 
-    ``binary=None`` follows KServe's ``to_rest``: with requested outputs, only those are sent,
-    each in binary when it asked for ``binary_data``; else every output, in binary when the
-    response's ``use_binary_outputs`` is true. ``True`` / ``False`` send every output in binary
-    / JSON. Unlike KServe's, BF16 and FP16 outputs can be written (FP16 JSON numbers are exact).
+    Unlike KServe's, BF16 and FP16 outputs can be written (FP16 JSON numbers are exact).
+
+    Parameters
+    ----------
+    response
+        KServe's response.
+    binary
+        ``None`` follows KServe's ``to_rest``: with requested outputs, only those are sent,
+        each in binary when it asked for ``binary_data``; else every output, in binary when the
+        response's ``use_binary_outputs`` is true. ``True`` / ``False`` send every output in
+        binary / JSON.
+    nested
+        JSON data nested by shape (else flat).
     """
     ours, chosen = _selected(response, binary)
     return rest.encode_response(ours, binary=chosen, nested=nested)
@@ -359,12 +421,19 @@ def _serialized(message: Any) -> Any:
 
 
 def request_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """A KServe ``ModelInferRequest`` (or its serialized bytes) as a KServe ``InferRequest``
-    holding numpy arrays, decoded by :func:`oipcodec.pb.decode_request` (raw contents as views
-    of the message bytes; typed contents in C, no lists).
+    """A KServe ``ModelInferRequest`` as a KServe ``InferRequest`` holding numpy arrays.
 
-    Marked as KServe's ``from_grpc`` marks it: ``from_grpc`` and, when the message carries raw
-    contents (always assumed for bytes), ``use_binary_outputs``.
+    Decoded by :func:`oipcodec.pb.decode_request` (raw contents as views of the message bytes;
+    typed contents in C, no lists), and marked as KServe's ``from_grpc`` marks it:
+    ``from_grpc`` and, when the message carries raw contents (always assumed for bytes),
+    ``use_binary_outputs``.
+
+    Parameters
+    ----------
+    message
+        The message, or its serialized bytes.
+    limits
+        What the tensors may hold.
     """
     raw = bool(message.raw_input_contents) if hasattr(message, "raw_input_contents") else True
     request = pb.decode_request(_serialized(message), limits=limits)
@@ -372,23 +441,48 @@ def request_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
 
 
 def request_to_grpc(request: Any, *, raw: bool = True) -> Any:
-    """A KServe ``InferRequest`` as KServe's ``ModelInferRequest`` message, written by
-    :func:`oipcodec.pb.encode_request` (``raw=False``: typed contents)."""
+    """A KServe ``InferRequest`` as KServe's ``ModelInferRequest`` message.
+
+    Written by :func:`oipcodec.pb.encode_request`.
+
+    Parameters
+    ----------
+    request
+        KServe's request.
+    raw
+        Raw contents (else typed contents).
+    """
     data = pb.encode_request(to_oip_request(request), raw=raw)
     return _messages().ModelInferRequest.FromString(data)
 
 
 def response_from_grpc(message: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
-    """A KServe ``ModelInferResponse`` (or its serialized bytes) as a KServe ``InferResponse``
-    holding numpy arrays."""
+    """A KServe ``ModelInferResponse`` as a KServe ``InferResponse`` holding numpy arrays.
+
+    Parameters
+    ----------
+    message
+        The message, or its serialized bytes.
+    limits
+        What the tensors may hold.
+    """
     return _decoded_response(pb.decode_response(_serialized(message), limits=limits))
 
 
 def response_to_grpc(response: Any, *, raw: bool = True) -> Any:
-    """A KServe ``InferResponse`` as KServe's ``ModelInferResponse`` message, written by
-    :func:`oipcodec.pb.encode_response`: raw contents by default (as Triton answers; KServe's
-    ``to_grpc`` writes typed contents unless the request came raw). A model's ``predict`` may
-    return this message: KServe's gRPC servicer sends it as it is."""
+    """A KServe ``InferResponse`` as KServe's ``ModelInferResponse`` message.
+
+    Written by :func:`oipcodec.pb.encode_response`. A model's ``predict`` may return this
+    message: KServe's gRPC servicer sends it as it is.
+
+    Parameters
+    ----------
+    response
+        KServe's response.
+    raw
+        Raw contents (the default, as Triton answers; KServe's ``to_grpc`` writes typed
+        contents unless the request came raw), else typed contents.
+    """
     data = pb.encode_response(to_oip_response(response), raw=raw)
     return _messages().ModelInferResponse.FromString(data)
 
@@ -415,7 +509,10 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
       ``data`` is parsed by the kernels straight into arrays (never into Python lists by
       FastAPI and pydantic), binary tensors are views of the body, and the answer is written by
       :func:`oipcodec.rest.encode_response`, choosing outputs and binary as KServe's
-      ``to_rest`` does. Call it before ``start``;
+      ``to_rest`` does. The routes are twins of KServe's, added to KServe's V2 router before the
+      app includes it: the app's dependencies and middleware guard them as they guard KServe's,
+      and the body is read once those passed (a compressed or large one in a thread, off the
+      event loop). Call it before ``start``;
     - the data plane itself decodes a bytes body (the binary extension) with
       :func:`request_from_rest` instead of ``InferRequest.from_bytes``.
 
@@ -425,6 +522,13 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
     route (FastAPI's 422). A malformed tensor (wrong shape, bad element, truncated binary) is a
     400 whose message names the input, element and byte offset, where KServe answers 500 with
     numpy's message. A body without ``Inference-Header-Content-Length`` is read as all JSON.
+
+    Parameters
+    ----------
+    dataplane
+        KServe's data plane, returned.
+    limits
+        What a request body may hold.
     """
     from kserve.errors import InvalidInput
 
@@ -454,8 +558,9 @@ def patch_dataplane(dataplane: Any, *, limits: Limits = DEFAULT_LIMITS) -> Any:
 
 
 def _hook_v2_endpoints() -> None:
-    """Wrap KServe's ``register_v2_endpoints`` (once per process) so that an app registered
-    for a patched data plane gets oipcodec's infer routes first in its route list."""
+    """Wrap KServe's ``register_v2_endpoints`` (once per process) so that, for a patched data
+    plane, the V2 router it includes in the app holds oipcodec's infer routes, each a twin of
+    KServe's just ahead of it (oipcodec.compat._routes: the app's and KServe's guards apply)."""
     from kserve.protocol.rest import server
 
     register = server.register_v2_endpoints
@@ -463,69 +568,75 @@ def _hook_v2_endpoints() -> None:
         return
 
     def register_v2_endpoints(app: Any, dataplane: Any, *args: Any, **kwargs: Any) -> Any:
-        result = register(app, dataplane, *args, **kwargs)
         limits = getattr(dataplane, _MARK, None)
         if isinstance(limits, Limits):
-            _prepend_routes(app, dataplane, limits)
-        return result
+            app = _Including(app, _Infer(dataplane, limits))
+        return register(app, dataplane, *args, **kwargs)
 
     setattr(register_v2_endpoints, _MARK, True)
     server.register_v2_endpoints = register_v2_endpoints
 
 
-def _prepend_routes(app: Any, dataplane: Any, limits: Limits) -> None:
-    from starlette.routing import Match, Route
+class _Including:
+    """The app as ``register_v2_endpoints`` sees it: a router it includes gets the twins of
+    its infer routes first, then goes to the app as it is (so the app's dependencies, and any
+    given to ``include_router``, cover the twins as they cover KServe's routes)."""
 
-    class InferRoute(Route):
-        """A route that steps aside for a request it hands back to KServe's own route."""
+    def __init__(self, app: Any, infer: _Infer) -> None:
+        self._app = app
+        self._infer = infer
 
-        def matches(self, scope: Any) -> tuple[Any, Any]:
-            if scope.get(_TO_KSERVE):
-                return Match.NONE, {}
-            return super().matches(scope)
+    def include_router(self, router: Any, *args: Any, **kwargs: Any) -> Any:
+        from oipcodec.compat import _routes
 
-    # The routes go first: Starlette answers with the first route whose path matches.
-    endpoint = _InferRoute(dataplane, app.router, limits)
-    app.router.routes[0:0] = [InferRoute(path, endpoint, methods=["POST"]) for path in INFER_PATHS]
+        _routes.add_twins(router.routes, INFER_PATHS, self._infer.handler)
+        return self._app.include_router(router, *args, **kwargs)
 
-
-# The scope key under which a request goes back through the router to KServe's own route.
-_TO_KSERVE = "oipcodec.to_kserve"
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._app, name)
 
 
-class _InferRoute:
-    """The ASGI app of the infer paths: KServe's ``V2Endpoints.infer`` with oipcodec's codec
-    on the raw body; a body only KServe's route can judge goes back through ``router``."""
+class _Infer:
+    """The endpoint of the twins: KServe's ``V2Endpoints.infer`` with oipcodec's codec on the
+    raw body; a body only KServe's route can judge goes to that route."""
 
-    def __init__(self, dataplane: Any, router: Any, limits: Limits) -> None:
+    def __init__(self, dataplane: Any, limits: Limits) -> None:
         self.dataplane = dataplane
-        self.router = router
         self.limits = limits
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from kserve.errors import InvalidInput, ModelNotReady
-        from starlette.requests import Request
+    def handler(self, route: Any) -> Any:
+        async def infer(request: Any) -> Any:
+            return await self(request, route)
 
-        request = Request(scope, receive)
+        return infer
+
+    async def __call__(self, request: Any, route: Any) -> Any:
+        from kserve.errors import InvalidInput, ModelNotReady
+
+        from oipcodec.compat import _routes
+
         body = await request.body()
         headers = dict(request.headers)
         model_name = request.path_params["model_name"]
         header_length = headers.get(rest.HEADER_LENGTH.lower())
+        encoding = headers.get("content-encoding")
         decoded: Any = None
         problem: OIPError | None = None
         try:
-            decoded = request_from_rest(
+            decoded = await _routes.decode_off_loop(
+                body,
+                encoding is not None,
+                request_from_rest,
                 body,
                 header_length,
-                headers.get("content-encoding"),
+                encoding,
                 model_name=model_name,
                 limits=self.limits,
             )
         except OIPError as exc:
             if header_length is None and not _is_v2_document(body):
                 # Not a V2 request at all: KServe's route gives FastAPI's answer (422 or 400).
-                await self.router({**scope, _TO_KSERVE: True}, _replay(body, receive), send)
-                return
+                return _routes.HostAnswer(route, body)
             problem = exc
         # KServe's order: versions, then the model, then the tensors.
         if request.path_params.get("model_version"):
@@ -537,8 +648,7 @@ class _InferRoute:
         result, response_headers = await self.dataplane.infer(
             model_name=model_name, request=decoded, headers=headers
         )
-        response = await self._answer(model_name, result, headers, response_headers)
-        await response(scope, receive, send)
+        return await self._answer(model_name, result, headers, response_headers)
 
     async def _answer(
         self, model_name: str, result: Any, headers: dict[str, str], extra: dict[str, str]
@@ -596,17 +706,3 @@ def _is_v2_document(body: bytes) -> bool:
     except ValueError:  # pydantic's ValidationError, JSON syntax included
         return False
     return True
-
-
-def _replay(body: bytes, receive: Any) -> Any:
-    """An ASGI ``receive`` that gives ``body`` (already read) once, then the connection's."""
-    sent = False
-
-    async def replayed() -> Any:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed

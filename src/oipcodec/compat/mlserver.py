@@ -102,6 +102,15 @@ def decode_data(
     product of shape" (OIP REST): the count is checked, the nesting may be either. Raises
     :class:`~oipcodec.DecodeError` naming the element at fault, :class:`~oipcodec.errors.ShapeError`
     for a count that disagrees with ``shape``, :class:`~oipcodec.errors.LimitError` past ``limits``.
+
+    Parameters
+    ----------
+    data
+        A RequestInput's ``data``: a list, a ``TensorData``, a numpy array, or raw bytes.
+    datatype, shape
+        The tensor's.
+    limits
+        What the tensor may hold.
     """
     row = datatypes.get(datatype)
     count = element_count(shape, limits)
@@ -158,12 +167,28 @@ def _located(exc: OIPError, name: str, kind: str) -> OIPError:
 
 def decode_input(request_input: Any, *, limits: Limits = DEFAULT_LIMITS) -> np.ndarray[Any, Any]:
     """A ``RequestInput`` (or anything with ``name``, ``datatype``, ``shape`` and ``data``) as
-    a numpy array of its shape; errors name the input (see :func:`decode_data`)."""
+    a numpy array of its shape; errors name the input (see :func:`decode_data`).
+
+    Parameters
+    ----------
+    request_input
+        The input.
+    limits
+        What the tensor may hold.
+    """
     return _decode_tensor(request_input, "input", limits)
 
 
 def decode_output(response_output: Any, *, limits: Limits = DEFAULT_LIMITS) -> np.ndarray[Any, Any]:
-    """A ``ResponseOutput`` as a numpy array of its shape; errors name the output."""
+    """A ``ResponseOutput`` as a numpy array of its shape; errors name the output.
+
+    Parameters
+    ----------
+    response_output
+        The output.
+    limits
+        What the tensor may hold.
+    """
     return _decode_tensor(response_output, "output", limits)
 
 
@@ -218,6 +243,16 @@ def encode_output(name: str, payload: Any, *, as_list: bool | None = None) -> An
     ``data`` is the array itself when :func:`install` ran in this process, else NumpyCodec's
     flat list; ``as_list`` forces one or the other. BF16 (``ml_dtypes.bfloat16``) is allowed
     although MLServer's datatype enum lacks it.
+
+    Parameters
+    ----------
+    name
+        The output's name.
+    payload
+        A numpy array, or what ``np.asarray`` takes.
+    as_list
+        ``True``: NumpyCodec's flat list; ``False``: the array; ``None``: the array when
+        :func:`install` ran in this process.
     """
     types = _mlserver("types")
     datatype, shape, data = _encoded(name, payload, as_list, "output")
@@ -231,7 +266,13 @@ def encode_output(name: str, payload: Any, *, as_list: bool | None = None) -> An
 
 
 def encode_input(name: str, payload: Any, *, as_list: bool | None = None) -> Any:
-    """A ``RequestInput`` for ``payload``, as :func:`encode_output` makes an output."""
+    """A ``RequestInput`` for ``payload``, as :func:`encode_output` makes an output.
+
+    Parameters
+    ----------
+    name, payload, as_list
+        As in :func:`encode_output`.
+    """
     types = _mlserver("types")
     datatype, shape, data = _encoded(name, payload, as_list, "input")
     return types.RequestInput.model_construct(
@@ -389,7 +430,15 @@ def to_mlserver_request(request: InferRequest, *, bytes_as_str: bool = False) ->
     without per-element validation. Numeric inputs carry their arrays (``TensorData`` holding
     the array), BYTES inputs a flat list of ``bytes``, or of ``str`` with ``bytes_as_str``
     (what MLServer's REST path gives for JSON strings, and what NumpyCodec needs to read BYTES
-    elements of different lengths)."""
+    elements of different lengths).
+
+    Parameters
+    ----------
+    request
+        The request.
+    bytes_as_str
+        BYTES inputs as a flat list of ``str`` instead of ``bytes``.
+    """
     types = _mlserver("types")
 
     def parameters(values: dict[str, Any]) -> Any:
@@ -432,7 +481,15 @@ def _input_data(tensor: Tensor, bytes_as_str: bool) -> Any:
 
 def from_mlserver_response(response: Any, *, limits: Limits = DEFAULT_LIMITS) -> InferResponse:
     """MLServer's ``InferenceResponse`` as an oipcodec :class:`~oipcodec.InferResponse`,
-    each output's data (array or list) decoded by :func:`decode_output`."""
+    each output's data (array or list) decoded by :func:`decode_output`.
+
+    Parameters
+    ----------
+    response
+        MLServer's response.
+    limits
+        What the tensors may hold.
+    """
     outputs = [
         Tensor(
             output.name,
@@ -459,17 +516,28 @@ def install_rest(app: Any, data_plane: Any = None, *, limits: Limits = DEFAULT_L
     """Serve ``POST .../infer`` of MLServer's FastAPI ``app`` with oipcodec's REST codec.
 
     ``data_plane`` is MLServer's ``DataPlane`` (found from MLServer's own infer route when
-    omitted). The routes go first in the app's route list, so they answer before MLServer's;
-    a second call on the same app does nothing.
+    omitted). Each of MLServer's infer routes gets a twin just ahead of it, with the same
+    dependencies and route class, which answers first; the app's middleware wraps both. A
+    second call on the same app does nothing.
+
+    Parameters
+    ----------
+    app
+        MLServer's FastAPI app.
+    data_plane
+        MLServer's ``DataPlane`` (found from MLServer's own infer route when omitted).
+    limits
+        What a request body may hold.
     """
     if getattr(app.state, _MARK, False):
         return
     if data_plane is None:
         data_plane = _find_data_plane(app)
-    routing = importlib.import_module("starlette.routing")
+    from oipcodec.compat import _routes
+
     endpoint = _rest_endpoint(data_plane, limits)
-    routes = [routing.Route(path, endpoint, methods=["POST"]) for path in INFER_PATHS]
-    app.router.routes[0:0] = routes
+    if not _routes.add_twins(app.router.routes, INFER_PATHS, lambda route: endpoint):
+        raise ValueError("no MLServer infer route in this app to serve ahead of")
     setattr(app.state, _MARK, True)
 
 
@@ -484,25 +552,34 @@ def _find_data_plane(app: Any) -> Any:
 
 def _rest_endpoint(data_plane: Any, limits: Limits) -> Any:
     responses = importlib.import_module("starlette.responses")
+    requests = importlib.import_module("starlette.requests")
     utils = _mlserver("utils")
 
     def error(status: int, message: str) -> Any:
         return responses.Response(rest.error_body(message), status, media_type="application/json")
 
     async def infer(request: Any) -> Any:
+        from oipcodec.compat import _routes
+
         model_name = request.path_params["model_name"]
         model_version = request.path_params.get("model_version")
-        body = await request.body()
+        # The body as sent: MLServer's route class hands over its own Request, whose body()
+        # inflates gzip on the event loop, without a bound.
+        body = await requests.Request.body(request)
         header_length = request.headers.get(rest.HEADER_LENGTH)
         if header_length is not None and header_length.strip() == "0":
             return error(
                 _BAD_REQUEST, f"{rest.HEADER_LENGTH}: 0 (a raw binary request) is not supported"
             )
+        encoding = request.headers.get("content-encoding")
         try:
-            decoded = rest.decode_request(
+            decoded = await _routes.decode_off_loop(
+                body,
+                encoding is not None,
+                rest.decode_request,
                 body,
                 header_length,
-                request.headers.get("content-encoding"),
+                encoding,
                 model_name=model_name,
                 model_version=model_version,
                 limits=limits,
@@ -539,7 +616,13 @@ def _rest_endpoint(data_plane: Any, limits: Limits) -> Any:
 def install_grpc(*, limits: Limits = DEFAULT_LIMITS) -> None:
     """Make MLServer's gRPC converters read ``raw_input_contents`` and write
     ``raw_output_contents`` with the kernels, and accept array-backed outputs in typed
-    contents. Takes effect at once, servers already running included."""
+    contents. Takes effect at once, servers already running included.
+
+    Parameters
+    ----------
+    limits
+        What a message's tensors may hold.
+    """
     converters = _mlserver("grpc.converters")
     if getattr(converters, _MARK, False):
         return
@@ -620,6 +703,11 @@ def install(*, limits: Limits = DEFAULT_LIMITS) -> None:
     REST routes go into MLServer's app the next time MLServer registers a model's custom
     handlers, which ``mlserver start`` does for every model right after importing its runtime
     (and before calling its ``load()``). Idempotent.
+
+    Parameters
+    ----------
+    limits
+        What a request may hold, on both transports.
     """
     global _installed
     codecs()

@@ -71,6 +71,13 @@ def add_inference_service_to_server(servicer: Any, server: Any) -> None:
 
     The method table is oipcodec's own (:meth:`InferenceServicer.handler`): ``ModelInfer``
     has no deserializer, so the proxy hands the replica the message's bytes.
+
+    Parameters
+    ----------
+    servicer
+        Serve's placeholder servicer (not used).
+    server
+        The grpc server.
     """
     handler = InferenceServicer(ModelRegistry()).handler()
     # Serve's proxy rewrites the table of the first handler it is given (a grpc
@@ -85,7 +92,15 @@ def add_inference_service_to_server(servicer: Any, server: Any) -> None:
 
 def grpc_options(port: int = 9000, **options: Any) -> gRPCOptions:
     """Serve's ``gRPCOptions`` with the OIP service registered (:data:`GRPC_SERVICER_FUNCTION`
-    added to ``grpc_servicer_functions``); other keyword arguments are passed on."""
+    added to ``grpc_servicer_functions``); other keyword arguments are passed on.
+
+    Parameters
+    ----------
+    port
+        The gRPC proxy's port.
+    **options
+        Passed on to ``gRPCOptions``.
+    """
     functions = list(options.pop("grpc_servicer_functions", ()))
     if GRPC_SERVICER_FUNCTION not in functions:
         functions.append(GRPC_SERVICER_FUNCTION)
@@ -219,7 +234,33 @@ def build_app(
     """A Serve application of :class:`OIPServer` (for ``serve.run``): ``num_replicas``
     replicas (default 1) or an ``autoscaling_config``, each with ``ray_actor_options``
     (e.g. ``{"num_cpus": 1}``); the other arguments go to each replica (see
-    :class:`OIPServer`; ``full_path`` for an application per model)."""
+    :class:`OIPServer`; ``full_path`` for an application per model).
+
+    Parameters
+    ----------
+    models, model_module
+        Model instances (pickled to the replicas), or the module whose ``MODELS`` each replica
+        loads; neither: the demo models.
+    num_replicas
+        How many replicas (default 1).
+    autoscaling_config
+        Serve's autoscaling, instead of ``num_replicas``.
+    ray_actor_options
+        Each replica's (e.g. ``{"num_cpus": 1}``).
+    max_ongoing_requests
+        Serve's bound on each replica's requests in flight.
+    limits
+        Bound every request, as in ``oipcodec serve``.
+    codec_threads
+        The threads that parse large JSON bodies off a replica's event loop.
+    tag_replica
+        Answers name the replica that computed them.
+    full_path
+        Route on the whole request path, for an application per model (route prefix
+        ``/v2/models/<name>``).
+    name
+        The deployment's name.
+    """
     options: dict[str, Any] = {"name": name}
     if num_replicas is not None:
         options["num_replicas"] = num_replicas
@@ -243,7 +284,13 @@ def app_builder(args: Mapping[str, str]) -> Any:
     """Serve's application builder (``serve run oipcodec.compat.ray:app_builder KEY=VALUE``
     or ``import_path`` in a ``serve deploy`` config): ``model_module`` (default: the demo
     models), ``num_replicas``, ``num_cpus`` (per replica), ``max_ongoing_requests``,
-    ``codec_threads``, ``max_body_bytes``."""
+    ``codec_threads``, ``max_body_bytes``.
+
+    Parameters
+    ----------
+    args
+        The ``KEY=VALUE`` arguments above, as Serve passes them.
+    """
     known = {
         "model_module",
         "num_replicas",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import math
+import threading
 from types import ModuleType
 from typing import Any
 
@@ -47,6 +48,9 @@ _NAMES = ("serialize_byte_tensor", "deserialize_bytes_tensor")
 # The originals, kept on the utilities module itself so that uninstall() finds them even when
 # this module was reloaded in between.
 _SAVED = "_oipcodec_originals"
+# install() and uninstall() read, then change the module: one at a time, or two installs at once
+# both save the first one's replacements as "the originals" and the stub's own are lost.
+_lock = threading.RLock()
 
 # Element types the kernel frames as the stock loop does (bytes as they are, str as UTF-8); a
 # bytearray, numpy.bytes_ or number is framed by the stock rule, str(element) in UTF-8.
@@ -61,6 +65,11 @@ def serialize_byte_tensor(input_tensor: np.ndarray[Any, Any]) -> bytes | tuple[(
 
     Object elements of type ``bytes`` are sent as they are, any other as ``str(element)`` in
     UTF-8; ``S`` elements lose their trailing NULs (numpy's rule for ``S``).
+
+    Parameters
+    ----------
+    input_tensor
+        The BYTES tensor's array.
     """
     if input_tensor.size == 0:
         return ()
@@ -84,7 +93,13 @@ def deserialize_bytes_tensor(encoded_tensor: Any) -> np.ndarray[Any, Any]:
     """``triton_python_backend_utils.deserialize_bytes_tensor``: a framed buffer (the stub
     passes a 1-D uint8 array; any bytes-like object will do) to a 1-D object array of
     ``bytes``. A malformed buffer raises :class:`BytesTensorError`, which is also the
-    ``struct.error`` the original raises."""
+    ``struct.error`` the original raises.
+
+    Parameters
+    ----------
+    encoded_tensor
+        The framed buffer.
+    """
     try:
         return kernels.deserialize_bytes(encoded_tensor)
     except DecodeError as exc:
@@ -97,7 +112,15 @@ def framed_to_bytes_array(
     """A framed BYTES buffer to an object array of ``bytes`` of ``shape`` (1-D when ``None``).
     Unlike the stub's conversion, the element count is checked while the buffer is scanned,
     before any element is built: a malformed buffer, or one holding another count of elements,
-    raises :class:`BytesTensorError`; a negative dimension :class:`ShapeError`."""
+    raises :class:`BytesTensorError`; a negative dimension :class:`ShapeError`.
+
+    Parameters
+    ----------
+    buffer
+        The framed buffer (any bytes-like object).
+    shape
+        The array's shape; 1-D when ``None``.
+    """
     if shape is None:
         return deserialize_bytes_tensor(buffer)
     dims = tuple(int(d) for d in shape)
@@ -114,7 +137,13 @@ def framed_to_bytes_array(
 def bytes_array_to_framed(array: np.ndarray[Any, Any]) -> bytes:
     """An object or ``S`` array to its framed bytes (``b""`` when empty), the BYTES wire layout
     the stub and every Triton client use. Any other dtype raises :class:`DatatypeError`: only
-    object and ``S`` arrays are BYTES tensors."""
+    object and ``S`` arrays are BYTES tensors.
+
+    Parameters
+    ----------
+    array
+        An object or ``S`` array.
+    """
     if array.dtype != np.object_ and array.dtype.type != np.bytes_:
         raise DatatypeError(f"a BYTES tensor must be an object or S array, not {array.dtype}")
     framed = serialize_byte_tensor(array)
@@ -171,7 +200,13 @@ class _Exported:
 
 def bf16_bits(tensor: Any) -> np.ndarray[Any, Any]:
     """The bits of a BF16 ``pb_utils.Tensor`` (a request input in CPU memory) as a uint16
-    array of its shape, without a copy: each value is the upper half of a float32."""
+    array of its shape, without a copy: each value is the upper half of a float32.
+
+    Parameters
+    ----------
+    tensor
+        The ``pb_utils.Tensor``.
+    """
     name = tensor.name()
     # The datatype is checked on the DLPack capsule: the stub's triton_dtype() returns an enum
     # its bindings cannot convert to Python.
@@ -186,7 +221,13 @@ def bf16_bits(tensor: Any) -> np.ndarray[Any, Any]:
 def bf16_to_numpy(tensor: Any) -> np.ndarray[Any, Any]:
     """A BF16 ``pb_utils.Tensor`` as numpy, what ``as_numpy()`` gives other datatypes: an
     ``ml_dtypes.bfloat16`` view when ml_dtypes is installed (tritonclient installs it), else
-    the values widened exactly to float32 (a copy)."""
+    the values widened exactly to float32 (a copy).
+
+    Parameters
+    ----------
+    tensor
+        The ``pb_utils.Tensor``.
+    """
     bits = bf16_bits(tensor)
     if datatypes.BF16_DTYPE is not None:
         return bits.view(datatypes.BF16_DTYPE)
@@ -196,7 +237,15 @@ def bf16_to_numpy(tensor: Any) -> np.ndarray[Any, Any]:
 def bf16_tensor(name: str, array: Any) -> Any:
     """A BF16 ``pb_utils.Tensor`` named ``name`` for a response: ``array`` of
     ``ml_dtypes.bfloat16`` is sent as it is, float32 / float64 values are rounded to nearest
-    even (as the codecs round). Other dtypes raise :class:`DatatypeError`."""
+    even (as the codecs round). Other dtypes raise :class:`DatatypeError`.
+
+    Parameters
+    ----------
+    name
+        The tensor's name.
+    array
+        ``ml_dtypes.bfloat16``, float32 or float64 values.
+    """
     data = np.asarray(array)
     if datatypes.BF16_DTYPE is not None and data.dtype == datatypes.BF16_DTYPE:
         bits = np.array(data.view(np.uint16), order="C")
@@ -227,27 +276,47 @@ def install(utils: ModuleType | None = None) -> None:
     """Puts the kernels under the Python backend's BYTES conversions: call it at the top of a
     model.py (it runs in the stub, where ``triton_python_backend_utils`` is importable), or pass
     the utilities module. Idempotent. It holds for the whole stub process (each model instance
-    has its own), since the stub looks the functions up on that one module."""
+    has its own), since the stub looks the functions up on that one module.
+
+    Parameters
+    ----------
+    utils
+        The backend's utilities module; default ``triton_python_backend_utils``.
+    """
     module = _utils(utils)
-    if installed(module):
-        return
-    setattr(module, _SAVED, {name: getattr(module, name) for name in _NAMES})
-    module.serialize_byte_tensor = serialize_byte_tensor  # type: ignore[attr-defined]
-    module.deserialize_bytes_tensor = deserialize_bytes_tensor  # type: ignore[attr-defined]
+    with _lock:
+        if installed(module):
+            return
+        setattr(module, _SAVED, {name: getattr(module, name) for name in _NAMES})
+        module.serialize_byte_tensor = serialize_byte_tensor  # type: ignore[attr-defined]
+        module.deserialize_bytes_tensor = deserialize_bytes_tensor  # type: ignore[attr-defined]
 
 
 def uninstall(utils: ModuleType | None = None) -> None:
     """Restores the backend's own conversions; nothing happens when :func:`install` was not
-    called."""
+    called.
+
+    Parameters
+    ----------
+    utils
+        As in :func:`install`.
+    """
     module = _utils(utils)
-    saved = getattr(module, _SAVED, None)
-    if saved is None:
-        return
-    for name, original in saved.items():
-        setattr(module, name, original)
-    delattr(module, _SAVED)
+    with _lock:
+        saved = getattr(module, _SAVED, None)
+        if saved is None:
+            return
+        for name, original in saved.items():
+            setattr(module, name, original)
+        delattr(module, _SAVED)
 
 
 def installed(utils: ModuleType | None = None) -> bool:
-    """Whether :func:`install` is in effect on the backend's utilities module."""
+    """Whether :func:`install` is in effect on the backend's utilities module.
+
+    Parameters
+    ----------
+    utils
+        As in :func:`install`.
+    """
     return getattr(_utils(utils), _SAVED, None) is not None

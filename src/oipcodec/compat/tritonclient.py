@@ -92,15 +92,19 @@ _PLAIN = frozenset((bytes, str))
 
 
 def serialize_byte_tensor(input_tensor: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """``tritonclient.utils.serialize_byte_tensor``: the elements of a BYTES tensor framed as
-    the wire wants them ("each element preceded by its 4-byte little-endian length", row-major),
-    returned as tritonclient returns it: a 0-d object array holding the ``bytes``, or an empty
-    1-D object array for an empty tensor.
+    """``tritonclient.utils.serialize_byte_tensor``: a BYTES tensor's elements framed for the wire.
 
-    The dtype must be object or ``S`` (else tritonclient's "cannot serialize bytes tensor:
-    invalid datatype"). Object elements of type ``bytes`` are sent as they are, any other
-    element as ``str(element)`` in UTF-8 (tritonclient's rule: a ``bytearray`` or
-    ``numpy.bytes_`` element is sent as its repr); ``S`` elements lose their trailing NULs.
+    Framed as the wire wants them ("each element preceded by its 4-byte little-endian length",
+    row-major), returned as tritonclient returns it: a 0-d object array holding the ``bytes``,
+    or an empty 1-D object array for an empty tensor.
+
+    Parameters
+    ----------
+    input_tensor
+        An object or ``S`` array (else tritonclient's "cannot serialize bytes tensor: invalid
+        datatype"). Object elements of type ``bytes`` are sent as they are, any other element
+        as ``str(element)`` in UTF-8 (tritonclient's rule: a ``bytearray`` or ``numpy.bytes_``
+        element is sent as its repr); ``S`` elements lose their trailing NULs.
     """
     if input_tensor.size == 0:
         return np.empty([0], dtype=np.object_)
@@ -125,11 +129,20 @@ def serialize_byte_tensor(input_tensor: np.ndarray[Any, Any]) -> np.ndarray[Any,
 
 
 def deserialize_bytes_tensor(encoded_tensor: Any) -> np.ndarray[Any, Any]:
-    """``tritonclient.utils.deserialize_bytes_tensor``: a framed BYTES buffer (any bytes-like
-    object) to a 1-D object array of ``bytes``, row-major.
+    """``tritonclient.utils.deserialize_bytes_tensor``: a framed BYTES buffer to a 1-D object array.
 
-    Every length prefix is checked against what is left of the buffer; a malformed buffer
-    raises :class:`BytesTensorError` (a ``struct.error``, as tritonclient raises).
+    The elements are ``bytes``, row-major. Every length prefix is checked against what is left
+    of the buffer.
+
+    Parameters
+    ----------
+    encoded_tensor
+        The framed buffer (any bytes-like object).
+
+    Raises
+    ------
+    BytesTensorError
+        A malformed buffer (a ``struct.error``, as tritonclient raises).
     """
     try:
         return kernels.deserialize_bytes(encoded_tensor)
@@ -167,9 +180,15 @@ _FROM_DTYPE: dict[np.dtype[Any], str] = {np.dtype(t): n for n, t in _TO_NUMPY.it
 
 
 def np_to_triton_dtype(np_dtype: Any) -> str | None:
-    """``tritonclient.utils.np_to_triton_dtype``: the datatype name of a numpy dtype or scalar
-    type (``numpy.float32`` or ``numpy.dtype("float32")``), ``None`` when it has none. Object
-    and ``S`` dtypes are BYTES; ``ml_dtypes.bfloat16`` is BF16."""
+    """``tritonclient.utils.np_to_triton_dtype``: the datatype name of a numpy dtype, or ``None``.
+
+    Object and ``S`` dtypes are BYTES; ``ml_dtypes.bfloat16`` is BF16.
+
+    Parameters
+    ----------
+    np_dtype
+        A numpy dtype or scalar type (``numpy.float32`` or ``numpy.dtype("float32")``).
+    """
     try:
         name = _FROM_DTYPE.get(np_dtype)
     except TypeError:  # unhashable: compare as tritonclient does
@@ -185,9 +204,15 @@ def np_to_triton_dtype(np_dtype: Any) -> str | None:
 
 
 def triton_to_np_dtype(dtype: Any) -> Any:
-    """``tritonclient.utils.triton_to_np_dtype``: the numpy scalar type of a datatype name
-    (``bool`` for BOOL, ``numpy.object_`` for BYTES, ``ml_dtypes.bfloat16`` for BF16), ``None``
-    for anything else."""
+    """``tritonclient.utils.triton_to_np_dtype``: the numpy scalar type of a datatype, or ``None``.
+
+    ``bool`` for BOOL, ``numpy.object_`` for BYTES, ``ml_dtypes.bfloat16`` for BF16.
+
+    Parameters
+    ----------
+    dtype
+        The datatype name.
+    """
     try:
         return _TO_NUMPY.get(dtype)
     except TypeError:
@@ -205,22 +230,33 @@ def triton_to_np_dtype(dtype: Any) -> Any:
 def decode_http_body(
     body: Any, header_length: int | str | None = None, content_encoding: str | None = None
 ) -> InferResponse:
-    """The response in an HTTP inference response body, decoded by oipcodec (arguments as
-    ``tritonclient.http.InferResult.from_response_body``): JSON data parsed straight into
-    arrays, binary outputs as zero-copy views of the body. Same as
-    :func:`oipcodec.rest.decode_response`."""
+    """The response in an HTTP inference response body, decoded by oipcodec.
+
+    JSON data is parsed straight into arrays, binary outputs are zero-copy views of the body.
+    Same as :func:`oipcodec.rest.decode_response`.
+
+    Parameters
+    ----------
+    body, header_length, content_encoding
+        As ``tritonclient.http.InferResult.from_response_body`` takes them.
+    """
     return rest.decode_response(body, header_length, content_encoding)
 
 
 def decode_http_result(result: Any) -> InferResponse:
-    """The response held by a ``tritonclient.http.InferResult``, its tensors decoded by the
-    kernels: binary outputs are views of the received buffer (tritonclient's ``as_numpy`` does
-    the same, but frames BYTES in Python); JSON outputs, already parsed into lists by
-    tritonclient, are converted by :func:`oipcodec.kernels.flatten`.
+    """The response held by a ``tritonclient.http.InferResult``, its tensors decoded by the kernels.
 
-    Arrays equal ``result.as_numpy(name)`` except for BYTES outputs sent as JSON, which come
-    back as ``bytes`` (UTF-8), where tritonclient gives ``str``; and BF16, which decodes to
-    ``ml_dtypes.bfloat16`` (tritonclient's too) or float32 without ml_dtypes.
+    Binary outputs are views of the received buffer (tritonclient's ``as_numpy`` does the same,
+    but frames BYTES in Python); JSON outputs, already parsed into lists by tritonclient, are
+    converted by :func:`oipcodec.kernels.flatten`. Arrays equal ``result.as_numpy(name)`` except
+    for BYTES outputs sent as JSON, which come back as ``bytes`` (UTF-8), where tritonclient
+    gives ``str``; and BF16, which decodes to ``ml_dtypes.bfloat16`` (tritonclient's too) or
+    float32 without ml_dtypes.
+
+    Parameters
+    ----------
+    result
+        The ``InferResult``.
     """
     doc: dict[str, Any] = result.get_response()
     buffer = getattr(result, "_buffer", b"")
@@ -266,12 +302,17 @@ def _json_output(data: Any, datatype: str, shape: tuple[int, ...]) -> np.ndarray
 
 
 def decode_grpc_response(response: Any) -> InferResponse:
-    """The response in a ``tritonclient.grpc.InferResult``, a ``ModelInferResponse`` message
-    (tritonclient's, KServe's, any with ``SerializeToString``) or its serialized bytes, decoded
-    by :func:`oipcodec.pb.decode_response`: raw contents become views of the message bytes.
+    """The response in a gRPC answer, decoded by :func:`oipcodec.pb.decode_response`.
 
-    A message object is serialized once first (protobuf keeps no wire bytes); give the bytes
-    when you have them (e.g. a gRPC call made with a bytes deserializer) to skip that copy.
+    Raw contents become views of the message bytes.
+
+    Parameters
+    ----------
+    response
+        A ``tritonclient.grpc.InferResult``, a ``ModelInferResponse`` message (tritonclient's,
+        KServe's, any with ``SerializeToString``) or its serialized bytes. A message object is
+        serialized once first (protobuf keeps no wire bytes); give the bytes when you have them
+        (e.g. a gRPC call made with a bytes deserializer) to skip that copy.
     """
     if hasattr(response, "get_response") and not hasattr(response, "SerializeToString"):
         response = response.get_response()

@@ -110,7 +110,7 @@ class ServerConfig:
     #: Shared memory: the most regions registered at once (each holds a file descriptor).
     max_shm_regions: int = DEFAULT_MAX_SHM_REGIONS
     #: Shared memory: the most bytes all registered regions span together, which is also the
-    #: most one request may read from shared memory (1 GiB by default).
+    #: most the requests in flight may read from shared memory together (1 GiB by default).
     shared_memory_budget: int = DEFAULT_MAX_SHM_BYTES
     #: Count inference statistics and serve them (the statistics endpoints and RPC, and the
     #: Prometheus metrics at ``/metrics``); False: nothing is counted, and those answer

@@ -345,6 +345,7 @@ def read_config(folder: Path, name: str) -> tuple[Any, str] | None:
         if isinstance(exc, RepositoryError):
             raise
         raise RepositoryError(f"{where}: {' '.join(str(exc).split())}") from None
+    ignored += _unread_fields(config)
     if ignored:
         log.warning("%s: ignored what oipcodec does not read: %s", where, ", ".join(ignored))
     if config.name and config.name != name:
@@ -352,6 +353,50 @@ def read_config(folder: Path, name: str) -> tuple[Any, str] | None:
             f"{where} names model {config.name!r}; it must be the folder's name {name!r}"
         )
     return config, where
+
+
+#: The fields of Triton's model configuration the server acts on (dotted paths; within
+#: ``_READ_WITHIN``, field by field). The schema holds every field of Triton's, so any Triton
+#: configuration parses; the others set are named in one warning when it is read.
+_READ_FIELDS = frozenset(
+    {
+        "name",
+        "max_batch_size",
+        "parameters",
+        "input.name",
+        "input.data_type",
+        "input.dims",
+        "input.optional",
+        "output.name",
+        "output.data_type",
+        "output.dims",
+        "output.label_filename",
+        "dynamic_batching.preferred_batch_size",
+        "dynamic_batching.max_queue_delay_microseconds",
+        "dynamic_batching.preserve_ordering",  # holds: a model's batches run in order
+        "dynamic_batching.priority_levels",  # warned of by _dynamic_batching
+        "dynamic_batching.default_priority_level",
+    }
+)
+_READ_WITHIN = frozenset({"input", "output", "dynamic_batching"})
+
+
+def _unread_fields(message: Any, prefix: str = "") -> list[str]:
+    """The dotted paths of the fields set in a configuration ``message`` that the server
+    does not act on (each once, in the order met)."""
+    from google.protobuf.message import Message as ProtoMessage
+
+    found: list[str] = []
+    for described, value in message.ListFields():
+        path = prefix + described.name
+        if path in _READ_FIELDS:
+            continue
+        if path not in _READ_WITHIN:
+            found.append(path)
+            continue
+        for item in [value] if isinstance(value, ProtoMessage) else value:
+            found += [name for name in _unread_fields(item, path + ".") if name not in found]
+    return found
 
 
 def apply_config(model: Model, config: Any, folder: Path) -> None:

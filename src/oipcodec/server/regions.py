@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,13 +31,15 @@ from oipcodec.errors import (
     UnsupportedError,
 )
 from oipcodec.raw import array_to_raw
-from oipcodec.sharedmem import Location, Resolver, check_key, open_key
+from oipcodec.sharedmem import Location, check_key, open_key
 from oipcodec.types import Tensor
 
 __all__ = [
     "AlreadyExistsError",
+    "CopyOffLoop",
     "DEFAULT_MAX_SHM_BYTES",
     "DEFAULT_MAX_SHM_REGIONS",
+    "Reader",
     "SharedMemoryRegions",
     "check_prefix",
     "cuda_unsupported",
@@ -47,8 +50,8 @@ log = logging.getLogger("oipcodec.server")
 
 #: Most regions one server keeps registered (each holds one file descriptor).
 DEFAULT_MAX_SHM_REGIONS = 256
-#: Most bytes all registered regions span together, and so the most one request may read
-#: from shared memory (1 GiB).
+#: Most bytes all registered regions span together, and so the most the requests in flight
+#: may copy out of shared memory together (1 GiB).
 DEFAULT_MAX_SHM_BYTES = 1 << 30
 
 # preadv/pwritev move at most this many bytes a call on Linux (MAX_RW_COUNT).
@@ -69,6 +72,12 @@ def check_prefix(prefix: object) -> str:
     return prefix
 
 
+class CopyOffLoop(Exception):
+    """Raised by a :class:`Reader` made for the event loop before a copy too large for it:
+    the caller decodes the request again in a worker thread. Not an
+    :class:`~oipcodec.errors.OIPError`, so no codec turns it into an answer."""
+
+
 @dataclass(eq=False)
 class _Region:
     name: str
@@ -76,6 +85,10 @@ class _Region:
     offset: int
     byte_size: int
     fd: int
+    # Reads running on it (in codec threads too), and whether it was unregistered meanwhile:
+    # its descriptor is closed by the last read, never under one.
+    users: int = 0
+    retired: bool = False
 
     def status(self) -> dict[str, Any]:
         return {
@@ -95,8 +108,10 @@ class SharedMemoryRegions:
     """The system shared-memory regions registered with one server process.
 
     ``prefix``: keys must start with it (``None``: any key, as Triton); ``max_regions`` and
-    ``max_bytes``: the most regions, and registered bytes, held at once. Used from the
-    server's event loop (both front ends run on it); not thread-safe.
+    ``max_bytes``: the most regions, and registered bytes, held at once, and the most bytes
+    the requests in flight copy out of them together (:class:`Reader`). Registered and
+    unregistered from the server's event loop; :meth:`resolve` also runs in codec threads (a
+    large request is decoded there): what it shares with the loop is locked.
     """
 
     def __init__(
@@ -110,6 +125,11 @@ class SharedMemoryRegions:
         self.max_bytes = max_bytes
         self._regions: dict[str, _Region] = {}
         self._bytes = 0
+        # Bytes copied out of shared memory by the requests in flight (each request's Reader
+        # gives its own back when the request ends), and the lock of that count and of the
+        # regions' read pins (a read in a codec thread pins its region).
+        self._copied = 0
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._regions)
@@ -198,7 +218,10 @@ class SharedMemoryRegions:
             region = self._regions.pop(each, None)
             if region is not None:
                 self._bytes -= region.byte_size
-                region.close()
+                with self._lock:
+                    region.retired = True
+                    if not region.users:  # else the last read running on it closes it
+                        region.close()
                 log.info("unregistered shared memory region '%s'", each)
 
     def close(self) -> None:
@@ -207,11 +230,19 @@ class SharedMemoryRegions:
 
     def _place(self, where: Location, tensor: str, kind: str) -> tuple[_Region, int]:
         """The region ``where`` names and the object offset it starts at, checked."""
+        region = self._find(where, tensor, kind)
+        return region, self._start(region, where, tensor, kind)
+
+    def _find(self, where: Location, tensor: str, kind: str) -> _Region:
         region = self._regions.get(where.region)
         if region is None:
             raise InvalidArgumentError(
                 f"{kind} '{tensor}': Unable to find shared memory region: '{where.region}'"
             )
+        return region
+
+    def _start(self, region: _Region, where: Location, tensor: str, kind: str) -> int:
+        """The object offset ``where`` starts at in ``region``, checked."""
         if where.offset + where.byte_size > region.byte_size:
             raise InvalidArgumentError(
                 f"{kind} '{tensor}': Invalid offset for shared memory region: "
@@ -220,42 +251,58 @@ class SharedMemoryRegions:
             )
         if os.fstat(region.fd).st_size < region.offset + region.byte_size:
             raise _shrunk(where, tensor, kind)
-        return region, region.offset + where.offset
+        return region.offset + where.offset
 
     def resolve(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
         """A copy of the ``where.byte_size`` bytes at ``where.offset`` of the region
         ``where.region`` (:data:`oipcodec.sharedmem.Resolver`): read-only unless
-        ``writable``. A region shrunk under the read is a 400, not a fault."""
-        region, start = self._place(where, tensor, kind)
-        buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
-        done = 0
-        while done < where.byte_size:
-            try:
-                got = os.preadv(region.fd, [buffer[done : done + _CHUNK]], start + done)
-            except OSError as exc:
-                raise _failed(where, tensor, kind, exc) from None
-            if got == 0:
-                raise _shrunk(where, tensor, kind)
-            done += got
+        ``writable``. A region shrunk under the read is a 400, not a fault; one unregistered
+        during the read (from the event loop, while this runs in a codec thread) stays open
+        until the read is done."""
+        with self._lock:
+            region = self._find(where, tensor, kind)
+            region.users += 1
+        try:
+            start = self._start(region, where, tensor, kind)
+            buffer = np.empty(where.byte_size, np.uint8).data  # not zeroed: preadv fills it
+            done = 0
+            while done < where.byte_size:
+                try:
+                    got = os.preadv(region.fd, [buffer[done : done + _CHUNK]], start + done)
+                except OSError as exc:
+                    raise _failed(where, tensor, kind, exc) from None
+                if got == 0:
+                    raise _shrunk(where, tensor, kind)
+                done += got
+        finally:
+            with self._lock:
+                region.users -= 1
+                if region.retired and not region.users:
+                    region.close()
         return buffer if writable else buffer.toreadonly()
 
-    def reader(self) -> Resolver:
-        """A :data:`~oipcodec.sharedmem.Resolver` for one request: :meth:`resolve`, reading
-        at most ``max_bytes`` in all (a request cannot make the server copy a region many
-        times over)."""
-        left = self.max_bytes
-
-        def resolve(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
-            nonlocal left
-            if where.byte_size > left:
+    def _reserve(self, where: Location) -> None:
+        """Count ``where.byte_size`` bytes more copied by the requests in flight, or refuse
+        them naming the region and the budget."""
+        size = where.byte_size
+        with self._lock:
+            if self._copied + size > self.max_bytes:
                 raise InvalidArgumentError(
-                    f"{kind} '{tensor}': the request's tensors in shared memory hold more than "
-                    f"the {self.max_bytes} bytes one request may read (--shared-memory-budget)"
+                    f"reading its {size} bytes of shared memory region '{where.region}' would "
+                    f"bring the bytes copied by the requests in flight to "
+                    f"{self._copied + size}, over this server's budget of {self.max_bytes} "
+                    "(--shared-memory-budget); retry when fewer requests are in flight"
                 )
-            left -= where.byte_size
-            return self.resolve(where, tensor, kind, writable)
+            self._copied += size
 
-        return resolve
+    def _release(self, size: int) -> None:
+        with self._lock:
+            self._copied -= size
+
+    @property
+    def copied_bytes(self) -> int:
+        """The bytes copied out of shared memory by the requests in flight."""
+        return self._copied
 
     def write(self, tensor: Tensor, where: Location) -> Location:
         """Write ``tensor``'s raw bytes (BYTES: length-prefixed) at ``where`` (a requested
@@ -276,6 +323,58 @@ class SharedMemoryRegions:
             except OSError as exc:
                 raise _failed(where, tensor.name, "output", exc) from None
         return Location(where.region, len(raw), where.offset)
+
+
+class Reader:
+    """The :data:`~oipcodec.sharedmem.Resolver` of one request: reads through
+    :meth:`SharedMemoryRegions.resolve` (``regions`` None: the extension is off, every
+    tensor in shared memory is refused). One request reads at most ``max_bytes``, and the
+    requests in flight together as much: :meth:`release`, when the request ends (on every
+    path), gives its bytes back. ``copy_below``: the decode runs on the event loop, which
+    copies less than that many bytes at a time; a larger copy raises :class:`CopyOffLoop`
+    first (then :meth:`off_loop`, and the decode runs again in a worker thread)."""
+
+    __slots__ = ("_copy_below", "_held", "_left", "_regions")
+
+    def __init__(self, regions: SharedMemoryRegions | None, copy_below: int | None = None):
+        self._regions = regions
+        self._copy_below = copy_below
+        self._left = 0 if regions is None else regions.max_bytes
+        self._held = 0
+
+    def __call__(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+        regions = self._regions
+        if regions is None:
+            return shared_memory_disabled(where, tensor, kind, writable)
+        if where.byte_size > self._left:
+            raise InvalidArgumentError(
+                f"{kind} '{tensor}': the request's tensors in shared memory hold more than "
+                f"the {regions.max_bytes} bytes one request may read (--shared-memory-budget)"
+            )
+        if self._copy_below is not None and where.byte_size >= self._copy_below:
+            raise CopyOffLoop(where.region)
+        regions._reserve(where)
+        try:
+            copied = regions.resolve(where, tensor, kind, writable)
+        except BaseException:
+            regions._release(where.byte_size)
+            raise
+        self._left -= where.byte_size
+        self._held += where.byte_size
+        return copied
+
+    def release(self) -> None:
+        """The request is over: its copies no longer count against the budget."""
+        if self._held and self._regions is not None:
+            self._regions._release(self._held)
+            self._left += self._held
+        self._held = 0
+
+    def off_loop(self) -> None:
+        """The decode starts again in a worker thread: the copies made so far are given
+        back, and no copy is refused for its size any more."""
+        self.release()
+        self._copy_below = None
 
 
 def _shrunk(where: Location, tensor: str, kind: str) -> InvalidArgumentError:

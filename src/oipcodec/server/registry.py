@@ -361,7 +361,9 @@ class ModelRegistry:
             async with self._lock():
                 if name not in self._models and name not in self.repository:
                     self._versions(name)  # NotFoundError
-                await self._drop(name, "unloaded")
+                versions, package = self._detach(name, "unloaded")
+            # Drained outside the lock: another model's load or unload never waits for it.
+            await self._retire(name, versions, package)
             return
         await self._unload_versions(name)
 
@@ -497,17 +499,29 @@ class ModelRegistry:
             self._changed()
             package = repository.replace(name, loaded)
             self._reasons.pop(name, None)
-            if previous is not None:
-                await self._unload_entries(name, previous)
-            repository.release(package)
+        # The replaced versions drain outside the lock: another model's load or unload never
+        # waits for this one's requests in flight (up to drain_timeout).
+        await self._retire(name, previous, package)
 
     async def _drop(self, name: str, reason: str) -> None:
         """Unload a repository model's versions and forget them and their code."""
+        await self._retire(name, *self._detach(name, reason))
+
+    def _detach(self, name: str, reason: str) -> tuple[dict[str, _Entry] | None, str | None]:
+        """Take a repository model's versions out of service at once: its versions and the
+        package of its code, for :meth:`_retire`."""
         assert self.repository is not None
         versions = self._models.pop(name, None)
         self._changed()
         package = self.repository.replace(name, None)
         self._reasons[name] = reason
+        return versions, package
+
+    async def _retire(
+        self, name: str, versions: Mapping[str, _Entry] | None, package: str | None
+    ) -> None:
+        """Drain and unload ``versions`` taken out of service, then forget their code."""
+        assert self.repository is not None
         if versions is not None:
             await self._unload_entries(name, versions)
         self.repository.release(package)

@@ -15,6 +15,8 @@ In ModelStreamInfer an error does not end the stream: it is sent as the response
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -29,7 +31,7 @@ from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.frontends._grpc import client_gone
 from oipcodec.server.inference import Pipeline
 from oipcodec.server.metadata import SERVER_NAME, extensions
-from oipcodec.server.regions import SharedMemoryRegions, cuda_unsupported
+from oipcodec.server.regions import CopyOffLoop, SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
 
 __all__ = ["SERVICE", "InferenceServicer"]
@@ -184,9 +186,15 @@ class InferenceServicer:
         that names no known model counts only on its encoding path)."""
         pipeline = self.pipeline
         with pipeline.exchange("grpc_typed", len(data)) as exchange:
-            request, raw = pb.decode_request_form(
-                data, limits=self.limits, shared_memory=pipeline.resolver
+            reader = exchange.reader(on_loop=True)
+            decode = functools.partial(
+                pb.decode_request_form, data, limits=self.limits, shared_memory=reader
             )
+            try:
+                request, raw = decode()
+            except CopyOffLoop:  # a large copy out of shared memory: in a worker thread
+                reader.off_loop()
+                request, raw = await asyncio.get_running_loop().run_in_executor(None, decode)
             if raw:
                 exchange.path = "grpc_raw"
             if not request.model_name:

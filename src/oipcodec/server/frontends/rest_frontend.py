@@ -51,18 +51,16 @@ from oipcodec.server.frontends._asgi import (
     read_body,
     respond,
 )
-from oipcodec.server.inference import Exchange, Pipeline
+from oipcodec.server.inference import OFF_LOOP_BYTES, Exchange, Pipeline
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
-from oipcodec.server.regions import cuda_unsupported
+from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.sharedmem import names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = ["RestApp"]
 
-#: JSON text of at least this many bytes is parsed or written off the event loop.
-_OFF_LOOP_BYTES = 1 << 20
 #: The most a deflate stream inflates by: about 1032 bytes out per byte in.
 _MAX_DEFLATE_RATIO = 1032
 
@@ -320,6 +318,7 @@ class RestApp:
         """Decode, run and encode one inference."""
         model = exchange.model
         assert model is not None
+        reader = exchange.reader(on_loop=True)
         encoding = _content_encoding(headers)
         if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
@@ -343,16 +342,22 @@ class RestApp:
         else:
             # The JSON part's length bounds the parse work (binary parts become views).
             text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
-            request = await self._codec(
-                text,
+            if text >= OFF_LOOP_BYTES:
+                reader.off_loop()  # decoded in a codec thread: copies of any size there
+            decode = functools.partial(
                 rest.decode_request,
                 body,
                 None if header_length is None else header_length.decode("latin-1"),
                 model_name=name,
                 model_version=version,
                 limits=self.limits,
-                shared_memory=self.pipeline.resolver,
             )
+            try:
+                # On the loop, a large copy out of shared memory stops the decode first...
+                request = await self._codec(text, decode, shared_memory=reader)
+            except CopyOffLoop:  # ...and it runs again in a codec thread
+                reader.off_loop()
+                request = await self._codec(OFF_LOOP_BYTES, decode, shared_memory=reader)
             binary = rest.binary_outputs(request)
         response = await exchange.run(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
@@ -380,7 +385,7 @@ class RestApp:
         The pool has one thread per CPU, not the loop's default executor (cpu_count + 4),
         which ran more large steps at once than there are cores and served fewer requests
         (docs/measurements.md#rest-front-end)."""
-        if size < _OFF_LOOP_BYTES:
+        if size < OFF_LOOP_BYTES:
             return call(*args, **kwargs)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(

@@ -146,6 +146,14 @@ class Batcher:
         if self._closed is not None:
             raise UnavailableError(self._closed)
         rows = tensors[0].shape[0]
+        if rows > self.max_rows:
+            # Checked against this queue's limit, not the model's: a configuration override
+            # changes the model's while this queue drains with the limit it was made with.
+            raise InvalidArgumentError(
+                f"inputs of model '{self.model.name}' have a batch size of {rows}, more than "
+                f"the {self.max_rows} rows of the batch queue the request joins (the model's "
+                "max_batch_size when the queue was made; it is being reconfigured)"
+            )
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         key = batch_key(tensors, parameters, requested)
@@ -188,6 +196,9 @@ class Batcher:
             batch = [queue.popleft() for _ in range(count)]
             try:
                 await self._execute(batch)
+                # A batch that awaited nothing (all its requests failed writing their rows)
+                # must still let the loop serve others: this task never runs twice unyielding.
+                await asyncio.sleep(0)
             except asyncio.CancelledError:  # the event loop is closing
                 for waiting in batch:
                     if not waiting.future.done():
@@ -209,7 +220,9 @@ class Batcher:
         The batch takes the requests that follow the head with its key, until one of another
         key (run in order: it closes the batch) or one that does not fit in
         ``max_batch_size`` rows. It is closed at ``max_batch_size`` rows, or at the largest
-        preferred size it reaches (the requests after that wait for the next batch)."""
+        preferred size it reaches (the requests after that wait for the next batch). A head
+        too large to fit makes a batch alone: the count is never 0 for a queue that is not
+        empty, or the task would loop without end."""
         queue = self._queue
         key = queue[0].key
         rows = count = best = 0
@@ -220,6 +233,8 @@ class Batcher:
                 continue
             if waiting.key != key or rows + waiting.rows > self.max_rows:
                 closed = True
+                if not rows:  # the head alone is over the limit (submit refuses that)
+                    count += 1
                 break
             rows += waiting.rows
             count += 1

@@ -33,19 +33,30 @@ from oipcodec.server.inference.batching import Batcher, check_batchable
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.outputs import OutputPlan
 from oipcodec.server.model import Arrays, Model, TensorSpec
-from oipcodec.server.regions import shared_memory_disabled
+from oipcodec.server.regions import Reader
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.server.stats import Statistics
-from oipcodec.sharedmem import Resolver
 from oipcodec.types import InferRequest, InferResponse, Parameters, Tensor
 
-__all__ = ["TRANSPORT_PARAMETERS", "Exchange", "Pipeline", "Result", "call_predict", "failure"]
+__all__ = [
+    "OFF_LOOP_BYTES",
+    "TRANSPORT_PARAMETERS",
+    "Exchange",
+    "Pipeline",
+    "Result",
+    "call_predict",
+    "failure",
+]
 
 log = logging.getLogger("oipcodec.server")
 
 #: Request and output parameters that steer the transport (binary extension), not the model:
 #: they are not passed to ``predict`` nor echoed.
 TRANSPORT_PARAMETERS = frozenset({"binary_data", "binary_data_output", "binary_data_size"})
+
+#: JSON text, or a copy out of shared memory, of this many bytes or more is worked in a codec
+#: thread, never on the event loop: one request must not hold the loop the others share.
+OFF_LOOP_BYTES = 1 << 20
 
 
 @dataclass(slots=True)
@@ -97,12 +108,18 @@ class Pipeline:
             model = self._ready[key] = self.registry.get(name, version)
         return model
 
-    @property
-    def resolver(self) -> Resolver:
-        """What one request's decoder reads its inputs in shared memory through: a reader of
-        the regions (bounded per request), or one that refuses them when the extension is off."""
-        regions = self.registry.shared_memory
-        return shared_memory_disabled if regions is None else regions.reader()
+    def reader(self, on_loop: bool = False) -> Reader:
+        """What one request's decoder reads its inputs in shared memory through (the
+        exchange's :meth:`Exchange.reader` keeps it, and gives its bytes back at the end).
+
+        Parameters
+        ----------
+        on_loop
+            The decode runs on the event loop: a copy of :data:`OFF_LOOP_BYTES` or more
+            raises :class:`~oipcodec.server.regions.CopyOffLoop` first; the caller calls the
+            reader's ``off_loop`` and decodes again in a worker thread.
+        """
+        return Reader(self.registry.shared_memory, OFF_LOOP_BYTES if on_loop else None)
 
     def queues(self, model: Model) -> bool:
         """Whether requests to ``model`` may wait in a queue (a front end then watches for
@@ -271,6 +288,7 @@ class Exchange:
 
     __slots__ = (
         "_pipeline",
+        "_reader",
         "inputs",
         "model",
         "path",
@@ -291,6 +309,14 @@ class Exchange:
         self.result: Result | None = None
         self.inputs: Sequence[Tensor] = ()
         self.response_bytes = 0
+        self._reader: Reader | None = None
+
+    def reader(self, on_loop: bool = False) -> Reader:
+        """The request's reader of shared memory (:meth:`Pipeline.reader`), made on first
+        call; what it copied counts against the server's budget until the exchange ends."""
+        if self._reader is None:
+            self._reader = self._pipeline.reader(on_loop)
+        return self._reader
 
     async def run(self, request: InferRequest, model: Model | None = None) -> InferResponse:
         """The pipeline's answer to ``request`` (:meth:`Pipeline.run`); ``model``: the model
@@ -316,6 +342,8 @@ class Exchange:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if self._reader is not None:  # on every path: its copies leave the budget
+            self._reader.release()
         stats = self._pipeline.statistics
         if stats is None:
             return
