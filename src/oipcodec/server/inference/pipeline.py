@@ -35,7 +35,6 @@ from oipcodec.server.inference.outputs import OutputPlan
 from oipcodec.server.model import Arrays, Model, TensorSpec
 from oipcodec.server.regions import shared_memory_disabled
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.stats import Statistics
 from oipcodec.sharedmem import Resolver
 from oipcodec.types import InferRequest, InferResponse, Parameters, Tensor
 
@@ -70,7 +69,6 @@ class Pipeline:
 
     def __init__(self, registry: ModelRegistry) -> None:
         self.registry = registry
-        self.statistics: Statistics | None = registry.statistics
         # (name, version) -> the ready model; forgotten whenever the registry changes.
         self._ready: dict[tuple[str, str], Model] = {}
         # Requests in flight per model (by id), and the drains waiting for them to end.
@@ -212,8 +210,9 @@ class Pipeline:
                     "being unloaded"
                 )
             record = None
-            if self.statistics is not None:
-                record = self.statistics.of(model).batch
+            statistics = self.registry.statistics
+            if statistics is not None:
+                record = statistics.of(model).batch
             batcher = self._batchers[id(model)] = Batcher(model, record, call_predict, failure)
         return batcher
 
@@ -316,7 +315,7 @@ class Exchange:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        stats = self._pipeline.statistics
+        stats = self._pipeline.registry.statistics  # the registry's, whenever it is set
         if stats is None:
             return
         if exc is not None:
