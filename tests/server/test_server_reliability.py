@@ -369,12 +369,13 @@ def test_a_queue_head_over_the_limit_makes_a_batch_alone() -> None:
     ``submit`` refuses, would run alone."""
     from oipcodec.server.demo import Simple
     from oipcodec.server.inference.batching import Batcher, _Waiting
+    from oipcodec.server.inference.pipeline import call_predict, failure
     from oipcodec.types import Tensor
 
     async def plan() -> tuple[int, bool]:
         model = Simple()
         model.configure(dynamic_batching=DynamicBatching())
-        batcher = Batcher(model)
+        batcher = Batcher(model, None, call_predict, failure)  # the pipeline's, as it makes one
         rows = np.zeros((16, 16), np.int32)
         tensors = [Tensor("INPUT0", "INT32", rows.shape, rows)]
         future = asyncio.get_running_loop().create_future()

@@ -28,12 +28,12 @@ __all__ = [
     "available_cpus",
 ]
 
-#: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
-#: uvicorn (server/http11/: a request body is received into one buffer), or uvicorn's.
 #: What ``oipcodec serve`` and :func:`oipcodec.server.serve` set glibc's ``M_TOP_PAD`` to by
 #: default, 64 MiB (oipcodec.server.runtime.malloc says why).
 DEFAULT_MALLOC_TOP_PAD = 64 << 20
 
+#: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
+#: uvicorn (server/http11/: a request body is received into one buffer), or uvicorn's.
 HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
 
 #: The shared-memory extensions a server can enable: ``"system"`` (POSIX shared memory,
@@ -42,6 +42,10 @@ SHARED_MEMORY_KINDS = ("system",)
 
 #: The log levels ``log_level`` takes (any case).
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+#: JSON text, or a copy out of shared memory, of this many bytes or more is worked in a codec
+#: thread, never on the event loop: one request must not hold the loop the others share.
+OFF_LOOP_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,10 @@ Snapshot = dict[Key, list[int]]
 
 
 class ModelStats:
-    """The counters of one model version in this process; the front ends call
-    :meth:`succeeded` or :meth:`failed` once per inference request, which also count the
-    request on its encoding path (:class:`PathStats`)."""
+    """The counters of one model version in this process; the inference step's exchange
+    (:class:`oipcodec.server.inference.Exchange`) calls :meth:`succeeded` or :meth:`failed`
+    once per inference request, which also count the request on its encoding path
+    (:class:`PathStats`)."""
 
     __slots__ = ("_batches", "_owner", "_slots", "base", "batching", "dynamic", "name", "version")
 
@@ -314,7 +315,7 @@ class Statistics:
         response_bytes: int,
     ) -> None:
         """One request of any front end answered on encoding ``path``, its answer encoded
-        now: ``timings`` are the registry's (checked, started, finished) readings."""
+        now: ``timings`` are the inference step's (checked, started, finished) readings."""
         self.of(model).succeeded(
             self.paths[path],
             inputs,

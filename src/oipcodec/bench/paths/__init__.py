@@ -11,7 +11,7 @@ against a server of theirs given by ``--url`` / ``--grpc-target`` (oipcodec's na
 sends).
 
 Where the code is: the paths themselves in :mod:`oipcodec.bench.encoding`; oipcodec's REST and
-gRPC clients in :mod:`.oip`, its shared-memory, v1 and GraphPipe paths in :mod:`.shm`,
+gRPC clients in :mod:`.oip`, its shared-memory, v1 and GraphPipe paths in :mod:`.shared_memory`,
 :mod:`.v1` and :mod:`.graphpipe` (GraphPipe's own client too); tritonclient in
 :mod:`.triton`; KServe's and MLServer's server codecs in :mod:`.peers`; whether a server
 takes a path in :mod:`.refusal`. A new implementation is a module of its own, named in
@@ -26,7 +26,7 @@ from typing import Any
 
 from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import Encoding, EncodingPath
-from oipcodec.bench.paths import graphpipe, oip, peers, shm, triton, v1
+from oipcodec.bench.paths import graphpipe, oip, peers, shared_memory, triton, v1
 from oipcodec.bench.paths.base import Caller, CodecOps, release, same_values
 from oipcodec.bench.paths.oip import OurClients
 from oipcodec.bench.paths.refusal import NOT_SUPPORTED, server_refusal
@@ -175,7 +175,7 @@ def _one_caller(implementation: str, path: EncodingPath, workload: Workload,
         return graphpipe.caller(implementation, workload, inputs, url, timeout, connection)
     assert ours is not None
     if path.encoding is Encoding.SHARED_MEMORY:
-        return shm.caller(ours, workload, inputs)
+        return shared_memory.caller(ours, workload, inputs)
     if path.encoding is Encoding.V1:
         return v1.caller(ours, path, workload, inputs)
     return oip.caller(ours, path, InferRequest(inputs, model_name=workload.model))
@@ -189,7 +189,10 @@ def codec_ops(implementation: str, path: EncodingPath, workload: Workload) -> Co
     (``binary_data_output``), compressed when it was.
     """
     if path.encoding is Encoding.SHARED_MEMORY:
-        return shm.codec_ops(implementation, workload)
+        # tritonclient's side of the round trip comes from its module, which builds on
+        # shared_memory's regions (so that module never imports it).
+        theirs = triton.shm_ops if implementation == "tritonclient" else None
+        return shared_memory.codec_ops(workload, theirs)
     if path.encoding is Encoding.V1:
         return v1.codec_ops(workload)
     if path.encoding is Encoding.GRAPHPIPE:

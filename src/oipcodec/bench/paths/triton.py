@@ -16,7 +16,7 @@ from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import Encoding, EncodingPath
 from oipcodec.bench.paths.base import Caller, CodecOps, on_release
 from oipcodec.bench.paths.oip import wire
-from oipcodec.bench.paths.shm import out_size, raw_size, region_key
+from oipcodec.bench.paths.shared_memory import out_size, raw_size, region_key
 from oipcodec.bench.workload import Output, Workload
 from oipcodec.types import Tensor
 

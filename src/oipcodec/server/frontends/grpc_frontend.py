@@ -186,14 +186,16 @@ class InferenceServicer:
         that names no known model counts only on its encoding path)."""
         pipeline = self.pipeline
         with pipeline.exchange("grpc_typed", len(data)) as exchange:
-            reader = exchange.reader(on_loop=True)
             decode = functools.partial(
-                pb.decode_request_form, data, limits=self.limits, shared_memory=reader
+                pb.decode_request_form,
+                data,
+                limits=self.limits,
+                shared_memory=exchange.shared_memory,
             )
             try:
                 request, raw = decode()
             except CopyOffLoop:  # a large copy out of shared memory: in a worker thread
-                reader.off_loop()
+                exchange.off_loop()
                 request, raw = await asyncio.get_running_loop().run_in_executor(None, decode)
             if raw:
                 exchange.path = "grpc_raw"

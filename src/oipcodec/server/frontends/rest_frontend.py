@@ -34,7 +34,7 @@ from oipcodec.errors import (
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
-from oipcodec.server.config import available_cpus
+from oipcodec.server.config import OFF_LOOP_BYTES, available_cpus
 from oipcodec.server.frontends._asgi import (
     BINARY,
     JOIN_BELOW,
@@ -51,7 +51,7 @@ from oipcodec.server.frontends._asgi import (
     read_body,
     respond,
 )
-from oipcodec.server.inference import OFF_LOOP_BYTES, Exchange, Pipeline
+from oipcodec.server.inference import Exchange, Pipeline
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
@@ -318,7 +318,6 @@ class RestApp:
         """Decode, run and encode one inference."""
         model = exchange.model
         assert model is not None
-        reader = exchange.reader(on_loop=True)
         encoding = _content_encoding(headers)
         if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
@@ -343,7 +342,7 @@ class RestApp:
             # The JSON part's length bounds the parse work (binary parts become views).
             text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
             if text >= OFF_LOOP_BYTES:
-                reader.off_loop()  # decoded in a codec thread: copies of any size there
+                exchange.off_loop()  # decoded in a codec thread: copies of any size there
             decode = functools.partial(
                 rest.decode_request,
                 body,
@@ -354,10 +353,12 @@ class RestApp:
             )
             try:
                 # On the loop, a large copy out of shared memory stops the decode first...
-                request = await self._codec(text, decode, shared_memory=reader)
+                request = await self._codec(text, decode, shared_memory=exchange.shared_memory)
             except CopyOffLoop:  # ...and it runs again in a codec thread
-                reader.off_loop()
-                request = await self._codec(OFF_LOOP_BYTES, decode, shared_memory=reader)
+                exchange.off_loop()
+                request = await self._codec(
+                    OFF_LOOP_BYTES, decode, shared_memory=exchange.shared_memory
+                )
             binary = rest.binary_outputs(request)
         response = await exchange.run(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.

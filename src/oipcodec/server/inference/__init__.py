@@ -8,7 +8,6 @@ change and retire (:class:`~oipcodec.server.registry.Watcher`). docs/design.md#t
 """
 
 from oipcodec.server.inference.pipeline import (
-    OFF_LOOP_BYTES,
     TRANSPORT_PARAMETERS,
     Exchange,
     Pipeline,
@@ -18,7 +17,6 @@ from oipcodec.server.inference.pipeline import (
 )
 
 __all__ = [
-    "OFF_LOOP_BYTES",
     "TRANSPORT_PARAMETERS",
     "Exchange",
     "Pipeline",

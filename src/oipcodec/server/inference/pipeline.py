@@ -29,34 +29,23 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
+from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.batching import Batcher, check_batchable
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.outputs import OutputPlan
 from oipcodec.server.model import Arrays, Model, TensorSpec
 from oipcodec.server.regions import Reader
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.server.stats import Statistics
+from oipcodec.sharedmem import Location
 from oipcodec.types import InferRequest, InferResponse, Parameters, Tensor
 
-__all__ = [
-    "OFF_LOOP_BYTES",
-    "TRANSPORT_PARAMETERS",
-    "Exchange",
-    "Pipeline",
-    "Result",
-    "call_predict",
-    "failure",
-]
+__all__ = ["TRANSPORT_PARAMETERS", "Exchange", "Pipeline", "Result", "call_predict", "failure"]
 
 log = logging.getLogger("oipcodec.server")
 
 #: Request and output parameters that steer the transport (binary extension), not the model:
 #: they are not passed to ``predict`` nor echoed.
 TRANSPORT_PARAMETERS = frozenset({"binary_data", "binary_data_output", "binary_data_size"})
-
-#: JSON text, or a copy out of shared memory, of this many bytes or more is worked in a codec
-#: thread, never on the event loop: one request must not hold the loop the others share.
-OFF_LOOP_BYTES = 1 << 20
 
 
 @dataclass(slots=True)
@@ -72,16 +61,12 @@ class Result:
 
 
 class Pipeline:
-    """The inference step over the models of ``registry``; one per registry
-    (:meth:`of`), shared by every front end.
-
-    It keeps what a request needs at run time: the lookups of ready models, the requests in
-    flight per model (an unload drains them), each batching model's queue.
-    """
+    """The inference step over the models of ``registry``, one per registry (:meth:`of`),
+    shared by every front end: the lookups of ready models, the requests in flight per model
+    (an unload drains them), each batching model's queue."""
 
     def __init__(self, registry: ModelRegistry) -> None:
         self.registry = registry
-        self.statistics: Statistics | None = registry.statistics
         # (name, version) -> the ready model; forgotten whenever the registry changes.
         self._ready: dict[tuple[str, str], Model] = {}
         # Requests in flight per model (by id), and the drains waiting for them to end.
@@ -107,19 +92,6 @@ class Pipeline:
         if model is None:
             model = self._ready[key] = self.registry.get(name, version)
         return model
-
-    def reader(self, on_loop: bool = False) -> Reader:
-        """What one request's decoder reads its inputs in shared memory through (the
-        exchange's :meth:`Exchange.reader` keeps it, and gives its bytes back at the end).
-
-        Parameters
-        ----------
-        on_loop
-            The decode runs on the event loop: a copy of :data:`OFF_LOOP_BYTES` or more
-            raises :class:`~oipcodec.server.regions.CopyOffLoop` first; the caller calls the
-            reader's ``off_loop`` and decodes again in a worker thread.
-        """
-        return Reader(self.registry.shared_memory, OFF_LOOP_BYTES if on_loop else None)
 
     def queues(self, model: Model) -> bool:
         """Whether requests to ``model`` may wait in a queue (a front end then watches for
@@ -229,8 +201,9 @@ class Pipeline:
                     "being unloaded"
                 )
             record = None
-            if self.statistics is not None:
-                record = self.statistics.of(model).batch
+            statistics = self.registry.statistics
+            if statistics is not None:
+                record = statistics.of(model).batch
             batcher = self._batchers[id(model)] = Batcher(model, record, call_predict, failure)
         return batcher
 
@@ -287,6 +260,7 @@ class Exchange:
     encoding path alone while it names no known model."""
 
     __slots__ = (
+        "_on_loop",
         "_pipeline",
         "_reader",
         "inputs",
@@ -310,13 +284,23 @@ class Exchange:
         self.inputs: Sequence[Tensor] = ()
         self.response_bytes = 0
         self._reader: Reader | None = None
+        self._on_loop = True
 
-    def reader(self, on_loop: bool = False) -> Reader:
-        """The request's reader of shared memory (:meth:`Pipeline.reader`), made on first
-        call; what it copied counts against the server's budget until the exchange ends."""
+    def shared_memory(self, where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+        """The request's :data:`~oipcodec.sharedmem.Resolver`: a ``Reader`` made on its first
+        tensor in shared memory, whose copies count against the budget until the exchange
+        ends (on the loop a large one raises ``CopyOffLoop``: see :meth:`off_loop`)."""
         if self._reader is None:
-            self._reader = self._pipeline.reader(on_loop)
-        return self._reader
+            copy_below = OFF_LOOP_BYTES if self._on_loop else None
+            self._reader = Reader(self._pipeline.registry.shared_memory, copy_below)
+        return self._reader(where, tensor, kind, writable)
+
+    def off_loop(self) -> None:
+        """The decode runs in a worker thread from now on (copies of any size): after a
+        :class:`~oipcodec.server.regions.CopyOffLoop`, or before a large decode."""
+        self._on_loop = False
+        if self._reader is not None:
+            self._reader.off_loop()
 
     async def run(self, request: InferRequest, model: Model | None = None) -> InferResponse:
         """The pipeline's answer to ``request`` (:meth:`Pipeline.run`); ``model``: the model
@@ -344,7 +328,7 @@ class Exchange:
     ) -> None:
         if self._reader is not None:  # on every path: its copies leave the budget
             self._reader.release()
-        stats = self._pipeline.statistics
+        stats = self._pipeline.registry.statistics  # the registry's, whenever it is set
         if stats is None:
             return
         if exc is not None:
@@ -377,9 +361,6 @@ async def call_predict(
     worker thread when the thread took the call), what it returned, when it finished. Its
     errors are raised marked ``executed`` (:func:`failure`).
 
-    A batch's plain ``def predict`` always runs in a worker thread: on the event loop no
-    request could join the queue while a batch ran (docs/measurements.md#dynamic-batching).
-
     Parameters
     ----------
     model
@@ -393,6 +374,8 @@ async def call_predict(
     """
     try:
         is_async = inspect.iscoroutinefunction(model.predict)
+        # A batch's plain def predict always runs in a worker thread: on the event loop no
+        # request could join the queue while a batch ran (docs/measurements.md).
         if not is_async and (checked is None or model.run_in_thread):
             loop = asyncio.get_running_loop()
             started, produced = await loop.run_in_executor(None, _timed, model, arrays, parameters)

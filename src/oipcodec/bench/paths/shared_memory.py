@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from typing import Any
 
 from oipcodec import rest
@@ -72,7 +73,7 @@ def caller(ours: OurClients, workload: Workload, inputs: list[Tensor]) -> Caller
     return call_shm
 
 
-def codec_ops(implementation: str, workload: Workload) -> CodecOps:
+def codec_ops(workload: Workload, tritonclient_ops: Callable[..., Any] | None = None) -> CodecOps:
     """The round trip with the tensors in shared memory: the client writes the inputs into
     regions and sends the JSON that names them; the server reads them (one copy each: the
     model's inputs) and writes the answer into the output regions; the client reads those."""
@@ -110,11 +111,8 @@ def codec_ops(implementation: str, workload: Workload) -> CodecOps:
         answer_tensors.append(out)
     response = InferResponse(model, answer_tensors)
     answer, answer_length = rest.encode_response(response)
-    if implementation == "tritonclient":
-        # Imported here: the tritonclient module builds on this one's regions.
-        from oipcodec.bench.paths import triton
-
-        encode, decode = triton.shm_ops(workload, in_regions, out_regions, answer, answer_length)
+    if tritonclient_ops is not None:  # tritonclient's side (triton.shm_ops) on these regions
+        encode, decode = tritonclient_ops(workload, in_regions, out_regions, answer, answer_length)
         return CodecOps(encode, decode, None, None, len(body), len(answer))
 
     def client_encode() -> Any:
