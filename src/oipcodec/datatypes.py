@@ -204,9 +204,8 @@ def datatype_of(array: np.ndarray[Any, Any]) -> str:
 
 
 def fit_datatype(value: Any, datatype: str) -> np.ndarray[Any, Any]:
-    """``value`` (an array, a list, a Python scalar: anything ``numpy.asarray`` takes) as an
-    array holding OIP ``datatype``: as it is when its dtype already carries the datatype,
-    else converted when every value fits exactly:
+    """A value as an array holding an OIP datatype: as it is when its dtype already carries
+    the datatype, else converted when every value fits exactly:
 
     - integer datatypes and BOOL: every value is integral and in the datatype's range (a
       float ``2.0`` fits INT32; ``2.5``, ``nan`` and ``300`` for INT8 do not; BOOL holds
@@ -218,8 +217,18 @@ def fit_datatype(value: Any, datatype: str) -> np.ndarray[Any, Any]:
     - BYTES: ``bytes`` or ``str`` values (a list of them, or a ``numpy`` ``S``/``U``/object
       array), as any BYTES output.
 
-    Anything else raises :class:`~oipcodec.EncodeError` naming the value's type, the
-    datatype and the first element that does not fit.
+    Parameters
+    ----------
+    value
+        An array, a list, a Python scalar: anything ``numpy.asarray`` takes.
+    datatype
+        The OIP datatype (``"FP32"``).
+
+    Raises
+    ------
+    EncodeError
+        For anything else, naming the value's type, the datatype and the first element that
+        does not fit.
     """
     row = get(datatype)
     array = value if isinstance(value, np.ndarray) else np.asarray(value)

@@ -24,8 +24,8 @@ API_PAGES = ROOT / "docs" / "api"
 if not API_PAGES.is_dir():  # the wheel tests run from copies of tests/ only
     pytest.skip("docs/ is not next to tests/", allow_module_level=True)
 
-#: Not checked yet: the server is being split into rooms (its docstrings follow when it lands).
-NOT_YET = ("oipcodec.server",)
+#: Not checked yet (none: every page follows the style).
+NOT_YET: tuple[str, ...] = ()
 
 #: The modules whose every documented function and class with arguments has a complete
 #: ``Parameters`` section (the others still describe some arguments in prose).
@@ -45,6 +45,18 @@ PARAMETERS_COMPLETE = (
     "oipcodec.graphpipe",
     "oipcodec.trtis_v1",
     "oipcodec.compat",  # the kernels' pages: the contracts of oipcodec._shared, both twins'
+    "oipcodec.server.model",
+    "oipcodec.server.model_config",
+    "oipcodec.server.config",
+    "oipcodec.server.runtime",
+    "oipcodec.server.frontends",
+    "oipcodec.server.repository",
+    "oipcodec.server.demo",
+    "oipcodec.server.inference.batching",
+    # Not oipcodec.server.registry nor oipcodec.server.inference.pipeline: at the 600 lines a
+    # server module may hold, some of their methods (ModelRegistry.serves, is_ready, metadata,
+    # config, statistics_document; Pipeline.of, model, queues; Exchange.shared_memory, run,
+    # sent) still describe their arguments in prose.
 )
 
 _NOTE = re.compile(r"(?:^|\n|[.;:] )(?:Invariants?|Decisions?):")

@@ -57,81 +57,97 @@ class ServerConfig:
     for a value of the wrong type) naming the field.
     """
 
-    #: The address to listen on (both protocols).
     host: str = "127.0.0.1"
-    #: The REST port; 0 picks a free one, ``None`` serves no REST.
+    """The address to listen on (both protocols)."""
     http_port: int | None = 8000
-    #: The gRPC port; 0 picks a free one, ``None`` serves no gRPC.
+    """The REST port; 0 picks a free one, ``None`` serves no REST."""
     grpc_port: int | None = 8001
-    #: Processes sharing the ports (SO_REUSEPORT), each with its own copy of the models.
+    """The gRPC port; 0 picks a free one, ``None`` serves no gRPC."""
     workers: int = 1
-    #: A module whose ``MODELS`` (a list, or a function returning one) is served, in addition
-    #: to the models given beside the config.
+    """Processes sharing the ports (SO_REUSEPORT), each with its own copy of the models."""
     model_module: str | None = None
-    #: A model repository on disk: each folder of it is a model (docs/model-repository.md).
-    #: Not with ``model_module``, nor with models given beside the config.
+    """A module whose ``MODELS`` (a list, or a function returning one) is served, in addition
+    to the models given beside the config.
+    """
     model_repository: str | None = None
-    #: Triton's model control mode for ``model_repository``: ``"none"`` (every model loaded
-    #: at start; repository load and unload requests refused) or ``"explicit"`` (the models
-    #: of ``load_models`` loaded at start; load and unload requests taken).
+    """A model repository on disk: each folder of it is a model (docs/model-repository.md).
+    Not with ``model_module``, nor with models given beside the config.
+    """
     model_control: str = "none"
-    #: The models an ``"explicit"`` ``model_control`` loads at start; ``"*"``: all of them.
+    """Triton's model control mode for ``model_repository``: ``"none"`` (every model loaded
+    at start; repository load and unload requests refused) or ``"explicit"`` (the models
+    of ``load_models`` loaded at start; load and unload requests taken).
+    """
     load_models: tuple[str, ...] = ()
-    #: Serve model folders (and their version folders and code) that are symlinks leading out
-    #: of ``model_repository``; off, such a folder fails to load with a reason saying so
-    #: (docs/model-repository.md, the trust model).
+    """The models an ``"explicit"`` ``model_control`` loads at start; ``"*"``: all of them."""
     allow_repository_symlinks: bool = False
-    #: What a request may hold: ``limits.max_body_bytes`` is the largest request body (413) and
-    #: gRPC message; ``limits.body_timeout_seconds`` bounds a stalled body (408).
+    """Serve model folders (and their version folders and code) that are symlinks leading out
+    of ``model_repository``; off, such a folder fails to load with a reason saying so
+    (docs/model-repository.md, the trust model).
+    """
     limits: Limits = DEFAULT_LIMITS
-    #: Log every HTTP request.
+    """What a request may hold: ``limits.max_body_bytes`` is the largest request body (413) and
+    gRPC message; ``limits.body_timeout_seconds`` bounds a stalled body (408).
+    """
     access_log: bool = False
-    #: The logging level the server configures (one of :data:`LOG_LEVELS`); ``None`` leaves
-    #: logging as the caller configured it.
+    """Log every HTTP request."""
     log_level: str | None = "info"
-    #: Bytes of freed memory each glibc malloc arena of a serving process keeps for the next
-    #: request (:func:`oipcodec.server.runtime.malloc.set_malloc_top_pad`); 0 leaves malloc alone.
+    """The logging level the server configures (one of :data:`LOG_LEVELS`); ``None`` leaves
+    logging as the caller configured it.
+    """
     malloc_top_pad: int = DEFAULT_MALLOC_TOP_PAD
-    #: The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`.
+    """Bytes of freed memory each glibc malloc arena of a serving process keeps for the next
+    request (:func:`oipcodec.server.runtime.malloc.set_malloc_top_pad`); 0 leaves malloc alone.
+    """
     http_protocol: str = "oipcodec"
-    #: Threads per process that parse and write large JSON bodies off the event loop; ``None``:
-    #: the CPUs this process may use, divided among the ``workers`` (at least 1).
+    """The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`."""
     codec_threads: int | None = None
-    #: Bytes of request-body buffers a process's REST connections may hold reserved for
-    #: bodies still arriving, all together (oipcodec's HTTP protocol; see
-    #: :class:`~oipcodec.server.http11.BodyBudget`): over it, a body is received in pieces
-    #: as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
+    """Threads per process that parse and write large JSON bodies off the event loop; ``None``:
+    the CPUs this process may use, divided among the ``workers`` (at least 1).
+    """
     body_budget: int | None = None
-    #: The shared-memory extension to enable: ``"system"`` (clients on this host pass
-    #: tensors in POSIX shared-memory regions they register), or ``None``: off, the
-    #: endpoints are absent and a tensor naming a region is refused. Needs ``workers=1``
-    #: (regions are registered with one process).
+    """Bytes of request-body buffers a process's REST connections may hold reserved for
+    bodies still arriving, all together (oipcodec's HTTP protocol; see
+    :class:`~oipcodec.server.http11.BodyBudget`): over it, a body is received in pieces
+    as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
+    """
     shared_memory: str | None = None
-    #: Shared memory: the start every registered key must have (``"/inference-"``: only
-    #: objects named ``/inference-...``); ``None``: any object the server's user can open,
-    #: as Triton (docs/shared-memory.md, the trust model).
+    """The shared-memory extension to enable: ``"system"`` (clients on this host pass
+    tensors in POSIX shared-memory regions they register), or ``None``: off, the
+    endpoints are absent and a tensor naming a region is refused. Needs ``workers=1``
+    (regions are registered with one process).
+    """
     shared_memory_prefix: str | None = None
-    #: Shared memory: the most regions registered at once (each holds a file descriptor).
+    """Shared memory: the start every registered key must have (``"/inference-"``: only
+    objects named ``/inference-...``); ``None``: any object the server's user can open,
+    as Triton (docs/shared-memory.md, the trust model).
+    """
     max_shm_regions: int = DEFAULT_MAX_SHM_REGIONS
-    #: Shared memory: the most bytes all registered regions span together, which is also the
-    #: most the requests in flight may read from shared memory together (1 GiB by default).
+    """Shared memory: the most regions registered at once (each holds a file descriptor)."""
     shared_memory_budget: int = DEFAULT_MAX_SHM_BYTES
-    #: Count inference statistics and serve them (the statistics endpoints and RPC, and the
-    #: Prometheus metrics at ``/metrics``); False: nothing is counted, and those answer
-    #: UNAVAILABLE / 404.
+    """Shared memory: the most bytes all registered regions span together, which is also the
+    most the requests in flight may read from shared memory together (1 GiB by default).
+    """
     metrics: bool = True
-    #: A port of its own for ``GET /metrics`` (Triton's layout: 8000 REST, 8001 gRPC, 8002
-    #: metrics); 0 picks a free one, ``None``: metrics only at ``/metrics`` on the REST port.
+    """Count inference statistics and serve them (the statistics endpoints and RPC, and the
+    Prometheus metrics at ``/metrics``); False: nothing is counted, and those answer
+    UNAVAILABLE / 404.
+    """
     metrics_port: int | None = None
-    #: The server's name in the server metadata (``GET /v2``, the ServerMetadata RPC). Clients
-    #: written for Triton that check it (Triton's example clients expect ``"triton"``) work
-    #: with ``server_name="triton"``.
+    """A port of its own for ``GET /metrics`` (Triton's layout: 8000 REST, 8001 gRPC, 8002
+    metrics); 0 picks a free one, ``None``: metrics only at ``/metrics`` on the REST port.
+    """
     server_name: str = SERVER_NAME
-    #: A port of its own for GraphPipe (as GraphPipe's reference servers: one model, at ``/``);
-    #: 0 picks a free one, ``None``: GraphPipe only at ``/graphpipe/<model>`` on the REST port.
+    """The server's name in the server metadata (``GET /v2``, the ServerMetadata RPC). Clients
+    written for Triton that check it (Triton's example clients expect ``"triton"``) work
+    with ``server_name="triton"``.
+    """
     graphpipe_port: int | None = None
-    #: The model ``graphpipe_port`` serves (required with it).
+    """A port of its own for GraphPipe (as GraphPipe's reference servers: one model, at ``/``);
+    0 picks a free one, ``None``: GraphPipe only at ``/graphpipe/<model>`` on the REST port.
+    """
     graphpipe_model: str | None = None
+    """The model ``graphpipe_port`` serves (required with it)."""
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
@@ -242,7 +258,14 @@ class ServerConfig:
         return 4 * self.limits.max_body_bytes
 
     def replace(self, **changes: Any) -> ServerConfig:
-        """A copy with ``changes`` (field names) applied, checked as a new config."""
+        """A copy with some fields changed, checked as a new config.
+
+        Parameters
+        ----------
+        **changes
+            New values by field name (``http_port=9000``); an unknown name raises
+            ``TypeError`` listing the known ones.
+        """
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             fields = ", ".join(f.name for f in dataclasses.fields(self))
@@ -250,7 +273,14 @@ class ServerConfig:
         return dataclasses.replace(self, **changes)
 
     def codec_threads_per_process(self, cpus: int) -> int:
-        """``codec_threads``, or ``cpus`` divided among the ``workers`` (at least 1)."""
+        """The codec threads each process runs: ``codec_threads``, or else the CPUs divided
+        among the ``workers`` (at least 1).
+
+        Parameters
+        ----------
+        cpus
+            The CPUs the server may use (:func:`available_cpus`).
+        """
         if self.codec_threads is not None:
             return self.codec_threads
         return max(1, cpus // self.workers)

@@ -11,10 +11,12 @@ arrays by tensor name::
         def predict(self, inputs, parameters):
             return {"Y": inputs["X"] * float(parameters.get("factor", 2.0))}
 
-Invariant: every request is checked against the declared inputs before ``predict`` runs, and
-what it returns against the declared outputs (a breach is an internal error naming the model
-and the output). docs/serving.md#your-models: batching, configuration, async and threads.
+docs/serving.md#your-models: batching, configuration, async and threads.
 """
+
+# Invariant: every request is checked against the declared inputs before ``predict`` runs, and
+# what it returns against the declared outputs (a breach is an internal error naming the model
+# and the output).
 
 from __future__ import annotations
 
@@ -43,14 +45,11 @@ _UNSET: Any = object()
 class Model:
     """Base class of the models a server serves.
 
-    Class attributes (or constructor keywords) declare the model:
+    Class attributes declare the model; the constructor's keywords, when given, replace the
+    class attributes of the same names. Other class attributes:
 
-    - ``name``, ``version`` (a string; default ``"1"``), ``platform`` (free text);
-    - ``inputs`` / ``outputs``: sequences of :class:`TensorSpec`. ``inputs = None`` accepts any
-      inputs unchecked (the identity model); ``outputs = None`` answers whatever ``predict``
-      returns, each output's datatype taken from its array.
-    - ``max_batch_size`` and ``labels`` (class labels by output name), which the
-      classification extension uses (see docs/classification.md);
+    - ``labels`` (class labels by output name), which the classification extension uses with
+      ``max_batch_size`` (see docs/classification.md);
     - ``dynamic_batching``: a :class:`DynamicBatching` to run ``predict`` once per batch of
       queued requests (docs/batching.md).
     - ``run_in_thread`` and ``writable_inputs``: how ``predict`` is called (in a worker
@@ -59,6 +58,30 @@ class Model:
     Subclasses implement :meth:`predict`, and optionally :meth:`load` / :meth:`unload` (called
     when the server starts and stops, and by the repository load/unload endpoints; either may
     be ``async def``; a plain ``def`` runs in a worker thread, as loading may be slow).
+
+    Parameters
+    ----------
+    name
+        The model's name (no ``/``).
+    version
+        A string without ``/``; default ``"1"``.
+    platform
+        Free text, shown in the model's metadata.
+    inputs
+        A sequence of :class:`TensorSpec`; ``None`` accepts any inputs unchecked (the
+        identity model).
+    outputs
+        A sequence of :class:`TensorSpec`; ``None`` answers whatever ``predict`` returns, each
+        output's datatype taken from its array.
+    max_batch_size
+        The most rows (first dimension) a request may hold; 0: the model does not batch.
+    config_parameters
+        Entries of the model configuration's ``parameters``, strings to strings.
+
+    Raises
+    ------
+    ValueError
+        A name or version with ``/``, or a configuration the declared tensors cannot have.
     """
 
     name: str = ""
@@ -121,9 +144,19 @@ class Model:
         self._class_labels = _read_labels(self)
 
     def reconfigure(self, config: Mapping[str, Any]) -> None:
-        """Apply a configuration override in Triton's JSON form (the ``config`` parameter of a
-        repository load; :func:`oipcodec.server.model_config.override` says what it may
-        change). Raises ``ValueError`` naming what is wrong, and then changes nothing."""
+        """Apply a configuration override (the ``config`` parameter of a repository load).
+
+        Parameters
+        ----------
+        config
+            The override in Triton's JSON form;
+            :func:`oipcodec.server.model_config.override` says what it may change.
+
+        Raises
+        ------
+        ValueError
+            Naming what is wrong; the model is then unchanged.
+        """
         model_config.override(self, config)
 
     def configure(
@@ -137,11 +170,30 @@ class Model:
         dynamic_batching: DynamicBatching | None = _UNSET,
     ) -> None:
         """Change what the model declares after it was made (what a model repository's
-        configuration file does, docs/model-repository.md): the arguments given replace the
-        declared tensors, ``max_batch_size``, ``config_parameters``, ``labels`` and
-        ``dynamic_batching`` (``None``: off), checked
-        as the constructor checks them. Raises ``ValueError`` or ``TypeError`` naming what is
-        wrong, and then changes nothing."""
+        configuration file does, docs/model-repository.md). The arguments given replace the
+        class attributes of the same names, checked as the constructor checks them; those
+        left out stay.
+
+        Parameters
+        ----------
+        inputs
+            The declared inputs (``None``: any inputs, unchecked).
+        outputs
+            The declared outputs (``None``: whatever ``predict`` returns).
+        max_batch_size
+            The most rows a request may hold (0: no batching).
+        config_parameters
+            The model configuration's ``parameters``, strings to strings.
+        labels
+            Class labels by output name: a sequence of labels or a labels file's path.
+        dynamic_batching
+            A :class:`DynamicBatching`, or ``None`` to turn dynamic batching off.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming what is wrong; the model is then unchanged.
+        """
         before = (
             self.inputs,
             self.outputs,
@@ -250,12 +302,15 @@ class Model:
         outputs, and converted to an output's declared datatype when every value fits exactly
         (:func:`fit_datatype`).
 
-        ``inputs`` maps each input name to an array of the request's shape and datatype
-        (BYTES: object array of ``bytes``; BF16: ``ml_dtypes.bfloat16``). Arrays decoded from
-        binary data are read-only views of the request body: copy one before writing to it,
-        or set :attr:`writable_inputs` for writable copies.
-        ``parameters`` are the request's parameters, without the transport ones
-        (``binary_data_output``...).
+        Parameters
+        ----------
+        inputs
+            Each input name to an array of the request's shape and datatype (BYTES: object
+            array of ``bytes``; BF16: ``ml_dtypes.bfloat16``). Arrays decoded from binary data
+            are read-only views of the request body: copy one before writing to it, or set
+            :attr:`writable_inputs` for writable copies.
+        parameters
+            The request's parameters, without the transport ones (``binary_data_output``...).
         """
         raise NotImplementedError(f"model {self.name!r} does not implement predict")
 
@@ -267,7 +322,13 @@ class Model:
 
     def metadata(self, versions: Sequence[str] | None = None) -> dict[str, Any]:
         """The model metadata document of the OIP (``GET /v2/models/<name>``): name, versions,
-        platform, and each input and output with its datatype and shape."""
+        platform, and each input and output with its datatype and shape.
+
+        Parameters
+        ----------
+        versions
+            The versions to list; ``None``: this model's own version.
+        """
         return {
             "name": self.name,
             "versions": list(versions) if versions is not None else [self.version],
@@ -282,7 +343,13 @@ class Model:
         return model_config.document(self)
 
     def class_labels(self, output: str) -> tuple[bytes, ...] | None:
-        """The labels of ``output`` for classification (UTF-8), or ``None`` when it has none."""
+        """The labels of an output for classification (UTF-8), or ``None`` when it has none.
+
+        Parameters
+        ----------
+        output
+            The output's name.
+        """
         table = getattr(self, "_class_labels", None)
         if table is None:  # a subclass whose __init__ did not call Model.__init__
             table = self._class_labels = _read_labels(self)
@@ -318,9 +385,22 @@ MAX_LABELS_BYTES = 16 << 20
 
 
 def read_labels_file(path: str | os.PathLike[str], where: str) -> str:
-    """The text of a labels file: a regular file (a FIFO would hang the load, a device never
-    end) of at most :data:`MAX_LABELS_BYTES`, UTF-8. ``ValueError`` naming ``where``, the
-    file and what is wrong."""
+    """The text of a labels file: a regular file of at most :data:`MAX_LABELS_BYTES`, UTF-8.
+
+    Parameters
+    ----------
+    path
+        The labels file.
+    where
+        What the file is for (``model 'm' output 'y'``), named by the error.
+
+    Raises
+    ------
+    ValueError
+        Naming ``where``, the file and what is wrong (missing, not a regular file, too big,
+        not UTF-8).
+    """
+    # Only a regular file: a FIFO would hang the load, a device never end.
     shown = os.fspath(path)
     try:
         # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting.

@@ -47,10 +47,20 @@ CONFIG_FILES = ("config.json", "config.pbtxt")
 
 @dataclass(frozen=True, slots=True)
 class TensorSpec:
-    """The metadata of one input or output: name, OIP datatype, shape (``-1`` = any size).
+    """The metadata of one input or output: name, OIP datatype, shape.
 
-    An ``optional`` input may be left out of a request; an ``optional`` output, out of the
-    model's answer.
+    Parameters
+    ----------
+    name
+        The tensor's name.
+    datatype
+        Its OIP datatype (``"FP32"``, ``"BYTES"``...); an unknown one raises
+        :class:`~oipcodec.DatatypeError` at once.
+    shape
+        Its dimensions, each ``>= 0`` or ``-1`` for any size.
+    optional
+        An optional input may be left out of a request; an optional output, out of the
+        model's answer.
     """
 
     name: str
@@ -74,7 +84,13 @@ class TensorSpec:
         object.__setattr__(self, "optional", optional)
 
     def accepts(self, shape: Sequence[int]) -> bool:
-        """Whether a request shape fits this one (same rank, equal where not ``-1``)."""
+        """Whether a request shape fits this one (same rank, equal where not ``-1``).
+
+        Parameters
+        ----------
+        shape
+            The shape a request gives the tensor.
+        """
         return len(shape) == len(self.shape) and all(
             want in (-1, got) for want, got in zip(self.shape, shape, strict=True)
         )
@@ -89,9 +105,17 @@ class DynamicBatching:
     """Dynamic batching of a model's requests (Triton's ``dynamic_batching``): requests queue
     per model and ``predict`` runs once per batch of them (docs/batching.md).
 
-    A batch closes when it holds ``max_batch_size`` rows, when it reaches one of the
-    ``preferred_batch_size`` sizes (the largest it can), or ``max_queue_delay_microseconds``
-    after its first request was queued (0: at once, with what is queued then).
+    A batch closes when it holds the model's ``max_batch_size`` rows, when it reaches one of
+    the preferred sizes (the largest it can), or when its delay has passed since its first
+    request was queued.
+
+    Parameters
+    ----------
+    max_queue_delay_microseconds
+        How long a batch waits for more requests after its first was queued (0: not at all,
+        it runs with what is queued then).
+    preferred_batch_size
+        Batch sizes (rows, each ``>= 1``) at which a batch closes before its delay.
     """
 
     max_queue_delay_microseconds: int = 0
@@ -128,13 +152,30 @@ BACKEND = "oipcodec"
 
 def config_datatype(datatype: str) -> str:
     """An OIP datatype as a model configuration's ``data_type`` (Triton's ``DataType``
-    names): ``TYPE_`` + the datatype, except BYTES, which Triton calls ``TYPE_STRING``."""
+    names): ``TYPE_`` + the datatype, except BYTES, which Triton calls ``TYPE_STRING``.
+
+    Parameters
+    ----------
+    datatype
+        An OIP datatype (``"FP32"``).
+    """
     return "TYPE_STRING" if datatype == "BYTES" else f"TYPE_{datatype}"
 
 
 def datatype_of_config(data_type: str) -> str:
     """The OIP datatype of a model configuration's ``data_type`` (:func:`config_datatype`
-    reversed): ``TYPE_STRING`` is BYTES; ``ValueError`` for a name that is no datatype."""
+    reversed): ``TYPE_STRING`` is BYTES.
+
+    Parameters
+    ----------
+    data_type
+        A configuration's ``data_type`` (``"TYPE_FP32"``).
+
+    Raises
+    ------
+    ValueError
+        For a name that is no datatype.
+    """
     name = data_type.removeprefix("TYPE_")
     datatype = "BYTES" if name == "STRING" else name
     if not data_type.startswith("TYPE_") or datatype not in datatypes.DATATYPES:
@@ -221,12 +262,11 @@ def document(model: Model) -> dict[str, Any]:
 
 def override(model: Model, config: Mapping[str, Any]) -> None:
     """Apply a configuration override in Triton's JSON form (the ``config`` parameter of a
-    repository load) to ``model``: ``max_batch_size`` (a number, or a string of one as
+    repository load) to a model: ``max_batch_size`` (a number, or a string of one as
     protobuf's JSON writes int64), ``parameters`` (``{key: {"string_value": value}}``) and
     ``dynamic_batching`` (``{"max_queue_delay_microseconds": n, "preferred_batch_size":
     [...]}``; ``null``: off) change; ``name`` must be the model's; any other entry is refused,
-    since a model's tensors, platform and backend are declared in its code. Raises
-    ``ValueError`` naming what is wrong, and then changes nothing.
+    since a model's tensors, platform and backend are declared in its code.
 
     Parameters
     ----------
@@ -234,6 +274,11 @@ def override(model: Model, config: Mapping[str, Any]) -> None:
         The model.
     config
         The override, a JSON object.
+
+    Raises
+    ------
+    ValueError
+        Naming what is wrong; the model is then unchanged.
     """
 
     unknown = sorted(set(config) - {"name", "max_batch_size", "parameters", "dynamic_batching"})
@@ -271,8 +316,23 @@ def override(model: Model, config: Mapping[str, Any]) -> None:
 
 def load_override(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
     """The configuration override among a load request's parameters (its ``config``, a JSON
-    object), or None; refuses model files (``file:<path>`` parameters) with Triton's words for
-    a repository that cannot be read."""
+    object), or None.
+
+    Parameters
+    ----------
+    name
+        The model to load, named by the errors.
+    parameters
+        The load request's parameters.
+
+    Raises
+    ------
+    InternalError
+        For model files (``file:<path>`` parameters), with Triton's words for a repository
+        that cannot be read.
+    InvalidArgumentError
+        For a ``config`` that is not a JSON object.
+    """
     files = sorted(key for key in parameters if key.startswith("file:"))
     if files:
         raise InternalError(
@@ -301,9 +361,20 @@ def load_override(name: str, parameters: Mapping[str, Any]) -> dict[str, Any] | 
 
 def read_config(folder: Path, name: str) -> tuple[Any, str] | None:
     """The model configuration of a model folder (an :mod:`oipcodec.proto` ``ModelConfig``)
-    and its file (``<name>/config.json``), or None when it has no configuration file;
-    :class:`RepositoryError` when it cannot be read, names another model, or both files are
-    there."""
+    and its file (``<name>/config.json``), or None when it has no configuration file.
+
+    Parameters
+    ----------
+    folder
+        The model's folder.
+    name
+        The model's name (its folder's): a configuration naming another is refused.
+
+    Raises
+    ------
+    RepositoryError
+        When the configuration cannot be read, names another model, or both files are there.
+    """
     from google.protobuf import json_format, text_format
 
     from oipcodec.proto import open_inference_grpc_pb2 as pb2
@@ -400,11 +471,21 @@ def _unread_fields(message: Any, prefix: str = "") -> list[str]:
 
 
 def apply_config(model: Model, config: Any, folder: Path) -> None:
-    """Give ``model`` what the configuration of its folder declares (:func:`read_config`).
+    """Give a model what the configuration of its folder declares.
 
     Tensors declared there replace the code's (their dims take a leading -1 when
     ``max_batch_size`` > 0, as Triton's do), and then its ``max_batch_size`` applies even when
-    0; without tensors, a ``max_batch_size`` above 0 applies."""
+    0; without tensors, a ``max_batch_size`` above 0 applies.
+
+    Parameters
+    ----------
+    model
+        The model to configure.
+    config
+        Its folder's configuration, as :func:`read_config` returns it.
+    folder
+        The model's folder (where a ``label_filename`` is found).
+    """
     batch = int(config.max_batch_size)
     changes: dict[str, Any] = {}
     if config.input or config.output:

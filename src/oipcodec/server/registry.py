@@ -48,11 +48,26 @@ class Watcher(Protocol):
         """A model was added, loaded or began unloading: lookups are made afresh."""
 
     async def drain(self, model: Model, timeout: float) -> int:
-        """Wait for the requests running on ``model``, at most ``timeout`` seconds; how many
-        still run then."""
+        """Wait for the requests running on a model; how many still run then.
+
+        Parameters
+        ----------
+        model
+            The model being unloaded or replaced.
+        timeout
+            The longest wait, in seconds.
+        """
 
     def retire(self, model: Model, reason: str) -> None:
-        """``model`` is unloaded: what still waits for it is refused with ``reason``."""
+        """A model is unloaded: what still waits for it is refused.
+
+        Parameters
+        ----------
+        model
+            The model unloaded.
+        reason
+            The refusal's message.
+        """
 
 
 @dataclass(slots=True)
@@ -77,18 +92,24 @@ def _version_key(version: str) -> tuple[int, int, str]:
 class ModelRegistry:
     """Models by name and version, with their load state.
 
-    ``models`` are added unloaded; :meth:`load_all` (run by the server at startup) loads them.
-    ``shared_memory``: the system shared-memory regions of the server, when that extension is
-    enabled (``None``: a tensor naming a region is refused). ``statistics``: where the front
-    ends count the inference requests (default: this process's own counters; ``None``: not
-    counted, and the statistics answer UNAVAILABLE). ``repository``: the model folders
-    these models come from (then no ``models`` are given: :meth:`load_all` loads the folders
-    its model control mode names). The registry is used from one event loop; it is not
-    thread-safe.
+    The registry is used from one event loop; it is not thread-safe. Unloading or replacing a
+    model drains it, as Triton does: new requests see the new state at once, the requests
+    already running ``predict`` finish on the model they started on, and its ``unload`` runs
+    when the last one ends, or after :attr:`drain_timeout` seconds.
 
-    Unloading or replacing a model drains it, as Triton does: new requests see the new state
-    at once, the requests already running ``predict`` finish on the model they started on, and
-    its ``unload`` runs when the last one ends, or after :attr:`drain_timeout` seconds.
+    Parameters
+    ----------
+    models
+        Added unloaded; :meth:`load_all` (run by the server at startup) loads them.
+    shared_memory
+        The system shared-memory regions of the server, when that extension is enabled
+        (``None``: a tensor naming a region is refused).
+    statistics
+        Where the front ends count the inference requests (default: this process's own
+        counters; ``None``: not counted, and the statistics answer UNAVAILABLE).
+    repository
+        The model folders the models come from (then no ``models`` are given:
+        :meth:`load_all` loads the folders its model control mode names).
     """
 
     #: Seconds an unload (or reload) waits for the requests in flight on the model it
@@ -119,7 +140,13 @@ class ModelRegistry:
             self.add(model)
 
     def add(self, model: Model) -> None:
-        """Add a model (unloaded). A second model with the same name and version is an error."""
+        """Add a model, unloaded.
+
+        Parameters
+        ----------
+        model
+            The model; a second model with the same name and version raises ``ValueError``.
+        """
         if not isinstance(model, Model):
             raise TypeError(f"expected an oipcodec.server.Model, got {type(model).__name__}")
         versions = self._models.setdefault(model.name, {})
@@ -203,10 +230,21 @@ class ModelRegistry:
         return versions[chosen]
 
     def get(self, name: str, version: str | None = None) -> Model:
-        """The ready model ``name`` (the newest ready version when ``version`` is empty).
+        """The ready model of a name and version.
 
-        Raises :class:`NotFoundError` (unknown name or version) or :class:`UnavailableError`
-        (known, not ready).
+        Parameters
+        ----------
+        name
+            The model's name.
+        version
+            One version of it; ``None`` or empty: the newest ready one.
+
+        Raises
+        ------
+        NotFoundError
+            An unknown name or version.
+        UnavailableError
+            A known model that is not ready.
         """
         entry = self._entry(name, version)
         if entry.state != READY:
@@ -224,19 +262,22 @@ class ModelRegistry:
         return entry is not None and entry.model is model and entry.state == READY
 
     def is_ready(self, name: str, version: str | None = None) -> bool:
-        """Whether the model is ready; :class:`NotFoundError` when it does not exist."""
+        """Whether the model ``name`` (``version``: as :meth:`get` takes them) is ready;
+        :class:`NotFoundError` when it does not exist."""
         if self._not_loaded(name) is not None:
             return False
         return self._entry(name, version).state == READY
 
     def metadata(self, name: str, version: str | None = None) -> dict[str, Any]:
-        """The model metadata document; every version is listed under ``versions``."""
+        """The model metadata document of ``name`` (``version``: as :meth:`get` takes them);
+        every version is listed under ``versions``."""
         entry = self._entry(name, version)
         versions = sorted(self._versions(name), key=_version_key)
         return entry.model.metadata(versions)
 
     def config(self, name: str, version: str | None = None) -> dict[str, Any]:
-        """The model configuration in Triton's JSON form (:meth:`Model.config`)."""
+        """The model configuration of ``name`` (``version``: as :meth:`get` takes them) in
+        Triton's JSON form (:meth:`Model.config`)."""
         return self._entry(name, version).model.config()
 
     def statistics_document(
@@ -259,7 +300,13 @@ class ModelRegistry:
         return statistics_document(self.statistics, pairs)
 
     def index(self, ready_only: bool = False) -> list[dict[str, str]]:
-        """The repository index: ``{name, version, state, reason}`` per model version."""
+        """The repository index: ``{name, version, state, reason}`` per model version.
+
+        Parameters
+        ----------
+        ready_only
+            List only the ready versions.
+        """
         rows = []
         names = set(self._models)
         if self.repository is not None:
@@ -283,18 +330,22 @@ class ModelRegistry:
     # ------------------------------------------------------------------ load / unload
 
     async def load(self, name: str, parameters: Mapping[str, Any] | None = None) -> None:
-        """Load every version of ``name`` (a ready version is left as it is).
+        """Load every version of a model (a ready version is left as it is).
 
-        ``parameters`` are the load request's (Triton's): ``config``, a configuration override
-        in Triton's JSON form (:meth:`Model.reconfigure`), reloads every version with it;
-        ``file:<path>`` entries (model files) are refused (model files belong in a model
-        repository's folder); others are ignored. A failing :meth:`Model.load` leaves that
-        version UNAVAILABLE with the error as its reason, and raises
-        :class:`UnavailableError`.
+        A failing :meth:`Model.load` leaves that version UNAVAILABLE with the error as its
+        reason, and raises :class:`UnavailableError`. With a model repository, the model's
+        folder is read afresh instead, and in model control mode ``none`` the request is
+        refused as Triton refuses it.
 
-        With a model repository, the model's folder is read afresh instead
-        (:meth:`_load_from_disk`), and in model control mode ``none`` the request is refused
-        as Triton refuses it.
+        Parameters
+        ----------
+        name
+            The model's name.
+        parameters
+            The load request's (Triton's): ``config``, a configuration override in Triton's
+            JSON form (:meth:`Model.reconfigure`), reloads every version with it;
+            ``file:<path>`` entries (model files) are refused (model files belong in a model
+            repository's folder); others are ignored.
         """
         if self.repository is not None:
             self._check_control()
@@ -352,10 +403,16 @@ class ModelRegistry:
             raise UnavailableError(f"failed to load '{name}': {'; '.join(failures)}")
 
     async def unload(self, name: str) -> None:
-        """Unload every version of ``name``; it stays known, UNAVAILABLE, until loaded again.
+        """Unload every version of a model; it stays known, UNAVAILABLE, until loaded again.
 
         With a model repository its versions are dropped (the index then lists the folder
-        as unloaded), and in model control mode ``none`` the request is refused."""
+        as unloaded), and in model control mode ``none`` the request is refused.
+
+        Parameters
+        ----------
+        name
+            The model's name.
+        """
         if self.repository is not None:
             self._check_control()
             async with self._lock():

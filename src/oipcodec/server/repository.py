@@ -6,11 +6,11 @@
 the folder names the model and the highest numbered version folder its version, whatever the
 code declares. The configuration is Triton's (``config.json`` or ``config.pbtxt``), fields it
 does not read ignored with a warning.
-
-Invariant: every read imports the code afresh, under a package name of its own compiled from
-the source (never from ``__pycache__``, whose timestamps cannot tell two edits in one second
-apart), so a load picks up an edited ``model.py`` and the files beside it.
 """
+
+# Invariant: every read imports the code afresh, under a package name of its own compiled from
+# the source (never from ``__pycache__``, whose timestamps cannot tell two edits in one second
+# apart), so a load picks up an edited ``model.py`` and the files beside it.
 
 from __future__ import annotations
 
@@ -67,9 +67,20 @@ def models_offered(module: ModuleType, where: str) -> list[Model]:
     """The models a module offers in its ``MODELS``: an iterable of :class:`Model` instances
     or a callable returning one (``--model-module`` and a repository's ``model.py``).
 
-    Raises ``ValueError`` with a one-line message naming ``where`` for a module without
-    ``MODELS``, a ``MODELS()`` that raises, an empty one, and one holding anything but Model
-    instances (a class instead of an instance says so)."""
+    Parameters
+    ----------
+    module
+        The imported module.
+    where
+        Its name as the user gave it, named by the errors.
+
+    Raises
+    ------
+    ValueError
+        With a one-line message naming ``where`` for a module without ``MODELS``, a
+        ``MODELS()`` that raises, an empty one, and one holding anything but Model instances
+        (a class instead of an instance says so).
+    """
     offered = getattr(module, "MODELS", None)
     if offered is None:
         raise ValueError(
@@ -96,9 +107,15 @@ def models_offered(module: ModuleType, where: str) -> list[Model]:
 
 
 def where_raised(exc: BaseException) -> str:
-    """``exc`` in one line: its type, its message, and the deepest place of the user's code
-    it came from (a model module's line, not oipcodec's, Python's or an installed package's:
-    an unknown datatype is raised in oipcodec.datatypes)."""
+    """An exception in one line: its type, its message, and the deepest place of the user's
+    code it came from (a model module's line, not oipcodec's, Python's or an installed
+    package's: an unknown datatype is raised in oipcodec.datatypes).
+
+    Parameters
+    ----------
+    exc
+        The exception, with its traceback.
+    """
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, SyntaxError):  # the message already names the file and line
         return f"SyntaxError: {exc.msg} ({exc.filename}, line {exc.lineno})"
@@ -119,8 +136,18 @@ def where_raised(exc: BaseException) -> str:
 
 @dataclass
 class Loaded:
-    """What one read of a model folder produced: its models and the package its code was
-    imported under (to be released with :meth:`ModelRepository.replace`)."""
+    """What one read of a model folder produced.
+
+    Parameters
+    ----------
+    name
+        The model's name (its folder's).
+    models
+        The models made.
+    package
+        The package its code was imported under (to be released with
+        :meth:`ModelRepository.replace`).
+    """
 
     name: str
     models: list[Model]
@@ -128,13 +155,22 @@ class Loaded:
 
 
 class ModelRepository:
-    """The model folders under ``root`` and the model control mode.
+    """The model folders of a repository and its model control mode.
 
-    ``control``: one of :data:`MODEL_CONTROL_MODES`; ``load``: in ``explicit`` mode, the
-    models loaded at start (``"*"``: all of them). :meth:`read` imports a model's code afresh;
-    the registry (server/registry.py) decides when, and keeps what it loaded.
-    ``allow_symlinks``: read model folders, version folders and code that are symlinks
-    leading out of ``root`` (refused otherwise, with a reason saying so).
+    :meth:`read` imports a model's code afresh; the
+    :class:`~oipcodec.server.registry.ModelRegistry` decides when, and keeps what it loaded.
+
+    Parameters
+    ----------
+    root
+        The repository's folder.
+    control
+        The model control mode, one of :data:`MODEL_CONTROL_MODES`.
+    load
+        In ``explicit`` mode, the models loaded at start (``"*"``: all of them).
+    allow_symlinks
+        Read model folders, version folders and code that are symlinks leading out of
+        ``root`` (refused otherwise, with a reason saying so).
     """
 
     def __init__(
@@ -178,8 +214,14 @@ class ModelRepository:
             return False
 
     def version_of(self, name: str) -> str | None:
-        """The version folder model ``name`` would be read from (``None``: none, or no such
-        model folder)."""
+        """The version folder a model would be read from (``None``: none, or no such model
+        folder).
+
+        Parameters
+        ----------
+        name
+            The model's name.
+        """
         if name not in self:
             return None
         try:
@@ -195,9 +237,19 @@ class ModelRepository:
         return list(dict.fromkeys(self.load))
 
     def read(self, name: str) -> Loaded:
-        """Import the code of model ``name`` afresh and make its model, configured by its
-        configuration file. Raises :class:`RepositoryError` with a one-line reason (and
-        leaves nothing of that import in ``sys.modules``)."""
+        """Import the code of a model afresh and make its model, configured by its
+        configuration file.
+
+        Parameters
+        ----------
+        name
+            The model's name (its folder's).
+
+        Raises
+        ------
+        RepositoryError
+            With a one-line reason (nothing of that import is then left in ``sys.modules``).
+        """
         folder = self.root / name
         if name not in self:
             raise RepositoryError(f"no model folder {name[:MAX_NAME_BYTES]!r} in the repository")
@@ -243,9 +295,17 @@ class ModelRepository:
         return Loaded(name, [model], package)
 
     def replace(self, name: str, loaded: Loaded | None) -> str | None:
-        """Make ``loaded`` the import in use for ``name`` (``None``: none); returns the
-        package of the previous one, for :meth:`release` once its model is unloaded (the
-        requests in flight on it still run its code)."""
+        """Make an import the one in use for a model; returns the package of the previous one,
+        for :meth:`release` once its model is unloaded (the requests in flight on it still
+        run its code).
+
+        Parameters
+        ----------
+        name
+            The model's name.
+        loaded
+            What :meth:`read` returned; ``None``: no import is in use.
+        """
         with self._lock:
             previous = self._current.pop(name, None)
             if loaded is not None:
@@ -255,12 +315,24 @@ class ModelRepository:
         return previous
 
     def release(self, package: str | None) -> None:
-        """Forget an import returned by :meth:`replace` (``None``: nothing to do)."""
+        """Forget an import.
+
+        Parameters
+        ----------
+        package
+            A package :meth:`replace` returned; ``None``: nothing to do.
+        """
         if package is not None:
             _release(package)
 
     def discard(self, loaded: Loaded) -> None:
-        """Release an import that will not be used (a read whose models were refused)."""
+        """Release an import that will not be used (a read whose models were refused).
+
+        Parameters
+        ----------
+        loaded
+            What :meth:`read` returned.
+        """
         if self._current.get(loaded.name) != loaded.package:
             _release(loaded.package)
 

@@ -84,15 +84,27 @@ def _health(which: str, state: bool) -> Answer:
 
 
 class RestApp:
-    """The ASGI application serving ``registry`` over the OIP REST protocol.
+    """The ASGI application serving a model registry over the OIP REST protocol.
 
-    ``limits`` bounds what a request may hold (``max_body_bytes`` is the 413 threshold).
-    ``manage_models``: load every model on the ASGI lifespan startup and unload them on
-    shutdown (for running the app under another ASGI server; ``oipcodec serve`` loads the
-    models itself and shares them with gRPC). ``codec_threads``: how many threads parse and
-    write large JSON bodies, and inflate compressed ones, off the event loop (default:
-    :func:`available_cpus`); they start with the first such body and stop with :meth:`close`
-    (or the lifespan shutdown).
+    Parameters
+    ----------
+    registry
+        The models served.
+    limits
+        What a request may hold (``max_body_bytes`` is the 413 threshold).
+    manage_models
+        Load every model on the ASGI lifespan startup and unload them on shutdown (for
+        running the app under another ASGI server; ``oipcodec serve`` loads the models itself
+        and shares them with gRPC).
+    server_name
+        The server's name in the server metadata (``GET /v2``).
+    codec_threads
+        How many threads parse and write large JSON bodies, and inflate compressed ones, off
+        the event loop (default: :func:`~oipcodec.server.config.available_cpus`); they start
+        with the first such body and stop with :meth:`close` (or the lifespan shutdown).
+    mounts
+        Other front ends' routes on this port, by the first segment of their paths (``api``:
+        the v1 API, ``graphpipe``, ``metrics``).
     """
 
     def __init__(

@@ -8,10 +8,10 @@ details in docs/batching.md). The pipeline feeds it decoded requests, and gives 
 previous batch's when nothing refers to it any more): every request copies its rows into it
 (:meth:`~oipcodec.types.Tensor.into`), and gets back its own rows of every output as views of
 what ``predict`` returned.
-
-Invariant: a request's failure to write its rows fails that request alone; ``predict`` raising
-fails every request of that batch with the same error.
 """
+
+# Invariant: a request's failure to write its rows fails that request alone; ``predict``
+# raising fails every request of that batch with the same error.
 
 from __future__ import annotations
 
@@ -95,7 +95,17 @@ def batch_key(
 ) -> tuple[Any, ...]:
     """What must be equal for two requests to share a batch: each input's name, datatype
     and shape after the batch dimension, the parameters (with their types: ``1`` and
-    ``True`` differ) and the outputs asked for."""
+    ``True`` differ) and the outputs asked for.
+
+    Parameters
+    ----------
+    tensors
+        The request's inputs (each has the same first dimension).
+    parameters
+        The request's parameters.
+    requested
+        The names of the outputs asked for; ``None``: all of them.
+    """
     inputs = tuple(sorted((t.name, t.datatype, t.shape[1:]) for t in tensors))
     given = tuple(sorted((k, type(v).__name__, v) for k, v in parameters.items()))
     return inputs, given, None if requested is None else tuple(requested)
@@ -104,8 +114,16 @@ def batch_key(
 class Batcher:
     """The queue of one model's requests and the task that runs its batches.
 
-    ``record``: told of every batch (the statistics), or None; ``predict`` and ``fail``: the
-    pipeline's call of ``predict`` and its failure path.
+    Parameters
+    ----------
+    model
+        The model, with its ``dynamic_batching`` policy and a ``max_batch_size`` above 0.
+    record
+        Told of every batch (the statistics), or None.
+    predict
+        The pipeline's call of ``predict``.
+    fail
+        The pipeline's failure path: an exception as the error a request answers.
     """
 
     def __init__(
@@ -139,10 +157,20 @@ class Batcher:
         parameters: Parameters,
         requested: Sequence[str] | None,
     ) -> Result:
-        """Queue one checked request (its inputs each have the same first dimension, at most
-        ``max_batch_size``) and wait for its batch: its rows of every output, when its batch
-        started and when ``predict`` finished. A caller cancelled while waiting (its client
-        went away) leaves the queue: its rows are not in the batch."""
+        """Queue one checked request and wait for its batch: its rows of every output, when
+        its batch started and when ``predict`` finished. A caller cancelled while waiting (its
+        client went away) leaves the queue: its rows are not in the batch.
+
+        Parameters
+        ----------
+        tensors
+            The request's inputs (each has the same first dimension, at most
+            ``max_batch_size``).
+        parameters
+            The request's parameters.
+        requested
+            The names of the outputs asked for; ``None``: all of them.
+        """
         if self._closed is not None:
             raise UnavailableError(self._closed)
         rows = tensors[0].shape[0]
@@ -164,8 +192,14 @@ class Batcher:
         return await future
 
     def close(self, reason: str) -> None:
-        """Refuse what is queued with :class:`UnavailableError` (``reason``), and later
-        requests alike; a batch already running finishes, then the task ends."""
+        """Refuse what is queued with :class:`UnavailableError`, and later requests alike; a
+        batch already running finishes, then the task ends.
+
+        Parameters
+        ----------
+        reason
+            The refusal's message.
+        """
         self._closed = reason
         while self._queue:
             waiting = self._queue.popleft()

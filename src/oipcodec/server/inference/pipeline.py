@@ -50,20 +50,26 @@ TRANSPORT_PARAMETERS = frozenset({"binary_data", "binary_data_output", "binary_d
 
 @dataclass(slots=True)
 class Result:
-    """One request's answer and its ``time.perf_counter_ns`` readings: when it was checked
-    (ready for ``predict``), when ``predict`` started (``checked`` unless it queued: a worker
-    thread, a dynamic batch) and finished."""
+    """One request's answer and its ``time.perf_counter_ns`` readings."""
 
     response: InferResponse
+    """The answer."""
     checked: int
+    """When the request was checked, ready for ``predict``."""
     started: int
+    """When ``predict`` started (``checked`` unless it queued: a worker thread, a batch)."""
     finished: int
+    """When ``predict`` finished."""
 
 
 class Pipeline:
-    """The inference step over the models of ``registry``, one per registry (:meth:`of`),
-    shared by every front end: the lookups of ready models, the requests in flight per model
-    (an unload drains them), each batching model's queue."""
+    """The inference step over a registry's models, shared by its front ends (:meth:`of`).
+
+    Parameters
+    ----------
+    registry
+        The models; the pipeline watches it (:class:`~oipcodec.server.registry.Watcher`).
+    """
 
     def __init__(self, registry: ModelRegistry) -> None:
         self.registry = registry
@@ -99,14 +105,13 @@ class Pipeline:
         return model.dynamic_batching is not None
 
     def exchange(self, path: str, request_bytes: int, model: Model | None = None) -> Exchange:
-        """One request of ``request_bytes`` on encoding ``path`` (``json``, ``grpc_raw``...,
-        :data:`~oipcodec.server.stats.PATHS`), received now; use it as a context manager
-        around decoding, :meth:`Exchange.run` and encoding.
+        """A request received now, the context manager around its decode, run and encode.
 
         Parameters
         ----------
         path
-            The encoding path the statistics count it on.
+            The encoding path the statistics count it on (``json``, ``grpc_raw``...:
+            :data:`~oipcodec.server.stats.PATHS`).
         request_bytes
             The request body's size.
         model
@@ -117,11 +122,10 @@ class Pipeline:
     # ------------------------------------------------------------------ the step
 
     async def run(self, request: InferRequest, model: Model | None = None) -> Result:
-        """Run one decoded request through its model (``model``: already looked up).
-
-        Inputs are checked against the model's metadata before ``predict``; the answer holds
-        the requested outputs (all when none are requested) and echoes the id. ``predict``
-        raising is re-raised as a :class:`RequestError` whose ``executed`` attribute is True.
+        """Run one decoded request through its model, its inputs checked against the model's
+        metadata before ``predict``: the answer holds the requested outputs (all when none are
+        requested) and echoes the id; ``predict`` raising is re-raised as a
+        :class:`RequestError` whose ``executed`` attribute is True.
 
         Parameters
         ----------
@@ -180,8 +184,7 @@ class Pipeline:
             response = InferResponse(name, outputs, id=request.id, model_version=model.version)
             return Result(response, checked, started, finished)
         except RequestError as exc:
-            # A batched request's own outputs failed their checks: its batch did run (one
-            # execution, as the batcher counted it).
+            # Its own outputs failed their checks: its batch did run (as the batcher counted).
             if batcher is not None and produced is not None:
                 exc.executed = True
             raise
@@ -219,15 +222,12 @@ class Pipeline:
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
 
-    # ------------------------------------------------------------------ told by the registry
+    # ------------------------------------------------- told by the registry (Watcher's methods)
 
     def changed(self) -> None:
-        """A model was added, loaded or unloaded: the lookups are made afresh."""
         self._ready.clear()
 
-    async def drain(self, model: Model, timeout: float) -> int:
-        """Wait until no request runs on ``model``, at most ``timeout`` seconds; the requests
-        still running then (its queued requests count as running)."""
+    async def drain(self, model: Model, timeout: float) -> int:  # queued requests count too
         key = id(model)
         if not self._running.get(key):
             return 0
@@ -242,8 +242,7 @@ class Pipeline:
             self._drains.pop(key, None)
         return self._running.get(key, 0)
 
-    def retire(self, model: Model, reason: str) -> None:
-        """``model`` is being unloaded: its queue refuses what is still queued (``reason``)."""
+    def retire(self, model: Model, reason: str) -> None:  # its queue refuses what waits
         batcher = self._batchers.pop(id(model), None)
         if batcher is not None:
             batcher.close(reason)
@@ -255,9 +254,19 @@ _PIPELINES: weakref.WeakKeyDictionary[ModelRegistry, Pipeline] = weakref.WeakKey
 
 class Exchange:
     """One inference request of a front end, counted once in the statistics: answered when
-    the ``with`` block ends normally after :meth:`run` (call :meth:`sent` with the answer's
-    size first), refused when it raises (the exception goes on): on its model, or on its
-    encoding path alone while it names no known model."""
+    the ``with`` block ends after :meth:`run` and :meth:`sent`, refused when it raises.
+
+    Parameters
+    ----------
+    pipeline
+        The pipeline that makes it (:meth:`Pipeline.exchange`).
+    path
+        The encoding path the statistics count it on.
+    request_bytes
+        The request body's size.
+    model
+        The model, when the front end looked it up before decoding.
+    """
 
     __slots__ = (
         "_on_loop",
@@ -356,10 +365,9 @@ class Exchange:
 async def call_predict(
     model: Model, arrays: Arrays, parameters: Parameters, checked: int | None = None
 ) -> tuple[int, Any, int]:
-    """``model.predict`` for one request, or one dynamic batch (``checked`` None): the only
-    call of ``predict`` in the server. When it started (``checked``, or for a model in a
-    worker thread when the thread took the call), what it returned, when it finished. Its
-    errors are raised marked ``executed`` (:func:`failure`).
+    """Call ``model.predict`` for one request or one dynamic batch: when it started
+    (``checked``, or when a worker thread took the call), what it returned, when it finished.
+    Its errors are raised marked ``executed`` (:func:`failure`).
 
     Parameters
     ----------
@@ -399,10 +407,9 @@ def _timed(model: Model, arrays: Arrays, parameters: Parameters) -> tuple[int, A
 
 
 def check_inputs(model: Model, tensors: Sequence[Tensor]) -> Arrays:
-    """The request's inputs as arrays by name, after checking them against the model's
-    declared inputs; :class:`InvalidArgumentError` naming the input and what is expected
-    (a request to a model that batches dynamically also passes
-    :func:`~oipcodec.server.inference.batching.check_batchable`).
+    """The request's inputs as arrays by name, checked against the model's declared inputs
+    (:class:`InvalidArgumentError` naming the input and what is expected; a model that
+    batches dynamically also takes :func:`~oipcodec.server.inference.batching.check_batchable`).
 
     Parameters
     ----------
@@ -424,8 +431,7 @@ def check_inputs(model: Model, tensors: Sequence[Tensor]) -> Arrays:
 
 
 def _check_tensors(model: Model, tensors: Sequence[Tensor]) -> None:
-    """The tensors against the declared inputs; then, for a model that batches, one batch
-    size (an undeclared model's too when it batches dynamically)."""
+    """The tensors against the declared inputs, then one batch size if the model batches."""
     if model.inputs is None:
         if model.dynamic_batching is not None:
             _check_batch(model, tensors)
@@ -475,15 +481,11 @@ def output_tensors(
     requested: Sequence[str] | None,
     inputs: Sequence[Tensor] = (),
 ) -> list[Tensor]:
-    """What ``predict`` returned (``produced``) as the answer's tensors: the ``requested``
-    outputs, or every output when ``requested`` is None, each checked against the declared
-    outputs (:func:`_output_tensor`). ``inputs``: the request's, whose first dimension is the
-    batch size every output of a batching model must have.
+    """What ``predict`` returned as the answer's tensors, each checked against its declaration.
 
-    With declared outputs, an answer of every output must hold each one that is not
-    ``optional`` and nothing else. Raises :class:`InternalError` (the model is at fault)
-    naming the model, the output and what was expected; a requested output that an
-    undeclared model did not return is the request's fault (400).
+    With declared outputs, an answer of every output holds each that is not ``optional`` and
+    nothing else; else :class:`InternalError` (the model's fault) names the model, the output
+    and what was expected (a requested output an undeclared model did not return: 400).
 
     Parameters
     ----------
@@ -494,7 +496,8 @@ def output_tensors(
     requested
         The output names asked for, or None for all.
     inputs
-        The request's inputs.
+        The request's inputs, whose first dimension is the batch size every output of a
+        batching model must have.
     """
     specs = None if model.outputs is None else {s.name: s for s in model.outputs}
     batch = None
@@ -537,13 +540,10 @@ def _output_tensor(
     specs: Mapping[str, TensorSpec] | None,
 ) -> Tensor:
     """An output of ``predict`` as a :class:`Tensor`, checked against its declaration
-    (``specs``, by name).
-
-    Without a declaration the datatype is the array's. A declared output must have the
-    declared shape (``-1``: any size; with ``max_batch_size``, a first dimension of
-    ``batch``) and datatype; a value that is not an array of that datatype is converted when
-    every value fits exactly (:func:`~oipcodec.datatypes.fit_datatype`); a :class:`Tensor`
-    must already have it. Raises :class:`InternalError` naming the model and the output."""
+    (``specs``, by name; without one the datatype is the array's): the declared shape (``-1``:
+    any size; ``batch`` rows with ``max_batch_size``) and datatype, to which a value that is
+    not such an array is converted when every value fits (:func:`~oipcodec.datatypes.fit_datatype`;
+    a :class:`Tensor` must have it); else :class:`InternalError` names the model and output."""
     spec = None if specs is None else specs.get(name)
     try:
         if isinstance(value, Tensor):
