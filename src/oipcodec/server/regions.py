@@ -332,11 +332,12 @@ class SharedMemoryRegions:
 class Reader:
     """The :data:`~oipcodec.sharedmem.Resolver` of one request: reads through
     :meth:`SharedMemoryRegions.resolve` (``regions`` None: the extension is off, every
-    tensor in shared memory is refused). One request reads at most ``max_bytes``, and the
-    requests in flight together as much: :meth:`release`, when the request ends (on every
-    path), gives its bytes back. ``copy_below``: the decode runs on the event loop, which
-    copies less than that many bytes at a time; a larger copy raises :class:`CopyOffLoop`
-    first (then :meth:`off_loop`, and the decode runs again in a worker thread)."""
+    tensor in shared memory is refused). One request reads at most ``max_bytes`` (more: a
+    400, it never fits), and the requests in flight together as much (more: a 503, it fits
+    later): :meth:`release`, when the request ends (on every path), gives its bytes back.
+    ``copy_below``: the decode runs on the event loop, which copies less than that many bytes
+    at a time; a larger copy raises :class:`CopyOffLoop` first (then :meth:`off_loop`, and
+    the decode runs again in a worker thread)."""
 
     __slots__ = ("_copy_below", "_held", "_left", "_regions")
 
