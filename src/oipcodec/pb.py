@@ -27,7 +27,7 @@ from oipcodec import datatypes
 from oipcodec import kernels as _facade
 from oipcodec._shared import buffers
 from oipcodec._shared.pbwire import varint_bytes
-from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError
+from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError, UnavailableError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 from oipcodec.raw import array_to_raw, raw_to_array
@@ -315,6 +315,8 @@ def _decode_tensors(
             out.append(Tensor(name, datatype, shape, array.reshape(shape), parameters))
         except DecodeError as exc:
             raise exc.for_tensor(name, role) from None
+        except UnavailableError:  # a full server, not a bad request: the resolver's words
+            raise
         except OIPError as exc:  # a bad datatype or shape, read from the wire
             raise DecodeError(
                 exc.reason, tensor=name, index=exc.index, offset=offset, kind=role

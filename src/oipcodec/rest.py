@@ -38,6 +38,7 @@ from oipcodec.errors import (
     LimitError,
     OIPError,
     ShapeError,
+    UnavailableError,
 )
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
@@ -358,7 +359,7 @@ def _decode_tensors(
                 start if defer_json else None,
             )
         except OIPError as exc:
-            if exc.tensor is not None:
+            if exc.tensor is not None or isinstance(exc, UnavailableError):  # a full server
                 raise
             error = exc if isinstance(exc, DecodeError) else DecodeError(exc.reason)
             raise error.for_tensor(name, kind, start if text is not None else 0) from None

@@ -58,6 +58,9 @@ class Location:
 #: ``resolve(location, tensor, kind, writable)``: the ``location.byte_size`` bytes of the
 #: region (a memoryview, read-only unless ``writable``), or a :class:`~oipcodec.errors.
 #: RequestError` / :class:`DecodeError` naming the tensor (``kind``: "input" or "output").
+#: The codecs answer its errors as a bad request (a :class:`DecodeError` at the tensor),
+#: except an :class:`~oipcodec.errors.UnavailableError` (the server is full for now), raised
+#: as it is.
 Resolver = Callable[[Location, str, str, bool], memoryview]
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from oipcodec import pb, rest
-from oipcodec.errors import DecodeError, InvalidArgumentError
+from oipcodec.errors import DecodeError, InvalidArgumentError, UnavailableError
 from oipcodec.sharedmem import (
     Location,
     check_key,
@@ -224,3 +224,36 @@ def test_pb_response_keeps_an_empty_raw_entry(impl: Any) -> None:
     back = pb.decode_response(data, kernels=impl, shared_memory=regions.resolve)
     np.testing.assert_array_equal(back.outputs[0].data, A)
     np.testing.assert_array_equal(back.outputs[1].data, B)
+
+
+@pytest.mark.parametrize("codec", ["rest", "pb"])
+def test_a_resolver_s_unavailable_error_passes_the_codecs_as_it_is(impl: Any, codec: str) -> None:
+    """A server whose requests in flight hold its shared-memory budget refuses the read with
+    :class:`UnavailableError` (503: the request is valid): both codecs raise it as it is, with
+    the resolver's message and no byte offset; any other resolver error is still a
+    :class:`DecodeError` at the tensor (400). Before, the first became a DecodeError too."""
+    full = "input 'A': region 'r' is busy: retry later"
+
+    def busy(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+        raise UnavailableError(full)
+
+    def missing(where: Location, tensor: str, kind: str, writable: bool) -> memoryview:
+        raise InvalidArgumentError(f"{kind} '{tensor}': no region '{where.region}'")
+
+    request = InferRequest([_in_region("A", A, "r")], model_name="m")
+    if codec == "rest":
+        body, header_length = rest.encode_request(request, kernels=impl)
+
+        def decode(resolver: Any) -> Any:
+            return rest.decode_request(body, header_length, kernels=impl, shared_memory=resolver)
+    else:
+        data = pb.encode_request(request, kernels=impl)
+
+        def decode(resolver: Any) -> Any:
+            return pb.decode_request(data, kernels=impl, shared_memory=resolver)
+
+    with pytest.raises(UnavailableError) as refused:
+        decode(busy)
+    assert type(refused.value) is UnavailableError and str(refused.value) == full
+    with pytest.raises(DecodeError, match="no region 'r'"):
+        decode(missing)

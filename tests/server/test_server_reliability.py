@@ -257,7 +257,8 @@ def test_the_shared_memory_budget_bounds_the_copies_of_all_requests_in_flight(
     32 MiB budget, get two answers and six refusals naming the region and the budget; each
     copy is given back when its request ends, whether it answered or failed. A copy of 1 MiB
     or more runs in a worker thread, a small one on the loop. Before, each request was
-    bounded alone (eight copies: 96 MiB), all copied on the event loop."""
+    bounded alone (eight copies: 96 MiB), all copied on the event loop. A refusal is a 503
+    (the request is valid, and fits later) counted as a failed request; it was a 400."""
     copies: list[tuple[int, int]] = []  # (thread, bytes) of every copy
     resolve = SharedMemoryRegions.resolve
 
@@ -290,9 +291,16 @@ def test_the_shared_memory_budget_bounds_the_copies_of_all_requests_in_flight(
                 return list(pool.map(lambda _: _post(base, infer, document), range(count)))
 
             answers = round_of({"inputs": [_in_region("big", size)]})
-            assert sorted(status for status, _ in answers) == [200] * 2 + [400] * 6
-            refusal = next(document["error"] for status, document in answers if status == 400)
-            assert "'big'" in refusal and "budget of 33554432" in refusal, refusal
+            assert sorted(status for status, _ in answers) == [200] * 2 + [503] * 6
+            refusal = next(document["error"] for status, document in answers if status == 503)
+            assert refusal.startswith("input 'X': reading its 12582912 bytes of shared memory "
+                                      "region 'big' would bring the bytes copied by the "
+                                      "requests in flight from 25165824 to 37748736, over this "
+                                      "server's budget of 33554432"), refusal  # fmt: skip
+            assert "byte offset" not in refusal
+            with urllib.request.urlopen(base + "/v2/models/holding/stats", timeout=10) as got:
+                stats = json.loads(got.read())["model_stats"][0]["inference_stats"]
+            assert (stats["success"]["count"], stats["fail"]["count"]) == (2, 6)
             # Copies are given back on every path: answered, failed in predict, refused.
             failing = {"inputs": [_in_region("big", size), _in_region("big", 1, "FAIL")]}
             assert [s for s, _ in round_of(failing, 2)] == [500, 500]
@@ -307,6 +315,62 @@ def test_the_shared_memory_budget_bounds_the_copies_of_all_requests_in_flight(
     big_threads = {thread for thread, copied in copies if copied == size}
     assert big_threads and model.loop_thread not in big_threads  # off the event loop
     assert (model.loop_thread, 1024) in copies  # a small copy is not worth a hand-over
+
+
+def test_over_the_budget_in_flight_is_grpc_unavailable_and_alone_invalid_argument() -> None:
+    """Over gRPC (the real tritonclient): a request whose copy does not fit beside those of
+    the requests in flight is UNAVAILABLE, naming the region, its bytes, the budget and the
+    bytes in flight, without a byte offset; one that alone asks more than the budget (it can
+    never succeed) stays INVALID_ARGUMENT, naming the region and the budget. Before, both
+    were INVALID_ARGUMENT at a byte offset."""
+    grpcclient = pytest.importorskip("tritonclient.grpc")
+    from tritonclient.utils import InferenceServerException
+
+    size, key = 6000, f"/oipcodec-budget-grpc-{os.getpid()}"
+    _shm_object(key, size)
+    model = Holding()
+    try:
+        with background(
+            [model], process=False, shared_memory="system", shared_memory_budget=8192,
+            log_level="critical",
+        ) as server:  # fmt: skip
+            base = f"http://{server.http_address}"
+            register = {"key": key, "offset": 0, "byte_size": size}
+            assert _post(base, "/v2/systemsharedmemory/region/r/register", register)[0] == 200
+            client = grpcclient.InferenceServerClient(server.grpc_address)
+
+            def inputs(*names: str) -> list[Any]:
+                tensors = []
+                for name in names:
+                    tensor = grpcclient.InferInput(name, [size], "UINT8")
+                    tensor.set_shared_memory("r", size)
+                    tensors.append(tensor)
+                return tensors
+
+            holder = threading.Thread(
+                target=_post, args=(base, "/v2/models/holding/infer", {"inputs": [_in_region("r", size)]})
+            )  # fmt: skip
+            holder.start()
+            time.sleep(0.2)  # the HTTP request holds its 6000 bytes for 0.5 s
+            with pytest.raises(InferenceServerException) as busy:
+                client.infer("holding", inputs("X"))
+            holder.join(10)
+            assert busy.value.status() == "StatusCode.UNAVAILABLE", busy.value
+            assert busy.value.message() == (
+                "input 'X': reading its 6000 bytes of shared memory region 'r' would bring the "
+                "bytes copied by the requests in flight from 6000 to 12000, over this server's "
+                "budget of 8192 (--shared-memory-budget); retry when fewer requests are in flight"
+            )
+            with pytest.raises(InferenceServerException) as never:
+                client.infer("holding", inputs("X", "Y"))
+            assert never.value.status() == "StatusCode.INVALID_ARGUMENT", never.value
+            message = never.value.message()
+            assert "input 'Y'" in message and "region 'r'" in message, message
+            assert "the 8192 bytes one request may read (--shared-memory-budget)" in message
+            assert client.infer("holding", inputs("X")).as_numpy("N").tolist() == [size]
+            client.close()
+    finally:
+        os.unlink("/dev/shm" + key)
 
 
 def test_an_unregister_while_a_codec_thread_reads_the_region_is_no_500(

@@ -28,6 +28,7 @@ from oipcodec.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,
+    UnavailableError,
     UnsupportedError,
 )
 from oipcodec.raw import array_to_raw
@@ -281,17 +282,20 @@ class SharedMemoryRegions:
                     region.close()
         return buffer if writable else buffer.toreadonly()
 
-    def _reserve(self, where: Location) -> None:
+    def _reserve(self, where: Location, tensor: str, kind: str) -> None:
         """Count ``where.byte_size`` bytes more copied by the requests in flight, or refuse
-        them naming the region and the budget."""
+        them with :class:`UnavailableError` (503: the request is valid, and fits once
+        requests in flight end) naming the region, the bytes, the budget and the bytes in
+        flight."""
         size = where.byte_size
         with self._lock:
             if self._copied + size > self.max_bytes:
-                raise InvalidArgumentError(
-                    f"reading its {size} bytes of shared memory region '{where.region}' would "
-                    f"bring the bytes copied by the requests in flight to "
-                    f"{self._copied + size}, over this server's budget of {self.max_bytes} "
-                    "(--shared-memory-budget); retry when fewer requests are in flight"
+                raise UnavailableError(
+                    f"{kind} '{tensor}': reading its {size} bytes of shared memory region "
+                    f"'{where.region}' would bring the bytes copied by the requests in flight "
+                    f"from {self._copied} to {self._copied + size}, over this server's budget "
+                    f"of {self.max_bytes} (--shared-memory-budget); retry when fewer requests "
+                    "are in flight"
                 )
             self._copied += size
 
@@ -328,11 +332,12 @@ class SharedMemoryRegions:
 class Reader:
     """The :data:`~oipcodec.sharedmem.Resolver` of one request: reads through
     :meth:`SharedMemoryRegions.resolve` (``regions`` None: the extension is off, every
-    tensor in shared memory is refused). One request reads at most ``max_bytes``, and the
-    requests in flight together as much: :meth:`release`, when the request ends (on every
-    path), gives its bytes back. ``copy_below``: the decode runs on the event loop, which
-    copies less than that many bytes at a time; a larger copy raises :class:`CopyOffLoop`
-    first (then :meth:`off_loop`, and the decode runs again in a worker thread)."""
+    tensor in shared memory is refused). One request reads at most ``max_bytes`` (more: a
+    400, it never fits), and the requests in flight together as much (more: a 503, it fits
+    later): :meth:`release`, when the request ends (on every path), gives its bytes back.
+    ``copy_below``: the decode runs on the event loop, which copies less than that many bytes
+    at a time; a larger copy raises :class:`CopyOffLoop` first (then :meth:`off_loop`, and
+    the decode runs again in a worker thread)."""
 
     __slots__ = ("_copy_below", "_held", "_left", "_regions")
 
@@ -346,14 +351,15 @@ class Reader:
         regions = self._regions
         if regions is None:
             return shared_memory_disabled(where, tensor, kind, writable)
-        if where.byte_size > self._left:
+        if where.byte_size > self._left:  # never fits: a 400, where the next check is a 503
             raise InvalidArgumentError(
-                f"{kind} '{tensor}': the request's tensors in shared memory hold more than "
-                f"the {regions.max_bytes} bytes one request may read (--shared-memory-budget)"
+                f"{kind} '{tensor}': the request's tensors in shared memory (region "
+                f"'{where.region}' the last) hold more than the {regions.max_bytes} bytes one "
+                "request may read (--shared-memory-budget)"
             )
         if self._copy_below is not None and where.byte_size >= self._copy_below:
             raise CopyOffLoop(where.region)
-        regions._reserve(where)
+        regions._reserve(where, tensor, kind)
         try:
             copied = regions.resolve(where, tensor, kind, writable)
         except BaseException:
