@@ -63,7 +63,8 @@ def requirements(extra: str | None, seen: set[str]) -> list[str]:
 
 def reason(result: subprocess.CompletedProcess[str]) -> str:
     errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]
-    return (errors or ["pip failed without an ERROR line"])[-1].removeprefix("ERROR: ")
+    # The first says most: "Could not find a version that satisfies ... (from versions: ...)".
+    return (errors or ["pip failed without an ERROR line"])[0].removeprefix("ERROR: ")
 
 
 def main() -> None:
