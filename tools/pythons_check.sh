@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
         --host-python) hosts+=("$2"); shift 2 ;;
         --suite) suite="$2"; shift 2 ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "pythons_check: unknown option $1" >&2; exit 2 ;;
     esac
 done
