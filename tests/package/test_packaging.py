@@ -220,3 +220,43 @@ def test_command_line_metadata_and_module_agree_on_the_version() -> None:
         f"installed metadata says {installed}, oipcodec._version says {oipcodec.__version__}: "
         "the package was installed from an older checkout (reinstall it)"
     )
+
+
+def test_install_test_extra_installs_what_pyproject_lists() -> None:
+    """tools/install_test_extra.py (tools/pythons_check.sh's install) reads the requirements from
+    the installed metadata, as 3.10 has no tomllib: they must be pyproject.toml's, the
+    project's own extras within the test extra expanded, markers evaluated here."""
+    tomllib = pytest.importorskip("tomllib")  # 3.11+
+    try:
+        importlib.metadata.requires("oipcodec")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("oipcodec is not installed (no distribution metadata)")
+    from pip._vendor.packaging.requirements import Requirement
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    spec = importlib.util.spec_from_file_location(
+        "install_test_extra", ROOT / "tools" / "install_test_extra.py"
+    )
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def normal(requirements: Iterable[str]) -> set[str]:
+        kept = set()
+        for text in requirements:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate():
+                req.marker = None
+                kept.add(str(req))
+        return kept
+
+    extras = pyproject["project"]["optional-dependencies"]
+    expected = {
+        req
+        for extra in ("test", "server", "fast-compression", "client")
+        for req in normal(extras[extra])
+        if not req.startswith("oipcodec[")
+    }
+    assert tool.BUILD_REQUIRES[:-1] == pyproject["build-system"]["requires"]
+    assert normal(tool.requirements(None, set())) == normal(pyproject["project"]["dependencies"])
+    assert normal(tool.requirements("test", {"test"})) == expected
