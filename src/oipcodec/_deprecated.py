@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import warnings
 from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def moved(
@@ -43,3 +44,21 @@ def moved(
         return value
 
     return __getattr__
+
+
+def forwarded(former: str, target: str, use: str) -> Callable[..., Any]:
+    """A former method, kept for one release: it warns, then calls ``target``
+    (``"module:function"``, imported on the call, so a class need not import the layer its
+    work moved to) with the same arguments, ``self`` first; ``use`` names what replaces it."""
+
+    def method(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"{former} is deprecated and will be removed in the next release: use {use}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        where, _, attribute = target.partition(":")
+        return getattr(importlib.import_module(where), attribute)(*args, **kwargs)
+
+    method.__doc__ = f"Deprecated: use ``{use}``."
+    return method

@@ -248,3 +248,24 @@ def test_no_public_name_means_two_classes() -> None:
             value = getattr(module, name)
             if isinstance(value, type) and issubclass(value, BaseException):
                 assert value is getattr(errors, name), (module.__name__, name)
+
+
+def test_model_registry_infer_warns_and_still_answers() -> None:
+    import asyncio
+
+    import numpy as np
+
+    from oipcodec.server import ModelRegistry
+    from oipcodec.server.demo import Identity
+    from oipcodec.types import InferRequest, Tensor
+
+    async def main() -> None:
+        registry = ModelRegistry([Identity()])
+        await registry.load_all()
+        x = Tensor("INPUT0", "INT32", (2,), np.array([1, 2], dtype=np.int32))
+        with pytest.warns(DeprecationWarning, match="ModelRegistry.infer is deprecated.*Pipeline"):
+            answer = await registry.infer(InferRequest([x], model_name="identity", id="7"))
+        assert answer.id == "7"
+        assert answer.outputs[0].data.tolist() == [1, 2]
+
+    asyncio.run(main())

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from oipcodec._deprecated import moved
+from oipcodec._deprecated import forwarded, moved
 from oipcodec.errors import (
     InvalidArgumentError,
     NotFoundError,
@@ -116,6 +116,9 @@ class ModelRegistry:
     #: replaces before running its ``unload`` anyway: a stuck ``predict`` must not hold every
     #: other load and unload for ever.
     drain_timeout: float = 30.0
+
+    # Kept for one release (CHANGELOG): the inference step is the pipeline's.
+    infer = forwarded("ModelRegistry.infer", "oipcodec.server.inference:infer", "Pipeline.run")
 
     def __init__(
         self,
@@ -361,22 +364,17 @@ class ModelRegistry:
             )
         config = load_override(name, parameters or {})
         if config is not None:
+            models = [e.model for e in versions.values()]
             before = [
-                (
-                    e.model,
-                    e.model.max_batch_size,
-                    e.model.config_parameters,
-                    e.model.dynamic_batching,
-                )
-                for e in versions.values()
+                (m, m.max_batch_size, m.config_parameters, m.dynamic_batching) for m in models
             ]
             try:
-                for entry in versions.values():
-                    entry.model.reconfigure(config)
+                for model in models:
+                    model.reconfigure(config)
             except ValueError as exc:
-                for model, size, entries, batching in before:
-                    model.max_batch_size, model.config_parameters = size, entries
-                    model.dynamic_batching = batching
+                for m, size, entries, batching in before:
+                    m.max_batch_size, m.config_parameters = size, entries
+                    m.dynamic_batching = batching
                 raise InvalidArgumentError(f"failed to load '{name}': {exc}") from None
             await self.unload(name)  # a new configuration reloads the model, as in Triton
         await self._load_versions(name, versions)

@@ -15,6 +15,8 @@ from oipcodec.server.inference.pipeline import (
     check_inputs,
     output_tensors,
 )
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.types import InferRequest, InferResponse
 
 __all__ = [
     "TRANSPORT_PARAMETERS",
@@ -24,3 +26,9 @@ __all__ = [
     "check_inputs",
     "output_tensors",
 ]
+
+
+async def infer(registry: ModelRegistry, request: InferRequest) -> InferResponse:
+    """The former ``ModelRegistry.infer`` (deprecated): ``request`` run through the registry's
+    pipeline, uncounted in the statistics as before; the answer alone."""
+    return (await Pipeline.of(registry).run(request)).response
