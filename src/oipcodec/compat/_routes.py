@@ -28,11 +28,12 @@ from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import Response
 
+from oipcodec.server.config import OFF_LOOP_BYTES
+
 __all__ = ["OFF_LOOP_BYTES", "HostAnswer", "add_twins", "decode_off_loop"]
 
-#: A body at least this large (or compressed at all) is decoded off the event loop.
-OFF_LOOP_BYTES = 1 << 20
-
+# A body of OFF_LOOP_BYTES or more (or compressed at all) is decoded off the event loop, as
+# oipcodec serve decodes it.
 _T = TypeVar("_T")
 Endpoint = Callable[[Request], Awaitable[Response]]
 
