@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import itertools
 import os
 import subprocess
 import sys
@@ -46,7 +47,7 @@ class Receiver:
         spans = self.spans
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
@@ -164,7 +165,9 @@ def _family(spans: list[dict[str, Any]], root: dict[str, Any]) -> list[dict[str,
 # ------------------------------------------------------------------------------ spans
 
 
-@pytest.mark.parametrize(("kind", "path"), [("json", "json"), ("binary", "binary"), ("grpc", "grpc_raw")])
+@pytest.mark.parametrize(
+    ("kind", "path"), [("json", "json"), ("binary", "binary"), ("grpc", "grpc_raw")]
+)
 def test_a_request_is_a_child_of_its_traceparent(
     server: RunningServer, spans: Receiver, kind: str, path: str
 ) -> None:
@@ -190,11 +193,13 @@ def test_a_request_is_a_child_of_its_traceparent(
     ordered = sorted(steps, key=lambda s: (s["start"], s["end"]))
     assert [s["name"] for s in ordered] == ["decode", "queue", "compute", "encode"]
     assert root["start"] == ordered[0]["start"] and ordered[-1]["end"] == root["end"]
-    for before, after in zip(ordered, ordered[1:], strict=False):
+    for before, after in itertools.pairwise(ordered):
         assert before["end"] == after["start"]
 
 
-def test_without_traceparent_a_request_starts_a_trace(server: RunningServer, spans: Receiver) -> None:
+def test_without_traceparent_a_request_starts_a_trace(
+    server: RunningServer, spans: Receiver
+) -> None:
     _infer(server, "json")
     (root,) = spans.requests(1)
     assert root["parent"] == ""
@@ -325,7 +330,9 @@ def test_trace_settings_over_grpc(server: RunningServer, spans: Receiver) -> Non
 def test_off_no_opentelemetry_is_imported() -> None:
     """Tracing off: a server answering requests imports nothing of OpenTelemetry, lists no
     trace extension and has no trace endpoint."""
-    script = """
+    script = (
+        f"TRACEPARENT = {TRACEPARENT!r}\n"
+        """
 import sys, urllib.request, urllib.error, json
 from oipcodec.testing import background
 with background(process=False) as server:
@@ -334,7 +341,7 @@ with background(process=False) as server:
         {"name": "INPUT1", "shape": [1, 16], "datatype": "INT32", "data": list(range(16))}]})
     request = urllib.request.Request(
         server.http_url + "/v2/models/simple/infer", body.encode(),
-        headers={"traceparent": "%s"})
+        headers={"traceparent": TRACEPARENT})
     urllib.request.urlopen(request).read()
     metadata = json.load(urllib.request.urlopen(server.http_url + "/v2"))
     try:
@@ -344,7 +351,8 @@ with background(process=False) as server:
         status = exc.code
 print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
 print("trace" in metadata["extensions"], status)
-""" % TRACEPARENT
+"""
+    )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )

@@ -30,8 +30,8 @@ EXTENSIONS = (
 SYSTEM_SHARED_MEMORY = "system_shared_memory"
 
 
-#: The model registries whose servers trace (:class:`oipcodec.server.tracing.Tracing`): their
-#: servers list the ``trace`` extension.
+#: The model registries whose servers trace
+#: (:class:`oipcodec.server.frontends.tracing.Tracing`): they list the ``trace`` extension.
 TRACED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 

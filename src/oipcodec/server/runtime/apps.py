@@ -23,7 +23,7 @@ from oipcodec.server.stats import Statistics
 
 if TYPE_CHECKING:
     from oipcodec.server.frontends.grpc_frontend import InferenceServicer
-    from oipcodec.server.tracing import Tracing
+    from oipcodec.server.frontends.tracing import Tracing
 
 __all__ = ["create_app", "create_grpc_server", "create_rest_app", "graphpipe_app", "metrics_app"]
 

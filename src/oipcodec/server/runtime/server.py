@@ -30,8 +30,8 @@ from oipcodec.server.stats import Statistics
 if TYPE_CHECKING:  # PEP 692 (typing.Unpack from 3.12); only read by type checkers
     from typing_extensions import Unpack
 
+    from oipcodec.server.frontends.tracing import Tracing
     from oipcodec.server.registry import ModelRegistry
-    from oipcodec.server.tracing import Tracing
 
 __all__ = ["Server"]
 
@@ -334,7 +334,7 @@ def _run_blocking(server: Server, malloc_top_pad: int, on_started: Any = None) -
 def _tracing(registry: ModelRegistry) -> Tracing:
     """The server's traces, installed on its pipeline (``trace=True``)."""
     try:
-        from oipcodec.server.tracing import Tracing
+        from oipcodec.server.frontends.tracing import Tracing
     except ImportError as exc:
         raise RuntimeError(
             f"trace=True needs OpenTelemetry: pip install 'oipcodec[tracing]' ({exc})"

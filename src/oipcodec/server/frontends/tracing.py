@@ -38,9 +38,9 @@ from oipcodec.errors import InvalidArgumentError, request_error_for
 from oipcodec.limits import Limits
 from oipcodec.server.frontends._asgi import (
     Answer,
+    MethodNotAllowed,
     Receive,
     Scope,
-    MethodNotAllowed,
     Send,
     json_answer,
     read_body,
@@ -311,7 +311,8 @@ class Tracing:
         import grpc
 
         from oipcodec.proto import open_inference_grpc_pb2 as pb2
-        from oipcodec.server.frontends.grpc_frontend import SERVICE, _logged
+
+        service = pb2.DESCRIPTOR.services_by_name["GRPCInferenceService"].full_name
 
         fields = {name for name in propagate.get_global_textmap().fields}
 
@@ -347,7 +348,8 @@ class Tracing:
                     self.settings.update(model, changes) if changes else self.settings.answer(model)
                 )
             except Exception as exc:
-                error = _logged(exc, "TraceSetting")
+                error = request_error_for(exc)
+                log.info("TraceSetting -> %s: %s", error.grpc_code, error.message)
                 await context.abort(getattr(grpc.StatusCode, error.grpc_code), error.message)
             response = pb2.TraceSettingResponse()
             for name, value in settings.items():
@@ -370,7 +372,7 @@ class Tracing:
             response_serializer=pb2.TraceSettingResponse.SerializeToString,
         )
         return (
-            grpc.method_handlers_generic_handler(SERVICE, {"TraceSetting": setting}),
+            grpc.method_handlers_generic_handler(service, {"TraceSetting": setting}),
             Traced(),
         )
 
