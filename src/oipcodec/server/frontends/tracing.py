@@ -30,10 +30,12 @@ from typing import Any
 import orjson
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from oipcodec import __version__
 from oipcodec.errors import InvalidArgumentError, request_error_for
 from oipcodec.limits import Limits
 from oipcodec.server.frontends._asgi import (
@@ -70,6 +72,7 @@ DEFAULTS: dict[str, str | list[str]] = {
     "log_frequency": "0",
     "trace_mode": "opentelemetry",
 }
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _SETTING_PATH = re.compile(r"^/v2(?:/models/([^/]+)(?:/versions/[^/]+)?)?/trace/setting/?$")
 
 
@@ -172,24 +175,31 @@ def _checked(name: str, value: Any) -> str | list[str] | None:
 class Tracing:
     """The traces of one server's requests (:meth:`install` it on the server's pipeline).
 
+    The spans are the SDK's :class:`~opentelemetry.sdk.trace.ReadableSpan`, made whole when a
+    request ends and handed to the span processor: the SDK's live ``Span`` (its locks,
+    attribute checks and per-call context) would cost more than the request it describes.
+    The provider's sampler (``OTEL_TRACES_SAMPLER``), id generator and resource are the SDK's.
+
     Parameters
     ----------
     registry
         The server's models.
-    provider
-        The tracer provider; default: one exporting over OTLP as the ``OTEL_*`` variables say,
-        its ``service.name`` ``oipcodec`` unless they name one.
+    processor
+        Where the ended spans go; default: a ``BatchSpanProcessor`` exporting over OTLP
+        http/protobuf as the ``OTEL_*`` variables say (``OTEL_BSP_*`` its batches).
     """
 
-    def __init__(self, registry: ModelRegistry, provider: TracerProvider | None = None) -> None:
-        if provider is None:
-            provider = TracerProvider(resource=_resource())
+    def __init__(self, registry: ModelRegistry, processor: SpanProcessor | None = None) -> None:
+        if processor is None:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            processor = BatchSpanProcessor(OTLPSpanExporter())
         self.registry = registry
-        self.provider = provider
-        self.tracer = provider.get_tracer("oipcodec")
+        # Its service.name is oipcodec unless the OTEL_* variables name one.
+        self.provider = TracerProvider(resource=_resource())
+        self.provider.add_span_processor(processor)  # its shutdown flushes the processor
+        self.processor = processor
+        self._scope = InstrumentationScope("oipcodec", __version__)
         self.settings = TraceSettings()
         self.pipeline = Pipeline.of(registry)
         self._fields = {name.encode("latin-1") for name in propagate.get_global_textmap().fields}
@@ -211,50 +221,77 @@ class Tracing:
     # ------------------------------------------------------------------ spans
 
     def record(self, exchange: TracedExchange, exc: BaseException | None) -> None:
-        """The spans of an ended exchange (when its settings and the sampler take it)."""
+        """The span of an ended exchange (when its settings and the sampler take it): a child
+        of the propagated context, its events ``decode``, ``queue``, ``compute`` and
+        ``encode`` where each step started (each lasts until the next, ``encode`` until the
+        span's end)."""
         model = exchange.model
         if model is None or not self.settings.sample(model.name):
             return
         end = time.perf_counter_ns()
         epoch = time.time_ns() - end  # perf_counter_ns readings to the epoch the spans use
+        provider = self.provider
         carrier = exchange.carrier
-        parent = propagate.extract(carrier) if carrier is not None else None
+        context = propagate.extract(carrier) if carrier is not None else None
+        parent = trace.get_current_span(context).get_span_context() if context else None
+        if parent is not None and parent.is_valid:
+            trace_id = parent.trace_id
+        else:
+            parent = None
+            trace_id = provider.id_generator.generate_trace_id()
         inputs = exchange.inputs
         batch = inputs[0].shape[0] if model.max_batch_size and inputs and inputs[0].shape else 1
-        span = self.tracer.start_span(
-            "infer",
-            context=parent,
-            kind=SpanKind.SERVER,
-            start_time=exchange.received + epoch,
-            attributes={
-                "oip.model.name": model.name,
-                "oip.model.version": model.version,
-                "oip.path": exchange.path,
-                "oip.batch_size": batch,
-                "oip.request_bytes": exchange.request_bytes,
-                "oip.response_bytes": exchange.response_bytes,
-            },
+        attributes: dict[str, str | int] = {
+            "oip.model.name": model.name,
+            "oip.model.version": model.version,
+            "oip.path": exchange.path,
+            "oip.batch_size": batch,
+            "oip.request_bytes": exchange.request_bytes,
+            "oip.response_bytes": exchange.response_bytes,
+        }
+        sampling = provider.sampler.should_sample(
+            context, trace_id, "infer", SpanKind.SERVER, attributes
         )
-        result = exchange.result
-        if result is not None:
-            context = trace.set_span_in_context(span)
-            steps = (
-                ("decode", exchange.received, result.checked),
-                ("queue", result.checked, result.started),
-                ("compute", result.started, result.finished),
-                ("encode", result.finished, end),
-            )
-            for name, start, stop in steps:
-                child = self.tracer.start_span(name, context=context, start_time=start + epoch)
-                child.end(end_time=stop + epoch)
+        if not sampling.decision.is_sampled():
+            return
+        status = Status(StatusCode.UNSET)
         if exc is None:
-            span.set_attribute("oip.status", "OK")
+            attributes["oip.status"] = "OK"
         else:
             error = request_error_for(exc)
-            span.set_attribute("oip.status", error.grpc_code)
-            span.set_attribute("http.response.status_code", error.http_status)
-            span.set_status(Status(StatusCode.ERROR, error.message))
-        span.end(end_time=end + epoch)
+            attributes["oip.status"] = error.grpc_code
+            attributes["http.response.status_code"] = error.http_status
+            status = Status(StatusCode.ERROR, error.message)
+        attributes.update(sampling.attributes or {})
+        result = exchange.result
+        events: tuple[Event, ...] = ()
+        if result is not None:
+            events = (
+                Event("decode", timestamp=exchange.received + epoch),
+                Event("queue", timestamp=result.checked + epoch),
+                Event("compute", timestamp=result.started + epoch),
+                Event("encode", timestamp=result.finished + epoch),
+            )
+        span = ReadableSpan(
+            "infer",
+            SpanContext(
+                trace_id,
+                provider.id_generator.generate_span_id(),
+                False,
+                _SAMPLED,
+                sampling.trace_state,
+            ),
+            parent,
+            resource=provider.resource,
+            attributes=attributes,
+            events=events,
+            kind=SpanKind.SERVER,
+            status=status,
+            start_time=exchange.received + epoch,
+            end_time=end + epoch,
+            instrumentation_scope=self._scope,
+        )
+        self.processor.on_end(span)
 
     # ------------------------------------------------------------------ REST and gRPC
 
