@@ -349,3 +349,11 @@ print("trace" in metadata["extensions"], status)
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.split("\n")[:2] == ["[]", "False 404"], done.stderr
+
+
+def test_trace_is_a_bool_setting() -> None:
+    from oipcodec.server.config import ServerConfig
+
+    assert ServerConfig(trace=True).trace
+    with pytest.raises(TypeError, match="trace must be a bool, got str 'yes'"):
+        ServerConfig(trace="yes")  # type: ignore[arg-type]

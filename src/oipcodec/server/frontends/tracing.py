@@ -2,10 +2,11 @@
 
 A server started with ``trace=True`` (``oipcodec serve --trace``) makes one span per inference
 request, a child of the W3C ``traceparent``/``tracestate`` the request carried (HTTP headers,
-gRPC metadata), with child spans ``decode``, ``queue``, ``compute`` and ``encode``. The spans
-are made when the request's :class:`~oipcodec.server.inference.Exchange` ends, from the
-``perf_counter_ns`` readings the pipeline takes anyway, and exported over OTLP (http/protobuf)
-as the standard ``OTEL_*`` variables say (endpoint, service name, sampler, batch delays).
+gRPC metadata), with the events ``decode``, ``queue``, ``compute`` and ``encode`` where each
+step started. The span is made when the request's :class:`~oipcodec.server.inference.Exchange`
+ends, from the ``perf_counter_ns`` readings the pipeline takes anyway, and exported over OTLP
+(http/protobuf) as the standard ``OTEL_*`` variables say (endpoint, service name, sampler,
+batches). docs/tracing.md describes it all.
 
 Off, nothing of this module is imported and a request does no work for it: the pipeline makes
 plain exchanges, the REST app is served unwrapped, and the gRPC handlers are the servicer's.
