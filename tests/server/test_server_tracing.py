@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import http.server
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -187,6 +188,25 @@ def test_a_request_is_a_child_of_its_traceparent(
     assert names == ["decode", "queue", "compute", "encode"]
     assert root["start"] == times[0] and times == sorted(times) and times[-1] <= root["end"]
     assert len(spans.spans) == 1
+
+
+def test_a_stream_carries_its_metadata_to_each_request(
+    server: RunningServer, spans: Receiver
+) -> None:
+    answers: queue.Queue[Any] = queue.Queue()
+    with grpcclient.InferenceServerClient(server.grpc_address) as client:
+        client.start_stream(
+            lambda result, error: answers.put(error or result),
+            headers={"traceparent": TRACEPARENT},
+        )
+        for _ in range(2):
+            client.async_stream_infer("simple", _inputs(grpcclient))
+        for _ in range(2):
+            assert not isinstance(answers.get(timeout=30), Exception)
+        client.stop_stream()
+    roots = spans.requests(2)
+    assert [(s["parent"], s["trace_id"]) for s in roots] == [(PARENT_ID, TRACE_ID)] * 2
+    assert {s["attributes"]["oip.path"] for s in roots} == {"grpc_raw"}
 
 
 def test_without_traceparent_a_request_starts_a_trace(
