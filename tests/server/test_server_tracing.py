@@ -177,11 +177,8 @@ def test_a_request_is_a_child_of_its_traceparent(
         "oip.model.version": "1",
         "oip.path": path,
         "oip.batch_size": 2,
-        "oip.request_bytes": root["attributes"]["oip.request_bytes"],
-        "oip.response_bytes": root["attributes"]["oip.response_bytes"],
         "oip.status": "OK",
     }
-    assert root["attributes"]["oip.request_bytes"] > 0
     # The steps, each where it started, in order inside the request's span.
     names = [name for name, _ in root["events"]]
     times = [at for _, at in root["events"]]

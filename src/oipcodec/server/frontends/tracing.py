@@ -247,8 +247,6 @@ class Tracing:
             "oip.model.version": model.version,
             "oip.path": exchange.path,
             "oip.batch_size": batch,
-            "oip.request_bytes": exchange.request_bytes,
-            "oip.response_bytes": exchange.response_bytes,
         }
         sampling = provider.sampler.should_sample(
             context, trace_id, "infer", SpanKind.SERVER, attributes
