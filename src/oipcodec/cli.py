@@ -59,6 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
             metrics_port=args.metrics_port,
             graphpipe_port=args.graphpipe_port,
             graphpipe_model=args.graphpipe_model,
+            trace=args.trace,
             **({"server_name": args.server_name} if args.server_name else {}),
         )
     except (TypeError, ValueError) as exc:
@@ -264,6 +265,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="the server's name in the server metadata (default: oipcodec; Triton's example "
         "clients expect 'triton')",
+    )
+    add(
+        "--trace",
+        action="store_true",
+        help="OpenTelemetry spans of the inference requests, sent over OTLP as the OTEL_* "
+        "variables say, and Triton's trace extension (needs oipcodec[tracing])",
     )
     add("--access-log", action="store_true", help="log every HTTP request")
     add("--log-level", default="info", choices=["debug", "info", "warning", "error"])

@@ -70,7 +70,19 @@ def test_service_and_fields() -> None:
         "RepositoryModelLoad", "RepositoryModelUnload",
         "SystemSharedMemoryStatus", "SystemSharedMemoryRegister", "SystemSharedMemoryUnregister",
         "CudaSharedMemoryStatus", "CudaSharedMemoryRegister", "CudaSharedMemoryUnregister",
+        "TraceSetting",
     ]  # fmt: skip
+    # Triton's trace extension, field for field (tritonclient's update_trace_settings).
+    for message in (pb.TraceSettingRequest, pb.TraceSettingResponse):
+        fields = {f.name: f.number for f in message.DESCRIPTOR.fields}
+        assert fields == (
+            {"settings": 1, "model_name": 2}
+            if message is pb.TraceSettingRequest
+            else {"settings": 1}
+        )
+        assert [(f.name, f.number) for f in message.SettingValue.DESCRIPTOR.fields] == [
+            ("value", 1)
+        ]
     stream = service.methods_by_name["ModelStreamInfer"]
     assert stream.client_streaming and stream.server_streaming
     fields = {f.name: f.number for f in pb.InferParameter.DESCRIPTOR.fields}

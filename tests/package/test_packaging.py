@@ -253,7 +253,7 @@ def test_install_test_extra_installs_what_pyproject_lists() -> None:
     extras = pyproject["project"]["optional-dependencies"]
     expected = {
         req
-        for extra in ("test", "server", "fast-compression", "client")
+        for extra in ("test", "server", "fast-compression", "client", "tracing")
         for req in normal(extras[extra])
         if not req.startswith("oipcodec[")
     }

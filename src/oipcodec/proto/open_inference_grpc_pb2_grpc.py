@@ -125,6 +125,11 @@ class GRPCInferenceServiceStub:
                 request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterRequest.SerializeToString,
                 response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterResponse.FromString,
                 _registered_method=True)
+        self.TraceSetting = channel.unary_unary(
+                '/inference.GRPCInferenceService/TraceSetting',
+                request_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.TraceSettingRequest.SerializeToString,
+                response_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.TraceSettingResponse.FromString,
+                _registered_method=True)
 
 
 class GRPCInferenceServiceServicer:
@@ -263,6 +268,14 @@ class GRPCInferenceServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TraceSetting(self, request, context):
+        """The trace extension: update and get the trace settings, the server's or a model's
+        (served when the server traces: oipcodec serve --trace).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GRPCInferenceServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -355,6 +368,11 @@ def add_GRPCInferenceServiceServicer_to_server(servicer, server):
                     servicer.CudaSharedMemoryUnregister,
                     request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterRequest.FromString,
                     response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterResponse.SerializeToString,
+            ),
+            'TraceSetting': grpc.unary_unary_rpc_method_handler(
+                    servicer.TraceSetting,
+                    request_deserializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.TraceSettingRequest.FromString,
+                    response_serializer=oipcodec_dot_proto_dot_open__inference__grpc__pb2.TraceSettingResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -844,6 +862,33 @@ class GRPCInferenceService:
             '/inference.GRPCInferenceService/CudaSharedMemoryUnregister',
             oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterRequest.SerializeToString,
             oipcodec_dot_proto_dot_open__inference__grpc__pb2.CudaSharedMemoryUnregisterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TraceSetting(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/inference.GRPCInferenceService/TraceSetting',
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.TraceSettingRequest.SerializeToString,
+            oipcodec_dot_proto_dot_open__inference__grpc__pb2.TraceSettingResponse.FromString,
             options,
             channel_credentials,
             insecure,

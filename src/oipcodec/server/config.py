@@ -148,6 +148,11 @@ class ServerConfig:
     """
     graphpipe_model: str | None = None
     """The model ``graphpipe_port`` serves (required with it)."""
+    trace: bool = False
+    """Make OpenTelemetry spans of the inference requests, exported over OTLP as the
+    ``OTEL_*`` variables say, and serve Triton's trace extension (docs/tracing.md; needs
+    ``oipcodec[tracing]``).
+    """
 
     def __post_init__(self) -> None:
         _check_type("host", self.host, str)
@@ -166,6 +171,7 @@ class ServerConfig:
             raise ValueError("graphpipe_port and graphpipe_model go together: give both or neither")
         if self.graphpipe_model is not None:
             _check_type("graphpipe_model", self.graphpipe_model, str)
+        _check_type("trace", self.trace, bool)
         _check_int("workers", self.workers)
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
@@ -341,3 +347,4 @@ class ServerSettings(TypedDict, total=False):
     server_name: str
     graphpipe_port: int | None
     graphpipe_model: str | None
+    trace: bool

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 __all__ = [
     "BODY_TIMEOUT_EXTENSION",
     "BUFFERS_EXTENSION",
     "EXTENSIONS",
     "SERVER_NAME",
     "SYSTEM_SHARED_MEMORY",
+    "TRACED",
     "extensions",
 ]
 
@@ -26,10 +30,18 @@ EXTENSIONS = (
 SYSTEM_SHARED_MEMORY = "system_shared_memory"
 
 
-def extensions(shared_memory: bool) -> list[str]:
-    """The extensions a server lists: :data:`EXTENSIONS`, and ``system_shared_memory`` when
-    that extension is enabled."""
-    return [*EXTENSIONS, SYSTEM_SHARED_MEMORY] if shared_memory else list(EXTENSIONS)
+#: The model registries whose servers trace
+#: (:class:`oipcodec.server.frontends.tracing.Tracing`): they list the ``trace`` extension.
+TRACED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def extensions(shared_memory: bool, registry: object = None) -> list[str]:
+    """The extensions a server lists: :data:`EXTENSIONS`, ``system_shared_memory`` when that
+    extension is enabled, and ``trace`` when the server of ``registry`` traces."""
+    names = [*EXTENSIONS, SYSTEM_SHARED_MEMORY] if shared_memory else list(EXTENSIONS)
+    if registry in TRACED:
+        names.append("trace")
+    return names
 
 
 #: The server's name in the server metadata.

@@ -76,7 +76,7 @@ class InferenceServicer:
         return pb2.ServerMetadataResponse(
             name=self.server_name,
             version=__version__,
-            extensions=extensions(self.registry.shared_memory is not None),
+            extensions=extensions(self.registry.shared_memory is not None, self.registry),
         )
 
     async def model_metadata(self, request: Any, context: Any) -> Any:

@@ -134,7 +134,7 @@ class RestApp:
             {
                 "name": server_name,
                 "version": __version__,
-                "extensions": extensions(registry.shared_memory is not None),
+                "extensions": extensions(registry.shared_memory is not None, registry),
             }
         )
 

@@ -23,6 +23,7 @@ from oipcodec.server.stats import Statistics
 
 if TYPE_CHECKING:
     from oipcodec.server.frontends.grpc_frontend import InferenceServicer
+    from oipcodec.server.frontends.tracing import Tracing
 
 __all__ = ["create_app", "create_grpc_server", "create_rest_app", "graphpipe_app", "metrics_app"]
 
@@ -93,6 +94,7 @@ def create_grpc_server(
     reuse_port: bool = False,
     options: list[tuple[str, Any]] | None = None,
     server_name: str = SERVER_NAME,
+    tracing: Tracing | None = None,
 ) -> tuple[Any, InferenceServicer]:
     """A ``grpc.aio.Server`` serving ``registry`` over the OIP and the v1 API (no port added
     yet), and the OIP servicer.
@@ -100,7 +102,8 @@ def create_grpc_server(
     Messages up to ``limits.max_body_bytes`` are accepted (larger ones get
     RESOURCE_EXHAUSTED from grpc itself). ``reuse_port`` lets several processes share a port
     (SO_REUSEPORT); it is off by default so that a port in use is an error. ``server_name``
-    is the name in the server metadata.
+    is the name in the server metadata. ``tracing``: the server traces (the TraceSetting RPC,
+    and the propagation metadata of the inference RPCs).
     """
     # grpcio is imported when a gRPC port is served, not with the package.
     import grpc
@@ -117,7 +120,10 @@ def create_grpc_server(
             *(options or []),
         ]
     )
-    server.add_generic_rpc_handlers((servicer.handler(),))
+    handler = servicer.handler()
+    server.add_generic_rpc_handlers(
+        (handler,) if tracing is None else tracing.grpc_handlers(handler)
+    )
     ready: Callable[[], bool] = lambda: servicer.ready  # noqa: E731
     add_to_server(V1Frontend(registry, limits=limits, server_id=server_name, ready=ready), server)
     return server, servicer

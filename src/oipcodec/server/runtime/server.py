@@ -30,6 +30,9 @@ from oipcodec.server.stats import Statistics
 if TYPE_CHECKING:  # PEP 692 (typing.Unpack from 3.12); only read by type checkers
     from typing_extensions import Unpack
 
+    from oipcodec.server.frontends.tracing import Tracing
+    from oipcodec.server.registry import ModelRegistry
+
 __all__ = ["Server"]
 
 log = logging.getLogger("oipcodec.server")
@@ -130,6 +133,8 @@ class Server:
         self.reuse_port = reuse_port
         self.access_log = config.access_log
         self.http_protocol = config.http_protocol
+        # Before the REST app, whose metadata lists the trace extension.
+        self.tracing = _tracing(self.registry) if config.trace else None
         self.app = create_rest_app(
             self.registry,
             limits=config.limits,
@@ -182,6 +187,7 @@ class Server:
                 limits=self.limits,
                 reuse_port=self.reuse_port,
                 server_name=self.server_name,
+                tracing=self.tracing,
             )
             address = _grpc_address(self.host, self.grpc_port)
             try:
@@ -196,7 +202,8 @@ class Server:
             if sock is not None:
                 sock.listen(_BACKLOG)
         if self._socket is not None:
-            self._http, self._http_task = await self._uvicorn(self.app, self._socket)
+            app = self.app if self.tracing is None else self.tracing.asgi(self.app, self.limits)
+            self._http, self._http_task = await self._uvicorn(app, self._socket)
         if self._metrics_socket is not None and self.registry.statistics is not None:
             self._metrics, self._metrics_task = await self._uvicorn(
                 metrics_app(self.registry.statistics), self._metrics_socket
@@ -265,6 +272,9 @@ class Server:
         if self.registry.shared_memory is not None:
             self.registry.shared_memory.close()
         await self.registry.unload_all()
+        if self.tracing is not None:  # the spans still waiting sent (blocks up to its timeout)
+            await asyncio.get_running_loop().run_in_executor(None, self.tracing.shutdown)
+            self.tracing = None
         log.info("oipcodec server stopped (pid %d)", os.getpid())
 
     async def run_until(self, stop: asyncio.Event) -> None:
@@ -319,6 +329,17 @@ def _run_blocking(server: Server, malloc_top_pad: int, on_started: Any = None) -
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+
+
+def _tracing(registry: ModelRegistry) -> Tracing:
+    """The server's traces, installed on its pipeline (``trace=True``)."""
+    try:
+        from oipcodec.server.frontends.tracing import Tracing
+    except ImportError as exc:
+        raise RuntimeError(
+            f"trace=True needs OpenTelemetry: pip install 'oipcodec[tracing]' ({exc})"
+        ) from None
+    return Tracing(registry).install()
 
 
 def _configure_logging(level: str) -> None:
