@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 # Run as a script, this file has benchmarks/load on sys.path.
 from cpu_per_request import _HEAD, BINARY_BODY, JSON_BODY
-from granian_rsgi import HEALTH, INFER, ask, free_port, nginx_command, tree_cpu, wait_for, wrk
+from granian_rsgi import HEALTH, INFER, Server, alternate, ask, free_port, nginx_command, wait_for
 
 from oipcodec import rest
 from oipcodec.server.config import HTTP_PROTOCOLS
@@ -80,38 +78,6 @@ CASES: dict[str, Case] = {
 NGINX_CASES = ("json", "binary", "health")
 
 
-def measure(
-    name: str,
-    command: list[str],
-    port: int,
-    cases: dict[str, Case],
-    expected: dict[str, bytes] | None,
-    seconds: int,
-    directory: str,
-) -> dict[str, tuple[float, float]]:
-    """(requests/s, CPU µs per request) of each case on a server started for them."""
-    server = subprocess.Popen(
-        command, cwd=directory if name == "nginx" else None, stdout=subprocess.DEVNULL
-    )
-    try:
-        wait_for(port, server)
-        wrk(port, cases["json"], 1, directory)  # warm
-        figures = {}
-        for case_name, case in cases.items():
-            if expected is not None:
-                status, data = ask(port, case)
-                if status != 200 or data != expected[case_name]:
-                    raise SystemExit(f"{name} {case_name}: {status} {data[:200]!r}")
-            before, started = tree_cpu(server.pid), time.monotonic()
-            count = wrk(port, case, seconds, directory)
-            cpu, elapsed = tree_cpu(server.pid) - before, time.monotonic() - started
-            figures[case_name] = (count / elapsed, cpu / count * 1e6)
-        return figures
-    finally:
-        server.terminate()
-        server.wait(10)
-
-
 def _serves_natively() -> bool:
     """Whether this build has the native protocol (else ``native`` runs the Python one)."""
     try:
@@ -155,33 +121,14 @@ def main() -> None:
     document = json.loads(expected["json"])
     assert document["outputs"][0]["data"] == list(range(16)), document
     assert expected["image-bin"].endswith(_IMAGE.tobytes())
-    servers: dict[str, tuple[list[str], dict[str, Case], bool]] = {}
+    servers: dict[str, Server] = {}
     port = free_port()
     if not args.no_nginx:
         small = {name: CASES[name] for name in NGINX_CASES}
         servers["nginx"] = (nginx_command(port, expected, directory), small, False)
     for protocol in protocols:
-        command = [*python, str(port), *grpc, "--http-protocol", protocol]
-        servers[protocol] = (command, CASES, True)
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in servers}
-    names = list(servers)
-    for round_ in range(args.rounds):
-        for name in names if round_ % 2 == 0 else names[::-1]:
-            command, cases, check = servers[name]
-            figures = measure(
-                name, command, port, cases, expected if check else None, args.seconds, directory
-            )
-            for case, value in figures.items():
-                results[name].setdefault(case, []).append(value)
-            shown = {case: f"{rps:.0f}/s {cpu:.1f}us" for case, (rps, cpu) in figures.items()}
-            print(name, shown, flush=True)
-    print("server      case         req/s (median)  CPU us/request (median; runs)")
-    for name in names:
-        for case, values in results[name].items():
-            rps = statistics.median(v[0] for v in values)
-            cpu = statistics.median(v[1] for v in values)
-            runs = ", ".join(f"{v[1]:.1f}" for v in values)
-            print(f"{name:11} {case:10} {rps:9.0f}       {cpu:8.1f} ({runs})")
+        servers[protocol] = ([*python, str(port), *grpc, "--http-protocol", protocol], CASES, True)
+    alternate(servers, args.rounds, port, expected, args.seconds, directory)
 
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ def framed(answer: Answer) -> tuple[int, list[bytes | memoryview], list[tuple[by
     """An answer as it is sent: its status, its body's parts, its headers with
     ``content-length`` last (every HTTP front end frames its answers with this one call)."""
     status, body, headers = answer
-    parts = body if isinstance(body, list) else [body]
+    parts: list[bytes | memoryview] = body if isinstance(body, list) else [body]
     headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
     return status, parts, headers
 

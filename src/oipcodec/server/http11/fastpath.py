@@ -154,12 +154,12 @@ class _Resumed:
                 try:
                     waiting = coroutine.throw(exc)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return done.value
                 continue
             try:
                 waiting = coroutine.send(value)
             except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+                return done.value
 
 
 class FastPath:
