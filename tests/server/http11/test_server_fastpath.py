@@ -293,3 +293,45 @@ def test_what_the_fast_path_hands_over_is_not_counted() -> None:
             assert counts[0][4]["fail"] == 0
 
     asyncio.run(check())
+
+
+class Keeper(Model):
+    """Keeps its last input, a view of the request body."""
+
+    name = "keeper"
+    inputs = None
+    outputs = None
+    kept: Any = None
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        Keeper.kept = inputs["X"]
+        return {"Y": inputs["X"]}
+
+
+def test_the_body_is_the_fast_paths_own_copy() -> None:
+    """The native side may reuse its buffer once infer returns: what a model keeps of its
+    inputs must not change then."""
+    head = orjson.dumps(
+        {
+            "inputs": [
+                {
+                    "name": "X",
+                    "shape": [4],
+                    "datatype": "FP32",
+                    "parameters": {"binary_data_size": 16},
+                }
+            ]
+        }
+    )
+    buffer = bytearray(head + np.arange(4, dtype=np.float32).tobytes())
+
+    async def check() -> None:
+        registry = ModelRegistry([Keeper()])
+        await registry.load_all()
+        app = RestApp(registry, manage_models=False)
+        answer = Slot(app, "keeper", None).infer(memoryview(buffer), len(head))
+        assert isinstance(answer, tuple) and answer[0] == 200
+        buffer[len(head) :] = bytes(16)  # the native side reads the next request into it
+        assert Keeper.kept.tolist() == [0, 1, 2, 3]
+
+    asyncio.run(check())

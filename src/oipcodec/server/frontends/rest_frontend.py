@@ -323,9 +323,9 @@ class RestApp:
         headers = dict(scope["headers"])
         body: Any = await read_body(scope, headers, receive, self.limits)
         buffers = BUFFERS_EXTENSION in scope.get("extensions", ())
-        return await self.exchange(model, headers, body, name, version, buffers, receive)
+        return await self._exchange(model, headers, body, name, version, buffers, receive)
 
-    async def exchange(
+    async def _exchange(
         self,
         model: Model,
         headers: Mapping[bytes, bytes],
