@@ -335,3 +335,37 @@ def test_the_body_is_the_fast_paths_own_copy() -> None:
         assert Keeper.kept.tolist() == [0, 1, 2, 3]
 
     asyncio.run(check())
+
+
+def test_a_request_cancelled_in_a_batch_queue_leaves_it_and_counts_as_the_python_path() -> None:
+    """The native side cancels a request's task when its client goes away: a request waiting
+    in a dynamic batch's queue leaves it and is counted refused, as on the Python path."""
+    from tests.server.inference.test_batching import Gated
+
+    body = orjson.dumps({"inputs": [{"name": "X", "shape": [1], "datatype": "FP32", "data": [1]}]})
+
+    async def check() -> None:
+        model = Gated()
+        registry = ModelRegistry([model])
+        await registry.load_all()
+        app = RestApp(registry, manage_models=False)
+        slot = Slot(app, "gated", None)
+        loop = asyncio.get_running_loop()
+        first = loop.create_task(slot.infer(memoryview(body), -1))
+        while model.batches != [1]:
+            await asyncio.sleep(0.01)
+        gone = loop.create_task(slot.infer(memoryview(body), -1))
+        await asyncio.sleep(0.05)
+        gone.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await gone
+        last = loop.create_task(slot.infer(memoryview(body), -1))
+        await asyncio.sleep(0.05)
+        model.gate.set()
+        assert (await first)[0] == 200 and (await last)[0] == 200
+        assert model.batches == [1, 1]
+        counts = _counts(registry.statistics_document("gated"))[0]
+        assert counts[4]["success"] == 2 and counts[4]["fail"] == 1
+        await registry.unload_all()
+
+    asyncio.run(check())

@@ -15,6 +15,7 @@ included, in the same order.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import weakref
 from collections.abc import Coroutine, Generator
@@ -114,8 +115,10 @@ class Slot:
         body = bytearray(body)
         headers = _JSON_HEADERS if header_length < 0 else {_HEADER_LENGTH: b"%d" % header_length}
         if self._awaits:
-            work = app._exchange(model, headers, body, self.name, self.version, False, None)
-            return _answered(work, self.path)
+            if not app.pipeline.queues(model):
+                work = app._exchange(model, headers, body, self.name, self.version, False, None)
+                return _answered(work, self.path)
+            return _queued(app, model, headers, body, self.name, self.version, self.path)
         work = app._exchange(
             model, headers, body, self.name, self.version, False, None, _in_shared_memory
         )
@@ -137,6 +140,35 @@ async def _answered(work: Any, path: str) -> WireAnswer:
         return wire(await work)
     except Exception as exc:
         return wire(failed(exc, "POST", path))
+
+
+async def _queued(
+    app: RestApp,
+    model: Model,
+    headers: dict[bytes, bytes],
+    body: Any,
+    name: str,
+    version: str | None,
+    path: str,
+) -> WireAnswer:
+    """The answer of a request to a model that batches. Its task cancelled (the client went
+    away) while it waits in the queue, it leaves the queue and is counted refused, as the
+    Python path does when ASGI's ``receive`` says ``http.disconnect``."""
+    gone: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
+
+    async def receive() -> dict[str, str]:
+        return await gone
+
+    work = asyncio.ensure_future(
+        _answered(app._exchange(model, headers, body, name, version, False, receive), path)
+    )
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        if not gone.done():
+            gone.set_result({"type": "http.disconnect"})
+        await asyncio.wait((work,))
+        raise
 
 
 class _Resumed:
