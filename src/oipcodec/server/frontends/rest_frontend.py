@@ -127,6 +127,8 @@ class RestApp:
         self.manage_models = manage_models
         #: Called when :attr:`ready` flips (the native front end rebuilds its probes' answers).
         self.ready_watchers: list[Callable[[], None]] = []
+        #: The native front end's routes over this app (http11/fastpath.py), made on first use.
+        self.fast_path: Any = None
         self._ready = not manage_models
         #: Other front ends' routes on this port, by the first segment of their paths
         #: (``api``: the v1 API, ``graphpipe``, ``metrics``), set by the runtime.
