@@ -209,13 +209,21 @@ class FastPath:
 
     def __init__(self, app: RestApp) -> None:
         self.app = app
-        #: Bumped whenever :attr:`routes` is rebuilt.
+        #: Bumped whenever :attr:`routes` changed (a plain attribute: the native protocol reads
+        #: it once per read from the socket, and :attr:`routes` only when it moved).
         self.generation = 0
-        #: ``METHOD SP TARGET`` (bytes as sent) -> a :data:`Probe` or a :class:`Slot`.
-        self.routes: dict[bytes, Probe | Slot] = {}
-        self.changed()
+        self._routes: dict[bytes, Probe | Slot] | None = None
         app.registry.watchers.append(self)
         app.ready_watchers.append(self.changed)
+
+    @property
+    def routes(self) -> dict[bytes, Probe | Slot]:
+        """``METHOD SP TARGET`` (bytes as sent) -> a :data:`Probe` or a :class:`Slot`; built
+        when first read after a change, so that loading many models builds it once."""
+        routes = self._routes
+        if routes is None:
+            routes = self._routes = self._build()
+        return routes
 
     def _probe(self, routes: dict[bytes, Probe | Slot], path: str) -> None:
         """``GET path``'s answer, as the Python path gives it now, unless it is an error."""
@@ -230,9 +238,7 @@ class FastPath:
             route.close()
             raise RuntimeError(f"GET {path} waited")
 
-    # ------------------------------------------------- told by the registry (Watcher's methods)
-
-    def changed(self) -> None:
+    def _build(self) -> dict[bytes, Probe | Slot]:
         routes: dict[bytes, Probe | Slot] = {}
         for path in _SERVER_PROBES:
             self._probe(routes, path)
@@ -252,7 +258,12 @@ class FastPath:
                     routes[b"POST " + base.encode() + b"/infer"] = Slot(
                         self.app, model.name, version
                     )
-        self.routes = routes
+        return routes
+
+    # ------------------------------------------------- told by the registry (Watcher's methods)
+
+    def changed(self) -> None:
+        self._routes = None
         self.generation += 1
 
     async def drain(self, model: Model, timeout: float) -> int:
