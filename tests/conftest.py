@@ -3,12 +3,16 @@
 - ``impl``: a kernel test that takes it runs once per implementation, native and pure, in one
   pytest run. Without a native build the native case is skipped, unless the run says native
   must be there (``OIPCODEC_EXPECT_NATIVE=1``, set by .ci/run), where it fails instead.
+- ``OIPCODEC_TEST_HTTP_PROTOCOL=native`` (any of ``HTTP_PROTOCOLS``): every server a test
+  starts with ``oipcodec.testing.background`` runs on that HTTP protocol unless the test
+  chooses one itself; .ci/run runs the REST suites a second time so, on the native front end.
 - Every test fails if Python reports an exception it had to ignore ("Exception ignored in ..."),
   the symptom of an error swallowed in a destructor or a ``noexcept`` native function.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -58,6 +62,30 @@ def _kernels(implementation: str) -> SimpleNamespace:
 def impl(request: pytest.FixtureRequest) -> SimpleNamespace:
     """The kernels of one implementation, e.g. ``impl.serialize_bytes``."""
     return _kernels(request.param)
+
+
+def _serve_on(protocol: str) -> None:
+    """Make ``oipcodec.testing.background`` run its servers on ``protocol`` where the test
+    leaves the default (the test modules import it after this file ran)."""
+    from oipcodec import testing
+    from oipcodec.server.config import HTTP_PROTOCOLS
+
+    if protocol not in HTTP_PROTOCOLS:
+        raise pytest.UsageError(f"OIPCODEC_TEST_HTTP_PROTOCOL must be one of {HTTP_PROTOCOLS}")
+    chosen = testing.background
+
+    @functools.wraps(chosen)
+    def background(models: Any = None, *, config: Any = None, **settings: Any) -> Any:
+        config = testing.BACKGROUND_DEFAULTS if config is None else config
+        if "http_protocol" not in settings and config.http_protocol == "oipcodec":
+            settings["http_protocol"] = protocol
+        return chosen(models, config=config, **settings)
+
+    testing.background = background
+
+
+if os.environ.get("OIPCODEC_TEST_HTTP_PROTOCOL"):
+    _serve_on(os.environ["OIPCODEC_TEST_HTTP_PROTOCOL"])
 
 
 @pytest.fixture

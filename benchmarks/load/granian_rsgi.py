@@ -235,15 +235,19 @@ def measure(
     expected: dict[str, bytes] | None,
     seconds: int,
     directory: str,
+    cases: dict[str, tuple[str, str, bytes, dict[str, str]]] | None = None,
 ) -> dict[str, tuple[float, float]]:
+    """(requests/s, CPU µs per request) of each case (default: :func:`_cases`) on a server
+    started for them, its answers first checked against ``expected`` (None: not checked)."""
+    cases = _cases() if cases is None else cases
     server = subprocess.Popen(
         command, cwd=directory if name == "nginx" else None, stdout=subprocess.DEVNULL
     )
     try:
         wait_for(port, server)
-        wrk(port, _cases()["json"], 1, directory)  # warm
+        wrk(port, cases["json"], 1, directory)  # warm
         figures = {}
-        for case_name, case in _cases().items():
+        for case_name, case in cases.items():
             if expected is not None:
                 status, data = ask(port, case)
                 if status != 200 or data != expected[case_name]:
@@ -256,6 +260,41 @@ def measure(
     finally:
         server.terminate()
         server.wait(10)
+
+
+#: A server to measure: its command, its cases (None: all), whether its answers are checked.
+Server = tuple[list[str], "dict[str, tuple[str, str, bytes, dict[str, str]]] | None", bool]
+
+
+def alternate(
+    servers: dict[str, Server],
+    rounds: int,
+    port: int,
+    expected: dict[str, bytes],
+    seconds: int,
+    directory: str,
+) -> None:
+    """Measure every server once a round (in the reverse order every other round), then
+    print each case's medians."""
+    results: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in servers}
+    names = list(servers)
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else names[::-1]:
+            command, cases, check = servers[name]
+            figures = measure(
+                name, command, port, expected if check else None, seconds, directory, cases
+            )
+            for case, value in figures.items():
+                results[name].setdefault(case, []).append(value)
+            shown = {case: f"{rps:.0f}/s {cpu:.1f}us" for case, (rps, cpu) in figures.items()}
+            print(name, shown, flush=True)
+    print("server          case        req/s (median)  CPU us/request (median; runs)")
+    for name in names:
+        for case, values_ in results[name].items():
+            rps = statistics.median(v[0] for v in values_)
+            cpu = statistics.median(v[1] for v in values_)
+            runs = ", ".join(f"{v[1]:.1f}" for v in values_)
+            print(f"{name:15} {case:10} {rps:9.0f}       {cpu:8.1f} ({runs})")
 
 
 def main() -> None:
@@ -288,10 +327,10 @@ def main() -> None:
     values = document["outputs"][0]["data"]
     assert values == list(range(16)) and document["outputs"][0]["shape"] == [1, 16], document
     assert expected["binary"].endswith(_cases()["binary"][2][-64:]) and expected["health"] == _READY
-    servers: dict[str, tuple[list[str], bool]] = {}
+    servers: dict[str, Server] = {}
     port = free_port()
-    servers["nginx"] = (nginx_command(port, expected, directory), False)
-    servers["python"] = ([*python, str(port), *grpc], True)
+    servers["nginx"] = (nginx_command(port, expected, directory), None, False)
+    servers["python"] = ([*python, str(port), *grpc], None, True)
     for loop in args.loop or ["uvloop", "rloop", "asyncio"]:
         servers[f"granian-{loop}"] = (
             [
@@ -321,27 +360,10 @@ def main() -> None:
                 root,
                 "benchmarks.load.granian_rsgi:app",
             ],
+            None,
             True,
         )
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in servers}
-    names = list(servers)
-    for round_ in range(args.rounds):
-        for name in names if round_ % 2 == 0 else names[::-1]:
-            command, check = servers[name]
-            figures = measure(
-                name, command, port, expected if check else None, args.seconds, directory
-            )
-            for case, value in figures.items():
-                results[name].setdefault(case, []).append(value)
-            shown = {case: f"{rps:.0f}/s {cpu:.1f}us" for case, (rps, cpu) in figures.items()}
-            print(name, shown, flush=True)
-    print("server          case    req/s (median)  CPU us/request (median; runs)")
-    for name in names:
-        for case, values_ in results[name].items():
-            rps = statistics.median(v[0] for v in values_)
-            cpu = statistics.median(v[1] for v in values_)
-            runs = ", ".join(f"{v[1]:.1f}" for v in values_)
-            print(f"{name:15} {case:7} {rps:9.0f}       {cpu:6.1f} ({runs})")
+    alternate(servers, args.rounds, port, expected, args.seconds, directory)
 
 
 if __name__ == "__main__":

@@ -199,10 +199,12 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     )
     add(
         "--http-protocol",
-        choices=["oipcodec", "httptools", "h11"],  # server.HTTP_PROTOCOLS (tested)
+        choices=["oipcodec", "native", "httptools", "h11"],  # server.HTTP_PROTOCOLS (tested)
         default="oipcodec",
         help="HTTP/1.1 implementation under uvicorn: oipcodec's (a request body received "
-        "into one buffer) or one of uvicorn's (default: %(default)s)",
+        "into one buffer), its native front end (small inference requests and probes "
+        "answered in C, everything else by oipcodec's) or one of uvicorn's "
+        "(default: %(default)s)",
     )
     add(
         "--codec-threads",

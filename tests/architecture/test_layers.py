@@ -124,6 +124,9 @@ def test_sources_were_found() -> None:
 SERVER = SRC / "server"
 ROOMS = ("frontends", "http11", "inference", "runtime")
 SHARED_FRONTEND_HELPERS = ("oipcodec.server.frontends._asgi", "oipcodec.server.frontends._grpc")
+#: The native HTTP/1.1 front end's routes: the transport module that knows the REST app.
+FAST_PATH = "oipcodec.server.http11.fastpath"
+REST_APP = "oipcodec.server.frontends.rest_frontend"
 
 
 def _room(module: str) -> str:
@@ -161,6 +164,8 @@ def _may_import(module: str, target: str) -> bool:
         if module == "oipcodec.testing":
             return goes_to in ("facade", "core", "runtime")
         return True
+    if module == FAST_PATH:  # the native transport's one bridge to the REST app it answers for
+        return goes_to in ("core", "http11") or target in (REST_APP, *SHARED_FRONTEND_HELPERS)
     if room == "http11":  # the transport knows no server: it could be any ASGI app's
         return goes_to == "http11"
     if room == "core":
@@ -199,6 +204,9 @@ def test_the_server_rooms_are_there() -> None:
     assert not _may_import("oipcodec.server.frontends.rest_frontend", "oipcodec.server.http11")
     assert not _may_import("oipcodec.server.registry", "oipcodec.server.frontends.grpc_frontend")
     assert not _may_import("oipcodec.server.http11.protocol", "oipcodec.server.metadata")
+    assert _may_import(FAST_PATH, REST_APP)
+    assert not _may_import("oipcodec.server.http11.protocol", REST_APP)
+    assert not _may_import(FAST_PATH, "oipcodec.server.runtime.apps")
     assert not _may_import("oipcodec.testing", "oipcodec.server.frontends.rest_frontend")
     inference = "oipcodec.server.inference.pipeline"
     assert _may_import(inference, "oipcodec.server.registry")

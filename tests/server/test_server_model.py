@@ -519,7 +519,11 @@ def test_server_settings_name_every_config_field_with_its_type() -> None:
         ({"access_log": "yes"}, TypeError, "access_log must be a bool"),
         ({"log_level": "loud"}, ValueError, "log_level must be one of debug, info, .* 'loud'"),
         ({"malloc_top_pad": -5}, ValueError, "malloc_top_pad must be >= 0 bytes, got -5"),
-        ({"http_protocol": "h2"}, ValueError, "http_protocol must be one of oipcodec, httptools"),
+        (
+            {"http_protocol": "h2"},
+            ValueError,
+            "http_protocol must be one of oipcodec, native, httptools",
+        ),
         ({"codec_threads": 0}, ValueError, "codec_threads must be at least 1, got 0"),
         ({"codec_threads": 1.5}, TypeError, "codec_threads must be an int, got float 1.5"),
     ],

@@ -33,8 +33,10 @@ __all__ = [
 DEFAULT_MALLOC_TOP_PAD = 64 << 20
 
 #: The HTTP/1.1 implementations the REST server can run on: oipcodec's own protocol for
-#: uvicorn (server/http11/: a request body is received into one buffer), or uvicorn's.
-HTTP_PROTOCOLS = ("oipcodec", "httptools", "h11")
+#: uvicorn (server/http11/: a request body is received into one buffer), its native front end
+#: (small inference requests and probes answered in C, the rest handed to oipcodec's), or
+#: uvicorn's.
+HTTP_PROTOCOLS = ("oipcodec", "native", "httptools", "h11")
 
 #: The shared-memory extensions a server can enable: ``"system"`` (POSIX shared memory,
 #: docs/shared-memory.md); CUDA shared memory is answered as unsupported.

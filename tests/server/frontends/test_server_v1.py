@@ -40,7 +40,7 @@ def models() -> list[Any]:
     return [Simple(), SimpleString(), Scores("scores", 8, {"LABELED": LABELS})]
 
 
-@pytest.fixture(scope="module", params=["oipcodec", "httptools", "h11"])
+@pytest.fixture(scope="module", params=["oipcodec", "native", "httptools", "h11"])
 def server(request: pytest.FixtureRequest) -> Iterator[RunningServer]:
     with background(models(), http_protocol=request.param, log_level="critical") as running:
         yield running

@@ -538,7 +538,7 @@ def _wait_until(condition: Callable[[], bool]) -> None:
     raise AssertionError("the condition never held")
 
 
-@pytest.mark.parametrize("protocol", ["oipcodec", "httptools", "h11"])
+@pytest.mark.parametrize("protocol", ["oipcodec", "native", "httptools", "h11"])
 def test_a_rest_client_gone_before_its_batch_ran_is_dropped_from_it(protocol: str) -> None:
     model = Gated()
     body = b'{"inputs":[{"name":"X","shape":[1],"datatype":"FP32","data":[1]}]}'

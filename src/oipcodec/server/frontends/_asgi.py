@@ -113,20 +113,35 @@ async def respond(
     method: str = scope["method"]
     path = route_path(scope)
     try:
-        status, body, headers = await route(method, path)
+        answer = await route(method, path)
     except ClientGone:
         return
-    except MethodNotAllowed as exc:
-        status, body, headers = json_answer(405, {"error": f"method {method} not allowed"})
-        headers.append((b"allow", exc.allowed.encode()))
     except Exception as exc:
-        status, body, headers = error_answer(exc, method, path)
-    parts = body if isinstance(body, list) else [body]
-    headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
+        answer = failed(exc, method, path)
+    status, parts, headers = framed(answer)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     last = len(parts) - 1
     for index, part in enumerate(parts):
         await send({"type": "http.response.body", "body": part, "more_body": index < last})
+
+
+def failed(exc: Exception, method: str, path: str) -> Answer:
+    """The answer to a route that raised ``exc``: 405 with ``Allow`` for
+    :class:`MethodNotAllowed`, else :func:`error_answer`."""
+    if isinstance(exc, MethodNotAllowed):
+        status, body, headers = json_answer(405, {"error": f"method {method} not allowed"})
+        headers.append((b"allow", exc.allowed.encode()))
+        return status, body, headers
+    return error_answer(exc, method, path)
+
+
+def framed(answer: Answer) -> tuple[int, list[bytes | memoryview], list[tuple[bytes, bytes]]]:
+    """An answer as it is sent: its status, its body's parts, its headers with
+    ``content-length`` last (every HTTP front end frames its answers with this one call)."""
+    status, body, headers = answer
+    parts: list[bytes | memoryview] = body if isinstance(body, list) else [body]
+    headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
+    return status, parts, headers
 
 
 def error_answer(exc: Exception, method: str, path: str) -> Answer:

@@ -56,7 +56,7 @@ from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
-from oipcodec.sharedmem import names_region
+from oipcodec.sharedmem import Resolver, names_region
 from oipcodec.types import InferRequest, InferResponse, Tensor
 
 __all__ = ["RestApp"]
@@ -125,8 +125,11 @@ class RestApp:
         self.pipeline = Pipeline.of(registry)
         self.limits = limits
         self.manage_models = manage_models
-        #: False while starting and shutting down: health/ready answers 400.
-        self.ready = not manage_models
+        #: Called when :attr:`ready` flips (the native front end rebuilds its probes' answers).
+        self.ready_watchers: list[Callable[[], None]] = []
+        #: The native front end's routes over this app (http11/fastpath.py), made on first use.
+        self.fast_path: Any = None
+        self._ready = not manage_models
         #: Other front ends' routes on this port, by the first segment of their paths
         #: (``api``: the v1 API, ``graphpipe``, ``metrics``), set by the runtime.
         self.mounts: dict[str, Route] = dict(mounts or {})
@@ -137,6 +140,18 @@ class RestApp:
                 "extensions": extensions(registry.shared_memory is not None, registry),
             }
         )
+
+    @property
+    def ready(self) -> bool:
+        """False while starting and shutting down: health/ready answers 400."""
+        return self._ready
+
+    @ready.setter
+    def ready(self, value: bool) -> None:
+        if value != self._ready:
+            self._ready = value
+            for watcher in self.ready_watchers:
+                watcher()
 
     # ------------------------------------------------------------------ ASGI entry point
 
@@ -309,9 +324,38 @@ class RestApp:
         model = self.pipeline.model(name, version)  # 404 / 503 before reading the body
         headers = dict(scope["headers"])
         body: Any = await read_body(scope, headers, receive, self.limits)
+        buffers = BUFFERS_EXTENSION in scope.get("extensions", ())
+        return await self._exchange(model, headers, body, name, version, buffers, receive)
+
+    async def _exchange(
+        self,
+        model: Model,
+        headers: Mapping[bytes, bytes],
+        body: Any,
+        name: str,
+        version: str | None,
+        buffers: bool,
+        receive: Receive | None,
+        shared_memory: Resolver | None = None,
+    ) -> Answer:
+        """One inference whose body was read, counted once in the statistics: the Python
+        path's and the native front end's (:mod:`oipcodec.server.http11.fastpath`).
+        ``headers``: by lower-case name (content-encoding, accept-encoding and
+        inference-header-content-length are read); ``buffers``: the server takes an answer's
+        body as parts; ``receive``: watched for the client going away while the request waits
+        in a model's queue (None: the caller watches); ``shared_memory``: what resolves a
+        tensor in shared memory (default: the exchange's reader)."""
         with self.pipeline.exchange(_path_of(headers), len(body), model) as exchange:
-            run = self._run(exchange, headers, body, name, version, scope)
-            if self.pipeline.queues(model):
+            run = self._run(
+                exchange,
+                headers,
+                body,
+                name,
+                version,
+                buffers,
+                shared_memory or exchange.shared_memory,
+            )
+            if receive is not None and self.pipeline.queues(model):
                 run = _while_connected(receive, run)
             answer = await run
             sent = answer[1]
@@ -321,11 +365,12 @@ class RestApp:
     async def _run(
         self,
         exchange: Exchange,
-        headers: dict[bytes, bytes],
+        headers: Mapping[bytes, bytes],
         body: Any,
         name: str,
         version: str | None,
-        scope: Scope,
+        buffers: bool,
+        shared_memory: Resolver,
     ) -> Answer:
         """Decode, run and encode one inference."""
         model = exchange.model
@@ -365,12 +410,10 @@ class RestApp:
             )
             try:
                 # On the loop, a large copy out of shared memory stops the decode first...
-                request = await self._codec(text, decode, shared_memory=exchange.shared_memory)
+                request = await self._codec(text, decode, shared_memory=shared_memory)
             except CopyOffLoop:  # ...and it runs again in a codec thread
                 exchange.off_loop()
-                request = await self._codec(
-                    OFF_LOOP_BYTES, decode, shared_memory=exchange.shared_memory
-                )
+                request = await self._codec(OFF_LOOP_BYTES, decode, shared_memory=shared_memory)
             binary = rest.binary_outputs(request)
         response = await exchange.run(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
@@ -387,7 +430,7 @@ class RestApp:
             response,
             binary,
             headers.get(b"accept-encoding"),
-            BUFFERS_EXTENSION in scope.get("extensions", ()),
+            buffers,
         )
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -461,7 +504,7 @@ class RestApp:
         return InferRequest([tensor], model_name=name, model_version=version)
 
 
-def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:
+def _content_encoding(headers: Mapping[bytes, bytes]) -> bytes | None:
     """The request body's ``Content-Encoding``, unless there is none (or ``identity``)."""
     encoding = headers.get(b"content-encoding")
     if encoding is None or encoding.strip().lower() in (b"", b"identity"):
@@ -487,7 +530,7 @@ async def _while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _
             task.cancel()
 
 
-def _path_of(headers: dict[bytes, bytes]) -> str:
+def _path_of(headers: Mapping[bytes, bytes]) -> str:
     """The encoding path of a REST inference request, for the per-path statistics."""
     if _content_encoding(headers) is not None:
         return "compressed"

@@ -62,7 +62,7 @@ def _uvicorn_server(app: Any, config: ServerConfig) -> Any:
 
     limits = config.limits
     http: Any = config.http_protocol
-    if http == "oipcodec":
+    if http in ("oipcodec", "native"):  # the native protocol's wiring comes with its C half
         from oipcodec.server.http11 import BodyBudget, HttpProtocol
 
         http = functools.partial(
