@@ -38,6 +38,7 @@ import numpy as np
 # the test suite's free-port helper, and its src before it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+from benchmarks.load.soak_memory import rss_mb
 from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,13 +64,6 @@ output [ {{ name: "Y", data_type: TYPE_FP32, dims: [ 4 ] }} ]
 parameters {{ key: "seconds" value {{ string_value: "{seconds}" }} }}
 dynamic_batching {{ default_queue_policy {{ max_queue_size: {size} }} }}
 """
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
 
 
 def percentile(values: list[float], q: float) -> float:
