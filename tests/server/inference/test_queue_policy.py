@@ -510,3 +510,18 @@ def test_a_policy_out_of_triton_rules_is_refused_naming_the_field() -> None:
                         priority_queue_policy={3: QueuePolicy()})  # fmt: skip
     with pytest.raises(ValueError, match="need priority_levels > 0"):
         DynamicBatching(default_priority_level=1)
+
+
+def test_the_command_line_sets_the_overload_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    import oipcodec.cli
+    from oipcodec.server import ServerConfig
+
+    given: list[ServerConfig] = []
+    monkeypatch.setattr(oipcodec.cli, "_serve_checked", lambda config: given.append(config) or 0)
+    argv = ["serve", "--max-queued-requests", "8", "--overload-retry-after", "2"]
+    assert oipcodec.cli.main(argv) == 0
+    assert (given[0].max_queued_requests, given[0].overload_retry_after) == (8, 2)
+    assert oipcodec.cli.main(["serve"]) == 0
+    assert (given[1].max_queued_requests, given[1].overload_retry_after) == (0, None)
+    with pytest.raises(ValueError, match="max_queued_requests and overload_retry_after"):
+        ServerConfig(overload_retry_after=-1)
