@@ -92,8 +92,7 @@ class Pipeline:
     # ------------------------------------------------------------------ what a front end calls
 
     def model(self, name: str, version: str | None = None) -> Model:
-        """The ready model ``name`` (:meth:`ModelRegistry.get`, remembered until the registry
-        changes)."""
+        """The ready model ``name`` (:meth:`ModelRegistry.get`, kept until the registry changes)."""
         key = (name, version or "")
         model = self._ready.get(key)
         if model is None:
@@ -162,7 +161,8 @@ class Pipeline:
         checked = time.perf_counter_ns()
         # In flight from here to the answer: an unload of this model waits for it (drain).
         key = id(model)
-        self.overload.admit(model, self._running.get(key, 0))
+        if model.max_queued_requests is not None or self.overload.max_queued_requests:
+            self.overload.admit(model, self._running.get(key, 0))  # a model that does not batch
         self._running[key] = self._running.get(key, 0) + 1
         produced: Any = None
         try:
