@@ -274,6 +274,14 @@ class Model:
                     f"model {self.name!r}: preferred_batch_size {over} is above its "
                     f"max_batch_size {size}"
                 )
+        queued = self.max_queued_requests
+        if queued is not None and (
+            isinstance(queued, bool) or not isinstance(queued, int) or queued < 0
+        ):
+            raise ValueError(
+                f"model {self.name!r}: max_queued_requests is an int >= 0 (0: no limit) or None "
+                f"(the server's), got {queued!r}"
+            )
         parameters = dict(self.config_parameters)
         for key, value in parameters.items():
             if not isinstance(key, str) or not isinstance(value, str):

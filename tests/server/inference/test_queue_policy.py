@@ -510,6 +510,8 @@ def test_a_policy_out_of_triton_rules_is_refused_naming_the_field() -> None:
                         priority_queue_policy={3: QueuePolicy()})  # fmt: skip
     with pytest.raises(ValueError, match="need priority_levels > 0"):
         DynamicBatching(default_priority_level=1)
+    with pytest.raises(ValueError, match="'plain': max_queued_requests is an int >= 0"):
+        Gated("plain", None, max_queued_requests=-1)._check_config()
 
 
 def test_the_command_line_sets_the_overload_settings(monkeypatch: pytest.MonkeyPatch) -> None:

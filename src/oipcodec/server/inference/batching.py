@@ -211,7 +211,7 @@ class Batcher:
                 "max_batch_size when the queue was made; it is being reconfigured)"
             )
         limit = policy.max_queue_size
-        if limit and self.waiting(level) >= limit:
+        if limit and len(self._queue) >= limit and self.waiting(level) >= limit:
             where = f" at priority level {level}" if level else ""
             raise self.overload.refusal(
                 f"{QUEUE_FULL}: model '{self.model.name}' has {limit} requests queued{where} "
