@@ -223,17 +223,16 @@ def test_a_full_queue_refuses_at_once_with_tritons_answer(
 def test_refusals_show_in_the_metrics(
     server: RunningServer, registry: ModelRegistry, http: Any, pool: ThreadPoolExecutor
 ) -> None:
-    def failures() -> float:
+    def failures() -> dict[str, float]:
         connection = httplib.HTTPConnection(server.host, server.http_port, timeout=WAIT)
         connection.request("GET", "/metrics")
         text = connection.getresponse().read().decode()
         connection.close()
-        lines = [
-            line
+        return {
+            line.split('reason="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
             for line in text.splitlines()
             if line.startswith("nv_inference_request_failure{") and 'model="full"' in line
-        ]
-        return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
+        }
 
     before = failures()
     sent = _fill(pool, http, registry, "full", [{"value": 1.0}, {"value": 2.0}])
@@ -241,7 +240,13 @@ def test_refusals_show_in_the_metrics(
     _model("full").gate.set()
     for future in sent:
         future.result(WAIT)
-    assert failures() - before == 1
+    after = failures()
+    assert {reason: after[reason] - before.get(reason, 0) for reason in after} == {
+        "REJECTED": 1,  # Triton's reason for a refusal of its queue
+        "CANCELED": 0,
+        "BACKEND": 0,
+        "OTHER": 0,
+    }
 
 
 # ----------------------------------------------------------------------------- timeouts
