@@ -334,6 +334,11 @@ def test_priority_levels_leave_the_queue_first_level_first(
     assert _model("ranked").seen == [0.0, 4.0, 1.0, 2.0, 3.0, 6.0]
 
 
+def test_the_server_lists_tritons_schedule_policy_extension(http: Any, grpc: Any) -> None:
+    assert "schedule_policy" in http.get_server_metadata()["extensions"]
+    assert "schedule_policy" in grpc.get_server_metadata(as_json=True)["extensions"]
+
+
 def test_a_priority_that_is_no_int_is_refused_naming_it(server: RunningServer) -> None:
     # tritonclient refuses to send one (a reserved parameter): a raw request.
     body = {
