@@ -51,6 +51,8 @@ def _serve(args: argparse.Namespace) -> int:
             http_protocol=args.http_protocol,
             codec_threads=args.codec_threads,
             body_budget=None if args.body_budget is None else args.body_budget << 20,
+            max_queued_requests=args.max_queued_requests,
+            overload_retry_after=args.overload_retry_after,
             shared_memory=None if args.shared_memory == "none" else args.shared_memory,
             shared_memory_prefix=args.shared_memory_prefix,
             max_shm_regions=args.max_shm_regions,
@@ -220,6 +222,21 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="MiB of request-body buffers a process may hold for bodies still arriving; "
         "over it, bodies are received in pieces as they come (default: 4 times "
         "--max-body-bytes)",
+    )
+    add(
+        "--max-queued-requests",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="the most requests a model without dynamic batching holds at once, running or "
+        "waiting; more are refused as a full queue is (default: 0, no limit)",
+    )
+    add(
+        "--overload-retry-after",
+        type=_non_negative,
+        metavar="SECONDS",
+        help="answer a request refused for a full queue or a queue timeout with HTTP 429 and "
+        "Retry-After: SECONDS instead of Triton's 503 (gRPC: UNAVAILABLE either way)",
     )
     add(
         "--shared-memory",

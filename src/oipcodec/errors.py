@@ -36,6 +36,7 @@ __all__ = [
     "LimitError",
     "NotFoundError",
     "OIPError",
+    "OverloadedError",
     "PayloadTooLargeError",
     "RepositoryError",
     "RequestError",
@@ -71,9 +72,11 @@ HTTP_STATUS_FOR_CODE: dict[str, int] = {
 }
 
 #: The error kind (gRPC status code name) an HTTP status stands for: the inverse of
-#: :data:`HTTP_STATUS_FOR_CODE` (the first kind listed for a status), and 405 (a method the
-#: endpoint does not take) as UNIMPLEMENTED. Other statuses: :func:`grpc_code_for` says UNKNOWN.
-GRPC_CODE_FOR_STATUS: dict[int, str] = {405: "UNIMPLEMENTED"}
+#: :data:`HTTP_STATUS_FOR_CODE` (the first kind listed for a status), 405 (a method the
+#: endpoint does not take) as UNIMPLEMENTED, and 429 (an overloaded server's answer when it is
+#: asked to: :class:`OverloadedError`) as UNAVAILABLE, gRPC's own reading of 429. Other
+#: statuses: :func:`grpc_code_for` says UNKNOWN.
+GRPC_CODE_FOR_STATUS: dict[int, str] = {405: "UNIMPLEMENTED", 429: "UNAVAILABLE"}
 for _code, _status in HTTP_STATUS_FOR_CODE.items():
     GRPC_CODE_FOR_STATUS.setdefault(_status, _code)
 del _code, _status
@@ -385,6 +388,28 @@ class UnavailableError(RequestError):
     """The model exists but is not loaded, or the server is shutting down (503, UNAVAILABLE)."""
 
     grpc_code = "UNAVAILABLE"
+
+
+class OverloadedError(UnavailableError):
+    """A request refused for want of room: its model's queue is full, or its time in the queue
+    ran out (Triton's answer: 503, UNAVAILABLE).
+
+    Parameters
+    ----------
+    message
+        The answer's message.
+    retry_after
+        Seconds a client should wait before it tries again (the server's
+        ``overload_retry_after``): then the HTTP answer is 429 Too Many Requests with a
+        ``Retry-After`` header, which many clients and gateways back off on; None: 503, as
+        Triton answers. Over gRPC the code stays UNAVAILABLE.
+    """
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        if retry_after is not None:
+            self.http_status = 429
 
 
 class UnsupportedError(RequestError):

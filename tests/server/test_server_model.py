@@ -634,9 +634,10 @@ def test_status_table_round_trips() -> None:
         back = errors.grpc_code_for(status)
         assert errors.http_status_for(back) == status  # the first kind listed for the status
     for status, code in errors.GRPC_CODE_FOR_STATUS.items():
-        if status != 405:  # a wrong method: an HTTP-only status
+        if status not in (405, 429):  # HTTP-only: a wrong method, an overload's 429 option
             assert errors.http_status_for(code) == status
     assert errors.grpc_code_for(405) == "UNIMPLEMENTED"
+    assert errors.grpc_code_for(429) == "UNAVAILABLE"  # as gRPC reads HTTP 429
     assert errors.grpc_code_for(418) == "UNKNOWN" and errors.http_status_for("UNKNOWN") == 500
     kinds = [
         errors.InvalidArgumentError, errors.NotFoundError, errors.UnavailableError,

@@ -180,10 +180,11 @@ def test_every_field_of_a_triton_configuration_parses_and_the_model_loads(
     assert len(warnings) == 1
     named = warnings[0].split("does not read: ")[1].split(", ")
     assert len(named) == len(set(named))  # each field once
-    for field in ("instance_group", "optimization", "dynamic_batching.default_queue_policy",
-                  "dynamic_batching.priority_queue_policy", "input.reshape", "model_warmup"):  # fmt: skip
+    for field in ("instance_group", "optimization", "input.reshape", "model_warmup"):
         assert field in named, warnings[0]
-    for field in ("max_batch_size", "parameters", "dynamic_batching.preferred_batch_size"):
+    for field in ("max_batch_size", "parameters", "dynamic_batching.preferred_batch_size",
+                  "dynamic_batching.default_queue_policy",
+                  "dynamic_batching.priority_queue_policy"):  # fmt: skip
         assert field not in named  # acted on: not named
     for name, text in SCHEDULING.items():
         other, _ = read_config(_folder(tmp_path, name, f'name: "{name}"\n{text}'), name)
@@ -205,6 +206,12 @@ def test_every_field_of_a_triton_configuration_parses_and_the_model_loads(
             served = grpc.get_model_config("every_field").config  # Triton's message
             assert served.max_batch_size == 8
             assert list(served.dynamic_batching.preferred_batch_size) == [4, 8]
+            queue = served.dynamic_batching  # the queue policies, as the file has them
+            assert (queue.priority_levels, queue.default_priority_level) == (2, 1)
+            assert queue.default_queue_policy.timeout_action == triton.ModelQueuePolicy.DELAY
+            assert queue.default_queue_policy.default_timeout_microseconds == 1000000
+            assert queue.default_queue_policy.allow_timeout_override
+            assert queue.priority_queue_policy[1].max_queue_size == 4
             assert http.get_model_config("every_field")["max_batch_size"] == 8
             for name in SCHEDULING:  # parsed and loaded; the server does not act on them
                 grpc.load_model(name)

@@ -29,6 +29,7 @@ from oipcodec.errors import (
 )
 from oipcodec.server.config import ServerConfig
 from oipcodec.server.model import DynamicBatching, Model, TensorSpec
+from oipcodec.server.queue_policy import QueuePolicy
 from oipcodec.server.runtime import RunningServer, Server, serve
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "Model",
     "NotFoundError",
     "PayloadTooLargeError",
+    "QueuePolicy",
     "RequestError",
     "RunningServer",
     "Server",

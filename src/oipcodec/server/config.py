@@ -113,6 +113,17 @@ class ServerConfig:
     :class:`~oipcodec.server.http11.BodyBudget`): over it, a body is received in pieces
     as it arrives. ``None``: 4 times ``limits.max_body_bytes`` (256 MiB by default).
     """
+    max_queued_requests: int = 0
+    """The most requests a model without dynamic batching holds at once, running or waiting
+    to run (a model's own ``max_queued_requests`` instead, when set); past it a request is
+    refused at once as a full queue is. 0: no limit, as Triton's ``max_queue_size``. A model
+    that batches has Triton's queue policy (docs/serving.md#overload).
+    """
+    overload_retry_after: int | None = None
+    """``None``: a request refused for a full queue or a queue timeout is answered 503 (Triton's
+    answer); seconds: 429 Too Many Requests with ``Retry-After`` of that many seconds, which
+    clients and gateways back off on. gRPC answers UNAVAILABLE either way.
+    """
     shared_memory: str | None = None
     """The shared-memory extension to enable: ``"system"`` (clients on this host pass
     tensors in POSIX shared-memory regions they register), or ``None``: off, the
@@ -204,6 +215,11 @@ class ServerConfig:
             _check_int("body_budget", self.body_budget)
             if self.body_budget < 0:
                 raise ValueError(f"body_budget must be >= 0 bytes, got {self.body_budget}")
+        _check_int("max_queued_requests", self.max_queued_requests)
+        if self.overload_retry_after is not None:
+            _check_int("overload_retry_after", self.overload_retry_after)
+        if self.max_queued_requests < 0 or (self.overload_retry_after or 0) < 0:
+            raise ValueError("max_queued_requests and overload_retry_after are >= 0")
         if self.shared_memory is not None and self.shared_memory not in SHARED_MEMORY_KINDS:
             raise ValueError(
                 f"shared_memory must be one of {', '.join(SHARED_MEMORY_KINDS)} or None, "
@@ -340,6 +356,8 @@ class ServerSettings(TypedDict, total=False):
     http_protocol: str
     codec_threads: int | None
     body_budget: int | None
+    max_queued_requests: int
+    overload_retry_after: int | None
     shared_memory: str | None
     shared_memory_prefix: str | None
     max_shm_regions: int

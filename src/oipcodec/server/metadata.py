@@ -24,6 +24,7 @@ EXTENSIONS = (
     "parameters",
     "model_configuration",
     "statistics",
+    "schedule_policy",  # the priority and timeout parameters (server/queue_policy.py)
 )
 
 #: The extension listed as well when system shared memory is enabled.

@@ -103,6 +103,10 @@ class Model:
     #: Run ``predict`` once per batch of queued requests (needs ``max_batch_size`` > 0);
     #: ``None``: once per request.
     dynamic_batching: DynamicBatching | None = None
+    #: Without ``dynamic_batching``: the most requests the model holds at once, running or
+    #: waiting to run, before the next is refused as a full queue is (0: no limit; None: the
+    #: server's ``max_queued_requests``). A model that batches has Triton's queue policy.
+    max_queued_requests: int | None = None
     #: Entries of the model configuration's ``parameters`` (Triton's ``ModelConfig``).
     config_parameters: Mapping[str, str] = {}
     #: Class labels for the classification extension, by output name: a sequence of labels
@@ -270,6 +274,14 @@ class Model:
                     f"model {self.name!r}: preferred_batch_size {over} is above its "
                     f"max_batch_size {size}"
                 )
+        queued = self.max_queued_requests
+        if queued is not None and (
+            isinstance(queued, bool) or not isinstance(queued, int) or queued < 0
+        ):
+            raise ValueError(
+                f"model {self.name!r}: max_queued_requests is an int >= 0 (0: no limit) or None "
+                f"(the server's), got {queued!r}"
+            )
         parameters = dict(self.config_parameters)
         for key, value in parameters.items():
             if not isinstance(key, str) or not isinstance(value, str):

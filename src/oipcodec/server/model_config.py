@@ -13,7 +13,7 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,13 @@ import orjson
 
 from oipcodec import datatypes
 from oipcodec.errors import DatatypeError, InternalError, InvalidArgumentError, RepositoryError
+from oipcodec.server.queue_policy import (
+    DYNAMIC_BATCHING_FIELDS,
+    UNLIMITED,
+    QueuePolicy,
+    batching_settings,
+    check_levels,
+)
 
 if TYPE_CHECKING:
     from oipcodec.server.model import Model
@@ -107,7 +114,8 @@ class DynamicBatching:
 
     A batch closes when it holds the model's ``max_batch_size`` rows, when it reaches one of
     the preferred sizes (the largest it can), or when its delay has passed since its first
-    request was queued.
+    request was queued. The queue's limits and order are Triton's queue policy
+    (:mod:`oipcodec.server.queue_policy`; docs/serving.md#overload).
 
     Parameters
     ----------
@@ -116,13 +124,31 @@ class DynamicBatching:
         it runs with what is queued then).
     preferred_batch_size
         Batch sizes (rows, each ``>= 1``) at which a batch closes before its delay.
+    priority_levels
+        Levels 1 (first served) to this; 0: one level.
+    default_priority_level
+        The level of a request whose ``priority`` parameter names none (0 without levels).
+    default_queue_policy
+        The :class:`~oipcodec.server.queue_policy.QueuePolicy` of each level without one.
+    priority_queue_policy
+        Policies by level.
     """
 
     max_queue_delay_microseconds: int = 0
     preferred_batch_size: tuple[int, ...] = ()
+    priority_levels: int = 0
+    default_priority_level: int = 0
+    default_queue_policy: QueuePolicy = UNLIMITED
+    priority_queue_policy: Mapping[int, QueuePolicy] = field(default_factory=dict)
 
     def __init__(
-        self, max_queue_delay_microseconds: int = 0, preferred_batch_size: Iterable[int] = ()
+        self,
+        max_queue_delay_microseconds: int = 0,
+        preferred_batch_size: Iterable[int] = (),
+        priority_levels: int = 0,
+        default_priority_level: int = 0,
+        default_queue_policy: QueuePolicy = UNLIMITED,
+        priority_queue_policy: Mapping[int, QueuePolicy] | None = None,
     ) -> None:
         delay = max_queue_delay_microseconds
         if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
@@ -132,8 +158,14 @@ class DynamicBatching:
         sizes = tuple(preferred_batch_size)
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
             raise ValueError(f"preferred_batch_size holds ints >= 1, got {list(sizes)!r}")
+        policies = dict(priority_queue_policy or {})
+        check_levels(priority_levels, default_priority_level, policies, default_queue_policy)
         object.__setattr__(self, "max_queue_delay_microseconds", delay)
         object.__setattr__(self, "preferred_batch_size", tuple(sorted(set(sizes))))
+        object.__setattr__(self, "priority_levels", priority_levels)
+        object.__setattr__(self, "default_priority_level", default_priority_level)
+        object.__setattr__(self, "default_queue_policy", default_queue_policy)
+        object.__setattr__(self, "priority_queue_policy", policies)
 
     def config(self) -> dict[str, Any]:
         """This policy as the ``dynamic_batching`` entry of Triton's JSON configuration."""
@@ -141,8 +173,13 @@ class DynamicBatching:
             "preferred_batch_size": list(self.preferred_batch_size),
             "max_queue_delay_microseconds": self.max_queue_delay_microseconds,
             "preserve_ordering": False,
-            "priority_levels": 0,
-            "default_priority_level": 0,
+            "priority_levels": self.priority_levels,
+            "default_priority_level": self.default_priority_level,
+            "default_queue_policy": self.default_queue_policy.config(),
+            "priority_queue_policy": {
+                str(level): policy.config()
+                for level, policy in sorted(self.priority_queue_policy.items())
+            },
         }
 
 
@@ -184,30 +221,9 @@ def datatype_of_config(data_type: str) -> str:
 
 
 def _dynamic_batching_of(entry: Any) -> DynamicBatching | None:
-    """A configuration override's ``dynamic_batching`` (Triton's JSON: numbers, or strings of
-    digits as protobuf's JSON writes uint64) as a policy; ``None`` turns it off."""
-    if entry is None:
-        return None
-    if not isinstance(entry, Mapping):
-        raise ValueError(f"dynamic_batching must be an object, got {entry!r}")
-    unknown = sorted(set(entry) - {"max_queue_delay_microseconds", "preferred_batch_size"})
-    if unknown:
-        raise ValueError(
-            f"dynamic_batching sets {unknown}: only max_queue_delay_microseconds and "
-            "preferred_batch_size are implemented"
-        )
-
-    def number(value: Any) -> Any:
-        return (
-            int(value) if isinstance(value, str) and value.isascii() and value.isdigit() else value
-        )
-
-    sizes = entry.get("preferred_batch_size", [])
-    if not isinstance(sizes, list):
-        raise ValueError(f"preferred_batch_size must be a list, got {sizes!r}")
-    return DynamicBatching(
-        number(entry.get("max_queue_delay_microseconds", 0)), [number(n) for n in sizes]
-    )
+    """A ``dynamic_batching`` in Triton's JSON form (a configuration override, or a
+    configuration file's entry read into JSON) as a policy; ``None`` turns it off."""
+    return None if entry is None else DynamicBatching(**batching_settings(entry))
 
 
 def document(model: Model) -> dict[str, Any]:
@@ -444,9 +460,7 @@ _READ_FIELDS = frozenset(
         "output.label_filename",
         "dynamic_batching.preferred_batch_size",
         "dynamic_batching.max_queue_delay_microseconds",
-        "dynamic_batching.preserve_ordering",  # holds: a model's batches run in order
-        "dynamic_batching.priority_levels",  # warned of by _dynamic_batching
-        "dynamic_batching.default_priority_level",
+        *(f"dynamic_batching.{name}" for name in DYNAMIC_BATCHING_FIELDS),
     }
 )
 _READ_WITHIN = frozenset({"input", "output", "dynamic_batching"})
@@ -525,21 +539,18 @@ def apply_config(model: Model, config: Any, folder: Path) -> None:
 
 
 def _dynamic_batching(entry: Any, name: str) -> DynamicBatching:
-    """A configuration's ``dynamic_batching`` as the model's policy. Priority levels are not
-    implemented: every request has one priority, said in a warning. ``preserve_ordering``
-    holds as it is, since a model's batches run one at a time and answer in order."""
-    if entry.priority_levels or entry.default_priority_level:
-        log.warning(
-            "model %r: dynamic_batching priority levels are not implemented; every request "
-            "is queued at one priority",
-            name,
-        )
+    """A configuration file's ``dynamic_batching`` (a protobuf message) as the model's
+    policy, read as a configuration override's JSON is."""
+    from google.protobuf import json_format
+
     try:
-        return DynamicBatching(
-            int(entry.max_queue_delay_microseconds), list(entry.preferred_batch_size)
+        policy = _dynamic_batching_of(
+            json_format.MessageToDict(entry, preserving_proto_field_name=True)
         )
     except ValueError as exc:
         raise RepositoryError(f"model {name!r}: dynamic_batching: {exc}") from None
+    assert policy is not None
+    return policy
 
 
 def _labels_file(folder: Path, filename: str, name: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from oipcodec.errors import UnavailableError
+from oipcodec.errors import OverloadedError, UnavailableError
 from oipcodec.server.model import Model
 from oipcodec.types import Tensor
 
@@ -49,7 +49,8 @@ log = logging.getLogger("oipcodec.server")
 #: The slots of a model version's block. Figures that follow from others are not counted
 #: per request: a request is one execution of one row unless ``extra_rows`` (rows beyond the
 #: first, of a batching model), ``failed_executions`` (predict raised) or ``merged`` (requests
-#: that ran in a dynamic batch with others, beyond its first) say otherwise.
+#: that ran in a dynamic batch with others, beyond its first) say otherwise; ``rejected``
+#: counts the failures that were refusals for overload (a full queue, a queue timeout).
 MODEL_FIELDS = (
     "success_count",
     "success_ns",
@@ -63,6 +64,7 @@ MODEL_FIELDS = (
     "extra_rows",
     "last_inference",
     "merged",
+    "rejected",
 )
 #: The figures of a model version (:func:`model_figures`), what the documents are made of.
 MODEL_FIGURES = (
@@ -77,6 +79,8 @@ MODEL_FIGURES = (
     "inference_count",
     "execution_count",
     "last_inference_ms",
+    "failed_executions",
+    "rejected",
 )
 #: The slots of a (model version, batch size) block.
 BATCH_FIELDS = ("count", "compute_input_ns", "compute_infer_ns", "compute_output_ns")
@@ -99,7 +103,7 @@ PATHS = (
 
 # Slot indices within a model block (the names above, in order).
 _SUCCESS, _SUCCESS_NS, _FAIL, _FAIL_NS, _FAILED_EXECUTIONS, _QUEUE_NS = range(6)
-_INPUT_NS, _INFER_NS, _OUTPUT_NS, _EXTRA_ROWS, _LAST, _MERGED = range(6, 12)
+_INPUT_NS, _INFER_NS, _OUTPUT_NS, _EXTRA_ROWS, _LAST, _MERGED, _REJECTED = range(6, 13)
 
 #: Slots a process of a server of several may use (8 bytes each, in a file mapped into its
 #: memory; a page is only backed by memory once written).
@@ -223,11 +227,15 @@ class ModelStats:
         s[batch + 2] += infer_ns
         s[batch + 3] += output_ns
 
-    def failed(self, path: PathStats, received: int, executed: bool, request_bytes: int) -> None:
+    def failed(
+        self, path: PathStats, received: int, executed: bool, request_bytes: int, rejected: bool
+    ) -> None:
         """One refused request, received at ``received``; ``executed``: predict ran (and
-        raised)."""
+        raised); ``rejected``: refused for overload."""
         s, b = self._slots, self.base
         s[b + _FAIL] += 1
+        if rejected:
+            s[b + _REJECTED] += 1
         s[b + _FAIL_NS] += time.perf_counter_ns() - received
         s[b + _LAST] = received
         if executed:
@@ -335,7 +343,8 @@ class Statistics:
             self.paths[path].record(request_bytes)
         else:
             executed = getattr(exc, "executed", False)
-            self.of(model).failed(self.paths[path], received, executed, request_bytes)
+            rejected = isinstance(exc, OverloadedError)
+            self.of(model).failed(self.paths[path], received, executed, request_bytes, rejected)
 
     def block(self, key: Key, width: int) -> int:
         """The offset of a new block of ``width`` zeroed slots for ``key``."""

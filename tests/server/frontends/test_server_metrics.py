@@ -154,7 +154,11 @@ def test_metrics_count_the_requests_sent(server: RunningServer) -> None:
 
         total = sum(sent.values())
         assert grew(_model("nv_inference_request_success", "simple")) == total
-        assert grew(_model("nv_inference_request_failure", "simple")) == 1
+        failure = "nv_inference_request_failure_total"
+        reasons = {"REJECTED": 0, "CANCELED": 0, "BACKEND": 0, "OTHER": 1}  # a bad input
+        for reason, count in reasons.items():
+            labels = (("model", "simple"), ("reason", reason), ("version", "1"))
+            assert grew((failure, labels)) == count, reason
         assert grew(_model("nv_inference_count", "simple")) == total
         assert grew(_model("nv_inference_exec_count", "simple")) == total
         for metric in (

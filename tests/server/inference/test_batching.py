@@ -588,8 +588,9 @@ def test_a_load_with_a_configuration_override_turns_batching_on_and_off() -> Non
         answers = await asyncio.gather(*(_infer(registry, _request(i)) for i in range(4)))
         assert [float(a.output("Y").data[0]) for a in answers] == [1, 2, 3, 4]
         assert model.batches == [4]  # queued within the delay: one batch
-        with pytest.raises(InvalidArgumentError, match="only max_queue_delay_microseconds"):
-            await registry.load("slow", {"config": '{"dynamic_batching": {"priority_levels": 2}}'})
+        # max_queue_size belongs in a queue policy, not in dynamic_batching itself
+        with pytest.raises(InvalidArgumentError, match=r"\['max_queue_size'\], which Triton"):
+            await registry.load("slow", {"config": '{"dynamic_batching": {"max_queue_size": 2}}'})
         assert model.dynamic_batching == DynamicBatching(2000)  # unchanged
         await registry.load("slow", {"config": '{"dynamic_batching": null}'})
         assert model.dynamic_batching is None and "dynamic_batching" not in registry.config("slow")

@@ -22,6 +22,7 @@ from oipcodec.errors import (
     BodyTimeoutError,
     InvalidArgumentError,
     OIPError,
+    OverloadedError,
     PayloadTooLargeError,
     RequestError,
     request_error_for,
@@ -159,6 +160,8 @@ def error_answer(exc: Exception, method: str, path: str) -> Answer:
     headers = [(b"content-type", JSON)]
     if isinstance(error, BodyTimeoutError):
         headers.append((b"connection", b"close"))  # the rest of the body never came
+    elif isinstance(error, OverloadedError) and error.retry_after is not None:
+        headers.append((b"retry-after", b"%d" % error.retry_after))
     return error.http_status, rest.error_body(error.message), headers
 
 

@@ -2,9 +2,11 @@
 exposition format, rendered when scraped (no per-request work beyond the counters), and the
 small ASGI app that serves them on a port of their own (``--metrics-port``).
 
-Triton's metric names, HELP texts and labels (``model``, ``version``) for the quantities Triton
-reports, and oipcodec's own per encoding path (label ``path``: json, binary, compressed,
-grpc_raw, grpc_typed, v1_http, v1_grpc, graphpipe).
+Triton's metric names, HELP texts and labels (``model``, ``version``, and a failure's
+``reason``: REJECTED for overload, BACKEND when ``predict`` raised, OTHER the rest, CANCELED
+never, as a request whose client went away is not counted) for the quantities Triton reports,
+and oipcodec's own per encoding path (label ``path``: json, binary, compressed, grpc_raw,
+grpc_typed, v1_http, v1_grpc, graphpipe).
 """
 
 from __future__ import annotations
@@ -118,6 +120,13 @@ def _family(lines: list[str], name: str, help_text: str) -> None:
     lines.append(f"# TYPE {name} counter")
 
 
+def _failures(figures: dict[str, int]) -> list[tuple[str, int]]:
+    """A model version's failures by Triton's reasons."""
+    rejected, backend = figures["rejected"], figures["failed_executions"]
+    other = figures["fail_count"] - rejected - backend
+    return [("REJECTED", rejected), ("CANCELED", 0), ("BACKEND", backend), ("OTHER", other)]
+
+
 def render(snapshot: Snapshot) -> bytes:
     """The metrics of ``snapshot`` in Prometheus's text exposition format (version 0.0.4)."""
     models = sorted(
@@ -127,8 +136,15 @@ def render(snapshot: Snapshot) -> bytes:
     for name, help_text, figure, divisor in TRITON_METRICS:
         _family(lines, name, help_text)
         for key, figures in models:
+            model, version = _label(key[1]), _label(key[2])
+            if figure == "fail_count":
+                for reason, value in _failures(figures):
+                    lines.append(
+                        f'{name}{{model="{model}",reason="{reason}",version="{version}"}} {value}'
+                    )
+                continue
             value = figures[figure] // divisor
-            lines.append(f'{name}{{model="{_label(key[1])}",version="{_label(key[2])}"}} {value}')
+            lines.append(f'{name}{{model="{model}",version="{version}"}} {value}')
     paths = [(path, snapshot.get(("path", path)) or [0] * len(PATH_FIELDS)) for path in PATHS]
     for name, help_text, slot, _ in PATH_METRICS:
         _family(lines, name, help_text)

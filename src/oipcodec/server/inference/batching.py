@@ -3,7 +3,9 @@
 A model opts in with a :class:`~oipcodec.server.model.DynamicBatching` (its ``dynamic_batching``
 attribute, or a repository configuration's). :class:`Batcher` is one model's queue and the
 task that runs its batches, one at a time and in order of arrival (Triton's semantics, the
-details in docs/batching.md). The pipeline feeds it decoded requests, and gives it the one
+details in docs/batching.md), under Triton's queue policy (:mod:`oipcodec.server.queue_policy`:
+a bounded queue per priority level, higher levels first, a timeout per request). The pipeline
+feeds it decoded requests, and gives it the one
 ``predict`` call and failure path of the server. Each input of a batch is one buffer (the
 previous batch's when nothing refers to it any more): every request copies its rows into it
 (:meth:`~oipcodec.types.Tensor.into`), and gets back its own rows of every output as views of
@@ -32,6 +34,13 @@ from oipcodec import datatypes
 from oipcodec._deprecated import moved
 from oipcodec.errors import InternalError, InvalidArgumentError, RequestError, UnavailableError
 from oipcodec.server.model import Model
+from oipcodec.server.queue_policy import (
+    QUEUE_FULL,
+    TIMED_OUT,
+    TRITON_OVERLOAD,
+    Overload,
+    schedule,
+)
 from oipcodec.types import Parameters, Tensor
 
 __all__ = ["BatchRecorder", "Batcher", "check_batchable"]
@@ -60,6 +69,11 @@ class _Waiting:
     parameters: Parameters
     future: asyncio.Future[Result]
     queued: int
+    #: Its place in the queue: its priority level (1 first; 0 without levels), then whether
+    #: its time ran out and it was delayed (behind the level's others).
+    rank: tuple[int, bool] = (0, False)
+    #: The call that ends its time in the queue, or None.
+    timer: asyncio.TimerHandle | None = None
 
 
 def check_batchable(model: Model, tensors: Sequence[Tensor]) -> None:
@@ -124,14 +138,23 @@ class Batcher:
         The pipeline's call of ``predict``.
     fail
         The pipeline's failure path: an exception as the error a request answers.
+    overload
+        The server's answer to a full queue (503, or 429 with ``Retry-After``).
     """
 
     def __init__(
-        self, model: Model, record: BatchRecorder | None, predict: Predict, fail: Failure
+        self,
+        model: Model,
+        record: BatchRecorder | None,
+        predict: Predict,
+        fail: Failure,
+        overload: Overload = TRITON_OVERLOAD,
     ) -> None:
         policy = model.dynamic_batching
         assert policy is not None and model.max_batch_size > 0
         self.model = model
+        self.policy = policy
+        self.overload = overload
         self.max_rows = model.max_batch_size
         self.preferred = frozenset(policy.preferred_batch_size)
         self.delay_ns = policy.max_queue_delay_microseconds * 1000
@@ -151,6 +174,10 @@ class Batcher:
         """Requests queued (a request whose batch runs is no longer counted)."""
         return len(self._queue)
 
+    def waiting(self, level: int) -> int:
+        """Requests queued at priority ``level`` whose clients still wait."""
+        return sum(1 for w in self._queue if w.rank[0] == level and not w.future.done())
+
     async def submit(
         self,
         tensors: Sequence[Tensor],
@@ -167,10 +194,11 @@ class Batcher:
             The request's inputs (each has the same first dimension, at most
             ``max_batch_size``).
         parameters
-            The request's parameters.
+            The request's parameters (``priority`` and ``timeout`` steer its queue).
         requested
             The names of the outputs asked for; ``None``: all of them.
         """
+        level, policy, timeout, parameters = schedule(self.policy, self.model.name, parameters)
         if self._closed is not None:
             raise UnavailableError(self._closed)
         rows = tensors[0].shape[0]
@@ -182,10 +210,23 @@ class Batcher:
                 f"the {self.max_rows} rows of the batch queue the request joins (the model's "
                 "max_batch_size when the queue was made; it is being reconfigured)"
             )
+        limit = policy.max_queue_size
+        if limit and len(self._queue) >= limit and self.waiting(level) >= limit:
+            where = f" at priority level {level}" if level else ""
+            raise self.overload.refusal(
+                f"{QUEUE_FULL}: model '{self.model.name}' has {limit} requests queued{where} "
+                "(max_queue_size)"
+            )
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         key = batch_key(tensors, parameters, requested)
-        self._queue.append(_Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns()))
+        waiting = _Waiting(key, tensors, rows, parameters, future, time.perf_counter_ns())
+        waiting.rank = (level, False)
+        self._enqueue(waiting)
+        if timeout:
+            waiting.timer = loop.call_later(
+                timeout / 1e6, self._expire, waiting, timeout, policy.timeout_action
+            )
         self._arrived.set()
         if self._task is None or self._task.done():  # first request, or the loop ended it
             self._task = loop.create_task(self._run(), name=f"batcher {self.model.name}")
@@ -203,9 +244,39 @@ class Batcher:
         self._closed = reason
         while self._queue:
             waiting = self._queue.popleft()
+            if waiting.timer is not None:
+                waiting.timer.cancel()
             if not waiting.future.done():
                 waiting.future.set_exception(UnavailableError(reason))
         self._arrived.set()  # an idle task wakes to end
+
+    def _enqueue(self, waiting: _Waiting) -> None:
+        """Queue ``waiting`` behind every request of its rank or before it: in order of
+        arrival within a priority level, the levels in order (1 first)."""
+        queue = self._queue
+        at = len(queue)
+        while at and queue[at - 1].rank > waiting.rank:
+            at -= 1
+        queue.insert(at, waiting)
+
+    def _expire(self, waiting: _Waiting, timeout: int, action: str) -> None:
+        """The time of a request still queued ran out (a batch that takes it stops its timer):
+        REJECT answers it, without running the model; DELAY queues it behind its level."""
+        waiting.timer = None
+        if waiting.future.done():  # its client went away
+            return
+        self._queue.remove(waiting)
+        if action == "DELAY":
+            waiting.rank = (waiting.rank[0], True)
+            self._enqueue(waiting)
+        else:
+            waiting.future.set_exception(
+                self.overload.refusal(
+                    f"{TIMED_OUT}: the request waited {timeout} microseconds in the queue of "
+                    f"model '{self.model.name}' (its timeout)"
+                )
+            )
+        self._arrived.set()  # the head may have changed
 
     # ------------------------------------------------------------------ the task
 
@@ -228,6 +299,9 @@ class Batcher:
                         await asyncio.wait_for(self._arrived.wait(), wait)
                     continue
             batch = [queue.popleft() for _ in range(count)]
+            for waiting in batch:
+                if waiting.timer is not None:  # its time in the queue is over
+                    waiting.timer.cancel()
             try:
                 await self._execute(batch)
                 # A batch that awaited nothing (all its requests failed writing their rows)

@@ -34,6 +34,7 @@ from oipcodec.server.inference.batching import Batcher, check_batchable
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.outputs import OutputPlan
 from oipcodec.server.model import Arrays, Model, TensorSpec
+from oipcodec.server.queue_policy import Overload
 from oipcodec.server.regions import Reader
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.sharedmem import Location
@@ -79,20 +80,19 @@ class Pipeline:
         self._running: dict[int, int] = {}
         self._drains: dict[int, asyncio.Future[None]] = {}
         self._batchers: dict[int, Batcher] = {}
+        self.overload = Overload()  # the server's settings (ServerConfig) replace it
         _PIPELINES[registry] = self
         registry.watchers.append(self)
 
     @classmethod
     def of(cls, registry: ModelRegistry) -> Pipeline:
         """The pipeline of ``registry`` (made on first use)."""
-        pipeline = _PIPELINES.get(registry)
-        return cls(registry) if pipeline is None else pipeline
+        return _PIPELINES.get(registry) or cls(registry)
 
     # ------------------------------------------------------------------ what a front end calls
 
     def model(self, name: str, version: str | None = None) -> Model:
-        """The ready model ``name`` (:meth:`ModelRegistry.get`, remembered until the registry
-        changes)."""
+        """The ready model ``name`` (:meth:`ModelRegistry.get`, kept until the registry changes)."""
         key = (name, version or "")
         model = self._ready.get(key)
         if model is None:
@@ -100,8 +100,7 @@ class Pipeline:
         return model
 
     def queues(self, model: Model) -> bool:
-        """Whether requests to ``model`` may wait in a queue (a front end then watches for
-        its client going away)."""
+        """Whether requests to ``model`` may queue (its front end then watches for the client)."""
         return model.dynamic_batching is not None
 
     def exchange(self, path: str, request_bytes: int, model: Model | None = None) -> Exchange:
@@ -162,6 +161,8 @@ class Pipeline:
         checked = time.perf_counter_ns()
         # In flight from here to the answer: an unload of this model waits for it (drain).
         key = id(model)
+        if model.max_queued_requests is not None or self.overload.max_queued_requests:
+            self.overload.admit(model, self._running.get(key, 0))  # a model that does not batch
         self._running[key] = self._running.get(key, 0) + 1
         produced: Any = None
         try:
@@ -203,11 +204,10 @@ class Pipeline:
                     f"Request for unknown model: '{model.name}' version {model.version} is "
                     "being unloaded"
                 )
-            record = None
             statistics = self.registry.statistics
-            if statistics is not None:
-                record = statistics.of(model).batch
-            batcher = self._batchers[id(model)] = Batcher(model, record, call_predict, failure)
+            record = None if statistics is None else statistics.of(model).batch
+            batcher = Batcher(model, record, call_predict, failure, self.overload)
+            self._batchers[id(model)] = batcher
         return batcher
 
     def _ended(self, key: int) -> None:

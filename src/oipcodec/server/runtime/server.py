@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from oipcodec.server.config import ServerConfig, ServerSettings
+from oipcodec.server.inference import Pipeline
+from oipcodec.server.queue_policy import Overload
 from oipcodec.server.runtime.apps import create_rest_app, graphpipe_app, metrics_app
 from oipcodec.server.runtime.loading import Models, _registry
 from oipcodec.server.runtime.malloc import set_malloc_top_pad
@@ -124,6 +126,8 @@ class Server:
             self.registry.statistics = None
         elif metrics_dir is not None or self.registry.statistics is None:
             self.registry.statistics = Statistics(metrics_dir)
+        overload = Overload(config.max_queued_requests, config.overload_retry_after)
+        Pipeline.of(self.registry).overload = overload
         self.host = config.host
         self.http_port = config.http_port
         self.grpc_port = config.grpc_port
