@@ -1,4 +1,6 @@
-"""Build the Cython kernels in src/oipcodec/_native.
+"""Build the Cython kernels in src/oipcodec/_native, and the load generator
+src/oipcodec/bench/_sender.pyx (POSIX only; it is a tool, not a kernel, so it has no pure twin
+in _pure: oipcodec.bench.sender falls back to Python sockets without it).
 
 All build switches live here:
 
@@ -26,6 +28,13 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).parent
 NATIVE = Path("src", "oipcodec", "_native")
+# Native modules outside _native, by module name: built like the kernels (same flags), and
+# named in OIPCODEC_ONLY by their last part. The sender needs poll() and BSD sockets.
+TOOLS = (
+    {}
+    if sys.platform == "win32"
+    else {"oipcodec.bench._sender": Path("src", "oipcodec", "bench", "_sender.pyx")}
+)
 
 
 def flag(name: str) -> bool:
@@ -103,15 +112,17 @@ def extensions() -> list[Extension]:
         macros.append(("OIPCODEC_NO_CLONES", "1"))
     if DEBUG:
         macros += [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")]
+    modules = {f"oipcodec._native.{pyx.stem}": pyx for pyx in sorted(NATIVE.glob("*.pyx"))}
+    modules.update(TOOLS)
     exts = [
         Extension(
-            f"oipcodec._native.{pyx.stem}",
+            name,
             [str(pyx)],
             include_dirs=["csrc"],
             depends=[str(h) for h in Path("csrc").rglob("*.h")],
             define_macros=macros,
         )
-        for pyx in sorted(NATIVE.glob("*.pyx"))
+        for name, pyx in modules.items()
         if not only or pyx.stem in only
     ]
     return cythonize(
