@@ -1,5 +1,5 @@
-# The native HTTP/1.1 load generator: a thin wrapper over csrc/oipcodec/load/sender.h, which
-# states the loop, the parser and the bounds. oipcodec.bench.sender is its API and holds the
+# The native HTTP/1.1 load generator: a thin wrapper over csrc/oipcodec/load/sender.c (its
+# interface, sender.h, states the loop, the parser and the bounds). oipcodec.bench.sender is its API and holds the
 # pure-Python twin; this module is not a codec kernel, so it sits here and not in _native
 # (setup.py builds it on POSIX only: poll and BSD sockets).
 

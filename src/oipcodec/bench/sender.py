@@ -1,25 +1,16 @@
 """A sender that is never the limit: HTTP/1.1 load from pre-encoded requests, for measuring a
 server rather than a client.
 
-:func:`run` drives ``connections`` keep-alive connections to one server from a single thread:
-the native generator (C, ``oipcodec.bench._sender``, compiled on POSIX) runs with the GIL
-released and reads answers with a streaming parser; without it, the pure-Python twin here does
-the same over non-blocking sockets, several times slower per request (so it can itself be the
-limit on small requests; :attr:`SenderResult.implementation` says which ran).
-
-Closed loop (``rate=None``): each connection sends its next request when its answer is complete.
-Open loop (``rate`` requests/s): request *i* is due *i / rate* seconds after the start, goes out
-on the first idle connection, and its latency counts from its due time, so a server (or a
-connection count) that falls behind shows as latency instead of being hidden; requests due
-before the end that no connection was free to send are counted in :attr:`SenderResult.unsent`.
-
-Answers are parsed as RFC 9112 says (status line, ``Content-Length`` or chunked coding with
-trailers, ``Connection: close``) and bounded (a 16 KiB header, ``max_answer`` body bytes); a
-malformed answer, a close mid-answer or a timeout is counted as an error (its first message
-kept) and the connection is made again. HTTP/2 (gRPC) is not sent: there is no native gRPC
-path to measure yet.
-
-Example, against a server on 127.0.0.1::
+:func:`run` drives ``connections`` keep-alive connections from one thread: the native generator
+(C, ``oipcodec.bench._sender``, compiled on POSIX) runs with the GIL released; without it the
+pure-Python twin does the same over non-blocking sockets at several times the CPU per request
+(docs/measurements.md), so it can be the limit itself (:attr:`SenderResult.implementation`
+says which ran). Closed loop (``rate=None``): a connection sends its next request when its answer is
+complete. Open loop: request *i* is due *i / rate* seconds after the start and its latency
+counts from then, so a server that falls behind shows as latency (no coordinated omission).
+Answers are parsed as RFC 9112 says and bounded; a malformed answer, a close mid-answer or a
+timeout is counted as an error, never raised. HTTP/2 (gRPC) is not sent. docs/benchmarks.md
+("The native sender") has the details and the cross-check against wrk::
 
     request = encode_request("POST", "/v2/models/m/infer", body, host="127.0.0.1:8000")
     result = run("127.0.0.1", 8000, request, connections=8, duration=2.0)
