@@ -303,16 +303,23 @@ class _Answer:
 
     def _header(self, head: bytes) -> None:
         status_line, _, rest = head.partition(b"\r\n")
-        if (
-            len(head) < 17
-            or not status_line.startswith((b"HTTP/1.0 ", b"HTTP/1.1 "))
-            or not status_line[9:12].isdigit()
-            or not 100 <= int(status_line[9:12]) <= 599
-            or status_line[12:13] not in (b" ", b"")
-        ):
+        if len(head) < 17 or not status_line.startswith((b"HTTP/1.0 ", b"HTTP/1.1 ")):
             raise _AnswerError(
                 "malformed",
-                f"answer byte 0: expected a status line 'HTTP/1.x NNN', got {status_line[:20]!r}",
+                f"answer byte 0: expected a status line 'HTTP/1.x NNN', got {status_line[:12]!r}",
+            )
+        for i in range(9, 12):
+            if not 48 <= status_line[i] <= 57:
+                raise _AnswerError(
+                    "malformed",
+                    f"answer byte {i}: expected a digit of the status code, got "
+                    f"0x{status_line[i]:02x}",
+                )
+        if not 100 <= int(status_line[9:12]) <= 599 or status_line[12:13] not in (b" ", b""):
+            raise _AnswerError(
+                "malformed",
+                f"answer byte 9: expected a status code 100-599 and a space, got "
+                f"{status_line[9:13]!r}",
             )
         status = self.status = int(status_line[9:12])
         self.chunked = False
