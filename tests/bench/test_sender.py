@@ -310,3 +310,47 @@ def test_bad_arguments_are_refused() -> None:
             sender.run("127.0.0.1", 1, request, **kwargs)
     with pytest.raises(ValueError, match="requests"):
         sender.run("127.0.0.1", 1, [], count=1)
+
+
+def test_bench_rows_loaded_by_the_sender(tmp_path: Any, implementation: str) -> None:
+    # `oipcodec bench --sender`: the REST rows of native and pure are sent by the generator,
+    # tritonclient's and the gRPC rows keep their clients.
+    import contextlib
+    import io
+
+    from oipcodec import cli
+
+    out = tmp_path / "out"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        status = cli.main(
+            ["bench", "--payload", "small", "--path", "rest-json,rest-binary-gzip,grpc-raw",
+             "--implementation", "native", "--concurrency", "2", "--measurement-interval", "100",
+             "--max-trials", "3", "--no-chart", "--output-dir", str(out),
+             "--sender", implementation]
+        )  # fmt: skip
+    assert status == 0
+    results = json.loads((out / "results.json").read_text())
+    senders = {r["path"]: [e["sender"] for e in r["load"]] for r in results["results"]}
+    assert senders == {
+        "rest-json": [implementation],
+        "rest-binary-gzip": [implementation],
+        "grpc-raw": ["client"],
+    }
+    for record in results["results"]:
+        (entry,) = record["load"]
+        assert record["error"] is None and entry["errors"] == 0 and entry["requests"] > 0, entry
+
+
+def test_which_rows_the_sender_takes() -> None:
+    from oipcodec.bench.encoding import PATHS
+    from oipcodec.bench.sending import sent_by
+
+    url = "http://127.0.0.1:8000"
+    assert sent_by("native", "pure", PATHS["rest-binary"], url, {}) == "native"
+    assert sent_by("client", "native", PATHS["rest-json"], url, {}) is None
+    assert sent_by("native", "tritonclient", PATHS["rest-json"], url, {}) is None
+    assert sent_by("native", "native", PATHS["grpc-raw"], url, {}) is None
+    assert sent_by("native", "native", PATHS["v1-http-raw"], url, {}) is None
+    assert sent_by("native", "native", PATHS["rest-json"], "https://127.0.0.1:8000", {}) is None
+    headers = {"headers": {"Authorization": "Bearer x"}}
+    assert sent_by("native", "native", PATHS["rest-json"], url, headers) is None

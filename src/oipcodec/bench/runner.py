@@ -97,7 +97,8 @@ class BenchOptions:
     #: The codec columns (wire kB, client and server codec us) in the table.
     wide: bool = False
     #: What loads the REST rows of native and pure (bench.sending): ``native``, ``python``
-    #: (oipcodec.bench.sender) or ``client`` (their Python clients); None: native when built.
+    #: (oipcodec.bench.sender) or ``client`` (their Python clients); None: native when built,
+    #: the clients when ``load_processes`` is given.
     sender: str | None = None
 
     def mode(self) -> str:
@@ -224,7 +225,8 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "model_module": options.model_module,
         "timeout": options.timeout,
         "connection": options.connection,
-        "sender": options.sender or default_sender(),
+        # --load-processes spreads the clients over processes: asking for it asks for them.
+        "sender": options.sender or ("client" if options.load_processes else default_sender()),
     }
 
 

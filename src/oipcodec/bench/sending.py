@@ -120,10 +120,11 @@ def measure_sent(
         if bad and result.first_error is None:
             statuses = {s: n for s, n in sent.status_counts.items() if s != 200}
             result.first_error = sent.first_error or f"the server answered with {statuses}"
-        seconds = sent.elapsed if count_windows else measurement.interval
+        # The window is the run, to its last answer: the answers in flight at the end count.
+        seconds = sent.elapsed or measurement.interval
         result.windows.append(window_summary(spans, seconds, sent.cpu))
         result.edges += [] if result.edges else [started]
-        result.edges.append(started + seconds)
+        result.edges.append(time.perf_counter())
         result.spans += spans
         cpu.append(sent.cpu)
         if not spans or stable(result.windows, measurement):
