@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from oipcodec.bench import sender
 from tests.conftest import EXPECT_NATIVE
+from tests.support.hostile import HostileServer, read_request
 
 BODY = json.dumps(
     {"inputs": [{"name": "INPUT0", "shape": [1, 16], "datatype": "FP32", "data": [1.0] * 16}]}
@@ -76,88 +76,43 @@ def test_duration_ends_the_run(server: Any, implementation: str) -> None:
     assert time.monotonic() - started < 5
 
 
-class Scripted:
-    """A server on 127.0.0.1 that reads each request (header and Content-Length body) and
-    answers with ``answer(n)`` for the connection's n-th request, written in pieces of
-    ``piece`` bytes; None closes the connection, and so does every answer when ``close``.
-    Counts the connections it accepted."""
+def scripted_server(
+    answer: Callable[[int], bytes | None], piece: int = 0, close: bool = False
+) -> HostileServer:
+    """A server on 127.0.0.1 that reads each request and answers with ``answer(n)`` for the
+    connection's n-th request, written in pieces of ``piece`` bytes (0: at once); None closes
+    the connection, and so does every answer when ``close``."""
 
-    def __init__(
-        self, answer: Callable[[int], bytes | None], piece: int = 0, close: bool = False
-    ) -> None:
-        self.answer = answer
-        self.piece = piece
-        self.close_each = close
-        self.accepted = 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.stopping = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self.stopping:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        buffer = b""
+    def script(conn: socket.socket, index: int) -> None:
+        pending = bytearray()
         n = 0
-        with conn:
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(buffer) < length:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                buffer = buffer[length:]
-                answer = self.answer(n)
-                n += 1
-                if answer is None:
-                    return
-                try:
-                    if self.piece:
-                        for i in range(0, len(answer), self.piece):
-                            conn.sendall(answer[i : i + self.piece])
-                    else:
-                        conn.sendall(answer)
-                except OSError:
-                    return
-                if self.close_each:
-                    return
+        while read_request(conn, pending):
+            reply = answer(n)
+            n += 1
+            if reply is None:
+                return
+            step = piece or max(1, len(reply))
+            for i in range(0, len(reply), step):
+                conn.sendall(reply[i : i + step])
+            if close:
+                return
 
-    def close(self) -> None:
-        self.stopping = True
-        self.listener.close()
+    return HostileServer(script)
 
 
 @pytest.fixture
-def scripted() -> Iterator[Callable[..., Scripted]]:
-    made: list[Scripted] = []
+def scripted() -> Iterator[Callable[..., HostileServer]]:
+    made: list[HostileServer] = []
 
     def make(
         answer: Callable[[int], bytes | None], piece: int = 0, close: bool = False
-    ) -> Scripted:
-        made.append(Scripted(answer, piece, close))
+    ) -> HostileServer:
+        made.append(scripted_server(answer, piece, close))
         return made[-1]
 
     yield make
-    for s in made:
-        s.close()
+    for server in made:
+        server.close()
 
 
 def _go(port: int, implementation: str, **kwargs: Any) -> sender.SenderResult:

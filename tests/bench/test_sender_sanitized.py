@@ -13,13 +13,11 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.bench.test_sender import CHUNKED, OK, Scripted
+from tests.bench.test_sender import CHUNKED, OK, scripted_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CSRC = ROOT / "csrc"
@@ -70,19 +68,6 @@ def _drive(driver: Path, port: int, *, connections: int = 2, count: int = 20,
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", counts)}, first_error.strip()
 
 
-@pytest.fixture
-def scripted() -> Iterator[Any]:
-    made: list[Scripted] = []
-
-    def make(answer: Any, piece: int = 0, close: bool = False) -> Scripted:
-        made.append(Scripted(answer, piece, close))
-        return made[-1]
-
-    yield make
-    for server in made:
-        server.close()
-
-
 def test_against_oipcodec_closed_and_open_loop(driver: Path) -> None:
     from oipcodec.testing import background
 
@@ -109,10 +94,10 @@ def test_against_oipcodec_closed_and_open_loop(driver: Path) -> None:
     ids=["split", "chunked", "garbage", "chunk-overflow", "header-too-large", "closed", "silent"],
 )  # fmt: skip
 def test_scripted_answers(
-    driver: Path, scripted: Any, answer: bytes, piece: int, close: bool, kind: str | None
+    driver: Path, answer: bytes, piece: int, close: bool, kind: str | None
 ) -> None:
-    server = scripted(lambda n: answer, piece, close)
-    counts, first_error = _drive(driver, server.port, count=6, timeout=0.5)
+    with scripted_server(lambda n: answer, piece, close) as server:
+        counts, first_error = _drive(driver, server.port, count=6, timeout=0.5)
     if kind is None:
         assert counts["completed"] == 6 and counts["s200"] == 6, first_error
     else:
