@@ -9,7 +9,7 @@
 #define _DARWIN_C_SOURCE /* SO_NOSIGPIPE, beside POSIX */
 #endif
 #if !defined(_GNU_SOURCE) && !defined(_DARWIN_C_SOURCE) && !defined(_POSIX_C_SOURCE)
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809
 #endif
 
 #include "oipcodec/load/sender.h"
@@ -268,7 +268,7 @@ static void oip_complete(oip_sender_run *run, oip_conn *c, int64_t now, int64_t 
 
 /* Feeds received bytes to c's answer parser. Returns the bytes used, or -1 after an error;
  * sets *done when the answer is complete. */
-static long oip_feed(oip_sender_run *run, oip_conn *c, int index, const char *p, size_t n,
+static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const char *p, size_t n,
                      int *done) {
     size_t i = 0;
     *done = 0;
@@ -386,7 +386,7 @@ static long oip_feed(oip_sender_run *run, oip_conn *c, int index, const char *p,
         }
     }
     c->received += i;
-    return (long)i;
+    return (ptrdiff_t)i;
 }
 
 int oip_sender_run_load(oip_sender_run *run) {
@@ -515,7 +515,9 @@ int oip_sender_run_load(oip_sender_run *run) {
         int64_t wait = wake - now;
         if (wait < 0) wait = 0;
 #ifdef __linux__
-        struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
+        struct timespec ts;
+        ts.tv_sec = (time_t)(wait / 1000000000);
+        ts.tv_nsec = wait % 1000000000;
         int ready = ppoll(fds, (nfds_t)nfds, &ts, NULL);
 #else
         int ready = poll(fds, (nfds_t)nfds, (int)((wait + 999999) / 1000000));
@@ -566,7 +568,7 @@ int oip_sender_run_load(oip_sender_run *run) {
                     break;
                 }
                 int done = 0;
-                long used = oip_feed(run, c, i, buffer, (size_t)r, &done);
+                ptrdiff_t used = oip_feed(run, c, i, buffer, (size_t)r, &done);
                 if (used < 0) {
                     oip_connect(run, c, i, addr, addrlen);
                     break;
