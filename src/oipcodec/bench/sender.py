@@ -325,28 +325,35 @@ class _Answer:
         self.chunked = False
         self.close_after = status_line.startswith(b"HTTP/1.0")
         length: int | None = None
+        at = len(status_line) + 2  # each line's offset in the answer, for the messages
         for line in rest[:-4].split(b"\r\n") if rest[:-4] else []:
+            where, at = at, at + len(line) + 2
             name, colon, value = line.partition(b":")
             if not colon or not name or b"\n" in line:
                 raise _AnswerError(
-                    "malformed", f"expected a header 'name: value', got {line[:40]!r}"
+                    "malformed",
+                    f"answer byte {where}: expected a header 'name: value', got {line[:40]!r}",
                 )
             key, value = name.lower(), value.strip(b" \t")
             if key == b"content-length":
                 if not value.isdigit() or len(value) > 19:
                     raise _AnswerError(
                         "malformed",
-                        f"expected 1 to 19 digits of Content-Length, got {value[:20]!r}",
+                        f"answer byte {where}: expected 1 to 19 digits of Content-Length, got "
+                        f"{value[:20]!r}",
                     )
                 if length is not None and int(value) != length:
                     raise _AnswerError(
-                        "malformed", "a second Content-Length differs from the first"
+                        "malformed",
+                        f"answer byte {where}: a second Content-Length differs from the first",
                     )
                 length = int(value)
             elif key == b"transfer-encoding":
                 if value.lower() != b"chunked":
                     raise _AnswerError(
-                        "malformed", f"expected Transfer-Encoding 'chunked', got {value[:40]!r}"
+                        "malformed",
+                        f"answer byte {where}: expected Transfer-Encoding 'chunked', got "
+                        f"{value[:40]!r}",
                     )
                 self.chunked = True
             elif key == b"connection":
