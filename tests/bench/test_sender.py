@@ -70,9 +70,11 @@ def test_duration_ends_the_run(server: Any, implementation: str) -> None:
         _request("/v2/models/identity/infer", server.http_port),
         connections=2,
         duration=0.5,
+        capacity=5,
         implementation=implementation,
     )
     assert result.completed > 10 and result.error_count == 0
+    assert result.latency.size == result.done.size == result.status.size == 5  # bounded records
     assert time.monotonic() - started < 5
 
 
