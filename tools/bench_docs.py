@@ -470,10 +470,11 @@ close mid-answer or a timeout as an error. Without the compiled module (Windows,
 without extensions) its Python twin does the same at about 2.5 times the CPU per request.
 
 `python benchmarks/load/sender_vs_wrk.py` puts it next to wrk on one `oipcodec serve`, small
-REST JSON at c=8, alternating. On the shared 2-core machine (load average 6-7, two sittings)
-the requests/s medians were 1.38x and 1.11x wrk's, inside a round-to-round noise of up to 4x;
-its own CPU per request was wrk's (19-25 against 25-26 us), the Python twin's 61-62 us. The
-figures: [Kernels and servers](measurements.md#the-native-sender-against-wrk).
+REST JSON at c=8, alternating. On the shared 2-core machine (load average 4-7, three
+sittings) the median per-round ratio of its requests/s to wrk's was 1.18, 1.04 and 0.93, inside
+a round-to-round noise of up to 4x; its own CPU per request was wrk's (19-25 against 23-26 us),
+the Python twin's 55-62 us. The figures:
+[Kernels and servers](measurements.md#the-native-sender-against-wrk).
 
 This page is written by `tools/bench_docs.py` from `docs/benchmarks/results.json`; to refresh
 it, run the harness with `--output-dir docs/benchmarks` and then the script. Figures measured
