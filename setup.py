@@ -1,4 +1,6 @@
-"""Build the Cython kernels in src/oipcodec/_native.
+"""Build the Cython kernels in src/oipcodec/_native, and the load generator
+src/oipcodec/bench/_sender.pyx (POSIX only; it is a tool, not a kernel, so it has no pure twin
+in _pure: oipcodec.bench.sender falls back to Python sockets without it).
 
 All build switches live here:
 
@@ -26,6 +28,20 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).parent
 NATIVE = Path("src", "oipcodec", "_native")
+# Native modules outside _native, by module name: their sources (the .pyx first), built like the
+# kernels (same flags) and named in OIPCODEC_ONLY by the .pyx's stem. The sender's C is a
+# translation unit of its own (its POSIX feature macros come first); it needs poll() and BSD
+# sockets, so Windows has only the Python twin.
+TOOLS: dict[str, list[Path]] = (
+    {}
+    if sys.platform == "win32"
+    else {
+        "oipcodec.bench._sender": [
+            Path("src", "oipcodec", "bench", "_sender.pyx"),
+            Path("csrc", "oipcodec", "load", "sender.c"),
+        ]
+    }
+)
 
 
 def flag(name: str) -> bool:
@@ -103,16 +119,18 @@ def extensions() -> list[Extension]:
         macros.append(("OIPCODEC_NO_CLONES", "1"))
     if DEBUG:
         macros += [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1")]
+    modules = {f"oipcodec._native.{pyx.stem}": [pyx] for pyx in sorted(NATIVE.glob("*.pyx"))}
+    modules.update(TOOLS)
     exts = [
         Extension(
-            f"oipcodec._native.{pyx.stem}",
-            [str(pyx)],
+            name,
+            [str(source) for source in sources],
             include_dirs=["csrc"],
-            depends=[str(h) for h in Path("csrc").rglob("*.h")],
+            depends=[str(h) for h in Path("csrc").rglob("*.[ch]")],
             define_macros=macros,
         )
-        for pyx in sorted(NATIVE.glob("*.pyx"))
-        if not only or pyx.stem in only
+        for name, sources in modules.items()
+        if not only or sources[0].stem in only
     ]
     return cythonize(
         exts,

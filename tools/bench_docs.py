@@ -290,6 +290,13 @@ The load options take perf_analyzer's names, so a command line moves between the
   each with its own interpreter lock (default: one per 16 threads, at most half the CPUs).
   Every window records the generator's CPU use (CPU seconds per second, all processes) and
   the busiest process's share of a core; a row where it reached 90% is marked `!`.
+- The sender: the REST rows of `native` and `pure` are loaded by oipcodec's native HTTP/1.1
+  load generator (`--sender native`, the default where it is built; `--sender python` its
+  Python twin; `--sender client` the rows' own Python clients), so that those rows measure the
+  server rather than a Python client. The codec columns and the tritonclient rows still
+  compare the clients. gRPC (there is no HTTP/2 sender yet), v1, GraphPipe, shared memory,
+  TLS or `--header` runs, Poisson and interval schedules, and `--load-processes` keep the
+  clients; `results.json` names each level's `sender`.
 - `--csv FILE` (or `-f`) writes perf_analyzer's `-f` layout with its `--verbose-csv` columns
   (`Concurrency` or `Request Rate`, `Inferences/Second`, `Client Send`, `Network+Server
   Send/Recv`, the four server columns, `Client Recv`, p50 to p99, `Avg latency`,
@@ -450,6 +457,24 @@ per-request CPU (about twice perf_analyzer's C++ client's) is taken from the ser
 machine with cores to spare for the generator, or with the generator on another machine, that
 share goes away; here it is the limit, and the harness says so only when one of its processes
 is saturated (`!`), which a shared CPU does not show.
+
+## The native sender and wrk
+
+`oipcodec.bench.sender.run(host, port, requests, connections=8, duration=..., rate=None)` is the
+load generator behind `--sender`: one thread, written in C, with the interpreter lock released,
+drives keep-alive HTTP/1.1 connections with pre-encoded requests (several are cycled), in
+closed loop or at a fixed rate (open loop, each latency counted from the request's due time),
+and returns every answer's latency and status, the errors by kind, and its own CPU time. It
+reads answers with Content-Length or chunked coding, bounded, and counts a malformed answer, a
+close mid-answer or a timeout as an error. Without the compiled module (Windows, or a build
+without extensions) its Python twin does the same at about 2.5 times the CPU per request.
+
+`python benchmarks/load/sender_vs_wrk.py` puts it next to wrk on one `oipcodec serve`, small
+REST JSON at c=8, alternating. On the shared 2-core machine (load average 4-7, three
+sittings) the median per-round ratio of its requests/s to wrk's was 1.18, 1.04 and 0.93, inside
+a round-to-round noise of up to 4x; its own CPU per request was wrk's (19-25 against 23-26 us),
+the Python twin's 55-62 us. The figures:
+[Kernels and servers](measurements.md#the-native-sender-against-wrk).
 
 This page is written by `tools/bench_docs.py` from `docs/benchmarks/results.json`; to refresh
 it, run the harness with `--output-dir docs/benchmarks` and then the script. Figures measured

@@ -483,6 +483,7 @@ def _bench(args: argparse.Namespace) -> int:
         "csv",
         "profile_export",
         "load_processes",
+        "sender",
     ):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))  # fmt: skip
@@ -592,6 +593,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="processes that send, each with its own GIL, the threads spread over them "
         "(default: one per 16 threads, at most half the CPUs); a window where one used a "
         "whole core is flagged: the generator, not the server, was the limit")  # fmt: skip
+    load.add_argument("--sender", choices=("native", "python", "client"),
+        help="what loads the REST rows of native and pure: the native load generator "
+        "(default where built), its Python twin, or the rows' own Python clients; "
+        "tritonclient, gRPC and TLS rows always use their clients")  # fmt: skip
     load.add_argument("--latency-threshold", type=float, metavar="MS",
         help="stop the sweep after the first level whose p99 latency (or --percentile's) "
         "is above MS")  # fmt: skip

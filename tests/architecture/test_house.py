@@ -75,12 +75,20 @@ def test_c_constants_are_generated_from_the_shared_tables() -> None:
 
 
 # The folders of csrc/oipcodec: the jobs, and under the JSON reader and writer the vector code of
-# each CPU beside the scalar code that chooses it (the job's "generic dispatch").
-JOBS = ("common", "read", "write", "protobuf")
+# each CPU beside the scalar code that chooses it (the job's "generic dispatch"). load/ is the
+# bench's HTTP load generator (oipcodec.bench._sender): a tool, not a codec kernel, so it has no
+# pure twin in _pure (its Python twin is oipcodec.bench.sender) and its loop is a .c of its own.
+JOBS = ("common", "read", "write", "protobuf", "load")
 CPUS = ("x86", "arm64")
 _FOLDERS = {*JOBS, *(f"{job}/{cpu}" for job in ("read", "write") for cpu in CPUS)}
 # What each job may include besides itself and its own CPU folders (downward only).
-_MAY_INCLUDE = {"common": (), "read": ("common",), "write": ("common",), "protobuf": ("common",)}
+_MAY_INCLUDE = {
+    "common": (),
+    "read": ("common",),
+    "write": ("common",),
+    "protobuf": ("common",),
+    "load": ("common",),
+}
 _QUOTED = re.compile(r'^\s*#\s*include\s+"oipcodec/([^"]+)"', re.MULTILINE)
 _EXTERN = re.compile(r'cdef extern from "oipcodec/([^"]+)"')
 # Intrinsics beyond each CPU's baseline, by the names of their types and functions.
@@ -125,6 +133,7 @@ def test_headers_keep_to_their_job_and_cpu_folders() -> None:
     if not CHEADERS.is_dir():
         pytest.skip("csrc/ is not next to the tests")
     sources = sorted([*(SRC / "_native").glob("*.pyx"), *(SRC / "_native").glob("*.pxd")])
+    sources += sorted((SRC / "bench").glob("*.pyx"))
     assert layout_violations(CHEADERS, sources) == []
     # Not vacuous: each folder holds headers, and the vector writers are where the rule says.
     folders = {p.parent.relative_to(CHEADERS).as_posix() for p in CHEADERS.rglob("*.h")}

@@ -78,8 +78,13 @@ def _text_files() -> list[Path]:
         path
         for root in SOURCES
         for path in root.rglob("*")
-        if path.suffix in suffixes and "_pb2" not in path.name
+        if path.suffix in suffixes and "_pb2" not in path.name and not _cython_output(path)
     )
+
+
+def _cython_output(path: Path) -> bool:
+    """A .c beside the .pyx of its name: Cython's output of an in-place build, not source."""
+    return path.suffix == ".c" and path.with_suffix(".pyx").exists()
 
 
 _PYX_DOCSTRING = re.compile(

@@ -44,7 +44,8 @@ _SOURCE_SUFFIXES = (".pyx", ".pxd", ".c", ".h")
 
 
 def _ignored(directory: str, names: list[str]) -> set[str]:
-    generated = Path(directory).name == "_native"  # Cython's .c and annotation .html
+    # Cython's .c and annotation .html: the kernels', and the load generator's (bench/_sender)
+    generated = Path(directory).as_posix().endswith(("src/oipcodec/_native", "src/oipcodec/bench"))
     return {
         n
         for n in names
@@ -161,7 +162,10 @@ def test_sdist_holds_no_build_outputs(sdist: Path) -> None:
         f
         for f in _sdist_files(sdist)
         if f.endswith((".so", ".pyd", ".o", ".obj", ".pyc"))
-        or (f.startswith("src/oipcodec/_native/") and f.endswith((".c", ".html")))
+        or (
+            f.startswith(("src/oipcodec/_native/", "src/oipcodec/bench/"))
+            and f.endswith((".c", ".html"))
+        )
     )
     assert not stray, f"build outputs in the sdist: {stray}"
 

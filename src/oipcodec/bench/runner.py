@@ -30,6 +30,7 @@ from oipcodec.bench.paths import (
 )
 from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
+from oipcodec.bench.sending import default_sender
 from oipcodec.bench.table import best_paths, plural, render_table
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
@@ -95,6 +96,10 @@ class BenchOptions:
     profile_export: str | None = None
     #: The codec columns (wire kB, client and server codec us) in the table.
     wide: bool = False
+    #: What loads the REST rows of native and pure (bench.sending): ``native``, ``python``
+    #: (oipcodec.bench.sender) or ``client`` (their Python clients); None: native when built,
+    #: the clients when ``load_processes`` is given.
+    sender: str | None = None
 
     def mode(self) -> str:
         """``concurrency``, ``request_rate`` or ``intervals``."""
@@ -220,6 +225,8 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "model_module": options.model_module,
         "timeout": options.timeout,
         "connection": options.connection,
+        # --load-processes spreads the clients over processes: asking for it asks for them.
+        "sender": options.sender or ("client" if options.load_processes else default_sender()),
     }
 
 

@@ -42,6 +42,7 @@ from oipcodec.bench.paths import (
 )
 from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import Payload
+from oipcodec.bench.sending import measure_sent, requests_for, sent_by
 from oipcodec.bench.serverstats import breakdown, reader
 from oipcodec.bench.workload import (
     Declared,
@@ -269,6 +270,9 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                     continue
                 checked = record["error"] is None
                 read_stats = _stats_reader(ours, path, workload) if checked else None
+                # --sender: the REST rows of our implementations loaded by the native sender.
+                by = sent_by(spec.get("sender"), implementation, path, url, spec.get("connection"))
+                sent = (by, *requests_for(path, workload, url)) if by and url else None
                 threshold = spec.get("latency_threshold")
                 for level in levels:
                     if record["error"] is None and not record.get("threshold_reached"):
@@ -285,7 +289,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                         )  # fmt: skip
                         before = read_stats() if read_stats is not None else None
                         summary = _measure_level(spec, factory, level, payload_bytes,
-                                                 answer_bytes, build)  # fmt: skip
+                                                 answer_bytes, build, sent)  # fmt: skip
                         if read_stats is not None and before is not None:
                             summary["server"] = breakdown(before, read_stats())
                             summary["server_breakdown"] = _breakdown_us(summary["server"])
@@ -372,21 +376,38 @@ def _load_process_callers(implementation: str, path_name: str, workload: Workloa
 
 
 def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
-                   answer_bytes: int, build: Any = None) -> dict[str, Any]:  # fmt: skip
+                   answer_bytes: int, build: Any = None,
+                   sent: tuple[str, str, int, list[bytes]] | None = None,
+                   ) -> dict[str, Any]:  # fmt: skip
     """One level's windows, summarised; with ``profile`` set, every measured request's send
-    and answer times (ns since the epoch) and the windows' edges go in its ``profile``."""
+    and answer times (ns since the epoch) and the windows' edges go in its ``profile``.
+    ``sent`` (sender, host, port, requests): the load comes from oipcodec.bench.sender."""
     measurement = Measurement(**spec["measurement"], timeout=spec["timeout"])
     schedule = None
     if spec["mode"] == "request_rate":
         schedule = Schedule(rate=level, distribution=spec["request_distribution"])
     elif spec["mode"] == "intervals":
         schedule = Schedule(intervals=spec["request_intervals"])
-    result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
-                           max_threads=spec["max_threads"],
-                           processes=load_processes(spec, level), build=build)  # fmt: skip
+    # The sender's schedule is constant only: Poisson and interval files keep the clients.
+    constant = spec["mode"] == "concurrency" or spec["request_distribution"] == "constant"
+    by_sender = sent is not None and spec["mode"] != "intervals" and constant
+    if sent is not None and by_sender:
+        closed = spec["mode"] == "concurrency"
+        result = measure_sent(*sent, measurement,
+                              connections=int(level) if closed else spec["max_threads"],
+                              rate=None if closed else level)  # fmt: skip
+    else:
+        result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
+                               max_threads=spec["max_threads"],
+                               processes=load_processes(spec, level), build=build)  # fmt: skip
     summary = summarize(result, payload_bytes, answer_bytes)
     key = "concurrency" if spec["mode"] == "concurrency" else "request_rate"
-    summary = {key: level, "level": level, **summary}
+    summary = {
+        key: level,
+        "level": level,
+        **summary,
+        "sender": sent[0] if sent and by_sender else "client",
+    }
     if spec.get("profile"):
         offset_ns = round(result.epoch_offset * 1e9)
 
