@@ -457,10 +457,12 @@ def _bench(args: argparse.Namespace) -> int:
         "csv",
         "profile_export",
         "load_processes",
+        "rounds",
     ):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))  # fmt: skip
-    for name in ("max_trials", "measurement_request_count", "max_threads", "load_processes"):
+    for name in ("max_trials", "measurement_request_count", "max_threads", "load_processes",
+                 "rounds"):  # fmt: skip
         if getattr(args, name) is not None and getattr(args, name) < 1:
             print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
                   file=sys.stderr)  # fmt: skip
@@ -583,7 +585,11 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "P%% of each other (max/min; default 10)")  # fmt: skip
     load.add_argument("--max-trials", type=int, metavar="N",
         help="windows at most per level before it is reported as never stable "
-        "(default 10; --quick 6; below 3, stability is not checked)")  # fmt: skip
+        "(default 10; --quick 5; below 3, stability is not checked)")  # fmt: skip
+    load.add_argument("--rounds", type=int, metavar="N",
+        help="measure every row N times, the implementations taking turns (A B C A B C), and "
+        "report the medians with 95%% bootstrap intervals; verdicts (native against pure, "
+        "best) only where the intervals part (default 1: intervals from its windows)")  # fmt: skip
     load.add_argument("--percentile", choices=("50", "90", "95", "99", "avg"),
         help="the latency that decides stability (default avg, as perf_analyzer) and that "
         "--latency-threshold compares (default p99)")  # fmt: skip

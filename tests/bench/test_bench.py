@@ -20,7 +20,8 @@ from oipcodec.bench.load import Measurement, measure_level, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, peers, same_values, supported
 from oipcodec.bench.payloads import make_tensor
 from oipcodec.bench.runner import _chart
-from oipcodec.bench.table import best_paths, render_table
+from oipcodec.bench.table import render_table
+from oipcodec.bench.verdicts import best_and_tied
 from oipcodec.bench.workload import echo_workload
 from tests.support.peers import require_kserve, require_peer
 
@@ -431,7 +432,7 @@ def _chart_results() -> dict[str, Any]:
         "machine": {"cpus": 2, "platform": "Linux-x86_64", "python": "3.11.7"},
         "options": {"concurrency": [1, 8], "quick": True}, "results": records,
         "payloads": {name: PAYLOADS[name].as_dict() for name in ("small", "tokens")},
-        "best": best_paths(records),
+        "best": best_and_tied(records)[0],
     }  # fmt: skip
 
 
@@ -502,7 +503,7 @@ def test_table_marks_the_best_and_shows_errors() -> None:
 
     records = [record("rest-json", "native", 10), record("grpc-raw", "pure", 20),
                record("rest-binary", "native", 30, error="boom")]  # fmt: skip
-    best = best_paths(records)
+    best = best_and_tied(records)[0]
     assert best == {"small": "grpc-raw/pure"}
     table = render_table({
         "results": records, "best": best, "options": {"concurrency": [8]},
@@ -523,7 +524,7 @@ def test_table_and_chart_with_peer_rows_without_throughput(tmp_path: Path) -> No
          "unsupported": "MLServer has no binary tensor data extension"},
     ]  # fmt: skip
     results = {
-        "results": records, "best": best_paths(records), "options": {"concurrency": [1, 8]},
+        "results": records, "best": best_and_tied(records)[0], "options": {"concurrency": [1, 8]},
         "payloads": {"small": PAYLOADS["small"].as_dict()}, "oipcodec_version": "x",
         "machine": {"cpus": 2, "python": "3"}, "created": "now",
     }  # fmt: skip

@@ -30,7 +30,8 @@ from oipcodec.bench.paths import (
 )
 from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
-from oipcodec.bench.table import best_paths, plural, render_table
+from oipcodec.bench.table import plural, render_table
+from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
 
@@ -95,6 +96,9 @@ class BenchOptions:
     profile_export: str | None = None
     #: The codec columns (wire kB, client and server codec us) in the table.
     wide: bool = False
+    #: Every row measured this many times, the implementations taking turns round by
+    #: round; figures are the rounds' medians (oipcodec.bench.verdicts).
+    rounds: int = 1
 
     def mode(self) -> str:
         """``concurrency``, ``request_rate`` or ``intervals``."""
@@ -327,6 +331,12 @@ def _run_worker(
     return info
 
 
+def _turns(implementations: list[str], rounds: int) -> list[tuple[int, str]]:
+    """(round, implementation) in the order measured: A B C A B C ..., so that a change of
+    the machine's load over the run falls on every implementation alike."""
+    return [(number, name) for number in range(rounds) for name in implementations]
+
+
 def _stop(process: subprocess.Popen[str]) -> None:
     """Stop a worker: SIGTERM (it stops its server on the way out), then SIGKILL."""
     if process.poll() is not None:
@@ -445,7 +455,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     check_model(options)
     implementations = [i for i in options.implementations if peer_available(i)]
     skipped = {i: "not installed" for i in options.implementations if i not in implementations}
-    total = sum(_steps(options, i) for i in implementations)
+    total = sum(_steps(options, i) for i in implementations) * options.rounds
     progress = Progress(total)
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
     payloads = plural(len(options.payloads), "payload")
@@ -465,19 +475,28 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     load_before = _load_average()
     try:
-        for implementation in implementations:
+        for round_number, implementation in _turns(implementations, options.rounds):
+            if implementation in skipped:
+                continue
             if implementation in SERVER_PEERS and "payload" in model:
                 skipped[implementation] = PEER_CODEC_ECHO_ONLY
                 progress.note(f"{implementation} skipped: {PEER_CODEC_ECHO_ONLY}")
                 continue
-            progress.note(f"measuring {implementation} ...")
-            workers.append(_run_worker(options, implementation, progress, records, model))
-            if len(workers) == 1 and "payload" in model:
+            turn = f" (round {round_number + 1}/{options.rounds})" if options.rounds > 1 else ""
+            progress.note(f"measuring {implementation}{turn} ...")
+            measured: list[dict[str, Any]] = []
+            info = _run_worker(options, implementation, progress, measured, model)
+            for record in measured:
+                record["round"] = round_number
+            records += measured
+            if round_number == 0:
+                workers.append(info)
+            if len(workers) == 1 and round_number == 0 and "payload" in model:
                 progress.note(
                     f"model {options.model} declares its inputs: each request is generated "
                     f"from its metadata ({model['payload']['description'].split(': ', 1)[1]})"
                 )
-            elif len(workers) == 1 and options.model != "identity":
+            elif len(workers) == 1 and round_number == 0 and options.model != "identity":
                 progress.note(
                     f"model {options.model} declares no inputs: it is sent "
                     f"{plural(len(options.payloads), 'payload')} and must echo them"
@@ -486,6 +505,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         interrupted = True
         progress.note("interrupted: writing what was measured so far")
     progress.finish()
+    records = merge_rounds(records)
     ran = [w["implementation"] for w in workers]
     payload_rows = {p.name: p.as_dict() for p in options.payloads}
     if "payload" in model:
@@ -520,7 +540,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     if model.get("metadata") is not None:
         results["model_metadata"] = model["metadata"]
     results["levels"] = {"mode": options.mode(), "values": options.levels()}
-    results["best"] = best_paths(records)
+    results["best"], results["tied"] = best_and_tied(records)
+    results["verdicts"] = native_verdicts(records)
     out = Path(options.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [str(out / "results.json")]

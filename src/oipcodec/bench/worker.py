@@ -26,6 +26,7 @@ import numpy as np
 
 from oipcodec import kernels
 from oipcodec.bench.connection import Connection
+from oipcodec.bench.cpu import CpuReader, child_pids, metrics_reader, proc_reader
 from oipcodec.bench.encoding import PATHS, Encoding, EncodingPath
 from oipcodec.bench.load import Measurement, Schedule, measure_level, summarize, time_call
 from oipcodec.bench.paths import (
@@ -80,10 +81,17 @@ def _exit_when_orphaned() -> None:
 
 
 @contextlib.contextmanager
-def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
+def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None, CpuReader | None]]:
+    """The server's URL, gRPC target and the reader of its CPU seconds (None: not readable)."""
     if spec.get("url") or spec.get("grpc_target") or spec["implementation"] in SERVER_PEERS:
         # A peer server's codec is timed in-process: ours would not be measured.
-        yield spec.get("url"), spec.get("grpc_target")
+        url = spec.get("url")
+        cpu = None
+        if url:
+            connection = Connection.from_dict(spec.get("connection"))
+            options = connection.http_options(url)
+            cpu = metrics_reader(url, options["headers"], options["ssl_context"])
+        yield url, spec.get("grpc_target"), cpu
         return
     from oipcodec.bench.paths import v1_models
     from oipcodec.server.demo import demo_models
@@ -98,7 +106,8 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
     models = [*([] if module else demo_models()), *v1_models()]
     with background(models, host="127.0.0.1", timeout=120.0, shared_memory="system",
                     model_module=module) as server:  # fmt: skip
-        yield server.http_url, server.grpc_address
+        # Its processes are this process's only children yet (no load process started).
+        yield server.http_url, server.grpc_address, proc_reader(child_pids(os.getpid()))
 
 
 def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
@@ -184,7 +193,8 @@ def _probe(workload: Workload, ours: OurClients) -> None:
             )
 
 
-def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
+def _measure(spec: dict[str, Any], url: str | None, target: str | None,
+             server_cpu: CpuReader | None = None) -> None:  # fmt: skip
     implementation: str = spec["implementation"]
     timeout: float = spec["timeout"]
     levels: list[float] = spec["levels"]
@@ -285,7 +295,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                         )  # fmt: skip
                         before = read_stats() if read_stats is not None else None
                         summary = _measure_level(spec, factory, level, payload_bytes,
-                                                 answer_bytes, build)  # fmt: skip
+                                                 answer_bytes, build, server_cpu)  # fmt: skip
                         if read_stats is not None and before is not None:
                             summary["server"] = breakdown(before, read_stats())
                             summary["server_breakdown"] = _breakdown_us(summary["server"])
@@ -372,7 +382,8 @@ def _load_process_callers(implementation: str, path_name: str, workload: Workloa
 
 
 def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
-                   answer_bytes: int, build: Any = None) -> dict[str, Any]:  # fmt: skip
+                   answer_bytes: int, build: Any = None,
+                   server_cpu: CpuReader | None = None) -> dict[str, Any]:  # fmt: skip
     """One level's windows, summarised; with ``profile`` set, every measured request's send
     and answer times (ns since the epoch) and the windows' edges go in its ``profile``."""
     measurement = Measurement(**spec["measurement"], timeout=spec["timeout"])
@@ -383,7 +394,8 @@ def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_byt
         schedule = Schedule(intervals=spec["request_intervals"])
     result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
                            max_threads=spec["max_threads"],
-                           processes=load_processes(spec, level), build=build)  # fmt: skip
+                           processes=load_processes(spec, level), build=build,
+                           server_cpu=server_cpu)  # fmt: skip
     summary = summarize(result, payload_bytes, answer_bytes)
     key = "concurrency" if spec["mode"] == "concurrency" else "request_rate"
     summary = {key: level, "level": level, **summary}
@@ -456,13 +468,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with contextlib.ExitStack() as stack:
             try:
-                url, target = stack.enter_context(_server(spec))
+                url, target, server_cpu = stack.enter_context(_server(spec))
             except Exception as exc:  # e.g. a --model-module that cannot be imported
                 emit({"event": "fatal", "message": f"the embedded server did not start: {exc}"})
                 return 2
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
-            _measure(spec, url, target)
+            _measure(spec, url, target, server_cpu)
     except WorkloadError as exc:  # the run cannot go on: one clear line, status 2
         emit({"event": "fatal", "message": str(exc)})
         return 2
