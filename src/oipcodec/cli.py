@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oipcodec import __version__, kernels
@@ -472,6 +473,15 @@ def _bench(args: argparse.Namespace) -> int:
     if args.warmup_request_count is not None:
         options.warmup_requests = args.warmup_request_count
     options.wide = args.wide
+    if args.slo is not None:
+        from oipcodec.bench.compare import parse_slo
+
+        try:
+            parse_slo(args.slo)
+        except ValueError as exc:
+            print(f"oipcodec bench: {exc}", file=sys.stderr)
+            return 2
+        options.slo = args.slo
     options.url = args.url
     options.grpc_target = args.grpc_target
     try:
@@ -500,7 +510,66 @@ def _bench(args: argparse.Namespace) -> int:
     if failure is not None:
         print(f"oipcodec bench: {failure}", file=sys.stderr)
         return 2
+    if results.get("slo", {}).get("missed"):
+        missed = results["slo"]["missed"]
+        print(f"oipcodec bench: SLO {results['slo']['slo']} missed on {', '.join(missed)}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     return 0
+
+
+def _bench_compare(argv: Sequence[str]) -> int:
+    """``oipcodec bench compare BASE.json NEW.json``: 0, 1 on a regression (or a missed
+    --slo), 2 when a file cannot be read."""
+    parser = _Parser(
+        prog="oipcodec bench compare",
+        description="Compare two results.json of oipcodec bench row by row: each figure's "
+        "change and whether it is significant (the 95%% intervals apart). Exits 1 on a "
+        "regression: a significant drop of requests/s, or rise of CPU per request, past "
+        "--threshold.",
+    )
+    parser.add_argument("base", metavar="BASE.json")
+    parser.add_argument("new", metavar="NEW.json")
+    parser.add_argument("--threshold", type=float, default=5.0, metavar="PERCENT",
+                        help="the change a regression must pass, %% (default 5)")  # fmt: skip
+    parser.add_argument("--chart", metavar="FILE",
+                        help="write a bar chart of the changes (needs matplotlib)")  # fmt: skip
+    parser.add_argument("--slo", metavar="BOUND[,BOUND]",
+                        help='also gate NEW on an SLO, e.g. "p99<10ms" (exit 1 when a row '
+                        "meets it at no level)")  # fmt: skip
+    args = parser.parse_args(argv)
+    from oipcodec.bench.compare import (
+        compare,
+        goodput,
+        parse_slo,
+        read_results,
+        render_comparison,
+        render_goodput,
+        write_comparison_chart,
+    )
+    from oipcodec.errors import BenchError
+
+    try:
+        slos = parse_slo(args.slo) if args.slo else None
+        base, new = read_results(args.base), read_results(args.new)
+    except (BenchError, ValueError) as exc:
+        print(f"oipcodec bench compare: {exc}", file=sys.stderr)
+        return 2
+    threshold = args.threshold / 100
+    rows = compare(base, new, threshold)
+    print(render_comparison(rows, threshold))
+    status = 1 if any(row["regression"] for row in rows) else 0
+    if args.chart:
+        if write_comparison_chart(rows, Path(args.chart)):
+            print(f"wrote {args.chart}")
+        else:
+            print("no chart: matplotlib is not installed (pip install matplotlib), or no row "
+                  "is in both files")  # fmt: skip
+    if slos is not None:
+        report = goodput(new, slos)
+        print("\n".join(render_goodput(report)))
+        status = 1 if report["missed"] else status
+    return status
 
 
 def _add_bench(commands: argparse._SubParsersAction) -> None:
@@ -602,6 +671,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     out.add_argument("--profile-export", metavar="FILE",
         help="write every measured request's send and answer times (ns) in "
         "perf_analyzer's profile-export JSON")  # fmt: skip
+    out.add_argument("--slo", metavar="BOUND[,BOUND]",
+        help='a latency SLO, e.g. "p99<10ms" (p50/p90/p95/p99/avg/max, < or <=, us/ms/s): '
+        "each row's goodput (req/s of the highest level meeting it) is printed and kept in "
+        "results.json; exit 1 when a row meets it at no level")  # fmt: skip
     out.add_argument("--wide", action="store_true",
         help="the table's codec columns too (wire kB, client and server codec us)")  # fmt: skip
     add("--url", help="measure this OIP REST server instead of starting one")
@@ -628,8 +701,16 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     bench.set_defaults(run=_bench)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a two-line error (what was wrong, where the options are) instead of
+    the whole usage: bench's usage alone is dozens of lines above the one that matters."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message}\n({self.prog} --help lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="oipcodec", description="Native tensor codec for the Open Inference Protocol."
     )
     parser.add_argument("--version", action="version", version=f"oipcodec {__version__}")
@@ -643,8 +724,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:2] == ["bench", "compare"]:
+        return _bench_compare(arguments[2:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if not hasattr(args, "run"):
         parser.print_help()
         return 2

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
+from oipcodec.bench.compare import goodput, parse_slo, render_goodput
 from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import PATHS, Encoding
 from oipcodec.bench.export import profile_document, write_csv
@@ -99,6 +100,8 @@ class BenchOptions:
     #: Every row measured this many times, the implementations taking turns round by
     #: round; figures are the rounds' medians (oipcodec.bench.verdicts).
     rounds: int = 1
+    #: ``--slo "p99<10ms"``: goodput per row (oipcodec.bench.compare), in results["slo"].
+    slo: str | None = None
 
     def mode(self) -> str:
         """``concurrency``, ``request_rate`` or ``intervals``."""
@@ -542,6 +545,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     results["levels"] = {"mode": options.mode(), "values": options.levels()}
     results["best"], results["tied"] = best_and_tied(records)
     results["verdicts"] = native_verdicts(records)
+    if options.slo:
+        results["slo"] = goodput(results, parse_slo(options.slo))
     out = Path(options.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [str(out / "results.json")]
@@ -556,6 +561,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         write_csv(results, Path(options.csv))
         written.append(options.csv)
     stream.write(render_table(results) + "\n")
+    if "slo" in results:
+        stream.write("\n".join(render_goodput(results["slo"])) + "\n")
     if options.chart and _chart(results, out / "throughput.png", stream):
         written.append(str(out / "throughput.png"))
     stream.write(f"\nwrote {', '.join(written)} ({results['seconds']:.1f} s)\n")

@@ -106,6 +106,7 @@ def merge_rounds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     merged = []
     for group in groups.values():
         base = dict(group[0])
+        base.pop("round", None)
         base["rounds"] = len(group)
         errors = [r["error"] for r in group if r.get("error")]
         if errors:
