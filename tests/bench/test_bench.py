@@ -20,7 +20,7 @@ from oipcodec.bench.load import Measurement, measure_level, time_call
 from oipcodec.bench.paths import codec_ops, peer_available, peers, same_values, supported
 from oipcodec.bench.payloads import make_tensor
 from oipcodec.bench.runner import _chart
-from oipcodec.bench.table import render_table
+from oipcodec.bench.table import TABLE_WIDTH, render_table
 from oipcodec.bench.verdicts import best_and_tied
 from oipcodec.bench.workload import echo_workload
 from tests.support.peers import require_kserve, require_peer
@@ -561,8 +561,12 @@ def test_quick_run_shared_memory_rows(quick_run: tuple[dict[str, Any], str, Path
     assert {line.split()[3].rstrip(",") for line in notes} == {
         r["implementation"] for r in measured
     }
-    assert all("REST binary" in line and "gRPC raw" in line for line in notes)
+    lines = table.splitlines()
+    for note in notes:  # a line per path under the note, each within the table's width
+        below = lines[lines.index(note) + 1 : lines.index(note) + 4]
+        assert [line.split()[0] for line in below] == ["shared", "REST", "gRPC"]
     assert "one memcpy of its 64 bytes" in table
+    assert max(map(len, lines)) <= TABLE_WIDTH
     if os.path.isdir("/dev/shm"):
         assert not [n for n in os.listdir("/dev/shm") if n.startswith("oipcodec-bench-")]
 

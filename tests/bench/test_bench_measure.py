@@ -408,3 +408,27 @@ def test_csv_and_profile_export_of_a_run(tmp_path: Path) -> None:
             assert edges[0] <= answered < edges[-1] and request["timestamp"] < answered
         assert abs(requests[0]["timestamp"] / 1e9 - time.time()) < 600  # the epoch, in ns
     assert profile_document(results) == {"experiments": [], "version": profile["version"]}
+
+
+def test_sweep_levels_and_shared_memory_notes_fit_the_width() -> None:
+    """A sweep of more than two levels lists every level's requests/s after the table (the
+    columns show the lowest and the highest); the shared-memory note is a line per path."""
+    records = []
+    for path in ("shm", "rest-binary", "grpc-raw"):
+        record = _record(path, "native", 123456, True)
+        record["load"] = [_entry(c, 1000.0 * c, True) for c in (1, 2, 4, 8)]
+        record["codec_us"]["memcpy"] = 0.5
+        record["payload_bytes"] = 64
+        records.append(record)
+    results = _results(records)
+    results["levels"]["values"] = [1, 2, 4, 8]
+    lines = render_table(results).splitlines()
+    assert max(map(len, lines)) <= TABLE_WIDTH
+    assert "  small shared memory native: c=1 1,000, c=2 2,000, c=4 4,000, c=8 8,000" in lines
+    note = lines.index("shared memory, small native, req/s at c=1/c=2/c=4/c=8:")
+    assert lines[note + 1].startswith(
+        "  shared memory 1,000 / 2,000 / 4,000 / 8,000 (server 40 us)"
+    )
+    assert lines[note + 2].startswith("  REST binary ") and lines[note + 3].startswith(
+        "  gRPC raw "
+    )

@@ -320,7 +320,7 @@ def test_results_list_only_what_ran(
     assert status == 0
     err = capsys.readouterr().err
     assert "oipcodec bench: 1 payload x 1 path x native, closed loop at concurrency [1]" in err
-    assert "not installed, skipped: mlserver" in err
+    assert "mlserver is not installed, skipped: pip install mlserver" in err
     results = json.loads((tmp_path / "results.json").read_text())
     assert list(results["implementations"]) == ["native"]
     assert results["options"]["implementations"] == ["native"]

@@ -24,6 +24,7 @@ from oipcodec.bench.load import read_intervals
 from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
+    INSTALL_HINTS,
     PEER_CODEC_ECHO_ONLY,
     codec_only,
     peer_available,
@@ -469,8 +470,9 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         f"oipcodec bench: {payloads} x {plural(len(options.paths), 'path')} x "
         f"{', '.join(implementations)}, {_sweep(options)}, against {where}"
     )
-    if skipped:
-        progress.note(f"not installed, skipped: {', '.join(skipped)}")
+    for name in skipped:
+        hint = INSTALL_HINTS.get(name)
+        progress.note(f"{name} is not installed, skipped" + (f": {hint}" if hint else ""))
     records: list[dict[str, Any]] = []
     workers: list[dict[str, Any]] = []
     model: dict[str, Any] = {}

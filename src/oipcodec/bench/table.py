@@ -287,11 +287,12 @@ def _shared_memory_note(results: dict[str, Any]) -> list[str]:
         memcpy = record.get("codec_us", {}).get("memcpy")
         lines.append(
             f"shared memory, {record['payload']} {record['implementation']}, req/s at "
-            f"{'/'.join(level_label(mode, c) for c in levels)}: " + "; ".join(parts)
+            f"{'/'.join(level_label(mode, c) for c in levels)}:"
         )
+        lines += [f"  {part}" for part in parts]
         lines.append(
             f"  one memcpy of its {record['payload_bytes']:,} bytes: {_fmt(memcpy, 1)} us "
-            "(the copy into the region that each shm request makes)"
+            "(the copy into the region each shm request makes)"
         )
     return lines
 
