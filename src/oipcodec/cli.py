@@ -592,8 +592,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     )
     add = bench.add_argument
     add("--quick", action="store_true",
-        help="small payload set, short windows (--measurement-interval 200), at most 5 a "
-        "level")  # fmt: skip
+        help="about a minute: the small and tokens payloads, concurrency 8 only, short "
+        "windows (--measurement-interval 200), at most 5 a level")  # fmt: skip
     add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
         help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip
     add("--shape", action="append", metavar="[NAME:]DIMS",
@@ -613,8 +613,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "load and measurement (perf_analyzer's names; one load mode per run)"
     )
     load.add_argument("--concurrency", type=_concurrency, metavar="N,N|START:END[:FACTOR]",
-        help="closed-loop levels: a list, e.g. 1,8 (the default), or START:END[:FACTOR] "
-        "multiplying by FACTOR (default 2): 1:64 is 1,2,4,...,64")  # fmt: skip
+        help="closed-loop levels: a list, e.g. 1,8 (the default; --quick: 8), or "
+        "START:END[:FACTOR] multiplying by FACTOR (default 2): 1:64 is 1,2,4,...,64")  # fmt: skip
     load.add_argument("--concurrency-range", type=_range(int), metavar="START:END:STEP",
         help="closed-loop levels as perf_analyzer takes them: START to END by STEP "
         "(linear: 1:64:2 is 1,3,5,...)")  # fmt: skip

@@ -3,15 +3,17 @@ the harness may claim from figures with noise."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from oipcodec import cli
 from oipcodec.bench.cpu import child_pids, proc_reader, read_metrics_cpu
-from oipcodec.bench.runner import _turns
 from oipcodec.bench.verdicts import (
     NO_DIFFERENCE,
     best_and_tied,
@@ -63,9 +65,28 @@ def test_interval_is_the_median_with_a_bootstrap_range() -> None:
     assert interval([]) is None
 
 
-def test_rounds_interleave_the_implementations() -> None:
-    assert _turns(["a", "b", "c"], 2) == [(0, "a"), (0, "b"), (0, "c"), (1, "a"), (1, "b"),
-                                          (1, "c")]  # fmt: skip
+def test_rounds_interleave_the_implementations_row_by_row(tmp_path: Path) -> None:
+    """--rounds 2: native and pure take turns a row at a time (the rows' order in
+    results.json is the order first measured), each row measured twice, its figure the
+    median with an interval from the rounds and the CPU per request on both sides."""
+    status = cli.main(
+        ["bench", "--payload", "small", "--path", "rest-json,grpc-raw", "--implementation",
+         "native,pure", "--concurrency", "1", "--duration", "0.05", "--max-trials", "1",
+         "--rounds", "2", "--no-chart", "--output-dir", str(tmp_path)]
+    )  # fmt: skip
+    assert status == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    order = [(r["path"], r["implementation"]) for r in results["results"]]
+    assert order == [("rest-json", "native"), ("rest-json", "pure"), ("grpc-raw", "native"),
+                     ("grpc-raw", "pure")]  # fmt: skip
+    for record in results["results"]:
+        assert record["rounds"] == 2 and record["error"] is None
+        (entry,) = record["load"]
+        assert len(entry["rounds"]) == 2 and entry["ci"]["source"] == "rounds"
+        assert entry["client_cpu_us"] > 0
+        if os.path.exists("/proc/self/stat"):  # read (in clock ticks: 0 in a short window)
+            assert entry["server_cpu_us"] is not None
+    assert set(results["verdicts"]["small"]) == {"rest-json", "grpc-raw"}
 
 
 def _record(impl: str, rps: float, cpu: float, round_: int = 0, path: str = "rest-json",

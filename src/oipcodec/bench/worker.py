@@ -15,6 +15,7 @@ import functools
 import importlib.metadata
 import json
 import os
+import queue
 import signal
 import sys
 import threading
@@ -69,15 +70,32 @@ def emit(event: dict[str, Any]) -> None:
         sys.stdout.flush()
 
 
+#: A line from the parent for each turn (a row of the grid) this worker may measure.
+_TURNS: queue.Queue[bytes] = queue.Queue()
+
+
 def _exit_when_orphaned() -> None:
-    """The parent holds our stdin open; EOF means it is gone, so stop at once (the server
-    subprocess notices our exit on its own pipe and stops too)."""
+    """The parent holds our stdin open and writes a line per turn; EOF means it is gone, so
+    stop at once (the server subprocess notices our exit on its own pipe and stops too)."""
     try:
-        while sys.stdin.buffer.read(1024):
-            pass
+        for line in sys.stdin.buffer:
+            _TURNS.put(line)
     except (OSError, ValueError):
         pass
     os._exit(3)
+
+
+def _cells(spec: dict[str, Any], items: list[str]) -> Iterator[str]:
+    """``items`` one turn each: with ``turns`` in the spec, each waits for the parent's
+    line before it is measured and says ``turn_done`` after, so the parent can have the
+    implementations take turns row by row (A B C A B C) and a change of the machine's load
+    falls on each alike."""
+    for item in items:
+        if spec.get("turns"):
+            _TURNS.get()
+        yield item
+        if spec.get("turns"):
+            emit({"event": "turn_done"})
 
 
 @contextlib.contextmanager
@@ -207,13 +225,15 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None,
         workloads = _workloads(spec, ours, url, target)
         offered = _extensions(ours)
         no_shm = _without_shared_memory(offered)
-        for workload in workloads:
+        emit({"event": "ready"})
+        for round_number, workload in _rounds(spec, workloads):
             payload = workload.payload
             payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
             answer_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.answer)
-            for path_name in spec["paths"]:
+            for path_name in _cells(spec, spec["paths"]):
                 path = PATHS[path_name]
                 record: dict[str, Any] = {
+                    "round": round_number,
                     "payload": payload.name,
                     "path": path.name,
                     "implementation": implementation,
@@ -312,6 +332,11 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None,
         if ours is not None:
             ours.close()
         release()
+
+
+def _rounds(spec: dict[str, Any], workloads: list[Workload]) -> list[tuple[int, Workload]]:
+    """(round, workload) in the order measured: every workload once a round."""
+    return [(n, workload) for n in range(spec.get("rounds", 1)) for workload in workloads]
 
 
 def _stats_reader(ours: OurClients | None, path: EncodingPath, workload: Workload) -> Any:
