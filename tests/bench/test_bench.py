@@ -105,7 +105,7 @@ def test_quick_run_measures_every_path(quick_run: tuple[dict[str, Any], str, Pat
         }
     kernels = {w["implementation"]: w.get("kernels") for w in results["workers"]}
     assert kernels["native"] == "native" and kernels["pure"] == "pure"
-    # The best is chosen among stable rows: a loaded machine may leave none.
+    # No best where the top rows are within each other's noise (a loaded machine).
     assert all(key.split("/")[0] in PATHS for key in results["best"].values())
     assert results["payloads"]["small"] == {**PAYLOADS["small"].as_dict()}
     assert not results["interrupted"]
@@ -146,7 +146,7 @@ def test_quick_run_table_and_chart(quick_run: tuple[dict[str, Any], str, Path]) 
     assert "small (1x16 FP32)" in table
     assert "REST binary+gzip" in table and "gRPC typed" in table
     marked = [line for line in table.splitlines() if line.startswith("* ")]
-    if "small" not in results["best"]:  # every row unstable (a loaded machine): no best
+    if "small" not in results["best"]:  # the top rows within noise of each other: no best
         assert not marked
     else:
         best_path, best_impl = results["best"]["small"].split("/")

@@ -432,3 +432,23 @@ def test_sweep_levels_and_shared_memory_notes_fit_the_width() -> None:
     assert lines[note + 2].startswith("  REST binary ") and lines[note + 3].startswith(
         "  gRPC raw "
     )
+
+
+def test_pareto_chart_of_a_sweep(tmp_path: Path) -> None:
+    """requests/s against p99 across a sweep's levels, a panel per path: written for three
+    levels or more, not for two."""
+    pytest.importorskip("matplotlib")
+    from oipcodec.bench.chart import write_pareto
+
+    records = []
+    for path in ("rest-json", "grpc-raw"):
+        for implementation in ("native", "pure"):
+            record = _record(path, implementation, 1000, True)
+            record["load"] = [_entry(c, 1000.0 * c, True, p99_ms=float(c)) for c in (1, 2, 4)]
+            records.append(record)
+    results = _results(records)
+    results["levels"]["values"] = [1, 2, 4]
+    assert write_pareto(results, tmp_path / "pareto.png")
+    assert (tmp_path / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    results["levels"]["values"] = [1, 4]
+    assert not write_pareto(results, tmp_path / "two.png") and not (tmp_path / "two.png").exists()

@@ -219,23 +219,21 @@ def write_comparison_chart(rows: list[dict[str, Any]], path: Path) -> bool:
     bars = [r for r in rows if "rps" in r]
     if not bars:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     labels = [f"{r['payload']} {r['path']} {r['implementation']} {r['level']}" for r in bars]
     changes = [r["rps"]["change"] * 100 for r in bars]
     colors = ["tab:red" if r["regression"] else
               "tab:green" if r["rps"]["significant"] and r["rps"]["change"] > 0 else
               "tab:gray" for r in bars]  # fmt: skip
-    figure, axes = plt.subplots(figsize=(9, 0.35 * len(bars) + 1.2))
+    figure = Figure(figsize=(9, 0.35 * len(bars) + 1.2), dpi=100, layout="constrained")
+    FigureCanvasAgg(figure)  # its own canvas: pyplot's global state left alone
+    axes = figure.subplots()
     axes.barh(range(len(bars)), changes, color=colors)
     axes.set_yticks(range(len(bars)), labels, fontsize=8)
     axes.invert_yaxis()
     axes.axvline(0, color="black", linewidth=0.8)
     axes.set_xlabel("requests/s change, % (red: regression; grey: within noise)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    figure.savefig(path, format="png")
     return True

@@ -598,6 +598,10 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         stream.write("\n".join(render_goodput(results["slo"])) + "\n")
     if options.chart and _chart(results, out / "throughput.png", stream):
         written.append(str(out / "throughput.png"))
+        from oipcodec.bench.chart import write_pareto
+
+        if write_pareto(results, out / "pareto.png"):  # a sweep of three levels or more
+            written.append(str(out / "pareto.png"))
     stream.write(f"\nwrote {', '.join(written)} ({results['seconds']:.1f} s)\n")
     stream.flush()
     if interrupted:
