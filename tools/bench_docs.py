@@ -362,7 +362,10 @@ columns), and in the output directory `results.json` (every figure per level and
 window, stability, the generator's CPU use, the machine, the options, the peers' versions; a
 peer's row carries `codec_only` or `unsupported` with the reason) and
 `throughput.png` (drawn with matplotlib, from the `bench` extra; without it the run writes the
-rest and says so).
+rest and says so). A sweep of three levels or more (`--concurrency 1:64`) adds `pareto.png`:
+requests/s against p99 latency across the levels, a panel per payload and path, a line per
+implementation, where more load stops buying requests/s and starts buying latency; the table
+then lists every level's requests/s under it.
 
 ## Load and measurement, as perf_analyzer does them
 
