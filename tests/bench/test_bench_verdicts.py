@@ -155,3 +155,47 @@ def test_one_round_takes_its_intervals_from_the_windows() -> None:
     ci = merged["load"][0]["ci"]
     assert ci["source"] == "windows" and ci["rps"]["low"] == 900 and ci["rps"]["high"] == 1100
     assert ci["server_cpu_us"] is None and ci["cpu_us"] is None  # n/a: no total
+
+
+def test_metrics_reader_reads_a_servers_process_cpu() -> None:
+    """--url's server side: process_cpu_seconds_total of its /metrics, read over HTTP; a
+    server without it gives no reader (the table says n/a)."""
+    import http.server
+    import threading
+
+    from oipcodec.bench.cpu import metrics_reader
+
+    answers = {"/metrics": b"process_cpu_seconds_total 4.25\n"}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = answers.get(self.path)
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        read = metrics_reader(url)
+        assert read is not None and read() == 4.25
+        answers["/metrics"] = b"nv_inference_count 1\n"
+        assert read() is None  # a reading without it: that window's figure is n/a
+        assert metrics_reader(url) is None
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_argparse_errors_are_two_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["bench", "--concurrency", "0:4"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith("oipcodec bench: error: argument --concurrency")
+    assert err[1] == "(oipcodec bench --help lists the options)"
