@@ -323,9 +323,10 @@ class _Worker:
             self.process.stdin.flush()
         self.read("turn_done", progress, records, model)
 
-    def finish(self, progress: Progress, steps: int) -> dict[str, Any]:
+    def finish(self, progress: Progress, steps: int, quiet: bool = False) -> dict[str, Any]:
         """Wait for the worker's exit (stopping it if it is still running); what it said
-        about itself, with ``error`` when it exited with a failure."""
+        about itself, with ``error`` when it exited with a failure (noted on the progress
+        line unless ``quiet``: the run is stopping for a reason said once already)."""
         self.timer.cancel()
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
@@ -339,10 +340,11 @@ class _Worker:
             self.errors.seek(0)
             tail = self.errors.read()[-2000:]
             self.info["error"] = f"worker exited with status {self.process.returncode}"
-            progress.note(
-                f"{self.implementation}: worker exited with status "
-                f"{self.process.returncode}\n{tail}"
-            )
+            if not quiet:
+                progress.note(
+                    f"{self.implementation}: worker exited with status "
+                    f"{self.process.returncode}\n{tail}"
+                )
         self.errors.close()
         return self.info
 
@@ -535,11 +537,12 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         interrupted = True
         progress.note("interrupted: writing what was measured so far")
     finally:
+        aborting = interrupted or any("fatal" in w.info for w in running)
         for worker in running:
-            if interrupted or "fatal" in worker.info:
+            if aborting:
                 _stop(worker.process)
             steps = _steps(options, worker.implementation) * options.rounds
-            workers.append(worker.finish(progress, steps))
+            workers.append(worker.finish(progress, steps, quiet=aborting))
     progress.finish()
     records = merge_rounds(records)
     ran = [w["implementation"] for w in workers]
