@@ -535,7 +535,7 @@ def _bench_compare(argv: Sequence[str]) -> int:
     parser.add_argument("--chart", metavar="FILE",
                         help="write a bar chart of the changes (needs matplotlib)")  # fmt: skip
     parser.add_argument("--slo", metavar="BOUND[,BOUND]",
-                        help='also gate NEW on an SLO, e.g. "p99<10ms" (exit 1 when a row '
+                        help='also gate NEW on an SLO, e.g. "p99<0.01s" (exit 1 when a row '
                         "meets it at no level)")  # fmt: skip
     args = parser.parse_args(argv)
     from oipcodec.bench.compare import (
@@ -672,7 +672,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="write every measured request's send and answer times (ns) in "
         "perf_analyzer's profile-export JSON")  # fmt: skip
     out.add_argument("--slo", metavar="BOUND[,BOUND]",
-        help='a latency SLO, e.g. "p99<10ms" (p50/p90/p95/p99/avg/max, < or <=, us/ms/s): '
+        help='a latency SLO, e.g. "p99<0.01s" (p50/p90/p95/p99/avg/max, < or <=, us/ms/s): '
         "each row's goodput (req/s of the highest level meeting it) is printed and kept in "
         "results.json; exit 1 when a row meets it at no level")  # fmt: skip
     out.add_argument("--wide", action="store_true",

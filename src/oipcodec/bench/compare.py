@@ -1,5 +1,5 @@
 """Gates on results: ``oipcodec bench compare BASE.json NEW.json`` (row by row differences,
-their significance, a regression past a threshold) and SLOs (``--slo "p99<10ms"``: goodput,
+their significance, a regression past a threshold) and SLOs (``--slo "p99<0.01s"``: goodput,
 the requests/s of the highest level that meets the SLO).
 
 A difference is significant when the two 95% intervals of the row's figure do not overlap
@@ -55,14 +55,14 @@ class Slo:
 
 
 def parse_slo(text: str) -> list[Slo]:
-    """``p99<10ms`` (several separated by commas; p50, p90, p95, p99, avg, max; ``<`` or
+    """``p99<0.01s`` (several separated by commas; p50, p90, p95, p99, avg, max; ``<`` or
     ``<=``; us, ms or s). ValueError naming the part that is not one."""
     slos = []
     for part in text.split(","):
         match = _SLO.match(part)
         if match is None:
             raise ValueError(
-                f"--slo: {part.strip()!r} is not a bound such as p99<10ms "
+                f"--slo: {part.strip()!r} is not a bound such as p99<0.01s "
                 "(p50, p90, p95, p99, avg or max; < or <=; us, ms or s)"
             )
         name, op, number, unit = match.groups()

@@ -102,7 +102,7 @@ class BenchOptions:
     #: Every row measured this many times, the implementations taking turns round by
     #: round; figures are the rounds' medians (oipcodec.bench.verdicts).
     rounds: int = 1
-    #: ``--slo "p99<10ms"``: goodput per row (oipcodec.bench.compare), in results["slo"].
+    #: ``--slo "p99<0.01s"``: goodput per row (oipcodec.bench.compare), in results["slo"].
     slo: str | None = None
 
     def mode(self) -> str:
