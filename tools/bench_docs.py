@@ -257,10 +257,11 @@ against the native server.
   CPU time the client's load processes spent per answered request, and the server's processes'
   (read from `/proc/PID/stat` for the embedded server; for a server given by `--url`, from the
   `process_cpu_seconds_total` of its Prometheus `/metrics` where it exports one, as the
-  Prometheus client's process collector does in MLServer and KServe; `n/a` where neither can be
-  read, e.g. `--grpc-target` alone). On a shared machine requests/s and latency measure the
-  neighbours as well; CPU per request barely moves with them, so it is the figure to trust when
-  the two disagree.
+  Prometheus client's process collector does in MLServer and KServe, else, for a server on this
+  machine (127.0.0.1, localhost), from `/proc` for the processes holding its listening socket;
+  `n/a` where none can be read, e.g. `--grpc-target` alone). On a shared machine requests/s and
+  latency measure the neighbours as well; CPU per request barely moves with them, so it is the
+  figure to trust when the two disagree.
 - `client codec µs` and `server codec µs` are the codec work alone, timed in-process: encoding
   the request and decoding the answer on the client side; decoding the request and encoding
   the answer on the server side.

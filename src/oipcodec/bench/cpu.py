@@ -6,18 +6,28 @@ The client side is the load generator's own processes (``time.process_time`` in 
 :mod:`oipcodec.bench.load`). The server side is, for the embedded server, its processes'
 ``utime + stime`` from ``/proc/PID/stat`` (Linux); for a server given by ``--url``, the
 ``process_cpu_seconds_total`` of its Prometheus ``/metrics`` where it exports one (the
-Prometheus client libraries' process collector does, in MLServer and KServe); None, shown
-``n/a``, where neither can be read.
+Prometheus client libraries' process collector does, in MLServer and KServe), else, for a
+server on this machine, the processes that hold its listening socket (``/proc/net/tcp``);
+None, shown ``n/a``, where none of these can be read.
 """
 
 from __future__ import annotations
 
 import os
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["CpuReader", "child_pids", "metrics_reader", "proc_reader", "read_metrics_cpu"]
+__all__ = [
+    "CpuReader",
+    "child_pids",
+    "listening_pids",
+    "metrics_reader",
+    "proc_reader",
+    "read_metrics_cpu",
+    "url_reader",
+]
 
 #: A call giving the server's CPU seconds so far, or None when it could not be read.
 CpuReader = Callable[[], "float | None"]
@@ -101,3 +111,50 @@ def metrics_reader(url: str, headers: dict[str, str] | None = None, context: Any
             return None
 
     return read if read() is not None else None
+
+
+def listening_pids(port: int) -> list[int]:
+    """The processes of this machine holding a socket that listens on TCP ``port`` (every
+    worker of a server that shares it), from /proc; empty where that cannot be read."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as lines:
+                next(lines, None)
+                for line in lines:
+                    fields = line.split()
+                    # local_address is ADDRESS:PORT in hex; state 0A is LISTEN.
+                    listening = len(fields) > 9 and fields[3] == "0A"
+                    if listening and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(f"socket:[{fields[9]}]")
+        except OSError:
+            continue
+    if not inodes:
+        return []
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            links = {
+                os.readlink(f"/proc/{entry}/fd/{fd}") for fd in os.listdir(f"/proc/{entry}/fd")
+            }
+        except OSError:  # gone, or not ours to read
+            continue
+        if links & inodes:
+            pids.append(int(entry))
+    return pids
+
+
+def url_reader(url: str, headers: dict[str, str] | None = None,
+               context: Any = None) -> CpuReader | None:  # fmt: skip
+    """The CPU reader of the server at ``url``: its /metrics' ``process_cpu_seconds_total``,
+    else, when it listens on this machine (127.0.0.1, localhost, ::1), its processes from
+    /proc; None when neither."""
+    reader = metrics_reader(url, headers, context)
+    if reader is not None:
+        return reader
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1") or parts.port is None:
+        return None
+    return proc_reader(listening_pids(parts.port))

@@ -153,7 +153,7 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
         "noise: 95% bootstrap intervals of the median (--rounds N for intervals across runs).",
         "cli us / srv us = CPU microseconds per request at the highest level: the client's "
         "load processes, and the server's processes (/proc; with --url, its /metrics' "
-        "process_cpu_seconds_total; n/a without).",
+        "process_cpu_seconds_total, else /proc for a server on this machine; n/a without).",
         "x pure = req/s against pure on the same path"
         + ". ~ never stable: the last 3 windows differ by more than the stability percentage "
         f"({options.get('stability_percentage', 10):g}%) in req/s or "

@@ -27,7 +27,7 @@ import numpy as np
 
 from oipcodec import kernels
 from oipcodec.bench.connection import Connection
-from oipcodec.bench.cpu import CpuReader, child_pids, metrics_reader, proc_reader
+from oipcodec.bench.cpu import CpuReader, child_pids, proc_reader, url_reader
 from oipcodec.bench.encoding import PATHS, Encoding, EncodingPath
 from oipcodec.bench.load import Measurement, Schedule, measure_level, summarize, time_call
 from oipcodec.bench.paths import (
@@ -108,7 +108,7 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None, CpuR
         if url:
             connection = Connection.from_dict(spec.get("connection"))
             options = connection.http_options(url)
-            cpu = metrics_reader(url, options["headers"], options["ssl_context"])
+            cpu = url_reader(url, options["headers"], options["ssl_context"])
         yield url, spec.get("grpc_target"), cpu
         return
     from oipcodec.bench.paths import v1_models
