@@ -16,6 +16,7 @@ from oipcodec import cli
 from oipcodec.bench.cpu import child_pids, proc_reader, read_metrics_cpu
 from oipcodec.bench.verdicts import (
     NO_DIFFERENCE,
+    ahead,
     best_and_tied,
     interval,
     merge_rounds,
@@ -199,3 +200,10 @@ def test_argparse_errors_are_two_lines(capsys: pytest.CaptureFixture[str]) -> No
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and err[0].startswith("oipcodec bench: error: argument --concurrency")
     assert err[1] == "(oipcodec bench --help lists the options)"
+
+
+def test_the_side_ahead_of_a_verdict() -> None:
+    assert ahead("faster") == ahead("cheaper (requests/s within noise)") == "native"
+    assert ahead("slower") == ahead("costlier (requests/s within noise)") == "pure"
+    assert ahead(NO_DIFFERENCE) == ahead(f"{NO_DIFFERENCE} (requests/s and CPU per request "
+                                         "disagree)") == "neither"  # fmt: skip

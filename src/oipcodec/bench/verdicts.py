@@ -27,6 +27,7 @@ from oipcodec.bench.load import level_of
 __all__ = [
     "FIGURES",
     "RESAMPLES",
+    "ahead",
     "best_and_tied",
     "interval",
     "merge_rounds",
@@ -172,6 +173,17 @@ def verdict(a: dict[str, Any], b: dict[str, Any]) -> str:
             else "costlier (requests/s within noise)"
         )
     return NO_DIFFERENCE
+
+
+def ahead(verdict: str) -> str:
+    """Which side a verdict puts ahead: ``native`` (faster or cheaper), ``pure`` (slower or
+    costlier) or ``neither`` (no difference within noise): what must not change between runs
+    of the same rows, where the wording (faster or only cheaper) may."""
+    if verdict.startswith(("faster", "cheaper")):
+        return "native"
+    if verdict.startswith(("slower", "costlier")):
+        return "pure"
+    return "neither"
 
 
 def native_verdicts(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
