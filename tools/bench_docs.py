@@ -398,10 +398,11 @@ The load options take perf_analyzer's names, so a command line moves between the
 - `--csv FILE` (or `-f`) writes perf_analyzer's `-f` layout with its `--verbose-csv` columns
   (`Concurrency` or `Request Rate`, `Inferences/Second`, `Client Send`, `Network+Server
   Send/Recv`, the four server columns, `Client Recv`, p50 to p99, `Avg latency`,
-  `request/response`, `response wait`; times in microseconds), a row per path,
-  implementation and level, then oipcodec's columns: payload, path, implementation, stable,
-  the generator's CPU, max latency, client and server codec microseconds. `Client Send` and
-  `Client Recv` are the client codec's encode and decode time; the server columns hold the
+  `request/response`, `response wait`; times in microseconds), a row per path, implementation
+  and level, then oipcodec's columns: payload, path, implementation, stable, the generator's
+  CPU, max latency, client and server codec microseconds, client and server CPU microseconds
+  per request (`n/a` where not read), the rounds, and the requests/s interval. `Client Send`
+  and `Client Recv` are the client codec's encode and decode time; the server columns hold the
   server's own statistics where they were read (`server_breakdown` in `results.json`), else 0.
 - `--profile-export FILE` writes every measured request (the last three windows of each level)
   in perf_analyzer's profile-export JSON: an experiment per row and level, each request's
