@@ -50,11 +50,21 @@ def provenance(results: dict[str, Any]) -> str:
     busy = ""
     if len(loads) == 2:
         busy = f"; 1-minute load average {loads[0]} before, {loads[1]} after: other work"
+    unstable = unstable_rows(results)
+    warning = (
+        f". **{len(unstable)} of {len(results['results'])} rows never stabilised: their figures "
+        "measure the machine's other work as much as the paths**"
+        if unstable
+        else ""
+    )
+    rounds = int(results["options"].get("rounds", 1) or 1)
+    quick += f" --rounds {rounds}" if rounds > 1 else ""
     return (
         f"`oipcodec bench{quick}` (oipcodec {results['oipcodec_version']}), "
         f"{results['created']}, {results['seconds']:.0f} s; {machine['cpus']} CPUs "
         f"(shared{busy}), {machine['platform']}, Python {machine['python']}"
         + (f"; peers: {peers}" if peers else "")
+        + warning
     )
 
 
@@ -63,13 +73,18 @@ def excerpt(results: dict[str, Any]) -> str:
     lines = render_table(results).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{EXCERPT_PAYLOAD} ("))
     block = [lines[start], lines[start + 1]]
+    verdict = False
     for line in lines[start + 2 :]:
         if not line.strip():
             break
+        # The verdict line (and its continuations) closes the block: kept whole.
+        verdict = line.startswith("  native against pure") or (
+            verdict and line.startswith("      ")
+        )
         # A row is "{mark} {path label:<17} {implementation:<12} ...".
         words = line[20:].split()
         implementation = words[0] if words else ""
-        if implementation in EXCERPT_IMPLEMENTATIONS:
+        if verdict or implementation in EXCERPT_IMPLEMENTATIONS:
             block.append(line)
     return "\n".join(block)
 
@@ -124,8 +139,8 @@ def tables(results: dict[str, Any]) -> str:
         out += [f"### {name}: {shape} {payload['datatype']}", ""]
         out += [f"Latency and MB/s at {level_label(mode, top)}.", ""]
         head = ["path", "implementation", *(f"{level_label(mode, c)} req/s" for c in levels)]
-        head += ["MB/s", "p50 ms", "p99 ms", "x pure", "wire kB"]
-        head += ["client µs", "server µs"]
+        head += ["MB/s", "p50 ms", "p99 ms", "client CPU µs", "server CPU µs", "x pure"]
+        head += ["wire kB", "client codec µs", "server codec µs"]
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         notes: dict[str, list[str]] = {}
         pure = {
@@ -147,21 +162,44 @@ def tables(results: dict[str, Any]) -> str:
             load = by_level.get(top, {})
             if record.get("codec_only"):
                 notes.setdefault(record["codec_only"], []).append(f"{path} ({implementation})")
-                cells += ["-"] * (len(levels) + 4)
+                cells += ["-"] * (len(levels) + 6)
             else:
                 cells += [_rate(by_level.get(c, {})) for c in levels]
                 cells += [_number(load.get("mb_per_s"), 1), _number(load.get("p50_ms"), 2)]
                 reference = pure.get(record["path"], {}).get("rps")
                 ratio = load["rps"] / reference if reference and load.get("rps") else None
-                cells += [_number(load.get("p99_ms"), 2), _number(ratio, 2)]
+                cells += [_number(load.get("p99_ms"), 2)]
+                cells += [_cpu(load.get("client_cpu_us")), _cpu(load.get("server_cpu_us"))]
+                cells += [_number(ratio, 2)]
             codec = record.get("codec_us", {})
             wire = (record.get("request_bytes", 0) + record.get("response_bytes", 0)) / 1e3
             cells += [_number(wire, 1), _number(codec.get("client")), _number(codec.get("server"))]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         out += [f"- {note}: {', '.join(rows)}" for note, rows in notes.items()]
+        verdicts = results.get("verdicts", {}).get(name, {})
+        if verdicts:
+            words = "; ".join(
+                f"{results['paths'].get(path, path)}: {verdict}"
+                for path, verdict in verdicts.items()
+            )
+            out.append(f"- native against pure (requests/s and CPU per request): {words}")
         out.append("")
     return "\n".join(out).rstrip("\n")
+
+
+def _cpu(value: float | None) -> str:
+    """CPU microseconds per request; ``n/a`` where that side was not read."""
+    return "n/a" if value is None else _number(value)
+
+
+def unstable_rows(results: dict[str, Any]) -> list[str]:
+    """The measured rows with a level that never stabilised (``payload path/implementation``)."""
+    return [
+        f"{r['payload']} {r['path']}/{r['implementation']}"
+        for r in results["results"]
+        if any(e.get("stable") is False for e in r.get("load", []))
+    ]
 
 
 def page(results: dict[str, Any]) -> str:
@@ -208,15 +246,25 @@ Implementations:
 One table per payload. A row is an encoding path (REST JSON flat or nested, REST with the
 binary tensor data extension, the same gzip-compressed, gRPC with raw or typed contents) sent
 by one client implementation; the path in bold had the most requests/s for the payload at the
-highest concurrency. `native` and `pure` are oipcodec's client *and* server, with the native
+highest concurrency, beyond the noise of every other row (no path is bold when the top rows are
+within each other's noise). `native` and `pure` are oipcodec's client *and* server, with the native
 kernels or with the pure-Python twins in both processes; `tritonclient` is Triton's client
 against the native server.
 
 - MB/s counts the tensor bytes both ways; the latency percentiles are per request at the
   highest concurrency; `wire kB` is the request body plus the response body.
-- `client us` and `server us` are the codec work alone, timed in-process: encoding the request
-  and decoding the answer on the client side; decoding the request and encoding the answer on
-  the server side.
+- `client CPU µs` and `server CPU µs` are the cost of a request end to end, on each side: the
+  CPU time the client's load processes spent per answered request, and the server's processes'
+  (read from `/proc/PID/stat` for the embedded server; for a server given by `--url`, from the
+  `process_cpu_seconds_total` of its Prometheus `/metrics` where it exports one, as the
+  Prometheus client's process collector does in MLServer and KServe, else, for a server on this
+  machine (127.0.0.1, localhost), from `/proc` for the processes holding its listening socket;
+  `n/a` where none can be read, e.g. `--grpc-target` alone). On a shared machine requests/s and
+  latency measure the neighbours as well; CPU per request barely moves with them, so it is the
+  figure to trust when the two disagree.
+- `client codec µs` and `server codec µs` are the codec work alone, timed in-process: encoding
+  the request and decoding the answer on the client side; decoding the request and encoding
+  the answer on the server side.
 - The `kserve` and `mlserver` rows (where those packages are installed) are those servers' own
   codecs on the same bodies and messages, server side only: decode the request the way that
   server does until the model holds arrays, and encode the identity answer the way it sends it
@@ -225,20 +273,74 @@ against the native server.
   listed as `not supported`, with the reason. KServe and MLServer cannot be installed in one
   environment, so one run shows at most one of them.
 - `x pure` is the row's requests/s against `pure` on the same path at the highest concurrency.
+  Against a server given by `--url` / `--grpc-target` every row talks to that one server, so
+  there `x pure` compares the client's kernels only (the table says so above its rows).
+- The line under each table, "native against pure", is the verdict per path, from requests/s
+  and CPU per request together (below).
 - Each figure is the last three of a level's measurement windows ({window_ms:g} ms each here,
   after a warm-up), as perf_analyzer reports it. A figure marked `~` never stabilised: in
   {trials} windows, the last three never came within {spread:g}% of each other in requests/s
-  and average latency. Read it as noise, not as a result; the path in bold is chosen among the
-  stable rows. `!` marks a row where the load generator used a whole core: it, not the
-  server, was the limit.
+  and average latency. Read it as noise, not as a result. Stability alone never decides the
+  bold path: a slower stable row does not beat a faster unstable one. `!` marks a row where
+  the load generator used a whole core: it, not the server, was the limit.
 - Short windows on a shared machine are noisy; the full run (all six payloads, 1 s windows,
   up to 10 of them) is steadier.
+
+## Rounds, intervals and verdicts
+
+`--rounds N` measures every row N times. The implementations take turns row by row (each
+implementation's worker and server are started once, then native measures a row, pure the
+same row, tritonclient the same row, then the next row, and the whole grid again for each
+round: A B C A B C), so a change of the machine's load falls on every implementation alike
+and native and pure of a row are measured seconds apart. Without `--rounds` the turns are the
+same, once.
+
+Each figure is then the median of the rounds (requests/s, and the CPU per request on each
+side), with a 95% bootstrap interval of the median (percentile method, 2,000 resamples, a
+fixed seed); in one round the samples are the level's last three windows instead, which show
+the noise within a run but not between runs. With 3 to 5 samples the interval is their whole
+range. `results.json` keeps each round's figures under `rounds` and the intervals under `ci`
+of every level; the CSV has `Rounds` and the requests/s interval.
+
+Two rows differ only where their intervals do not overlap. The verdict of native against pure
+on a path reads both figures: `faster` (requests/s apart, and CPU per request not worse),
+`slower` (the reverse), `cheaper` or `costlier` (requests/s within noise, CPU per request
+apart), and `no difference within noise` otherwise, including when requests/s and CPU per
+request point opposite ways: the harness never names pure faster where the CPU per request
+says native costs less. CPU per request is client plus server where both are read, else the
+client's alone. The bold (best) row is the highest median requests/s only if no other row's
+interval reaches it; otherwise the tied rows are marked `=` in the printed table and none is
+best.
+
+## Gates: `bench compare` and `--slo`
+
+```bash
+oipcodec bench --quick --rounds 3 --output-dir base       # before a change
+oipcodec bench --quick --rounds 3 --output-dir new        # after it
+oipcodec bench compare base/results.json new/results.json --threshold 5 --chart compare.png
+oipcodec bench --quick --slo "p99<10ms"                   # exit 1 when a row misses it
+```
+
+`oipcodec bench compare BASE.json NEW.json` lists every row and level in both files: requests/s
+and CPU per request before and after, the change, and whether it is significant (the two 95%
+intervals apart). A regression is a significant drop of requests/s, or rise of CPU per
+request, past `--threshold` percent (default 5); any regression makes the exit status 1, so CI
+can gate on it (2: a file that is not a results.json). `--chart FILE` draws the changes
+(matplotlib). Rows in one file only are listed as such. Compare results of the same options:
+with one round the intervals come from windows, which understate the noise between runs, so
+give both runs `--rounds 3` or more.
+
+`--slo "p99<10ms"` (several bounds separated by commas; `p50`, `p90`, `p95`, `p99`, `avg` or
+`max`; `<` or `<=`; `us`, `ms` or `s`) gates a run: each row's goodput, the requests/s of its
+highest level whose latency meets every bound, is printed after the table and kept in
+`results.json` under `slo`; a row that meets it at no level makes the exit status 1. `bench
+compare --slo` applies it to NEW.
 
 ## Reproduce
 
 ```bash
 pip install ".[bench]"                     # ".[bench-kserve]" adds KServe's rows
-oipcodec bench --quick                     # small and tokens, 0.2 s windows, <= 5 a level
+oipcodec bench --quick                     # small and tokens at c=8, 0.2 s windows, <= 5
 oipcodec bench                             # all payloads: small, image, logits_bf16,
                                            # logits_fp32, strings, tokens; 1 s windows
 oipcodec bench --payload image --path rest-json --concurrency 1,8,32
@@ -261,7 +363,10 @@ columns), and in the output directory `results.json` (every figure per level and
 window, stability, the generator's CPU use, the machine, the options, the peers' versions; a
 peer's row carries `codec_only` or `unsupported` with the reason) and
 `throughput.png` (drawn with matplotlib, from the `bench` extra; without it the run writes the
-rest and says so).
+rest and says so). A sweep of three levels or more (`--concurrency 1:64`) adds `pareto.png`:
+requests/s against p99 latency across the levels, a panel per payload and path, a line per
+implementation, where more load stops buying requests/s and starts buying latency; the table
+then lists every level's requests/s under it.
 
 ## Load and measurement, as perf_analyzer does them
 
@@ -300,10 +405,11 @@ The load options take perf_analyzer's names, so a command line moves between the
 - `--csv FILE` (or `-f`) writes perf_analyzer's `-f` layout with its `--verbose-csv` columns
   (`Concurrency` or `Request Rate`, `Inferences/Second`, `Client Send`, `Network+Server
   Send/Recv`, the four server columns, `Client Recv`, p50 to p99, `Avg latency`,
-  `request/response`, `response wait`; times in microseconds), a row per path,
-  implementation and level, then oipcodec's columns: payload, path, implementation, stable,
-  the generator's CPU, max latency, client and server codec microseconds. `Client Send` and
-  `Client Recv` are the client codec's encode and decode time; the server columns hold the
+  `request/response`, `response wait`; times in microseconds), a row per path, implementation
+  and level, then oipcodec's columns: payload, path, implementation, stable, the generator's
+  CPU, max latency, client and server codec microseconds, client and server CPU microseconds
+  per request (`n/a` where not read), the rounds, and the requests/s interval. `Client Send`
+  and `Client Recv` are the client codec's encode and decode time; the server columns hold the
   server's own statistics where they were read (`server_breakdown` in `results.json`), else 0.
 - `--profile-export FILE` writes every measured request (the last three windows of each level)
   in perf_analyzer's profile-export JSON: an experiment per row and level, each request's
@@ -321,12 +427,13 @@ oipcodec bench --url http://127.0.0.1:8000 --path rest-binary --implementation n
 
 `--model NAME` against a model that declares its inputs measures that model, as Triton's
 perf_analyzer does. The harness reads the model's metadata (`GET /v2/models/NAME`, or gRPC
-ModelMetadata when only `--grpc-target` is given) and, over REST, its configuration
-(`GET /v2/models/NAME/config`, for `max_batch_size`), and sends one request generated from it:
-every declared input, with deterministic pseudo-random values of its datatype and shape
-(BYTES: strings of 8 to 64 letters). The payloads (`--payload`, `--datatype`, a `--shape`
-without a name) are not used then; they are for the identity model, or any model that declares
-no inputs and echoes what it is sent (the default, `identity`, is one).
+ModelMetadata when only `--grpc-target` is given) and its configuration (`GET
+/v2/models/NAME/config`, or gRPC ModelConfig, for `max_batch_size`), and sends one request
+generated from it: every declared input, with deterministic pseudo-random values of its
+datatype and shape (BYTES: strings of 8 to 64 letters). The payloads (`--payload`,
+`--datatype`, a `--shape` without a name) are not used then; they are for the identity model,
+or any model that declares no inputs and echoes what it is sent (the default, `identity`, is
+one).
 
 ```bash
 oipcodec serve --model-module my_models &   # "score": IDS INT32 [-1, 4], WEIGHTS FP32 [4]
@@ -347,8 +454,8 @@ finds it), so `native` and `pure` measure oipcodec's server with your model too.
   --shape IDS:16,4`; no size is guessed, as perf_analyzer does not guess one.
 - A batching model (`max_batch_size > 0` in its configuration) has the batch dimension first:
   it is `--batch-size N` (default 1, perf_analyzer's `-b`), and `--shape` gives the dimensions
-  after it (the whole shape is taken too). Over gRPC alone the configuration is not read, so
-  give whole shapes there.
+  after it (the whole shape is taken too). Over gRPC alone the configuration is read with
+  Triton's ModelConfig call (0 where the server lacks it, as KServe and MLServer do).
 - `--input-data FILE` sends real values instead: a JSON file in perf_analyzer's form,
   `{{"data": [{{"IDS": [[1, 2, 3, 4]], "WEIGHTS": {{"content": [0.5, 1, 2, 4], "shape": [4]}}}}]}}`.
   Each entry of `data` is one request, and the entries are sent round robin. An input's value
@@ -375,13 +482,12 @@ finds it), so `native` and `pure` measure oipcodec's server with your model too.
   answer's.
 
 How it measures: one subprocess per implementation (its environment selects the kernels), which
-starts its own server subprocess; the load is threads sharing one oipcodec client per process
-(tritonclient: one client per thread), closed or open loop, in one process or
-`--load-processes`; each answer is checked against the model's declared
-outputs, and once per row against the payload sent to an echo model, so a server that answers
-wrong shows as an error, not as a fast path. Every window is bounded in
-time and in count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C
-and on error.
+starts its own server subprocess; the implementations take turns a row at a time; the load is
+threads sharing one oipcodec client per process (tritonclient: one client per thread), closed
+or open loop, in one process or `--load-processes`; each answer is checked against the model's
+declared outputs, and once per row against the payload sent to an echo model, so a server that
+answers wrong shows as an error, not as a fast path. Every window is bounded in time and in
+count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C and on error.
 
 ## Other servers: `--url` and `--grpc-target`
 
@@ -486,8 +592,22 @@ def main(argv: list[str] | None = None) -> int:
     """Write the page and the README excerpt, or with ``--check`` report whether they differ."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a file would change")
+    parser.add_argument("--allow-unstable", action="store_true",
+                        help="write the pages from a run with unstable rows all the same (they "
+                        "then say so at the top)")  # fmt: skip
     args = parser.parse_args(argv)
     results = json.loads(RESULTS.read_text())
+    unstable = unstable_rows(results)
+    # Figures that never stabilised measure the machine's other work, not the paths: the
+    # front door of the project must not show them unless asked (and then says so).
+    if unstable and not args.check and not args.allow_unstable:
+        print(
+            f"{RESULTS.name}: {len(unstable)} of {len(results['results'])} rows "
+            f"never stabilised (e.g. {', '.join(unstable[:3])}); measure on a quiet machine "
+            "(or with --rounds), or give --allow-unstable",
+            file=sys.stderr,
+        )
+        return 2
     wanted = {
         PAGE: page(results),
         README: with_readme_block(README.read_text(), readme_block(results)),

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oipcodec import __version__, kernels
@@ -484,10 +485,12 @@ def _bench(args: argparse.Namespace) -> int:
         "profile_export",
         "load_processes",
         "sender",
+        "rounds",
     ):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))  # fmt: skip
-    for name in ("max_trials", "measurement_request_count", "max_threads", "load_processes"):
+    for name in ("max_trials", "measurement_request_count", "max_threads", "load_processes",
+                 "rounds"):  # fmt: skip
         if getattr(args, name) is not None and getattr(args, name) < 1:
             print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
                   file=sys.stderr)  # fmt: skip
@@ -497,6 +500,15 @@ def _bench(args: argparse.Namespace) -> int:
     if args.warmup_request_count is not None:
         options.warmup_requests = args.warmup_request_count
     options.wide = args.wide
+    if args.slo is not None:
+        from oipcodec.bench.compare import parse_slo
+
+        try:
+            parse_slo(args.slo)
+        except ValueError as exc:
+            print(f"oipcodec bench: {exc}", file=sys.stderr)
+            return 2
+        options.slo = args.slo
     options.url = args.url
     options.grpc_target = args.grpc_target
     try:
@@ -525,7 +537,66 @@ def _bench(args: argparse.Namespace) -> int:
     if failure is not None:
         print(f"oipcodec bench: {failure}", file=sys.stderr)
         return 2
+    if results.get("slo", {}).get("missed"):
+        missed = results["slo"]["missed"]
+        print(f"oipcodec bench: SLO {results['slo']['slo']} missed on {', '.join(missed)}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     return 0
+
+
+def _bench_compare(argv: Sequence[str]) -> int:
+    """``oipcodec bench compare BASE.json NEW.json``: 0, 1 on a regression (or a missed
+    --slo), 2 when a file cannot be read."""
+    parser = _Parser(
+        prog="oipcodec bench compare",
+        description="Compare two results.json of oipcodec bench row by row: each figure's "
+        "change and whether it is significant (the 95%% intervals apart). Exits 1 on a "
+        "regression: a significant drop of requests/s, or rise of CPU per request, past "
+        "--threshold.",
+    )
+    parser.add_argument("base", metavar="BASE.json")
+    parser.add_argument("new", metavar="NEW.json")
+    parser.add_argument("--threshold", type=float, default=5.0, metavar="PERCENT",
+                        help="the change a regression must pass, %% (default 5)")  # fmt: skip
+    parser.add_argument("--chart", metavar="FILE",
+                        help="write a bar chart of the changes (needs matplotlib)")  # fmt: skip
+    parser.add_argument("--slo", metavar="BOUND[,BOUND]",
+                        help='also gate NEW on an SLO, e.g. "p99<0.01s" (exit 1 when a row '
+                        "meets it at no level)")  # fmt: skip
+    args = parser.parse_args(argv)
+    from oipcodec.bench.compare import (
+        compare,
+        goodput,
+        parse_slo,
+        read_results,
+        render_comparison,
+        render_goodput,
+        write_comparison_chart,
+    )
+    from oipcodec.errors import BenchError
+
+    try:
+        slos = parse_slo(args.slo) if args.slo else None
+        base, new = read_results(args.base), read_results(args.new)
+    except (BenchError, ValueError) as exc:
+        print(f"oipcodec bench compare: {exc}", file=sys.stderr)
+        return 2
+    threshold = args.threshold / 100
+    rows = compare(base, new, threshold)
+    print(render_comparison(rows, threshold))
+    status = 1 if any(row["regression"] for row in rows) else 0
+    if args.chart:
+        if write_comparison_chart(rows, Path(args.chart)):
+            print(f"wrote {args.chart}")
+        else:
+            print("no chart: matplotlib is not installed (pip install matplotlib), or no row "
+                  "is in both files")  # fmt: skip
+    if slos is not None:
+        report = goodput(new, slos)
+        print("\n".join(render_goodput(report)))
+        status = 1 if report["missed"] else status
+    return status
 
 
 def _add_bench(commands: argparse._SubParsersAction) -> None:
@@ -548,8 +619,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     )
     add = bench.add_argument
     add("--quick", action="store_true",
-        help="small payload set, short windows (--measurement-interval 200), at most 5 a "
-        "level")  # fmt: skip
+        help="about a minute: the small and tokens payloads, concurrency 8 only, short "
+        "windows (--measurement-interval 200), at most 5 a level")  # fmt: skip
     add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
         help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip
     add("--shape", action="append", metavar="[NAME:]DIMS",
@@ -569,8 +640,8 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "load and measurement (perf_analyzer's names; one load mode per run)"
     )
     load.add_argument("--concurrency", type=_concurrency, metavar="N,N|START:END[:FACTOR]",
-        help="closed-loop levels: a list, e.g. 1,8 (the default), or START:END[:FACTOR] "
-        "multiplying by FACTOR (default 2): 1:64 is 1,2,4,...,64")  # fmt: skip
+        help="closed-loop levels: a list, e.g. 1,8 (the default; --quick: 8), or "
+        "START:END[:FACTOR] multiplying by FACTOR (default 2): 1:64 is 1,2,4,...,64")  # fmt: skip
     load.add_argument("--concurrency-range", type=_range(int), metavar="START:END:STEP",
         help="closed-loop levels as perf_analyzer takes them: START to END by STEP "
         "(linear: 1:64:2 is 1,3,5,...)")  # fmt: skip
@@ -614,7 +685,11 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "P%% of each other (max/min; default 10)")  # fmt: skip
     load.add_argument("--max-trials", type=int, metavar="N",
         help="windows at most per level before it is reported as never stable "
-        "(default 10; --quick 6; below 3, stability is not checked)")  # fmt: skip
+        "(default 10; --quick 5; below 3, stability is not checked)")  # fmt: skip
+    load.add_argument("--rounds", type=int, metavar="N",
+        help="measure every row N times, the implementations taking turns (A B C A B C), and "
+        "report the medians with 95%% bootstrap intervals; verdicts (native against pure, "
+        "best) only where the intervals part (default 1: intervals from its windows)")  # fmt: skip
     load.add_argument("--percentile", choices=("50", "90", "95", "99", "avg"),
         help="the latency that decides stability (default avg, as perf_analyzer) and that "
         "--latency-threshold compares (default p99)")  # fmt: skip
@@ -627,6 +702,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     out.add_argument("--profile-export", metavar="FILE",
         help="write every measured request's send and answer times (ns) in "
         "perf_analyzer's profile-export JSON")  # fmt: skip
+    out.add_argument("--slo", metavar="BOUND[,BOUND]",
+        help='a latency SLO, e.g. "p99<0.01s" (p50/p90/p95/p99/avg/max, < or <=, us/ms/s): '
+        "each row's goodput (req/s of the highest level meeting it) is printed and kept in "
+        "results.json; exit 1 when a row meets it at no level")  # fmt: skip
     out.add_argument("--wide", action="store_true",
         help="the table's codec columns too (wire kB, client and server codec us)")  # fmt: skip
     add("--url", help="measure this OIP REST server instead of starting one")
@@ -653,8 +732,16 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     bench.set_defaults(run=_bench)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a two-line error (what was wrong, where the options are) instead of
+    the whole usage: bench's usage alone is dozens of lines above the one that matters."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message}\n({self.prog} --help lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="oipcodec", description="Native tensor codec for the Open Inference Protocol."
     )
     parser.add_argument("--version", action="version", version=f"oipcodec {__version__}")
@@ -668,8 +755,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:2] == ["bench", "compare"]:
+        return _bench_compare(arguments[2:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if not hasattr(args, "run"):
         parser.print_help()
         return 2

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,10 +51,17 @@ def test_a_model_the_server_does_not_serve(serve: dict[str, str], tmp_path: Path
 
 
 def test_a_served_model_passes_the_check(serve: dict[str, str], tmp_path: Path) -> None:
-    status, _, err = _bench(tmp_path, "--url", f"http://{serve['http']}", "--path", "rest-json")
+    status, out, err = _bench(tmp_path, "--url", f"http://{serve['http']}", "--path", "rest-json")
     assert status == 0, err
     (record,) = json.loads((tmp_path / "results.json").read_text())["results"]
     assert record["error"] is None and record["load"][0]["rps"] > 0
+    # --url alone: the gRPC paths' absence and what x pure compares are said up front.
+    assert "the gRPC paths are not measured: give --grpc-target" in out
+    assert "x pure here compares the client's kernels only" in out
+    # oipcodec serve exports no process_cpu_seconds_total: a server on this machine has its
+    # CPU read from /proc, found by its listening socket.
+    if os.path.exists("/proc/net/tcp"):
+        assert record["load"][0]["server_cpu_us"] is not None
 
 
 def test_a_closed_port(tmp_path: Path) -> None:
@@ -91,3 +99,40 @@ def test_failed_paths() -> None:
     assert failed_paths({"results": [], "workers": crashed}) == (
         "no row was measured: native: worker exited with status 1"
     )
+
+
+@contextlib.contextmanager
+def _not_a_protocol_server() -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 that answers every request 200 with an HTML page."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<html>a web page</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_answer_that_is_not_the_protocol(tmp_path: Path) -> None:
+    with _not_a_protocol_server() as url:
+        status, out, err = _bench(tmp_path, "--url", url, "--path", "rest-json")
+    assert status == 2, (out, err)
+    (line,) = err.splitlines()
+    assert line.startswith(f"oipcodec bench: {url}: model 'identity': "), line
+    assert out == "" and not (tmp_path / "results.json").exists()

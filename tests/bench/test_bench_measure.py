@@ -28,7 +28,8 @@ from oipcodec.bench.load import (
     stable,
     summarize,
 )
-from oipcodec.bench.table import TABLE_WIDTH, best_paths, render_table
+from oipcodec.bench.table import TABLE_WIDTH, render_table
+from oipcodec.bench.verdicts import best_and_tied
 from tests.support.bench_models import Slow, sleeper_callers
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -302,7 +303,7 @@ def _entry(level: int, rps: float, stable_: bool | None, **extra: Any) -> dict[s
 
 def _results(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "results": records, "best": best_paths(records),
+        "results": records, "best": best_and_tied(records)[0],
         "options": {"concurrency": [1, 8], "stability_percentage": 10, "percentile": None},
         "levels": {"mode": "concurrency", "values": [1, 8]},
         "payloads": {"small": PAYLOADS["small"].as_dict()},
@@ -319,30 +320,28 @@ def _record(path: str, implementation: str, rps: float, stable_: bool | None) ->
     }  # fmt: skip
 
 
-def test_pure_beating_native_in_an_unstable_window_is_marked() -> None:
-    """pure's figure is higher but never stable: marked ~ in the table, 'no' in the CSV,
-    not the best; the stable native row is."""
+def test_an_unstable_faster_row_is_marked_but_not_beaten_by_stability_alone() -> None:
+    """pure's figure is higher but never stable: marked ~ in the table, 'no' in the CSV;
+    "best" is the faster row all the same (a slower stable row never wins by stability)."""
     records = [_record("rest-binary", "native", 6000, True),
                _record("rest-binary", "pure", 9000, False)]  # fmt: skip
     results = _results(records)
-    assert results["best"] == {"small": "rest-binary/native"}
+    assert results["best"] == {"small": "rest-binary/pure"}
     lines = render_table(results).splitlines()
     rows = [line for line in lines if line[2:].startswith("REST binary")]
     (native,) = [line for line in rows if " native " in line]
     (pure,) = [line for line in rows if " pure " in line]
-    assert native.startswith("* REST binary") and "6,000 " in native and "~" not in native
-    assert "9,000~" in pure and not pure.startswith("*")
+    assert "6,000 " in native and "~" not in native and not native.startswith("*")
+    assert "9,000~" in pure and pure.startswith("*")
     assert native.split()[-1] == "0.67" and pure.split()[-1] == "1.00"  # x pure
     assert any("~ never stable" in line for line in lines)
-    everything_unstable = [_record("grpc-raw", "pure", 9000, False)]
-    assert best_paths(everything_unstable) == {}  # nothing is crowned on noise
     assert max(len(line) for line in lines) <= TABLE_WIDTH
     csv_lines = csv_rows(results)
     stable_column = csv_lines[0].index("Stable")
     assert [row[stable_column] for row in csv_lines[1:]] == ["yes", "yes", "yes", "no"]
 
 
-def test_table_fits_100_columns_and_wide_adds_the_codec() -> None:
+def test_table_fits_its_width_and_wide_adds_the_codec() -> None:
     records = [_record(path, impl, 1000, True) for path in ("rest-json", "grpc-raw")
                for impl in ("native", "pure", "tritonclient")]  # fmt: skip
     records.append({**records[0], "implementation": "kserve", "load": [], "error": "x" * 300})
@@ -409,3 +408,47 @@ def test_csv_and_profile_export_of_a_run(tmp_path: Path) -> None:
             assert edges[0] <= answered < edges[-1] and request["timestamp"] < answered
         assert abs(requests[0]["timestamp"] / 1e9 - time.time()) < 600  # the epoch, in ns
     assert profile_document(results) == {"experiments": [], "version": profile["version"]}
+
+
+def test_sweep_levels_and_shared_memory_notes_fit_the_width() -> None:
+    """A sweep of more than two levels lists every level's requests/s after the table (the
+    columns show the lowest and the highest); the shared-memory note is a line per path."""
+    records = []
+    for path in ("shm", "rest-binary", "grpc-raw"):
+        record = _record(path, "native", 123456, True)
+        record["load"] = [_entry(c, 1000.0 * c, True) for c in (1, 2, 4, 8)]
+        record["codec_us"]["memcpy"] = 0.5
+        record["payload_bytes"] = 64
+        records.append(record)
+    results = _results(records)
+    results["levels"]["values"] = [1, 2, 4, 8]
+    lines = render_table(results).splitlines()
+    assert max(map(len, lines)) <= TABLE_WIDTH
+    assert "  small shared memory native: c=1 1,000, c=2 2,000, c=4 4,000, c=8 8,000" in lines
+    note = lines.index("shared memory, small native, req/s at c=1/c=2/c=4/c=8:")
+    assert lines[note + 1].startswith(
+        "  shared memory 1,000 / 2,000 / 4,000 / 8,000 (server 40 us)"
+    )
+    assert lines[note + 2].startswith("  REST binary ") and lines[note + 3].startswith(
+        "  gRPC raw "
+    )
+
+
+def test_pareto_chart_of_a_sweep(tmp_path: Path) -> None:
+    """requests/s against p99 across a sweep's levels, a panel per path: written for three
+    levels or more, not for two."""
+    pytest.importorskip("matplotlib")
+    from oipcodec.bench.chart import write_pareto
+
+    records = []
+    for path in ("rest-json", "grpc-raw"):
+        for implementation in ("native", "pure"):
+            record = _record(path, implementation, 1000, True)
+            record["load"] = [_entry(c, 1000.0 * c, True, p99_ms=float(c)) for c in (1, 2, 4)]
+            records.append(record)
+    results = _results(records)
+    results["levels"]["values"] = [1, 2, 4]
+    assert write_pareto(results, tmp_path / "pareto.png")
+    assert (tmp_path / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    results["levels"]["values"] = [1, 4]
+    assert not write_pareto(results, tmp_path / "two.png") and not (tmp_path / "two.png").exists()

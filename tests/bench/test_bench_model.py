@@ -158,6 +158,22 @@ def test_a_batching_model_gets_batch_one_without_shape(server: Any, tmp_path: Pa
     assert all(r["error"] is None and r["load"][0]["rps"] > 0 for r in results["results"])
 
 
+def test_a_batching_model_over_grpc_alone(server: Any, tmp_path: Path) -> None:
+    """--grpc-target without --url: max_batch_size is read over gRPC (ModelConfig), so the
+    batch dimension is not taken for a shape the request must fill."""
+    table, errors = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(table), contextlib.redirect_stderr(errors):
+        status = cli.main(
+            ["bench", "--grpc-target", server.grpc_address, "--model", "batched",
+             "--implementation", "native", "--path", "grpc-raw", "--concurrency", "1",
+             "--duration", "0.05", "--no-chart", "--output-dir", str(tmp_path)]
+        )  # fmt: skip
+    assert status == 0, errors.getvalue()
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["model_metadata"]["max_batch_size"] == 4
+    assert results["payloads"]["batched"]["inputs"][0]["shape"] == [1, 3]
+
+
 def test_the_first_error_of_a_broken_model_is_in_the_table(server: Any, tmp_path: Path) -> None:
     implementations = ["native"] + (["tritonclient"] if peer_available("tritonclient") else [])
     status, results, table, errors = _bench(
@@ -304,7 +320,7 @@ def test_results_list_only_what_ran(
     assert status == 0
     err = capsys.readouterr().err
     assert "oipcodec bench: 1 payload x 1 path x native, closed loop at concurrency [1]" in err
-    assert "not installed, skipped: mlserver" in err
+    assert "mlserver is not installed, skipped: pip install mlserver" in err
     results = json.loads((tmp_path / "results.json").read_text())
     assert list(results["implementations"]) == ["native"]
     assert results["options"]["implementations"] == ["native"]

@@ -18,6 +18,7 @@ the page's commands (tests/server/runtime/test_server_walkthrough.py).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -197,7 +198,12 @@ def test_a_hand_edit_of_a_figure_is_caught(tmp_path: Path, monkeypatch: pytest.M
     assert first_figure is not None
     page.write_text(text.replace(first_figure.group(0), "| native | 99,999 |", 1))
     assert bench_docs.main(["--check"]) == 1
-    assert bench_docs.main([]) == 0  # writes it back
+    # The committed run has unstable rows: written only when asked, then saying so.
+    unstable = bench_docs.unstable_rows(json.loads(bench_docs.RESULTS.read_text()))
+    if unstable:
+        assert bench_docs.main([]) == 2 and page.read_text() != text  # refused, not written
+        assert f"{len(unstable)} of " in text and "never stabilised" in text
+    assert bench_docs.main(["--allow-unstable"] if unstable else []) == 0  # writes it back
     assert page.read_text() == text
 
 
@@ -262,6 +268,7 @@ RUN_BY = {
     "oipcodec serve": "test_serve_command_answers_and_stops",
     "oipcodec bench": "test_bench_command",
     "oipcodec bench --quick": "test_bench_command",
+    "oipcodec bench compare": "tests/bench/test_bench_compare.py",
     "oipcodec serve --model-module my.models --workers 2": (
         "tests/server/runtime/test_server_command.py::test_a_module_in_the_working_directory_is_served"
     ),

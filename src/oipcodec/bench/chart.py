@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oipcodec.bench.encoding import PATHS
-from oipcodec.bench.load import level_of, run_levels
+from oipcodec.bench.load import level_label, level_of, run_levels
 from oipcodec.bench.paths import IMPLEMENTATIONS
 from oipcodec.bench.paths.peers import SERVER_PEERS
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["COLOURS", "draw_chart", "missing", "write_chart"]
+__all__ = ["COLOURS", "draw_chart", "missing", "write_chart", "write_pareto"]
 
 #: Bar colours per implementation (others: grey), the same in every panel.
 COLOURS = {
@@ -442,5 +442,54 @@ def write_chart(results: dict[str, Any], path: str | Path) -> bool:
     figure = draw_chart(results)
     if figure is None:
         return False
+    figure.savefig(path, format="png")
+    return True
+
+
+def write_pareto(results: dict[str, Any], path: str | Path) -> bool:
+    """Requests/s against p99 latency across a sweep's levels, a panel per path and payload,
+    a line per implementation (each point a level): where more load stops buying requests/s
+    and starts buying latency. False (nothing written) with fewer than three levels or no
+    row measured at two of them."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    mode, levels = run_levels(results)
+    if len(levels) < 3:
+        return False
+    panels: dict[tuple[str, str], list[tuple[str, list[dict[str, Any]]]]] = {}
+    for record in results["results"]:
+        points = sorted((e for e in record.get("load", []) if e.get("rps") and e.get("p99_ms")),
+                        key=level_of)  # fmt: skip
+        if record.get("error") or len(points) < 2:
+            continue
+        key = (record["payload"], record["path"])
+        panels.setdefault(key, []).append((record["implementation"], points))
+    if not panels:
+        return False
+    columns = min(3, len(panels))
+    rows = -(-len(panels) // columns)
+    figure = Figure(figsize=(5.0 * columns, 3.6 * rows), dpi=_DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for ax, ((payload, name), lines) in zip(axes, panels.items(), strict=False):
+        for implementation, points in lines:
+            ax.plot([e["p99_ms"] for e in points], [e["rps"] for e in points], marker="o",
+                    color=COLOURS.get(implementation, _OTHER), label=implementation)  # fmt: skip
+            for entry in points:
+                ax.annotate(level_label(mode, level_of(entry)), (entry["p99_ms"], entry["rps"]),
+                            fontsize=_FONT - 1.5, color=_MUTED, xytext=(3, 3),
+                            textcoords="offset points")  # fmt: skip
+        label = PATHS[name].label if name in PATHS else name
+        ax.set_title(f"{payload}: {label}", fontsize=_FONT + 1, loc="left")
+        ax.set_xlabel("p99 latency, ms", fontsize=_FONT)
+        ax.set_ylabel("requests/s", fontsize=_FONT)
+        ax.tick_params(labelsize=_FONT - 0.5)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=_FONT - 0.5, frameon=False)
+    for ax in axes[len(panels) :]:
+        ax.set_axis_off()
+    figure.suptitle(_title(results)[0] + ": requests/s against p99 across the levels",
+                    fontsize=_FONT + 2)  # fmt: skip
     figure.savefig(path, format="png")
     return True

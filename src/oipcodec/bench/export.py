@@ -42,6 +42,11 @@ OIPCODEC_CSV_COLUMNS = (
     "Max latency",
     "Client Codec us",
     "Server Codec us",
+    "Client CPU us",
+    "Server CPU us",
+    "Rounds",
+    "Inferences/Second low",
+    "Inferences/Second high",
 )
 
 
@@ -49,7 +54,9 @@ def csv_rows(results: dict[str, Any]) -> list[list[str]]:
     """The CSV: a header, then a row per measured record and level. Times are microseconds
     as perf_analyzer writes them. Client Send / Client Recv are the client codec's encode /
     decode time (in-process); the server columns come from the record's
-    ``server_breakdown`` (0 when the server's statistics were not read)."""
+    ``server_breakdown`` (0 when the server's statistics were not read). The CPU columns
+    are microseconds per request on each side (``n/a`` where not read), the last two the
+    95% interval of requests/s (oipcodec.bench.verdicts)."""
     mode, _ = run_levels(results)
     header = list(CSV_COLUMNS) + list(OIPCODEC_CSV_COLUMNS)
     if mode != "concurrency":
@@ -63,6 +70,7 @@ def csv_rows(results: dict[str, Any]) -> list[list[str]]:
         for entry in record.get("load", []):
             if not entry.get("requests"):
                 continue
+            rps = (entry.get("ci") or {}).get("rps") or {}
             server = entry.get("server_breakdown") or {}
             queue = server.get("queue_us", 0.0)
             c_in = server.get("compute_input_us", 0.0)
@@ -89,9 +97,17 @@ def csv_rows(results: dict[str, Any]) -> list[list[str]]:
                 str(int(entry["max_ms"] * 1e3)),
                 f"{codec.get('client', 0.0):.1f}",
                 f"{codec.get('server', 0.0):.1f}",
+                *(_optional(entry.get(key)) for key in ("client_cpu_us", "server_cpu_us")),
+                str(record.get("rounds", 1)),
+                *(_optional(rps.get(end)) for end in ("low", "high")),
             ]
             rows.append(values)
     return rows
+
+
+def _optional(value: float | None) -> str:
+    """A figure that may be missing (a side whose CPU could not be read): ``n/a``."""
+    return "n/a" if value is None else f"{value:.1f}"
 
 
 def _number(value: float) -> float | int:

@@ -137,6 +137,8 @@ class LevelResult:
     #: The busiest load process's CPU seconds over the reported windows, and how many.
     cpu_top_seconds: float = 0.0
     processes: int = 1
+    #: The server's CPU seconds over the reported windows (None: not readable).
+    server_cpu_seconds: float | None = None
 
 
 def window_summary(
@@ -149,6 +151,7 @@ def window_summary(
         "seconds": round(seconds, 4),
         "rps": len(spans) / seconds if seconds > 0 else 0.0,
         "generator_cpu": round(cpu_seconds / seconds, 3) if seconds > 0 else 0.0,
+        "client_cpu_us": cpu_seconds / len(spans) * 1e6 if spans else None,
     }
     if spans:
         latencies = np.array([end - start for start, end in spans]) * 1e3
@@ -369,12 +372,14 @@ def measure_level(
     max_threads: int = 16,
     processes: int = 1,
     build: Callable[[], Any] | None = None,
+    server_cpu: Callable[[], float | None] | None = None,
 ) -> LevelResult:
     """Measure one level: closed loop at ``concurrency`` (``schedule`` None), or open loop on
     ``max_threads`` threads (see :class:`Generator`). With ``processes`` above 1 and a
     picklable ``build`` (giving a caller factory and a cleanup in the new process), the
     threads are spread over that many spawned processes, each with its own GIL; the rate of
-    an open loop is split among them."""
+    an open loop is split among them. ``server_cpu`` reads the server's CPU seconds at each
+    window's edges (:mod:`oipcodec.bench.cpu`)."""
     threads = max_threads if schedule is not None else concurrency
     processes = max(1, min(processes, threads))
     if schedule is not None and schedule.intervals is not None:
@@ -391,16 +396,18 @@ def measure_level(
         result.epoch_offset = time.time() - time.perf_counter()
         local.go(origin)
         try:
-            _windows(result, [local], measurement, threads)
+            _windows(result, [local], measurement, threads, server_cpu)
         finally:
             result.errors, result.first_error = local.stop()
         return result
-    return _measure_processes(result, build, threads, schedule, processes, measurement)
+    return _measure_processes(result, build, threads, schedule, processes, measurement, server_cpu)
 
 
 def _measure_processes(result: LevelResult, build: Callable[[], Any], threads: int,
                        schedule: Schedule | None, processes: int,
-                       measurement: Measurement) -> LevelResult:  # fmt: skip
+                       measurement: Measurement,
+                       server_cpu: Callable[[], float | None] | None = None,
+                       ) -> LevelResult:  # fmt: skip
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")  # never fork a process with threads
@@ -430,7 +437,7 @@ def _measure_processes(result: LevelResult, build: Callable[[], Any], threads: i
         result.epoch_offset = time.time() - time.perf_counter()
         for remote in remotes:
             remote.conn.send(("go", origin))
-        _windows(result, remotes, measurement, threads)
+        _windows(result, remotes, measurement, threads, server_cpu)
     except (OSError, EOFError, TimeoutError) as exc:
         result.first_error = result.first_error or f"load processes: {exc}"
     finally:
@@ -449,10 +456,12 @@ def _measure_processes(result: LevelResult, build: Callable[[], Any], threads: i
 
 
 def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
-             measurement: Measurement, minimum: int = 1) -> None:  # fmt: skip
+             measurement: Measurement, minimum: int = 1,
+             server_cpu: Callable[[], float | None] | None = None) -> None:  # fmt: skip
     """Cut the completions into the warm-up and the windows, checking stability after each
     window, until stable, ``max_trials`` windows, or every thread has stopped. ``sources``
-    are this process's generator or the load processes'."""
+    are this process's generator or the load processes'; ``server_cpu`` is read at each
+    edge."""
     clock = time.perf_counter
     poll = 0.002 if all(isinstance(s, Generator) for s in sources) else 0.01
 
@@ -485,6 +494,8 @@ def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
     edge = clock()
     result.edges.append(edge)
     _, cpu = cut(edge)
+    server = server_cpu() if server_cpu is not None else None
+    server_used: list[float | None] = []
     window_spans: list[list[tuple[float, float]]] = []
     cpu_used: list[float] = []
     cpu_top: list[float] = []
@@ -525,6 +536,14 @@ def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
         cpu_used.append(sum(used))
         cpu_top.append(max(used))
         window = window_summary(spans, edge - start, cpu_used[-1])
+        if server_cpu is not None:
+            now_server = server_cpu()
+            used_server = None if now_server is None or server is None else now_server - server
+            server = now_server
+            window["server_cpu_us"] = (
+                used_server / len(spans) * 1e6 if used_server is not None and spans else None
+            )
+            server_used.append(used_server)
         # The busiest process's share of a core: one at a whole core is the bottleneck.
         window["generator_cpu_max"] = round(cpu_top[-1] / (edge - start), 3)
         result.windows.append(window)
@@ -538,6 +557,9 @@ def _windows(result: LevelResult, sources: Sequence[Generator | _Remote],
     result.spans = [s for spans in window_spans[-STABILITY_WINDOWS:] for s in spans]
     result.cpu_seconds = sum(cpu_used[-STABILITY_WINDOWS:])
     result.cpu_top_seconds = max(cpu_top[-STABILITY_WINDOWS:], default=0.0)
+    reported = server_used[-STABILITY_WINDOWS:]
+    if reported and all(v is not None for v in reported):
+        result.server_cpu_seconds = sum(v for v in reported if v is not None)
     result.processes = len(sources)
 
 
@@ -553,6 +575,11 @@ def summarize(result: LevelResult, payload_bytes: int, answer_bytes: int) -> dic
     seconds = sum(w["seconds"] for w in last)
     busiest = result.cpu_top_seconds / seconds if seconds > 0 else 0.0
     out["load_processes"] = result.processes
+    out["server_cpu_us"] = (
+        result.server_cpu_seconds / out["requests"] * 1e6
+        if result.server_cpu_seconds is not None and out["requests"]
+        else None
+    )
     out["generator_saturated"] = bool(last) and max(busiest, out["generator_cpu"]
                                                    / result.processes) >= SATURATED_CPU  # fmt: skip
     out["windows"] = result.windows

@@ -3,6 +3,7 @@ then the table, results.json and the chart."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from oipcodec import __version__
+from oipcodec.bench.compare import goodput, parse_slo, render_goodput
 from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import PATHS, Encoding
 from oipcodec.bench.export import profile_document, write_csv
@@ -23,6 +25,7 @@ from oipcodec.bench.load import read_intervals
 from oipcodec.bench.paths import (
     DESCRIPTIONS,
     IMPLEMENTATIONS,
+    INSTALL_HINTS,
     PEER_CODEC_ECHO_ONLY,
     codec_only,
     peer_available,
@@ -31,7 +34,8 @@ from oipcodec.bench.paths import (
 from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.sending import default_sender
-from oipcodec.bench.table import best_paths, plural, render_table
+from oipcodec.bench.table import plural, render_table
+from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
 
@@ -100,6 +104,11 @@ class BenchOptions:
     #: (oipcodec.bench.sender) or ``client`` (their Python clients); None: native when built,
     #: the clients when ``load_processes`` is given.
     sender: str | None = None
+    #: Every row measured this many times, the implementations taking turns round by
+    #: round; figures are the rounds' medians (oipcodec.bench.verdicts).
+    rounds: int = 1
+    #: ``--slo "p99<0.01s"``: goodput per row (oipcodec.bench.compare), in results["slo"].
+    slo: str | None = None
 
     def mode(self) -> str:
         """``concurrency``, ``request_rate`` or ``intervals``."""
@@ -120,6 +129,9 @@ class BenchOptions:
     def quick_defaults(cls) -> BenchOptions:
         return cls(
             payloads=[PAYLOADS[name] for name in QUICK_PAYLOADS],
+            # One level, the one the verdicts are read at: half the time of two, for about a
+            # minute on two cores (--concurrency 1,8 adds c=1 back).
+            concurrency=[8],
             duration=0.2,
             max_trials=5,
             codec_budget=0.03,
@@ -246,92 +258,114 @@ def _environment(implementation: str) -> dict[str, str]:
     return env
 
 
-def _run_worker(
-    options: BenchOptions,
-    implementation: str,
-    progress: Progress,
-    records: list[dict[str, Any]],
-    model: dict[str, Any],
-) -> dict[str, Any]:
-    """Run one implementation's worker to the end; its records are appended to ``records``
-    as they come. ``model`` holds what a worker read about a model that declares its inputs
-    (``metadata``, ``payload``): a worker reports it, the next ones are given it. Returns
-    what the worker said about itself; raises BenchError when the worker could not build
-    the model's request."""
-    steps = _steps(options, implementation)
-    # A hard bound on the whole worker, far above what its windows add up to.
-    # A window is at most 25 intervals (time windows waiting for a slow row's answers).
-    window = options.duration * 25
-    limit = (
-        120.0
-        + steps * (window * max(1, options.max_trials) + options.timeout)
-        + len(options.payloads) * options.timeout
-    )
-    info: dict[str, Any] = {"implementation": implementation}
-    with tempfile.TemporaryFile("w+") as errors:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "oipcodec.bench.worker",
-                json.dumps({**_spec(options, implementation), "metadata": model.get("metadata")}),
-            ],
+class _Worker:
+    """One implementation's worker subprocess (``oipcodec.bench.worker``), measuring a row
+    each time it is given a turn; its records are appended to ``records`` as they come.
+    ``model`` holds what a worker read about a model that declares its inputs (``metadata``,
+    ``payload``): a worker reports it, the next ones are given it."""
+
+    def __init__(self, options: BenchOptions, implementation: str, limit: float,
+                 model: dict[str, Any]) -> None:  # fmt: skip
+        self.implementation = implementation
+        self.info: dict[str, Any] = {"implementation": implementation}
+        self.done = False
+        self.counted = 0
+        # Closed in finish(): the file outlives this call, as the process does.
+        self.errors = tempfile.TemporaryFile("w+")  # noqa: SIM115
+        spec = {**_spec(options, implementation), "metadata": model.get("metadata"),
+                "turns": True, "rounds": options.rounds}  # fmt: skip
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "oipcodec.bench.worker", json.dumps(spec)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=errors,
+            stderr=self.errors,
             env=_environment(implementation),
             text=True,
         )
-        timer = threading.Timer(limit, process.kill)
-        timer.daemon = True
-        timer.start()
-        counted = 0
+        # A hard bound on the whole worker, far above what its windows add up to.
+        self.timer = threading.Timer(limit, self.process.kill)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def read(self, until: str, progress: Progress, records: list[dict[str, Any]],
+             model: dict[str, Any]) -> None:  # fmt: skip
+        """Handle the worker's events up to ``until`` (or its end: then ``done``)."""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            kind = event.get("event")
+            if kind == "step":
+                count = int(event.get("steps", 1))
+                self.counted += count
+                progress.step(count, event.get("label", ""))
+            elif kind == "result":
+                records.append(event["record"])
+            elif kind == "start":
+                self.info["kernels"] = event.get("kernels")
+                if event.get("peer_version"):
+                    self.info["version"] = event["peer_version"]
+            elif kind == "server":
+                self.info["url"] = event.get("url")
+                self.info["grpc_target"] = event.get("grpc_target")
+                self.info["startup_seconds"] = round(event.get("seconds", 0.0), 2)
+            elif kind == "workload":
+                model["metadata"], model["payload"] = event["metadata"], event["payload"]
+            elif kind == "fatal":
+                self.info["fatal"] = event["message"]
+            elif kind == "done":
+                self.info["seconds"] = round(event.get("seconds", 0.0), 2)
+            if kind == until:
+                return
+        self.done = True
+
+    def turn(self, progress: Progress, records: list[dict[str, Any]],
+             model: dict[str, Any]) -> None:  # fmt: skip
+        """Let the worker measure its next row."""
+        assert self.process.stdin is not None
+        with contextlib.suppress(OSError):  # it has exited: its end is read below
+            self.process.stdin.write("go\n")
+            self.process.stdin.flush()
+        self.read("turn_done", progress, records, model)
+
+    def finish(self, progress: Progress, steps: int, quiet: bool = False) -> dict[str, Any]:
+        """Wait for the worker's exit (stopping it if it is still running); what it said
+        about itself, with ``error`` when it exited with a failure (noted on the progress
+        line unless ``quiet``: the run is stopping for a reason said once already)."""
+        self.timer.cancel()
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
         try:
-            assert process.stdout is not None
-            for line in process.stdout:
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                kind = event.get("event")
-                if kind == "step":
-                    count = int(event.get("steps", 1))
-                    counted += count
-                    progress.step(count, event.get("label", ""))
-                elif kind == "result":
-                    records.append(event["record"])
-                elif kind == "start":
-                    info["kernels"] = event.get("kernels")
-                    if event.get("peer_version"):
-                        info["version"] = event["peer_version"]
-                elif kind == "server":
-                    info["url"], info["grpc_target"] = event.get("url"), event.get("grpc_target")
-                    info["startup_seconds"] = round(event.get("seconds", 0.0), 2)
-                elif kind == "workload":
-                    model["metadata"], model["payload"] = event["metadata"], event["payload"]
-                elif kind == "fatal":
-                    info["fatal"] = event["message"]
-                elif kind == "done":
-                    info["seconds"] = round(event.get("seconds", 0.0), 2)
-            process.wait(timeout=30)
-        except BaseException:
-            _stop(process)
-            raise
-        finally:
-            timer.cancel()
-            if process.stdin is not None:
-                process.stdin.close()
-        progress.step(max(0, steps - counted))
-        if "fatal" in info:
-            raise BenchError(info["fatal"])
-        if process.returncode != 0:
-            errors.seek(0)
-            tail = errors.read()[-2000:]
-            info["error"] = f"worker exited with status {process.returncode}"
-            progress.note(
-                f"{implementation}: worker exited with status {process.returncode}\n{tail}"
-            )
-    return info
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            _stop(self.process)
+        progress.step(max(0, steps - self.counted))
+        if self.process.returncode not in (0, None) and "fatal" not in self.info:
+            self.errors.seek(0)
+            tail = self.errors.read()[-2000:]
+            self.info["error"] = f"worker exited with status {self.process.returncode}"
+            if not quiet:
+                progress.note(
+                    f"{self.implementation}: worker exited with status "
+                    f"{self.process.returncode}\n{tail}"
+                )
+        self.errors.close()
+        return self.info
+
+
+def _limit(options: BenchOptions, implementation: str) -> float:
+    """Seconds a worker may take at most: far above what its windows add up to (a window
+    is at most 25 intervals, waiting for a slow row's answers)."""
+    window = options.duration * 25
+    steps = _steps(options, implementation)
+    return (
+        120.0
+        + steps * (window * max(1, options.max_trials) + options.timeout)
+        + len(options.payloads) * options.timeout
+    ) * options.rounds
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
@@ -452,7 +486,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     check_model(options)
     implementations = [i for i in options.implementations if peer_available(i)]
     skipped = {i: "not installed" for i in options.implementations if i not in implementations}
-    total = sum(_steps(options, i) for i in implementations)
+    total = sum(_steps(options, i) for i in implementations) * options.rounds
     progress = Progress(total)
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
     payloads = plural(len(options.payloads), "payload")
@@ -463,36 +497,61 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         f"oipcodec bench: {payloads} x {plural(len(options.paths), 'path')} x "
         f"{', '.join(implementations)}, {_sweep(options)}, against {where}"
     )
-    if skipped:
-        progress.note(f"not installed, skipped: {', '.join(skipped)}")
+    for name in skipped:
+        hint = INSTALL_HINTS.get(name)
+        progress.note(f"{name} is not installed, skipped" + (f": {hint}" if hint else ""))
     records: list[dict[str, Any]] = []
     workers: list[dict[str, Any]] = []
     model: dict[str, Any] = {}
     interrupted = False
     started = time.perf_counter()
     load_before = _load_average()
+    running: list[_Worker] = []
+    limit = sum(_limit(options, i) for i in implementations)
     try:
+        # Started one at a time (each ready before the next starts, so no start-up competes
+        # with a measurement), then given turns row by row: A B C A B C.
         for implementation in implementations:
             if implementation in SERVER_PEERS and "payload" in model:
                 skipped[implementation] = PEER_CODEC_ECHO_ONLY
                 progress.note(f"{implementation} skipped: {PEER_CODEC_ECHO_ONLY}")
                 continue
-            progress.note(f"measuring {implementation} ...")
-            workers.append(_run_worker(options, implementation, progress, records, model))
-            if len(workers) == 1 and "payload" in model:
+            progress.note(f"starting {implementation} ...")
+            worker = _Worker(options, implementation, limit, model)
+            running.append(worker)
+            worker.read("ready", progress, records, model)
+            if "fatal" in worker.info:
+                raise BenchError(worker.info["fatal"])
+            if len(running) == 1 and "payload" in model:
                 progress.note(
                     f"model {options.model} declares its inputs: each request is generated "
                     f"from its metadata ({model['payload']['description'].split(': ', 1)[1]})"
                 )
-            elif len(workers) == 1 and options.model != "identity":
+            elif len(running) == 1 and options.model != "identity":
                 progress.note(
                     f"model {options.model} declares no inputs: it is sent "
                     f"{plural(len(options.payloads), 'payload')} and must echo them"
                 )
+        rounds = f" in {options.rounds} rounds" if options.rounds > 1 else ""
+        progress.note(f"measuring{rounds}, the implementations taking turns row by row ...")
+        while any(not w.done for w in running):
+            for worker in running:
+                if not worker.done:
+                    worker.turn(progress, records, model)
+                    if "fatal" in worker.info:
+                        raise BenchError(worker.info["fatal"])
     except KeyboardInterrupt:
         interrupted = True
         progress.note("interrupted: writing what was measured so far")
+    finally:
+        aborting = interrupted or any("fatal" in w.info for w in running)
+        for worker in running:
+            if aborting:
+                _stop(worker.process)
+            steps = _steps(options, worker.implementation) * options.rounds
+            workers.append(worker.finish(progress, steps, quiet=aborting))
     progress.finish()
+    records = merge_rounds(records)
     ran = [w["implementation"] for w in workers]
     payload_rows = {p.name: p.as_dict() for p in options.payloads}
     if "payload" in model:
@@ -527,7 +586,10 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     if model.get("metadata") is not None:
         results["model_metadata"] = model["metadata"]
     results["levels"] = {"mode": options.mode(), "values": options.levels()}
-    results["best"] = best_paths(records)
+    results["best"], results["tied"] = best_and_tied(records)
+    results["verdicts"] = native_verdicts(records)
+    if options.slo:
+        results["slo"] = goodput(results, parse_slo(options.slo))
     out = Path(options.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [str(out / "results.json")]
@@ -542,8 +604,14 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         write_csv(results, Path(options.csv))
         written.append(options.csv)
     stream.write(render_table(results) + "\n")
+    if "slo" in results:
+        stream.write("\n".join(render_goodput(results["slo"])) + "\n")
     if options.chart and _chart(results, out / "throughput.png", stream):
         written.append(str(out / "throughput.png"))
+        from oipcodec.bench.chart import write_pareto
+
+        if write_pareto(results, out / "pareto.png"):  # a sweep of three levels or more
+            written.append(str(out / "pareto.png"))
     stream.write(f"\nwrote {', '.join(written)} ({results['seconds']:.1f} s)\n")
     stream.flush()
     if interrupted:

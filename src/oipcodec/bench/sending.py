@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import urllib.parse
+from collections.abc import Callable
 from typing import Any
 
 from oipcodec import rest
@@ -94,10 +95,12 @@ def measure_sent(
     *,
     connections: int,
     rate: float | None = None,
+    server_cpu: Callable[[], float | None] | None = None,
 ) -> LevelResult:
     """One level in windows, as :func:`oipcodec.bench.load.measure_level` measures it: a
     warm-up, then one sender run a window until the last three are stable or ``max_trials``
-    windows were measured. A status other than 200 counts as an error."""
+    windows were measured. A status other than 200 counts as an error; ``server_cpu`` reads
+    the server's CPU seconds at each window's edges."""
     result = LevelResult(epoch_offset=time.time() - time.perf_counter())
     count_windows = measurement.mode == "count_windows"
 
@@ -109,8 +112,10 @@ def measure_sent(
     if measurement.warmup_requests:
         send(measurement.warmup_requests, measurement.timeout)
     cpu: list[float] = []
+    server: list[float | None] = []
     for _ in range(measurement.max_trials):
         started = time.perf_counter()
+        before = server_cpu() if server_cpu is not None else None
         sent = send(measurement.request_count if count_windows else None, measurement.interval)
         ok = sent.status == 200
         ends = sent.done[ok] + started  # on the perf_counter clock, as the clients' spans
@@ -122,7 +127,15 @@ def measure_sent(
             result.first_error = sent.first_error or f"the server answered with {statuses}"
         # The window is the run, to its last answer: the answers in flight at the end count.
         seconds = sent.elapsed or measurement.interval
-        result.windows.append(window_summary(spans, seconds, sent.cpu))
+        window = window_summary(spans, seconds, sent.cpu)
+        if server_cpu is not None:
+            after = server_cpu()
+            used = None if after is None or before is None else after - before
+            window["server_cpu_us"] = (
+                used / len(spans) * 1e6 if used is not None and spans else None
+            )
+            server.append(used)
+        result.windows.append(window)
         result.edges += [] if result.edges else [started]
         result.edges.append(time.perf_counter())
         result.spans += spans
@@ -135,4 +148,7 @@ def measure_sent(
     result.spans = result.spans[len(result.spans) - kept :]
     result.cpu_seconds = sum(cpu[-STABILITY_WINDOWS:])
     result.cpu_top_seconds = result.cpu_seconds
+    reported = server[-STABILITY_WINDOWS:]
+    if reported and all(v is not None for v in reported):
+        result.server_cpu_seconds = sum(v for v in reported if v is not None)
     return result

@@ -4,35 +4,14 @@ requests/s, latency and MB/s, and the best path marked."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
 from typing import Any
 
 from oipcodec.bench.encoding import PATHS
 from oipcodec.bench.load import level_label, level_of, run_levels
 from oipcodec.bench.paths.peers import SERVER_PEERS
+from oipcodec.bench.verdicts import top_entry
 
-__all__ = ["TABLE_WIDTH", "best_paths", "plural", "render_table"]
-
-
-def _best_load(record: dict[str, Any]) -> dict[str, Any] | None:
-    """The load summary at the highest level measured."""
-    loads = [entry for entry in record.get("load", []) if entry.get("requests")]
-    return max(loads, key=level_of) if loads else None
-
-
-def best_paths(records: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """Per payload, ``path/implementation`` of the highest requests/s at the highest level,
-    among the rows whose figure is not marked unstable: an unstable window crowns nothing,
-    so a payload whose rows all are has no best."""
-    best: dict[str, tuple[float, str]] = {}
-    for record in records:
-        load = _best_load(record)
-        if record.get("error") or load is None or load.get("stable") is False:
-            continue
-        key = f"{record['path']}/{record['implementation']}"
-        if record["payload"] not in best or load["rps"] > best[record["payload"]][0]:
-            best[record["payload"]] = (load["rps"], key)
-    return {payload: key for payload, (_, key) in best.items()}
+__all__ = ["TABLE_WIDTH", "plural", "render_table"]
 
 
 def _fmt(value: float | None, digits: int = 0) -> str:
@@ -65,26 +44,28 @@ def _rate_cell(entry: dict[str, Any] | None, width: int) -> str:
 
 
 #: The table's width: the default fits this many columns (the codec columns on --wide).
-TABLE_WIDTH = 100
+TABLE_WIDTH = 104
 
 
 def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
     """The readable table: per payload, the paths in order, each path's implementations on
     adjacent rows with their requests/s against ``pure`` on the same path (``x pure``).
-    At most two levels are columns (the lowest and the highest; every level is in
-    results.json and the CSV); ``wide`` adds the codec columns."""
+    At most two levels are columns (the lowest and the highest; a sweep of more has a line
+    per row with every level after the table); ``wide`` adds MB/s and the codec columns."""
     wide = results["options"].get("wide", False) if wide is None else wide
     records = results["results"]
     mode, levels = run_levels(results)
     shown = sorted({min(levels), max(levels)}) if levels else []
     top = max(levels) if levels else 0
     best = results["best"]
-    lines = []
+    tied = {(payload, key) for payload, keys in results.get("tied", {}).items() for key in keys}
+    verdicts = results.get("verdicts", {})
+    lines = _header_notes(results)
     head = f"  {'path':<17} {'impl':<12}"
     head += "".join(f" {level_label(mode, c) + ' req/s':>11}  " for c in shown)
-    head += f" {'p50 ms':>8} {'p99 ms':>8} {'MB/s':>7} {'x pure':>6}"
+    head += f" {'p50 ms':>8} {'p99 ms':>8} {'cli us':>7} {'srv us':>7} {'x pure':>6}"
     if wide:
-        head += f" {'wire kB':>8} {'client us':>10} {'server us':>10}"
+        head += f" {'MB/s':>7} {'wire kB':>8} {'client us':>10} {'server us':>10}"
     width = len(head) if wide else TABLE_WIDTH
     order = {name: i for i, name in enumerate(PATHS)}
     for name, payload in results["payloads"].items():
@@ -103,9 +84,10 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
         lines.append("")
         lines.append(f"{title}; latency and MB/s at {level_label(mode, top)}")
         lines.append(head)
-        pure = {r["path"]: _best_load(r) for r in rows if r["implementation"] == "pure"}
+        pure = {r["path"]: top_entry(r) for r in rows if r["implementation"] == "pure"}
         for record in rows:
-            mark = "*" if best.get(name) == f"{record['path']}/{record['implementation']}" else " "
+            key = f"{record['path']}/{record['implementation']}"
+            mark = "*" if best.get(name) == key else "=" if (name, key) in tied else " "
             label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
             start = f"{mark} {label:<17} {record['implementation']:<12}"
             if record.get("unsupported"):
@@ -119,8 +101,8 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
                 continue
             if record.get("codec_only"):
                 measured = f" {record['codec_only']}"
-                if wide:  # the load columns' width (14 a level, 33 the rest) less its space
-                    measured = f" {record['codec_only']:<{14 * len(shown) + 32}}"
+                if wide:  # the load columns' width (14 a level, 49 the rest) less its space
+                    measured = f" {record['codec_only']:<{14 * len(shown) + 48}}"
             else:
                 by_level = {level_of(e): e for e in record.get("load", [])}
                 load = by_level.get(top, {})
@@ -131,8 +113,11 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
                 measured = (
                     "".join(_rate_cell(by_level.get(c), 11) for c in shown)
                     + f" {_fmt(load.get('p50_ms'), 2):>8} {_fmt(load.get('p99_ms'), 2):>8}"
-                    + f" {_fmt(load.get('mb_per_s'), 1):>7} {_fmt(ratio, 2):>6}"
+                    + f" {_cpu(load, 'client_cpu_us'):>7} {_cpu(load, 'server_cpu_us'):>7}"
+                    + f" {_fmt(ratio, 2):>6}"
                 )
+                if wide:
+                    measured += f" {_fmt(load.get('mb_per_s'), 1):>7}"
             line = start + measured
             if wide:
                 codec = record.get("codec_us", {})
@@ -155,42 +140,103 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
                     f"    stopped after {level_label(mode, record['threshold_reached'])}: "
                     "its latency passed --latency-threshold"
                 )
+        lines += _verdict_lines(verdicts.get(name, {}), width)
+    lines += _sweep_lines(results, width)
     lines.append("")
-    lines.append(
-        "(*) most requests/s for the payload at the highest level, of the stable rows. "
-        "x pure = req/s"
-    )
-    lines.append(
-        "against pure on the same path. ~ never stable: the last 3 windows differ by more than the"
-    )
     options = results["options"]
     percentile = options.get("percentile")
-    lines.append(
-        f"stability percentage ({options.get('stability_percentage', 10):g}%) in req/s or "
+    rounds = int(options.get("rounds", 1) or 1)
+    source = f"the median of {rounds} rounds" if rounds > 1 else "the last 3 windows of one round"
+    notes = [
+        f"(*) most requests/s for the payload at the highest level, beyond the noise of every "
+        f"other row; = rows within each other's noise at the top (no best). Figures: {source}; "
+        "noise: 95% bootstrap intervals of the median (--rounds N for intervals across runs).",
+        "cli us / srv us = CPU microseconds per request at the highest level: the client's "
+        "load processes, and the server's processes (/proc; with --url, its /metrics' "
+        "process_cpu_seconds_total, else /proc for a server on this machine; n/a without).",
+        "x pure = req/s against pure on the same path"
+        + ". ~ never stable: the last 3 windows differ by more than the stability percentage "
+        f"({options.get('stability_percentage', 10):g}%) in req/s or "
         f"{'avg' if percentile is None else f'p{percentile:g}'} latency; ! the load "
-        "generator used a whole core."
-    )
-    lines.append(
-        "MB/s counts the tensor bytes both ways"
-        + ("; r=N: open loop at N req/s" if mode != "concurrency" else "")
-        + ". Every level and window: results.json."
-    )
+        "generator used a whole core.",
+    ]
     if wide:
-        lines.append(
-            "wire kB = request + response body; client/server us = codec time per request "
-            "(encode + decode), in-process."
+        notes.append(
+            "MB/s counts the tensor bytes both ways. wire kB = request + response body; "
+            "client/server us = codec time per request (encode + decode), in-process."
         )
-    lines += _shared_memory_note(results)
+    if mode != "concurrency":
+        notes.append("r=N: open loop at N req/s.")
+    notes.append("Every level and window: results.json.")
+    for note in notes:
+        lines += textwrap.wrap(note, width, break_on_hyphens=False)
+    for note in _shared_memory_note(results):
+        lines += _wrap(note, width)
     servers = sorted({r["implementation"] for r in records} & set(SERVER_PEERS))
     if servers:
-        lines.append(
+        lines += textwrap.wrap(
             f"{' / '.join(servers)} rows: that server's own codec (decode the request, encode "
-            "the answer),"
-        )
-        lines.append(
-            "in-process; requests/s only against such a server given by --url / --grpc-target."
+            "the answer), in-process; requests/s only against such a server given by --url / "
+            "--grpc-target.",
+            width,
         )
     return "\n".join(lines)
+
+
+def _cpu(entry: dict[str, Any], key: str) -> str:
+    """CPU microseconds per request, ``n/a`` when that side could not be read."""
+    value = entry.get(key)
+    return "n/a" if value is None else _fmt(value)
+
+
+def _header_notes(results: dict[str, Any]) -> list[str]:
+    """The paths a run against --url alone (or --grpc-target alone) left out, and how to
+    measure them: said, rather than the rows missing silently."""
+    options = results["options"]
+    lines = []
+    for protocol, given, flag in (("grpc", options.get("grpc_target"), "--grpc-target"),
+                                  ("rest", options.get("url"), "--url")):  # fmt: skip
+        other = options.get("url") if protocol == "grpc" else options.get("grpc_target")
+        if other and not given:
+            name = "gRPC" if protocol == "grpc" else "REST"
+            lines.append(f"the {name} paths are not measured: give {flag} to measure them too")
+    if options.get("url") or options.get("grpc_target"):
+        lines.append(
+            "x pure here compares the client's kernels only: every row talks to the same server"
+        )
+    return lines
+
+
+def _verdict_lines(verdicts: dict[str, str], width: int) -> list[str]:
+    """Native against pure per path, in words, grouped by verdict."""
+    if not verdicts:
+        return []
+    groups: dict[str, list[str]] = {}
+    for path, verdict in verdicts.items():
+        groups.setdefault(verdict, []).append(PATHS[path].label if path in PATHS else path)
+    text = "; ".join(f"{verdict} on {', '.join(paths)}" for verdict, paths in groups.items())
+    return _wrap(f"  native against pure (req/s and CPU per request): {text}", width)
+
+
+def _sweep_lines(results: dict[str, Any], width: int) -> list[str]:
+    """With more than two levels, each measured row's requests/s at every level (the table
+    shows the lowest and the highest)."""
+    mode, levels = run_levels(results)
+    if len(levels) <= 2:
+        return []
+    lines = ["", "requests/s at every level:"]
+    for record in results["results"]:
+        if record.get("error") or not record.get("load"):
+            continue
+        by_level = {level_of(e): e for e in record["load"]}
+        cells = ", ".join(
+            f"{level_label(mode, c)} {_fmt(by_level[c].get('rps'))}{_flags(by_level[c])}"
+            for c in levels
+            if c in by_level
+        )
+        label = PATHS[record["path"]].label if record["path"] in PATHS else record["path"]
+        lines += _wrap(f"  {record['payload']} {label} {record['implementation']}: {cells}", width)
+    return lines
 
 
 def _cut(line: str, width: int) -> str:
@@ -241,11 +287,12 @@ def _shared_memory_note(results: dict[str, Any]) -> list[str]:
         memcpy = record.get("codec_us", {}).get("memcpy")
         lines.append(
             f"shared memory, {record['payload']} {record['implementation']}, req/s at "
-            f"{'/'.join(level_label(mode, c) for c in levels)}: " + "; ".join(parts)
+            f"{'/'.join(level_label(mode, c) for c in levels)}:"
         )
+        lines += [f"  {part}" for part in parts]
         lines.append(
             f"  one memcpy of its {record['payload_bytes']:,} bytes: {_fmt(memcpy, 1)} us "
-            "(the copy into the region that each shm request makes)"
+            "(the copy into the region each shm request makes)"
         )
     return lines
 

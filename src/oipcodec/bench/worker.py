@@ -15,6 +15,7 @@ import functools
 import importlib.metadata
 import json
 import os
+import queue
 import signal
 import sys
 import threading
@@ -26,6 +27,7 @@ import numpy as np
 
 from oipcodec import kernels
 from oipcodec.bench.connection import Connection
+from oipcodec.bench.cpu import CpuReader, child_pids, proc_reader, url_reader
 from oipcodec.bench.encoding import PATHS, Encoding, EncodingPath
 from oipcodec.bench.load import Measurement, Schedule, measure_level, summarize, time_call
 from oipcodec.bench.paths import (
@@ -69,22 +71,46 @@ def emit(event: dict[str, Any]) -> None:
         sys.stdout.flush()
 
 
+#: A line from the parent for each turn (a row of the grid) this worker may measure.
+_TURNS: queue.Queue[bytes] = queue.Queue()
+
+
 def _exit_when_orphaned() -> None:
-    """The parent holds our stdin open; EOF means it is gone, so stop at once (the server
-    subprocess notices our exit on its own pipe and stops too)."""
+    """The parent holds our stdin open and writes a line per turn; EOF means it is gone, so
+    stop at once (the server subprocess notices our exit on its own pipe and stops too)."""
     try:
-        while sys.stdin.buffer.read(1024):
-            pass
+        for line in sys.stdin.buffer:
+            _TURNS.put(line)
     except (OSError, ValueError):
         pass
     os._exit(3)
 
 
+def _cells(spec: dict[str, Any], items: list[str]) -> Iterator[str]:
+    """``items`` one turn each: with ``turns`` in the spec, each waits for the parent's
+    line before it is measured and says ``turn_done`` after, so the parent can have the
+    implementations take turns row by row (A B C A B C) and a change of the machine's load
+    falls on each alike."""
+    for item in items:
+        if spec.get("turns"):
+            _TURNS.get()
+        yield item
+        if spec.get("turns"):
+            emit({"event": "turn_done"})
+
+
 @contextlib.contextmanager
-def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
+def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None, CpuReader | None]]:
+    """The server's URL, gRPC target and the reader of its CPU seconds (None: not readable)."""
     if spec.get("url") or spec.get("grpc_target") or spec["implementation"] in SERVER_PEERS:
         # A peer server's codec is timed in-process: ours would not be measured.
-        yield spec.get("url"), spec.get("grpc_target")
+        url = spec.get("url")
+        cpu = None
+        if url:
+            connection = Connection.from_dict(spec.get("connection"))
+            options = connection.http_options(url)
+            cpu = url_reader(url, options["headers"], options["ssl_context"])
+        yield url, spec.get("grpc_target"), cpu
         return
     from oipcodec.bench.paths import v1_models
     from oipcodec.server.demo import demo_models
@@ -99,7 +125,8 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None]]:
     models = [*([] if module else demo_models()), *v1_models()]
     with background(models, host="127.0.0.1", timeout=120.0, shared_memory="system",
                     model_module=module) as server:  # fmt: skip
-        yield server.http_url, server.grpc_address
+        # Its processes are this process's only children yet (no load process started).
+        yield server.http_url, server.grpc_address, proc_reader(child_pids(os.getpid()))
 
 
 def _workloads(spec: dict[str, Any], ours: OurClients | None, url: str | None,
@@ -185,7 +212,8 @@ def _probe(workload: Workload, ours: OurClients) -> None:
             )
 
 
-def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
+def _measure(spec: dict[str, Any], url: str | None, target: str | None,
+             server_cpu: CpuReader | None = None) -> None:  # fmt: skip
     implementation: str = spec["implementation"]
     timeout: float = spec["timeout"]
     levels: list[float] = spec["levels"]
@@ -198,13 +226,15 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         workloads = _workloads(spec, ours, url, target)
         offered = _extensions(ours)
         no_shm = _without_shared_memory(offered)
-        for workload in workloads:
+        emit({"event": "ready"})
+        for round_number, workload in _rounds(spec, workloads):
             payload = workload.payload
             payload_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.inputs)
             answer_bytes = sum(len(array_to_raw(t.data, t.datatype)) for t in workload.answer)
-            for path_name in spec["paths"]:
+            for path_name in _cells(spec, spec["paths"]):
                 path = PATHS[path_name]
                 record: dict[str, Any] = {
+                    "round": round_number,
                     "payload": payload.name,
                     "path": path.name,
                     "implementation": implementation,
@@ -289,7 +319,8 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
                         )  # fmt: skip
                         before = read_stats() if read_stats is not None else None
                         summary = _measure_level(spec, factory, level, payload_bytes,
-                                                 answer_bytes, build, sent)  # fmt: skip
+                                                 answer_bytes, build, sent,
+                                                 server_cpu)  # fmt: skip
                         if read_stats is not None and before is not None:
                             summary["server"] = breakdown(before, read_stats())
                             summary["server_breakdown"] = _breakdown_us(summary["server"])
@@ -306,6 +337,11 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None) -> None:
         if ours is not None:
             ours.close()
         release()
+
+
+def _rounds(spec: dict[str, Any], workloads: list[Workload]) -> list[tuple[int, Workload]]:
+    """(round, workload) in the order measured: every workload once a round."""
+    return [(n, workload) for n in range(spec.get("rounds", 1)) for workload in workloads]
 
 
 def _stats_reader(ours: OurClients | None, path: EncodingPath, workload: Workload) -> Any:
@@ -378,7 +414,7 @@ def _load_process_callers(implementation: str, path_name: str, workload: Workloa
 def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
                    answer_bytes: int, build: Any = None,
                    sent: tuple[str, str, int, list[bytes]] | None = None,
-                   ) -> dict[str, Any]:  # fmt: skip
+                   server_cpu: CpuReader | None = None) -> dict[str, Any]:  # fmt: skip
     """One level's windows, summarised; with ``profile`` set, every measured request's send
     and answer times (ns since the epoch) and the windows' edges go in its ``profile``.
     ``sent`` (sender, host, port, requests): the load comes from oipcodec.bench.sender."""
@@ -395,11 +431,13 @@ def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_byt
         closed = spec["mode"] == "concurrency"
         result = measure_sent(*sent, measurement,
                               connections=int(level) if closed else spec["max_threads"],
-                              rate=None if closed else level)  # fmt: skip
+                              rate=None if closed else level,
+                              server_cpu=server_cpu)  # fmt: skip
     else:
         result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
                                max_threads=spec["max_threads"],
-                               processes=load_processes(spec, level), build=build)  # fmt: skip
+                               processes=load_processes(spec, level), build=build,
+                               server_cpu=server_cpu)  # fmt: skip
     summary = summarize(result, payload_bytes, answer_bytes)
     key = "concurrency" if spec["mode"] == "concurrency" else "request_rate"
     summary = {
@@ -477,13 +515,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with contextlib.ExitStack() as stack:
             try:
-                url, target = stack.enter_context(_server(spec))
+                url, target, server_cpu = stack.enter_context(_server(spec))
             except Exception as exc:  # e.g. a --model-module that cannot be imported
                 emit({"event": "fatal", "message": f"the embedded server did not start: {exc}"})
                 return 2
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
-            _measure(spec, url, target)
+            _measure(spec, url, target, server_cpu)
     except WorkloadError as exc:  # the run cannot go on: one clear line, status 2
         emit({"event": "fatal", "message": str(exc)})
         return 2

@@ -183,13 +183,33 @@ def read_input_data(path: str) -> list[dict[str, Any]]:
 def read_metadata(model: str, url: str | None, grpc_target: str | None, timeout: float,
                   ours: Any) -> dict[str, Any]:  # fmt: skip
     """The model's metadata (over REST when a URL is given, else gRPC) and its
-    ``max_batch_size`` from the configuration (REST only; 0 when not served)."""
+    ``max_batch_size`` from the configuration (over the same transport; 0 when the server
+    has no configuration to give)."""
     if ours.http is not None:
         metadata = dict(ours.http.model_metadata(model, timeout=timeout))
+        metadata["max_batch_size"] = _max_batch_size(model, ours.http, timeout)
     else:
         metadata = dict(ours.grpc.model_metadata(model, timeout=timeout))
-    metadata["max_batch_size"] = _max_batch_size(model, ours.http, timeout) if url else 0
+        metadata["max_batch_size"] = _max_batch_size_grpc(model, ours.grpc, timeout)
     return metadata
+
+
+def _max_batch_size_grpc(model: str, grpc_client: Any, timeout: float) -> int:
+    """``max_batch_size`` from Triton's gRPC ModelConfig (on the client's channel, with its
+    headers), 0 when the server does not offer the call."""
+    from oipcodec.proto import open_inference_grpc_pb2 as pb2
+
+    call = grpc_client._channel.unary_unary(
+        "/inference.GRPCInferenceService/ModelConfig",
+        request_serializer=pb2.ModelConfigRequest.SerializeToString,
+        response_deserializer=pb2.ModelConfigResponse.FromString,
+    )
+    try:
+        answer = call(pb2.ModelConfigRequest(name=model), timeout=timeout,
+                      metadata=grpc_client._metadata)  # fmt: skip
+    except Exception:  # UNIMPLEMENTED (KServe, MLServer), or no such model: no batching read
+        return 0
+    return max(0, int(answer.config.max_batch_size))
 
 
 def _max_batch_size(model: str, http: Any, timeout: float) -> int:

@@ -70,6 +70,13 @@ DESCRIPTIONS = {
     "graphpipe": "GraphPipe's Python client (graphpipe 1.0.4: convert, requests) against the "
     "server's GraphPipe endpoint; the graphpipe path only",
 }
+#: How to install each peer that may be missing (said when one is skipped).
+INSTALL_HINTS = {
+    "tritonclient": "pip install 'oipcodec[bench]' (tritonclient[http,grpc])",
+    "kserve": "pip install 'oipcodec[bench-kserve]'",
+    "mlserver": "pip install mlserver, in an environment without kserve (their pins conflict)",
+    "graphpipe": "pip install graphpipe",
+}
 #: Why a peer server's codec rows do not measure a model's generated request.
 PEER_CODEC_ECHO_ONLY = (
     "a peer server's codec is timed with the identity model's payloads only, not a model's "

@@ -1,0 +1,231 @@
+"""Medians, confidence intervals and verdicts: what a run may claim, given its noise.
+
+Each figure of a row at a level (requests/s, client and server CPU microseconds per request)
+has samples: one per round with ``--rounds N`` (N of at least 2), else one per reported window
+of the single round. A figure is their median, with a 95% bootstrap interval of the median
+(percentile method, :data:`RESAMPLES` resamples, a fixed seed so a file reads the same
+twice); with 3 to 5 samples the interval is their whole range.
+
+Two rows differ only where their intervals do not overlap. Native against pure on a path
+is decided by requests/s and CPU per request (client + server where both are read) together:
+a difference in requests/s that CPU per request contradicts is no verdict, and where neither
+differs the verdict is "no difference within noise". "Best" of a payload is the highest
+median requests/s; rows whose intervals reach it are tied with it, and a tie names no best.
+Stability marks never decide a verdict: a faster unstable row is not beaten by a slower
+stable one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from oipcodec.bench.load import level_of
+
+__all__ = [
+    "FIGURES",
+    "RESAMPLES",
+    "ahead",
+    "best_and_tied",
+    "interval",
+    "merge_rounds",
+    "native_verdicts",
+    "row_key",
+    "top_entry",
+]
+
+#: Bootstrap resamples per interval.
+RESAMPLES = 2000
+#: The figures that get an interval, and whether more of it is better.
+FIGURES = {"rps": True, "client_cpu_us": False, "server_cpu_us": False, "cpu_us": False}
+
+NO_DIFFERENCE = "no difference within noise"
+
+
+def interval(values: Sequence[float], confidence: float = 0.95) -> dict[str, Any] | None:
+    """``{"median", "low", "high", "n"}`` of ``values`` (None when there are none)."""
+    data = np.asarray([v for v in values if v is not None], dtype=float)
+    if data.size == 0:
+        return None
+    median = float(np.median(data))
+    if data.size == 1:
+        return {"median": median, "low": median, "high": median, "n": 1}
+    rng = np.random.default_rng(0)
+    draws = rng.choice(data, size=(RESAMPLES, data.size), replace=True)
+    medians = np.median(draws, axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return {"median": median, "low": float(low), "high": float(high), "n": int(data.size)}
+
+
+def _samples(entry: dict[str, Any]) -> dict[str, list[float]]:
+    """A load entry's samples of each figure: its rounds', else its reported windows'."""
+    rounds = entry.get("rounds")
+    source = rounds if rounds else entry.get("windows", [])[-3:]
+    out: dict[str, list[float]] = {name: [] for name in FIGURES}
+    for sample in source:
+        if not sample.get("rps"):
+            continue
+        out["rps"].append(sample["rps"])
+        client, server = sample.get("client_cpu_us"), sample.get("server_cpu_us")
+        if client is not None:
+            out["client_cpu_us"].append(client)
+        if server is not None:
+            out["server_cpu_us"].append(server)
+        if client is not None and server is not None:
+            out["cpu_us"].append(client + server)
+    return out
+
+
+def add_intervals(entry: dict[str, Any]) -> None:
+    """Set ``entry["ci"]``: each figure's median and interval, and where the samples came
+    from (``rounds`` or ``windows``)."""
+    samples = _samples(entry)
+    entry["ci"] = {name: interval(values) for name, values in samples.items()}
+    entry["ci"]["source"] = "rounds" if entry.get("rounds") else "windows"
+
+
+def row_key(record: dict[str, Any]) -> tuple[str, str, str]:
+    return record["payload"], record["path"], record["implementation"]
+
+
+#: A round's figures kept per load entry of a merged record.
+_ROUND_FIGURES = ("rps", "p50_ms", "p99_ms", "client_cpu_us", "server_cpu_us", "stable")
+
+
+def merge_rounds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per payload, path and implementation from the rounds' records (in the
+    order first seen). A level's entry is the round whose requests/s is the median's (its
+    latency and windows with it), its ``rps`` the median, and ``rounds`` each round's
+    figures; every entry gets its intervals (:func:`add_intervals`). An error in any round
+    is the row's error."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(row_key(record), []).append(record)
+    merged = []
+    for group in groups.values():
+        base = dict(group[0])
+        base.pop("round", None)
+        base["rounds"] = len(group)
+        errors = [r["error"] for r in group if r.get("error")]
+        if errors:
+            base["error"] = errors[0]
+        levels: dict[float, list[dict[str, Any]]] = {}
+        for record in group:
+            for entry in record.get("load", []):
+                levels.setdefault(level_of(entry), []).append(entry)
+        if len(group) > 1 and levels:
+            base["load"] = []
+            for entries in levels.values():
+                answered = [e for e in entries if e.get("rps")]
+                if not answered:
+                    base["load"].append(entries[0])
+                    continue
+                answered.sort(key=lambda e: e["rps"])
+                entry = dict(answered[(len(answered) - 1) // 2])
+                entry["rps"] = float(np.median([e["rps"] for e in answered]))
+                entry["rounds"] = [{k: e.get(k) for k in _ROUND_FIGURES} for e in entries]
+                # Unstable in any round: the mark stays, so a reader sees the noise.
+                if any(e.get("stable") is False for e in entries):
+                    entry["stable"] = False
+                base["load"].append(entry)
+        for entry in base.get("load", []):
+            add_intervals(entry)
+        merged.append(base)
+    return merged
+
+
+def top_entry(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The load entry at the highest level that answered."""
+    loads = [entry for entry in record.get("load", []) if entry.get("requests")]
+    return max(loads, key=level_of) if loads else None
+
+
+def _compare(a: dict[str, Any] | None, b: dict[str, Any] | None, more_is_better: bool) -> int:
+    """1: ``a`` is better beyond the noise, -1 worse, 0 no difference (or unknown)."""
+    if not a or not b:
+        return 0
+    if a["low"] > b["high"]:
+        return 1 if more_is_better else -1
+    if a["high"] < b["low"]:
+        return -1 if more_is_better else 1
+    return 0
+
+
+def verdict(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """What entry ``a`` is against ``b`` (each with ``ci``): ``faster``, ``slower``,
+    ``cheaper``, ``costlier`` or no difference within noise (with why, on a contradiction)."""
+    ca, cb = a.get("ci") or {}, b.get("ci") or {}
+    rate = _compare(ca.get("rps"), cb.get("rps"), True)
+    both = ca.get("cpu_us") and cb.get("cpu_us")
+    name = "cpu_us" if both else "client_cpu_us"
+    cost = _compare(ca.get(name), cb.get(name), False)
+    if rate and cost == -rate:
+        return f"{NO_DIFFERENCE} (requests/s and CPU per request disagree)"
+    if rate:
+        return "faster" if rate > 0 else "slower"
+    if cost:
+        return (
+            "cheaper (requests/s within noise)"
+            if cost > 0
+            else "costlier (requests/s within noise)"
+        )
+    return NO_DIFFERENCE
+
+
+def ahead(verdict: str) -> str:
+    """Which side a verdict puts ahead: ``native`` (faster or cheaper), ``pure`` (slower or
+    costlier) or ``neither`` (no difference within noise): what must not change between runs
+    of the same rows, where the wording (faster or only cheaper) may."""
+    if verdict.startswith(("faster", "cheaper")):
+        return "native"
+    if verdict.startswith(("slower", "costlier")):
+        return "pure"
+    return "neither"
+
+
+def native_verdicts(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per payload and path, native against pure at the highest level: :func:`verdict`."""
+    rows = {row_key(r): r for r in records if not r.get("error")}
+    out: dict[str, dict[str, str]] = {}
+    for (payload, path, implementation), record in rows.items():
+        if implementation != "native" or (payload, path, "pure") not in rows:
+            continue
+        a, b = top_entry(record), top_entry(rows[(payload, path, "pure")])
+        if a is None or b is None or "ci" not in a or "ci" not in b:
+            continue
+        out.setdefault(payload, {})[path] = verdict(a, b)
+    return out
+
+
+def best_and_tied(records: Sequence[dict[str, Any]]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Per payload: the best ``path/implementation`` (highest median requests/s at the
+    highest level, beyond the noise of every other row), and, where rows are within the
+    noise of the highest, those rows (then there is no best)."""
+    tops: dict[str, list[tuple[dict[str, Any], str]]] = {}
+    for record in records:
+        entry = top_entry(record)
+        if record.get("error") or entry is None or not entry.get("rps"):
+            continue
+        key = f"{record['path']}/{record['implementation']}"
+        tops.setdefault(record["payload"], []).append((entry, key))
+    best: dict[str, str] = {}
+    tied: dict[str, list[str]] = {}
+    for payload, entries in tops.items():
+        entries.sort(key=lambda item: -item[0]["rps"])
+        first, key = entries[0]
+        first_ci = (first.get("ci") or {}).get("rps")
+        within = [
+            other_key
+            for other, other_key in entries[1:]
+            if first_ci
+            and (other.get("ci") or {}).get("rps")
+            and other["ci"]["rps"]["high"] >= first_ci["low"]
+        ]
+        if within:
+            tied[payload] = [key, *within]
+        else:
+            best[payload] = key
+    return best, tied

@@ -1,0 +1,209 @@
+"""Cost per request, rounds and verdicts (oipcodec.bench.cpu, oipcodec.bench.verdicts): what
+the harness may claim from figures with noise."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oipcodec import cli
+from oipcodec.bench.cpu import child_pids, proc_reader, read_metrics_cpu
+from oipcodec.bench.verdicts import (
+    NO_DIFFERENCE,
+    ahead,
+    best_and_tied,
+    interval,
+    merge_rounds,
+    native_verdicts,
+)
+
+
+def test_metrics_cpu_is_read_from_the_exposition_format() -> None:
+    text = (
+        "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
+        "# TYPE process_cpu_seconds_total counter\n"
+        "process_cpu_seconds_total 12.5\n"
+        'process_cpu_seconds_total{worker="1"} 0.5\n'
+        "process_cpu_seconds_total_created 1.7e9\n"
+    )
+    assert read_metrics_cpu(text) == 13.0
+    assert read_metrics_cpu("nv_inference_count 3\n") is None  # no process collector: n/a
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="Linux /proc")
+def test_proc_reader_counts_a_childs_cpu() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nt = time.process_time()\n"
+         "while time.process_time() - t < 0.3: pass\nsys.stdin.read()"],
+        stdin=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert child.pid in child_pids(os.getpid())
+        read = proc_reader([child.pid])
+        assert read is not None
+        deadline = 50
+        while (read() or 0.0) < 0.25 and deadline:
+            subprocess.run([sys.executable, "-c", "import time; time.sleep(0.1)"], check=True)
+            deadline -= 1
+        assert (read() or 0.0) >= 0.25
+    finally:
+        child.communicate(b"")
+    assert proc_reader([child.pid]) is None  # gone: not readable
+
+
+def test_interval_is_the_median_with_a_bootstrap_range() -> None:
+    one = interval([5.0])
+    assert one == {"median": 5.0, "low": 5.0, "high": 5.0, "n": 1}
+    three = interval([1.0, 2.0, 10.0])
+    assert three is not None and three["median"] == 2.0
+    assert (three["low"], three["high"]) == (1.0, 10.0)  # few samples: their range
+    assert interval([]) is None
+
+
+def test_rounds_interleave_the_implementations_row_by_row(tmp_path: Path) -> None:
+    """--rounds 2: native and pure take turns a row at a time (the rows' order in
+    results.json is the order first measured), each row measured twice, its figure the
+    median with an interval from the rounds and the CPU per request on both sides."""
+    status = cli.main(
+        ["bench", "--payload", "small", "--path", "rest-json,grpc-raw", "--implementation",
+         "native,pure", "--concurrency", "1", "--duration", "0.05", "--max-trials", "1",
+         "--rounds", "2", "--no-chart", "--output-dir", str(tmp_path)]
+    )  # fmt: skip
+    assert status == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    order = [(r["path"], r["implementation"]) for r in results["results"]]
+    assert order == [("rest-json", "native"), ("rest-json", "pure"), ("grpc-raw", "native"),
+                     ("grpc-raw", "pure")]  # fmt: skip
+    for record in results["results"]:
+        assert record["rounds"] == 2 and record["error"] is None
+        (entry,) = record["load"]
+        assert len(entry["rounds"]) == 2 and entry["ci"]["source"] == "rounds"
+        assert entry["client_cpu_us"] > 0
+        if os.path.exists("/proc/self/stat"):  # read (in clock ticks: 0 in a short window)
+            assert entry["server_cpu_us"] is not None
+    assert set(results["verdicts"]["small"]) == {"rest-json", "grpc-raw"}
+
+
+def _record(impl: str, rps: float, cpu: float, round_: int = 0, path: str = "rest-json",
+            stable: bool | None = True) -> dict[str, Any]:  # fmt: skip
+    return {
+        "payload": "small", "path": path, "implementation": impl, "error": None,
+        "round": round_,
+        "load": [{"level": 8, "concurrency": 8, "requests": 100, "rps": rps, "stable": stable,
+                  "p50_ms": 1.0, "p99_ms": 2.0, "client_cpu_us": cpu, "server_cpu_us": cpu,
+                  "windows": []}],
+    }  # fmt: skip
+
+
+def _rounds(impl: str, figures: list[tuple[float, float]], **extra: Any) -> list[dict[str, Any]]:
+    return [_record(impl, rps, cpu, n, **extra) for n, (rps, cpu) in enumerate(figures)]
+
+
+def test_a_difference_beyond_the_noise_is_a_verdict() -> None:
+    records = merge_rounds(
+        _rounds("native", [(1000, 100), (1100, 95), (1050, 98)])
+        + _rounds("pure", [(500, 300), (520, 310), (480, 290)])
+    )
+    assert len(records) == 2 and records[0]["rounds"] == 3
+    (native,) = records[0]["load"]
+    assert native["rps"] == 1050 and len(native["rounds"]) == 3
+    assert native["ci"]["source"] == "rounds" and native["ci"]["cpu_us"]["median"] == 196
+    assert native_verdicts(records) == {"small": {"rest-json": "faster"}}
+    best, tied = best_and_tied(records)
+    assert best == {"small": "rest-json/native"} and tied == {}
+
+
+def test_overlapping_intervals_name_no_winner() -> None:
+    records = merge_rounds(
+        _rounds("native", [(1000, 100), (800, 100), (1200, 100)])
+        + _rounds("pure", [(1100, 100), (900, 100), (950, 100)])
+    )
+    assert native_verdicts(records) == {"small": {"rest-json": NO_DIFFERENCE}}
+    best, tied = best_and_tied(records)
+    assert best == {} and tied == {"small": ["rest-json/native", "rest-json/pure"]}
+
+
+def test_pure_is_never_named_faster_where_cpu_per_request_says_otherwise() -> None:
+    records = merge_rounds(
+        _rounds("native", [(900, 100), (910, 101), (905, 99)])
+        + _rounds("pure", [(1000, 300), (1010, 310), (1005, 290)])
+    )
+    (verdict,) = native_verdicts(records)["small"].values()
+    assert verdict.startswith(NO_DIFFERENCE) and "disagree" in verdict
+
+
+def test_a_slower_stable_row_never_beats_a_faster_unstable_one() -> None:
+    records = merge_rounds(
+        _rounds("native", [(2000, 100), (2100, 100), (2050, 100)], stable=False)
+        + _rounds("pure", [(1000, 100), (1010, 100), (1005, 100)])
+    )
+    assert best_and_tied(records)[0] == {"small": "rest-json/native"}
+    assert records[0]["load"][0]["stable"] is False  # the mark stays for the reader
+
+
+def test_one_round_takes_its_intervals_from_the_windows() -> None:
+    record = _record("native", 1000, 100)
+    record["load"][0]["windows"] = [
+        {"rps": r, "client_cpu_us": 50.0, "server_cpu_us": None} for r in (900, 1000, 1100)
+    ]
+    (merged,) = merge_rounds([record])
+    ci = merged["load"][0]["ci"]
+    assert ci["source"] == "windows" and ci["rps"]["low"] == 900 and ci["rps"]["high"] == 1100
+    assert ci["server_cpu_us"] is None and ci["cpu_us"] is None  # n/a: no total
+
+
+def test_metrics_reader_reads_a_servers_process_cpu() -> None:
+    """--url's server side: process_cpu_seconds_total of its /metrics, read over HTTP; a
+    server without it gives no reader (the table says n/a)."""
+    import http.server
+    import threading
+
+    from oipcodec.bench.cpu import metrics_reader
+
+    answers = {"/metrics": b"process_cpu_seconds_total 4.25\n"}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = answers.get(self.path)
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        read = metrics_reader(url)
+        assert read is not None and read() == 4.25
+        answers["/metrics"] = b"nv_inference_count 1\n"
+        assert read() is None  # a reading without it: that window's figure is n/a
+        assert metrics_reader(url) is None
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_argparse_errors_are_two_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["bench", "--concurrency", "0:4"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith("oipcodec bench: error: argument --concurrency")
+    assert err[1] == "(oipcodec bench --help lists the options)"
+
+
+def test_the_side_ahead_of_a_verdict() -> None:
+    assert ahead("faster") == ahead("cheaper (requests/s within noise)") == "native"
+    assert ahead("slower") == ahead("costlier (requests/s within noise)") == "pure"
+    assert ahead(NO_DIFFERENCE) == ahead(f"{NO_DIFFERENCE} (requests/s and CPU per request "
+                                         "disagree)") == "neither"  # fmt: skip
