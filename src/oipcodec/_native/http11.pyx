@@ -2,7 +2,11 @@
 # Its twin and reference is oipcodec/_pure/http11.py; the contract is in oipcodec/_shared/.
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytearray cimport PyByteArray_AS_STRING
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.stdint cimport int64_t
+from libc.string cimport memcmp, memmove
 
 from oipcodec._shared import contract
 from oipcodec._shared.http11 import CONTRACTS
@@ -43,3 +47,312 @@ def parse_head(data):
         bool(h.keep_alive),
         bool(h.v10),
     )
+
+
+# --------------------------------------------------------------------------- the connection
+#
+# The native front end's connection (issue 45), wrapped for asyncio as
+# oipcodec.server.http11.native.NativeProtocol, which says what it answers and hands over.
+# Not a kernel (no pure twin): with the pure kernels the Python protocol serves instead.
+
+#: The read buffer: room for the largest fast request (head and body) and the start of the
+#: next; it never grows (anything larger is handed over).
+cdef enum:
+    READ_BUFFER = 1 << 17
+#: The longest head and the largest Content-Length body served fast (above: handed over).
+MAX_FAST_HEAD = 8 << 10
+MAX_FAST_BODY = 64 << 10
+
+cdef bytes _CRLF = b"\r\n"
+cdef bytes _CLOSE = b"connection: close\r\n\r\n"
+
+
+cdef class Connection:
+    """One connection's fast path: heads read by head.h, the request line matched against
+    the FastPath routes, Probes answered from bytes, Slots called once per request, the
+    answers of one read written at once; everything else handed to the Python protocol."""
+
+    cdef object loop, transport, server_state, fast, make_python, status_lines
+    cdef object args, kwargs
+    cdef bytearray buf
+    cdef Py_ssize_t start, end
+    cdef object generation
+    cdef tuple keys, entries
+    cdef object default_source
+    cdef bytes default_lines
+    cdef object task, timer
+    cdef double activity, keep_alive_timeout
+    cdef bint closed, handed, write_paused, reading_paused, closing, pending_keep_alive
+    cdef bint hand_over_at_once
+
+    def __init__(self, config, server_state, app_state=None, _loop=None, *, fast_path,
+                 make_python, status_lines, **options):
+        import asyncio
+
+        self.loop = _loop or asyncio.get_event_loop()
+        self.server_state = server_state
+        self.fast = fast_path
+        self.make_python = make_python  # the Python protocol's class
+        self.status_lines = status_lines
+        self.args = (config, server_state, app_state, _loop)
+        self.kwargs = options
+        self.keep_alive_timeout = config.timeout_keep_alive
+        self.buf = bytearray(READ_BUFFER)
+        self.start = self.end = 0
+        self.generation = None
+        self.keys = self.entries = ()
+        self.hand_over_at_once = fast_path is None
+
+    # ------------------------------------------------------------------ asyncio protocol
+
+    def connection_made(self, transport):
+        self.transport = transport
+        self.server_state.connections.add(self)
+        if self.hand_over_at_once:
+            self._hand_over()
+            return
+        self.activity = self.loop.time()
+        self.timer = self.loop.call_later(self.keep_alive_timeout, self._expire)
+
+    def connection_lost(self, exc):
+        self.closed = True
+        self.server_state.connections.discard(self)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.task is not None:
+            self.task.cancel()
+            self.task = None
+
+    def get_buffer(self, Py_ssize_t sizehint):
+        if self.end == READ_BUFFER and self.start:
+            self._compact()
+        return memoryview(self.buf)[self.end:]
+
+    def buffer_updated(self, Py_ssize_t nbytes):
+        self.end += nbytes
+        self.activity = self.loop.time()
+        if self.closed:
+            self.start = self.end = 0
+            return
+        if self.task is None and not self.write_paused:
+            self._process()
+        if not self.handed and not self.closed and self.end == READ_BUFFER:
+            self._compact()
+            if self.end == READ_BUFFER:  # full while an answer is pending: the rest waits
+                self.reading_paused = True
+                self.transport.pause_reading()
+
+    def eof_received(self):
+        return None
+
+    def pause_writing(self):
+        self.write_paused = True
+
+    def resume_writing(self):
+        self.write_paused = False
+        if self.task is None and not self.closed and not self.handed:
+            self._process()
+
+    def shutdown(self):
+        """uvicorn's graceful shutdown: close when idle, else after the answer in progress."""
+        if self.task is None:
+            self.transport.close()
+        else:
+            self.closing = True
+
+    # ------------------------------------------------------------------ requests
+
+    cdef void _compact(self):
+        cdef char *base = PyByteArray_AS_STRING(self.buf)
+        memmove(base, base + self.start, self.end - self.start)
+        self.end -= self.start
+        self.start = 0
+
+    cdef _snapshot(self):
+        """The routes as two tuples (line bytes, entry), read again when they changed."""
+        cdef list keys = [], entries = []
+        routes = self.fast.routes
+        self.generation = self.fast.generation
+        for key, value in routes.items():
+            keys.append(bytes(key))
+            if isinstance(value, tuple):
+                status, headers, body = value
+                entries.append((
+                    self.status_lines[status], headers + _CRLF + body, headers + _CLOSE + body
+                ))
+            else:
+                entries.append(value.infer)
+        self.keys = tuple(keys)
+        self.entries = tuple(entries)
+
+    cdef bytes _defaults(self):
+        """uvicorn's default header lines (its date), joined again when it replaced them."""
+        source = self.server_state.default_headers
+        if source is not self.default_source:
+            self.default_source = source
+            self.default_lines = b"".join(
+                [bytes(name).lower() + b": " + bytes(value) + _CRLF for name, value in source]
+            )
+        return self.default_lines
+
+    cdef object _route(self, const unsigned char *line, Py_ssize_t length):
+        cdef Py_ssize_t i, count = PyTuple_GET_SIZE(self.keys)
+        cdef object key
+        for i in range(count):
+            key = <object>PyTuple_GET_ITEM(self.keys, i)
+            if PyBytes_GET_SIZE(key) == length and memcmp(
+                PyBytes_AS_STRING(key), line, length
+            ) == 0:
+                return <object>PyTuple_GET_ITEM(self.entries, i)
+        return None
+
+    cdef void _answer(self, list out, answer, bint keep_alive):
+        status, headers, body = answer
+        out.append(self.status_lines[status])
+        out.append(self._defaults())
+        out.append(headers)
+        out.append(_CRLF if keep_alive else _CLOSE)
+        out.append(body)
+
+    cdef _process(self):
+        """Answer every complete fast request in the buffer, in order, in one write; hand the
+        connection over at the first request that is not one."""
+        cdef oip_http_head h
+        cdef int kind
+        cdef Py_ssize_t length, total
+        cdef const unsigned char *p
+        cdef list out = []
+        cdef bint keep_alive
+        if self.fast.generation != self.generation:
+            self._snapshot()
+        while self.start < self.end:
+            p = <const unsigned char *>PyByteArray_AS_STRING(self.buf) + self.start
+            kind = oip_http_parse_head(p, <size_t>(self.end - self.start), &h)
+            length = h.content_length if h.content_length > 0 else 0
+            total = <Py_ssize_t>h.head_length + length
+            if (
+                kind != HEAD_FAST
+                or <Py_ssize_t>h.head_length > MAX_FAST_HEAD
+                or length > MAX_FAST_BODY
+                or total > self.end - self.start  # the rest of it in a later read
+            ):
+                break
+            entry = self._route(p, <Py_ssize_t>h.line_length)
+            if entry is None:
+                break
+            keep_alive = h.keep_alive and not self.closing
+            if isinstance(entry, tuple):
+                out.append(<object>PyTuple_GET_ITEM(entry, 0))
+                out.append(self._defaults())
+                out.append(<object>PyTuple_GET_ITEM(entry, 1 if keep_alive else 2))
+            else:
+                body = memoryview(PyBytes_FromStringAndSize(
+                    <const char *>p + h.head_length, length
+                ))
+                answer = entry(body, h.header_length)
+                if answer is None:  # not for the fast path: this request on, Python's
+                    break
+                if not isinstance(answer, tuple):  # a coroutine: its answer comes later
+                    self.start += total
+                    self._write(out)
+                    self.pending_keep_alive = keep_alive
+                    self.task = self.loop.create_task(answer)
+                    self.server_state.tasks.add(self.task)
+                    self.task.add_done_callback(self._answered)
+                    return
+                self._answer(out, answer, keep_alive)
+            self.start += total
+            self.server_state.total_requests += 1
+            if not keep_alive:
+                self._write(out)
+                self._close()
+                return
+        self._write(out)
+        if self.start < self.end:
+            self._hand_over()
+        else:
+            self.start = self.end = 0
+
+    cdef void _write(self, list out):
+        if out:
+            self.transport.write(b"".join(out))
+
+    cdef void _close(self):
+        self.closed = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.transport.close()
+
+    def _answered(self, task):
+        """The coroutine's answer is in: write it, then go on with what was read meanwhile."""
+        cdef list out = []
+        cdef bint keep_alive
+        self.server_state.tasks.discard(task)
+        if self.closed or task is not self.task:
+            return
+        self.task = None
+        if task.cancelled():
+            return
+        keep_alive = self.pending_keep_alive and not self.closing
+        error = task.exception()
+        if error is not None:  # Slot's coroutines answer errors themselves: a bug
+            self.loop.call_exception_handler(
+                {"message": "the fast path's answer failed", "exception": error}
+            )
+            self._close()
+            return
+        self._answer(out, task.result(), keep_alive)
+        self.server_state.total_requests += 1
+        self._write(out)
+        if not keep_alive:
+            self._close()
+            return
+        self.activity = self.loop.time()
+        if self.reading_paused:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        if self.start < self.end and not self.write_paused:
+            self._process()
+
+    def _expire(self):
+        """The keep-alive wait (config.timeout_keep_alive): close when nothing came for that
+        long and no answer is pending, as the Python protocol does."""
+        cdef double idle = self.loop.time() - self.activity
+        self.timer = None
+        if self.closed or self.handed:
+            return
+        if self.task is not None or self.start < self.end:
+            idle = 0.0  # busy: look again a whole wait later
+        if idle < self.keep_alive_timeout:
+            self.timer = self.loop.call_later(self.keep_alive_timeout - idle, self._expire)
+            return
+        self._close()
+
+    def _hand_over(self):
+        """The rest of the connection to the Python protocol: it gets the transport and the
+        bytes not consumed yet."""
+        self.handed = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        args, kwargs = self.args, self.kwargs
+        python = self.make_python(*args, **kwargs)
+        self.server_state.connections.discard(self)
+        transport = self.transport
+        transport.set_protocol(python)
+        python.connection_made(transport)
+        if self.reading_paused:
+            self.reading_paused = False
+            transport.resume_reading()
+        data = memoryview(self.buf)[self.start:self.end]
+        self.start = self.end = 0
+        while len(data):
+            room = python.get_buffer(len(data))
+            n = min(len(room), len(data))
+            room[:n] = data[:n]
+            room = None  # no export left while it runs (it may grow its buffer)
+            python.buffer_updated(n)
+            data = data[n:]
+        data.release()

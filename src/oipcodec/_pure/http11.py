@@ -120,5 +120,5 @@ def _parse(data: bytes) -> tuple[int, ...]:
 def parse_head(data: Any) -> tuple[int, int, int, int, int, bool, bool]:
     result = _parse(bytes(memoryview(data).cast("B")))
     if result[0] != HEAD_FAST:
-        return (result[0], *_NOTHING)  # type: ignore[return-value]
+        return (result[0], *_NOTHING)
     return result  # type: ignore[return-value]
