@@ -55,10 +55,12 @@ def parse_head(data):
 # oipcodec.server.http11.native.NativeProtocol, which says what it answers and hands over.
 # Not a kernel (no pure twin): with the pure kernels the Python protocol serves instead.
 
-#: The read buffer: room for the largest fast request (head and body) and the start of the
-#: next; it never grows (anything larger is handed over).
+#: The read buffer: the Python protocol's first size; it doubles, up to MAX_BUFFER (room for
+#: the largest fast request and the start of the next), only while a fast request that filled
+#: it is still arriving.
 cdef enum:
-    READ_BUFFER = 1 << 17
+    READ_BUFFER = 1 << 15
+    MAX_BUFFER = 1 << 17
 #: The longest head and the largest Content-Length body served fast (above: handed over).
 MAX_FAST_HEAD = 8 << 10
 MAX_FAST_BODY = 64 << 10
@@ -125,8 +127,11 @@ cdef class Connection:
             self.task = None
 
     def get_buffer(self, Py_ssize_t sizehint):
-        if self.end == READ_BUFFER and self.start:
-            self._compact()
+        if self.end == len(self.buf):
+            if self.start:
+                self._compact()
+            elif self.task is None and len(self.buf) < MAX_BUFFER:
+                self.buf.extend(bytes(len(self.buf)))
         return memoryview(self.buf)[self.end:]
 
     def buffer_updated(self, Py_ssize_t nbytes):
@@ -137,9 +142,9 @@ cdef class Connection:
             return
         if self.task is None and not self.write_paused:
             self._process()
-        if not self.handed and not self.closed and self.end == READ_BUFFER:
+        if not self.handed and not self.closed and self.task is not None:
             self._compact()
-            if self.end == READ_BUFFER:  # full while an answer is pending: the rest waits
+            if self.end == len(self.buf):  # full while an answer is pending: the rest waits
                 self.reading_paused = True
                 self.transport.pause_reading()
 
@@ -223,23 +228,28 @@ cdef class Connection:
         cdef Py_ssize_t length, total
         cdef const unsigned char *p
         cdef list out = []
-        cdef bint keep_alive
+        cdef bint keep_alive, arriving = False
         if self.fast.generation != self.generation:
             self._snapshot()
         while self.start < self.end:
             p = <const unsigned char *>PyByteArray_AS_STRING(self.buf) + self.start
             kind = oip_http_parse_head(p, <size_t>(self.end - self.start), &h)
+            if kind == HEAD_PARTIAL:
+                arriving = self.end - self.start <= MAX_FAST_HEAD
+                break
             length = h.content_length if h.content_length > 0 else 0
             total = <Py_ssize_t>h.head_length + length
             if (
                 kind != HEAD_FAST
                 or <Py_ssize_t>h.head_length > MAX_FAST_HEAD
                 or length > MAX_FAST_BODY
-                or total > self.end - self.start  # the rest of it in a later read
             ):
                 break
             entry = self._route(p, <Py_ssize_t>h.line_length)
             if entry is None:
+                break
+            if total > self.end - self.start:  # the rest of the body in a later read
+                arriving = True
                 break
             keep_alive = h.keep_alive and not self.closing
             if isinstance(entry, tuple):
@@ -269,10 +279,12 @@ cdef class Connection:
                 self._close()
                 return
         self._write(out)
-        if self.start < self.end:
-            self._hand_over()
-        else:
+        if self.start == self.end:
             self.start = self.end = 0
+        elif not (arriving and self.end == len(self.buf)):
+            # Waited for only when this read filled the buffer (more is already on its way):
+            # a client sending a request in pieces gets the Python protocol's timeouts.
+            self._hand_over()
 
     cdef void _write(self, list out):
         if out:
@@ -318,17 +330,20 @@ cdef class Connection:
 
     def _expire(self):
         """The keep-alive wait (config.timeout_keep_alive): close when nothing came for that
-        long and no answer is pending, as the Python protocol does."""
+        long and no answer is pending, as the Python protocol does; a request that stopped
+        arriving goes to the Python protocol, whose head and body timeouts take it on."""
         cdef double idle = self.loop.time() - self.activity
         self.timer = None
         if self.closed or self.handed:
             return
-        if self.task is not None or self.start < self.end:
+        if self.task is not None:
             idle = 0.0  # busy: look again a whole wait later
         if idle < self.keep_alive_timeout:
             self.timer = self.loop.call_later(self.keep_alive_timeout - idle, self._expire)
-            return
-        self._close()
+        elif self.start < self.end:
+            self._hand_over()
+        else:
+            self._close()
 
     def _hand_over(self):
         """The rest of the connection to the Python protocol: it gets the transport and the

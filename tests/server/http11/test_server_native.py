@@ -246,6 +246,36 @@ def test_pipelined_answers_come_in_order(native: Any) -> None:
     ]
 
 
+def _protocols(server: uvicorn.Server) -> list[str]:
+    return sorted(type(p).__name__ for p in server.server_state.connections)
+
+
+def test_reads_that_cut_a_request_are_waited_for(native: Any) -> None:
+    """Pipelined requests over many reads (the buffer filled each time) and a body larger
+    than the first buffer stay on the fast path."""
+    server, port = native
+    calls = ROUTES.slots["sync"].calls
+    before = server.server_state.total_requests
+    body = b"b" * (40 << 10)
+    with Conn(port) as conn:
+        conn.send(get("/v2/health/ready") * 2000 + post("/sync", body))
+        for _ in range(2000):
+            assert conn.read_answer().body == READY[2]
+        assert conn.read_answer().body == b"sync -1 " + body
+        assert _protocols(server) == ["NativeProtocol"]
+    assert ROUTES.slots["sync"].calls == calls + 1
+    assert server.server_state.total_requests == before + 2001
+
+
+def test_a_stalled_head_gets_the_python_protocols_408(native: Any, python: Any) -> None:
+    """Waited for (it filled the buffer) until the keep-alive timeout, then handed over: the
+    Python protocol's head timeout answers it."""
+    one = get("/v2/health/ready")
+    whole = (1 << 15) // len(one)  # requests, then the start of one more fill 32 KiB
+    data = one * whole + one[: (1 << 15) - whole * len(one)]
+    assert _talk(native[1], data) == _talk(python[1], data)
+
+
 class _Transport(asyncio.Transport):
     def __init__(self) -> None:
         super().__init__()
