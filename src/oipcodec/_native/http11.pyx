@@ -5,8 +5,11 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
-from libc.stdint cimport int64_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcmp, memmove
+
+import weakref
 
 from oipcodec._shared import contract
 from oipcodec._shared.http11 import CONTRACTS
@@ -69,6 +72,85 @@ cdef bytes _CRLF = b"\r\n"
 cdef bytes _CLOSE = b"connection: close\r\n\r\n"
 
 
+cdef inline uint64_t _fnv1a(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h
+
+
+cdef class RouteTable:
+    """One FastPath's routes at one generation, shared by its connections: the request lines
+    in an open-addressing hash table (FNV-1a, linear probing, at most half full), each with
+    its entry: a probe's (status line, rest of the answer, rest with connection: close), or
+    a slot's infer."""
+
+    cdef readonly object generation
+    cdef tuple keys, entries
+    cdef Py_ssize_t *slots
+    cdef Py_ssize_t mask
+
+    def __cinit__(self, fast, dict status_lines):
+        cdef Py_ssize_t i, h, size = 8
+        cdef bytes key
+        self.generation = fast.generation  # read first: a change meanwhile rebuilds again
+        keys, entries = [], []
+        for line, value in fast.routes.items():
+            keys.append(bytes(line))
+            if isinstance(value, tuple):
+                status, headers, body = value
+                entries.append(
+                    (status_lines[status], headers + _CRLF + body, headers + _CLOSE + body)
+                )
+            else:
+                entries.append(value.infer)
+        self.keys, self.entries = tuple(keys), tuple(entries)
+        while size < 2 * len(keys):
+            size *= 2
+        self.slots = <Py_ssize_t *>PyMem_Malloc(size * sizeof(Py_ssize_t))
+        if self.slots == NULL:
+            raise MemoryError()
+        self.mask = size - 1
+        for i in range(size):
+            self.slots[i] = -1
+        for i in range(len(keys)):
+            key = keys[i]
+            h = _fnv1a(<const unsigned char *>PyBytes_AS_STRING(key), len(key)) & self.mask
+            while self.slots[h] >= 0:
+                h = (h + 1) & self.mask
+            self.slots[h] = i
+
+    def __dealloc__(self):
+        PyMem_Free(self.slots)
+
+    cdef object find(self, const unsigned char *line, Py_ssize_t length):
+        """The entry of the request line ``line[:length]``, or None."""
+        cdef Py_ssize_t i, h = _fnv1a(line, length) & self.mask
+        cdef object key
+        while True:
+            i = self.slots[h]
+            if i < 0:
+                return None
+            key = <object>PyTuple_GET_ITEM(self.keys, i)
+            if PyBytes_GET_SIZE(key) == length and memcmp(
+                PyBytes_AS_STRING(key), line, length
+            ) == 0:
+                return <object>PyTuple_GET_ITEM(self.entries, i)
+            h = (h + 1) & self.mask
+
+
+#: FastPath -> its RouteTable, rebuilt by the first connection that sees a new generation.
+_TABLES = weakref.WeakKeyDictionary()
+
+
+cdef RouteTable _table_of(fast, dict status_lines):
+    cdef RouteTable table = _TABLES.get(fast)
+    if table is None or table.generation != fast.generation:
+        table = _TABLES[fast] = RouteTable(fast, status_lines)
+    return table
+
+
 cdef class Connection:
     """One connection's fast path: heads read by head.h, the request line matched against
     the FastPath routes, Probes answered from bytes, Slots called once per request, the
@@ -78,8 +160,7 @@ cdef class Connection:
     cdef object args, kwargs
     cdef bytearray buf
     cdef Py_ssize_t start, end
-    cdef object generation
-    cdef tuple keys, entries
+    cdef RouteTable table
     cdef object default_source
     cdef bytes default_lines
     cdef object task, timer
@@ -101,8 +182,6 @@ cdef class Connection:
         self.keep_alive_timeout = config.timeout_keep_alive
         self.buf = bytearray(READ_BUFFER)
         self.start = self.end = 0
-        self.generation = None
-        self.keys = self.entries = ()
         self.hand_over_at_once = fast_path is None
 
     # ------------------------------------------------------------------ asyncio protocol
@@ -174,23 +253,6 @@ cdef class Connection:
         self.end -= self.start
         self.start = 0
 
-    cdef _snapshot(self):
-        """The routes as two tuples (line bytes, entry), read again when they changed."""
-        cdef list keys = [], entries = []
-        routes = self.fast.routes
-        self.generation = self.fast.generation
-        for key, value in routes.items():
-            keys.append(bytes(key))
-            if isinstance(value, tuple):
-                status, headers, body = value
-                entries.append((
-                    self.status_lines[status], headers + _CRLF + body, headers + _CLOSE + body
-                ))
-            else:
-                entries.append(value.infer)
-        self.keys = tuple(keys)
-        self.entries = tuple(entries)
-
     cdef bytes _defaults(self):
         """uvicorn's default header lines (its date), joined again when it replaced them."""
         source = self.server_state.default_headers
@@ -200,17 +262,6 @@ cdef class Connection:
                 [bytes(name).lower() + b": " + bytes(value) + _CRLF for name, value in source]
             )
         return self.default_lines
-
-    cdef object _route(self, const unsigned char *line, Py_ssize_t length):
-        cdef Py_ssize_t i, count = PyTuple_GET_SIZE(self.keys)
-        cdef object key
-        for i in range(count):
-            key = <object>PyTuple_GET_ITEM(self.keys, i)
-            if PyBytes_GET_SIZE(key) == length and memcmp(
-                PyBytes_AS_STRING(key), line, length
-            ) == 0:
-                return <object>PyTuple_GET_ITEM(self.entries, i)
-        return None
 
     cdef void _answer(self, list out, answer, bint keep_alive):
         status, headers, body = answer
@@ -229,8 +280,8 @@ cdef class Connection:
         cdef const unsigned char *p
         cdef list out = []
         cdef bint keep_alive, arriving = False
-        if self.fast.generation != self.generation:
-            self._snapshot()
+        if self.table is None or self.table.generation != self.fast.generation:
+            self.table = _table_of(self.fast, self.status_lines)
         while self.start < self.end:
             p = <const unsigned char *>PyByteArray_AS_STRING(self.buf) + self.start
             kind = oip_http_parse_head(p, <size_t>(self.end - self.start), &h)
@@ -245,7 +296,7 @@ cdef class Connection:
                 or length > MAX_FAST_BODY
             ):
                 break
-            entry = self._route(p, <Py_ssize_t>h.line_length)
+            entry = self.table.find(p, <Py_ssize_t>h.line_length)
             if entry is None:
                 break
             if total > self.end - self.start:  # the rest of the body in a later read

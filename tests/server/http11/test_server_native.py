@@ -295,21 +295,50 @@ class _Transport(asyncio.Transport):
 def test_pipelined_answers_go_in_one_write_per_read() -> None:
     loop = asyncio.new_event_loop()
     try:
-        config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False)
-        state = type("State", (), {})()
-        state.connections, state.tasks, state.total_requests = set(), set(), 0
-        state.default_headers = [(b"date", b"now")]
-        proto = NativeProtocol(config, state, None, loop, fast_path=ROUTES)
-        transport = _Transport()
-        proto.connection_made(transport)
-        data = (get("/v2/health/ready") + post("/sync", b"x")) * 50
-        proto.get_buffer(-1)[: len(data)] = data
-        proto.buffer_updated(len(data))
+        proto, transport, state = _connection(ROUTES, loop)
+        _feed(proto, (get("/v2/health/ready") + post("/sync", b"x")) * 50)
         assert len(transport.written) == 1
         assert transport.written[0].count(b"HTTP/1.1 200 OK\r\ndate: now\r\n") == 100
         assert state.total_requests == 100 and proto in state.connections
         proto.connection_lost(None)
         assert not state.connections
+    finally:
+        loop.close()
+
+
+def _connection(routes: Any, loop: asyncio.AbstractEventLoop) -> tuple[Any, _Transport, Any]:
+    config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False)
+    state = type("State", (), {})()
+    state.connections, state.tasks, state.total_requests = set(), set(), 0
+    state.default_headers = [(b"date", b"now")]
+    proto = NativeProtocol(config, state, None, loop, fast_path=routes)
+    transport = _Transport()
+    proto.connection_made(transport)
+    return proto, transport, state
+
+
+def _feed(proto: Any, data: bytes) -> None:
+    proto.get_buffer(-1)[: len(data)] = data
+    proto.buffer_updated(len(data))
+
+
+def test_many_routes_and_a_new_generation() -> None:
+    """Every one of 600 routes is found (the hash table of the request lines); a new
+    generation of the routes is what the next read answers from, on every connection."""
+    loop = asyncio.new_event_loop()
+    try:
+        routes = Routes()
+        routes.routes = {b"GET /m%d" % i: _answer(b"%d" % i) for i in range(600)}
+        first, written, _ = _connection(routes, loop)
+        second, written_too, _ = _connection(routes, loop)
+        for i in range(0, 600, 7):
+            _feed(first, get(f"/m{i}"))
+            assert written.written[-1].endswith(b"\r\n\r\n%d" % i)
+        routes.routes = {b"GET /m1": _answer(b"new")}
+        routes.generation += 1
+        for proto, transport in ((first, written), (second, written_too)):
+            _feed(proto, get("/m1"))
+            assert transport.written[-1].endswith(b"\r\n\r\nnew")
     finally:
         loop.close()
 
