@@ -8,10 +8,7 @@ stand-in here (``Routes``): the real one's answers are checked in test_server_fa
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +17,7 @@ from typing import Any
 import pytest
 
 from oipcodec import kernels
-from tests.server.http11.test_server_protocol import Conn, get, post
+from tests.server.http11.test_server_protocol import Conn, get, post, run_app
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
@@ -107,37 +104,11 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": text})
 
 
-@contextlib.contextmanager
-def serving(protocol: Any, **config: Any) -> Iterator[tuple[uvicorn.Server, int]]:
-    """``app`` under uvicorn with ``protocol``, on a loop of its own in a thread."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            http=protocol,
-            lifespan="off",
-            log_config=None,
-            server_header=False,
-            access_log=False,
-            **config,
-        )
-    )
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + TIMEOUT
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert server.started
-    try:
-        yield server, port
-    finally:
-        server.should_exit = True
-        thread.join(TIMEOUT)
-        sock.close()
-    assert not thread.is_alive()
+def serving(fast_path: Any = None, **config: Any) -> Any:
+    """``app`` under uvicorn with NativeProtocol (``fast_path`` given) or HttpProtocol."""
+    options = {} if fast_path is None else {"fast_path": fast_path}
+    http = HttpProtocol if fast_path is None else NativeProtocol
+    return run_app(app, options, http, server_header=False, access_log=False, **config)
 
 
 ROUTES = Routes()
@@ -145,16 +116,13 @@ ROUTES = Routes()
 
 @pytest.fixture(scope="module")
 def native() -> Iterator[tuple[uvicorn.Server, int]]:
-    factory = functools.partial(NativeProtocol, fast_path=ROUTES, body_timeout=1.0)
-    with serving(factory, timeout_keep_alive=1) as running:
+    with serving(ROUTES, timeout_keep_alive=1) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def python() -> Iterator[tuple[uvicorn.Server, int]]:
-    with serving(
-        functools.partial(HttpProtocol, body_timeout=1.0), timeout_keep_alive=1
-    ) as running:
+    with serving(timeout_keep_alive=1) as running:
         yield running
 
 
@@ -366,8 +334,7 @@ def test_an_idle_connection_is_closed_after_the_keep_alive_timeout(native: Any) 
 
 
 def test_graceful_shutdown_waits_for_the_pending_answer() -> None:
-    factory = functools.partial(NativeProtocol, fast_path=ROUTES)
-    with serving(factory) as (server, port), Conn(port) as conn:
+    with serving(ROUTES) as (server, port), Conn(port) as conn:
         conn.send(post("/slow", b"x") + get("/v2/health/ready"))
         time.sleep(0.1)
         server.should_exit = True
