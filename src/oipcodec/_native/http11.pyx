@@ -209,7 +209,7 @@ cdef class Connection:
         if self.end == len(self.buf):
             if self.start:
                 self._compact()
-            elif self.task is None and len(self.buf) < MAX_BUFFER:
+            elif not self._busy() and len(self.buf) < MAX_BUFFER:
                 self.buf.extend(bytes(len(self.buf)))
         return memoryview(self.buf)[self.end:]
 
@@ -219,11 +219,11 @@ cdef class Connection:
         if self.closed:
             self.start = self.end = 0
             return
-        if self.task is None and not self.write_paused:
+        if not self._busy():
             self._process()
-        if not self.handed and not self.closed and self.task is not None:
+        if not self.handed and not self.closed and self._busy():
             self._compact()
-            if self.end == len(self.buf):  # full while an answer is pending: the rest waits
+            if self.end == len(self.buf):  # full while it cannot go on: the rest waits
                 self.reading_paused = True
                 self.transport.pause_reading()
 
@@ -236,7 +236,7 @@ cdef class Connection:
     def resume_writing(self):
         self.write_paused = False
         if self.task is None and not self.closed and not self.handed:
-            self._process()
+            self._go_on()
 
     def shutdown(self):
         """uvicorn's graceful shutdown: close when idle, else after the answer in progress."""
@@ -246,6 +246,18 @@ cdef class Connection:
             self.closing = True
 
     # ------------------------------------------------------------------ requests
+
+    cdef inline bint _busy(self):
+        """Whether requests wait: an answer pending, or the transport's buffer full."""
+        return self.task is not None or self.write_paused
+
+    cdef _go_on(self):
+        """Reading and answering again, after a pending answer or a full transport."""
+        if self.reading_paused:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        if self.start < self.end:
+            self._process()
 
     cdef void _compact(self):
         cdef char *base = PyByteArray_AS_STRING(self.buf)
@@ -373,11 +385,8 @@ cdef class Connection:
             self._close()
             return
         self.activity = self.loop.time()
-        if self.reading_paused:
-            self.reading_paused = False
-            self.transport.resume_reading()
-        if self.start < self.end and not self.write_paused:
-            self._process()
+        if not self.write_paused:
+            self._go_on()
 
     def _expire(self):
         """The keep-alive wait (config.timeout_keep_alive): close when nothing came for that

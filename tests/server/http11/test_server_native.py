@@ -249,12 +249,19 @@ class _Transport(asyncio.Transport):
         super().__init__()
         self.written: list[bytes] = []
         self.closed = False
+        self.reading = True
 
     def write(self, data: Any) -> None:
         self.written.append(bytes(data))
 
     def close(self) -> None:
         self.closed = True
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return default
@@ -307,6 +314,27 @@ def test_many_routes_and_a_new_generation() -> None:
         for proto, transport in ((first, written), (second, written_too)):
             _feed(proto, get("/m1"))
             assert transport.written[-1].endswith(b"\r\n\r\nnew")
+    finally:
+        loop.close()
+
+
+def test_nothing_is_answered_while_the_transport_is_full() -> None:
+    """pause_writing: requests wait in the buffer, reading stops when it is full (it does not
+    grow for them); resume_writing answers them, in one write, and reads again."""
+    loop = asyncio.new_event_loop()
+    try:
+        proto, transport, state = _connection(ROUTES, loop)
+        proto.pause_writing()
+        one = get("/v2/health/ready")
+        while transport.reading:
+            room = len(proto.get_buffer(-1))
+            assert room, "an empty buffer given to the event loop"
+            whole = min(room // len(one), 100)
+            _feed(proto, one * whole if whole else one[:room])
+        assert transport.written == [] and state.total_requests == 0
+        proto.resume_writing()
+        assert transport.reading and len(transport.written) == 1
+        assert state.total_requests == (1 << 15) // len(one)
     finally:
         loop.close()
 
