@@ -82,6 +82,7 @@ static inline int oip_http_parse_head(const unsigned char *p, size_t n, oip_http
     h->keep_alive = 0;
     h->v10 = 0;
     /* The request line. */
+    if (n == 0) return OIP_HTTP_PARTIAL; /* (p may be NULL then, which memcmp may not take) */
     if (n >= 4 && memcmp(p, "GET ", 4) == 0) {
         i = 4;
     } else if (n >= 5 && memcmp(p, "POST ", 5) == 0) {

@@ -8,6 +8,7 @@ stand-in here (``Routes``): the real one's answers are checked in test_server_fa
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -335,6 +336,33 @@ def test_nothing_is_answered_while_the_transport_is_full() -> None:
         proto.resume_writing()
         assert transport.reading and len(transport.written) == 1
         assert state.total_requests == (1 << 15) // len(one)
+    finally:
+        loop.close()
+
+
+def test_without_a_fast_path_the_connection_is_handed_over_at_once() -> None:
+    """An app with no FastPath (not a RestApp) or uvicorn's access log on: every
+    connection is the Python protocol's from its first byte."""
+    loop = asyncio.new_event_loop()
+    handed: list[Any] = []
+    try:
+        for routes, logged in ((None, False), (ROUTES, True)):
+            config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=logged)
+            state = type("State", (), {})()
+            state.connections, state.tasks, state.total_requests = set(), set(), 0
+            state.default_headers = []
+            transport = _Transport()
+            transport.set_protocol = handed.append  # type: ignore[method-assign]
+            logger = logging.getLogger("uvicorn.access")
+            handler = logging.NullHandler()
+            logger.addHandler(handler)
+            try:
+                NativeProtocol(config, state, None, loop, fast_path=routes).connection_made(
+                    transport
+                )
+            finally:
+                logger.removeHandler(handler)
+            assert isinstance(handed[-1], HttpProtocol) and state.connections == {handed[-1]}
     finally:
         loop.close()
 
