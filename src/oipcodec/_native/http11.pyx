@@ -165,6 +165,7 @@ cdef class Connection:
     cdef bytes default_lines
     cdef object task, timer
     cdef double activity, keep_alive_timeout
+    cdef Py_ssize_t max_head
     cdef bint closed, handed, write_paused, reading_paused, closing, pending_keep_alive
     cdef bint hand_over_at_once
 
@@ -179,6 +180,8 @@ cdef class Connection:
         self.status_lines = status_lines
         self.args = (config, server_state, app_state, _loop)
         self.kwargs = options
+        # A head the Python protocol would answer 431 (its max_head_bytes) goes to it.
+        self.max_head = min(MAX_FAST_HEAD, options.get("max_head_bytes", MAX_FAST_HEAD))
         self.keep_alive_timeout = config.timeout_keep_alive
         self.buf = bytearray(READ_BUFFER)
         self.start = self.end = 0
@@ -298,13 +301,13 @@ cdef class Connection:
             p = <const unsigned char *>PyByteArray_AS_STRING(self.buf) + self.start
             kind = oip_http_parse_head(p, <size_t>(self.end - self.start), &h)
             if kind == HEAD_PARTIAL:
-                arriving = self.end - self.start <= MAX_FAST_HEAD
+                arriving = self.end - self.start <= self.max_head
                 break
             length = h.content_length if h.content_length > 0 else 0
             total = <Py_ssize_t>h.head_length + length
             if (
                 kind != HEAD_FAST
-                or <Py_ssize_t>h.head_length > MAX_FAST_HEAD
+                or <Py_ssize_t>h.head_length > self.max_head
                 or length > MAX_FAST_BODY
             ):
                 break

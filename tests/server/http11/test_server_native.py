@@ -105,9 +105,11 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": text})
 
 
-def serving(fast_path: Any = None, **config: Any) -> Any:
+def serving(fast_path: Any = None, protocol_options: Any = None, **config: Any) -> Any:
     """``app`` under uvicorn with NativeProtocol (``fast_path`` given) or HttpProtocol."""
-    options = {} if fast_path is None else {"fast_path": fast_path}
+    options = dict(protocol_options or {})
+    if fast_path is not None:
+        options["fast_path"] = fast_path
     http = HttpProtocol if fast_path is None else NativeProtocol
     return run_app(app, options, http, server_header=False, access_log=False, **config)
 
@@ -338,6 +340,13 @@ def test_nothing_is_answered_while_the_transport_is_full() -> None:
         assert state.total_requests == (1 << 15) // len(one)
     finally:
         loop.close()
+
+
+def test_a_head_over_the_python_protocols_limit_gets_its_431() -> None:
+    with serving(ROUTES, protocol_options={"max_head_bytes": 100}) as (_, port):
+        data = get("/v2/health/ready", "X-Pad: " + "p" * 100)
+        assert b"HTTP/1.1 431 " in _talk(port, data)
+        assert b'{"ready":true}' in _talk(port, get("/v2/health/ready", "Connection: close"))
 
 
 def test_without_a_fast_path_the_connection_is_handed_over_at_once() -> None:
