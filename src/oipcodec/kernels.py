@@ -28,6 +28,7 @@ FAMILIES: tuple[str, ...] = (
     "flatbuf",
     "framing",
     "halffloat",
+    "http11",
     "jsondecode",
     "jsonencode",
     "jsonscan",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from oipcodec._pure.flatbuf import *  # noqa: F403
     from oipcodec._pure.framing import *  # noqa: F403
     from oipcodec._pure.halffloat import *  # noqa: F403
+    from oipcodec._pure.http11 import *  # noqa: F403
     from oipcodec._pure.jsondecode import *  # noqa: F403
     from oipcodec._pure.jsonencode import *  # noqa: F403
     from oipcodec._pure.jsonscan import *  # noqa: F403

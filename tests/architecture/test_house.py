@@ -1,6 +1,6 @@
 """The rules of the kernel layout: one family, one name in _native, _pure and _shared; the
 facade re-exports exactly the kernels; twins share their contract and their C constants; the C
-headers sit in csrc/oipcodec by job (common, read, write, protobuf) and by CPU (x86/, arm64/),
+headers sit in csrc/oipcodec by job (common, read, write, protobuf, http) and by CPU (x86/, arm64/),
 and include across those folders only downward."""
 
 from __future__ import annotations
@@ -75,10 +75,11 @@ def test_c_constants_are_generated_from_the_shared_tables() -> None:
 
 
 # The folders of csrc/oipcodec: the jobs, and under the JSON reader and writer the vector code of
-# each CPU beside the scalar code that chooses it (the job's "generic dispatch"). load/ is the
+# each CPU beside the scalar code that chooses it (the job's "generic dispatch"). http/ reads
+# the native front end's request heads (a kernel family, twinned in _pure). load/ is the
 # bench's HTTP load generator (oipcodec.bench._sender): a tool, not a codec kernel, so it has no
 # pure twin in _pure (its Python twin is oipcodec.bench.sender) and its loop is a .c of its own.
-JOBS = ("common", "read", "write", "protobuf", "load")
+JOBS = ("common", "read", "write", "protobuf", "http", "load")
 CPUS = ("x86", "arm64")
 _FOLDERS = {*JOBS, *(f"{job}/{cpu}" for job in ("read", "write") for cpu in CPUS)}
 # What each job may include besides itself and its own CPU folders (downward only).
@@ -87,6 +88,7 @@ _MAY_INCLUDE = {
     "read": ("common",),
     "write": ("common",),
     "protobuf": ("common",),
+    "http": ("common",),
     "load": ("common",),
 }
 _QUOTED = re.compile(r'^\s*#\s*include\s+"oipcodec/([^"]+)"', re.MULTILINE)
@@ -151,6 +153,7 @@ def test_layout_rules_catch_each_breach(tmp_path: Path) -> None:
         "read/x86/e.h": "__m512i v;\n",
         "common/f.h": '#include "oipcodec/read/a.h"\n',  # common includes a job
         "write/g.h": "__m256i v;\n",  # vector code outside x86/
+        "http/h.h": '#include "oipcodec/read/a.h"\n',  # http includes a job
     }
     for name, text in cases.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +162,15 @@ def test_layout_rules_catch_each_breach(tmp_path: Path) -> None:
     pyx = tmp_path / "k.pyx"
     pyx.write_text('cdef extern from "oipcodec/write/x86/f32.h":\n    pass\n')
     found = layout_violations(tmp_path, [pyx])
-    assert len(found) == 8, found
-    for bad in ("json.h", "read/a.h", "write/b.h", "read/arm64/", "common/f.h", "write/g.h"):
+    assert len(found) == 9, found
+    for bad in (
+        "json.h",
+        "read/a.h",
+        "write/b.h",
+        "read/arm64/",
+        "common/f.h",
+        "write/g.h",
+        "http/h.h",
+    ):
         assert any(v.startswith(bad) for v in found), (bad, found)
     assert any(v.startswith("k.pyx") for v in found), found

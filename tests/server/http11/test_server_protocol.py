@@ -277,11 +277,14 @@ async def tiny_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 @contextlib.contextmanager
 def run_app(
-    app: Any = tiny_app, protocol: dict[str, Any] | None = None, **config: Any
+    app: Any = tiny_app,
+    protocol: dict[str, Any] | None = None,
+    http: Any = HttpProtocol,
+    **config: Any,
 ) -> Iterator[tuple[uvicorn.Server, int]]:
-    """``app`` under uvicorn with oipcodec's protocol (``protocol``: more of its options), on
-    a new event loop (asyncio's own, where oipcodec's server has uvloop if installed) in a
-    thread; stopped on exit."""
+    """``app`` under uvicorn with oipcodec's protocol (``http``: its class, HttpProtocol or
+    NativeProtocol; ``protocol``: more of its options), on a new event loop (asyncio's own,
+    where oipcodec's server has uvloop if installed) in a thread; stopped on exit."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -290,7 +293,7 @@ def run_app(
     server = uvicorn.Server(
         uvicorn.Config(
             app,
-            http=functools.partial(HttpProtocol, body_timeout=BODY_TIMEOUT, **(protocol or {})),
+            http=functools.partial(http, body_timeout=BODY_TIMEOUT, **(protocol or {})),
             host="127.0.0.1",
             port=port,
             lifespan="off",

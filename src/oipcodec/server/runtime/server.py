@@ -64,11 +64,17 @@ def _uvicorn_server(app: Any, config: ServerConfig) -> Any:
 
     limits = config.limits
     http: Any = config.http_protocol
-    if http in ("oipcodec", "native"):  # the native protocol's wiring comes with its C half
+    if http in ("oipcodec", "native"):
         from oipcodec.server.http11 import BodyBudget, HttpProtocol
+        from oipcodec.server.http11.native import NativeProtocol, native_protocol_available
 
+        protocol: Any = HttpProtocol
+        if http == "native" and native_protocol_available():
+            protocol = NativeProtocol
+        elif http == "native":
+            log.warning("http_protocol 'native' needs the native kernels: using 'oipcodec'")
         http = functools.partial(
-            HttpProtocol,
+            protocol,
             body_timeout=limits.body_timeout_seconds,
             max_body_buffer=limits.max_body_bytes,
             body_budget=BodyBudget(config.body_budget_bytes()),
