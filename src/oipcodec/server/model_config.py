@@ -256,6 +256,7 @@ def document(model: Model) -> dict[str, Any]:
         "parameters": {
             key: {"string_value": value} for key, value in model.config_parameters.items()
         },
+        "model_transaction_policy": {"decoupled": model.decoupled},
         **extra,
     }
 
@@ -447,6 +448,7 @@ _READ_FIELDS = frozenset(
         "dynamic_batching.preserve_ordering",  # holds: a model's batches run in order
         "dynamic_batching.priority_levels",  # warned of by _dynamic_batching
         "dynamic_batching.default_priority_level",
+        "model_transaction_policy",
     }
 )
 _READ_WITHIN = frozenset({"input", "output", "dynamic_batching"})
@@ -512,6 +514,8 @@ def apply_config(model: Model, config: Any, folder: Path) -> None:
                 "dimension to batch along)",
                 model.name,
             )
+    if config.HasField("model_transaction_policy"):
+        changes["decoupled"] = bool(config.model_transaction_policy.decoupled)
     if config.parameters:
         changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
     labels = {
