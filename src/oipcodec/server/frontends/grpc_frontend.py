@@ -30,7 +30,7 @@ from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.frontends._grpc import client_gone, gone
 from oipcodec.server.inference import Exchange, Pipeline
-from oipcodec.server.inference.streaming import FINAL_PARAMETER, Responses, refuse_decoupled
+from oipcodec.server.inference.streaming import FINAL_PARAMETER, Responses, decoupled_refused
 from oipcodec.server.metadata import SERVER_NAME, extensions
 from oipcodec.server.regions import CopyOffLoop, SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
@@ -218,7 +218,8 @@ class InferenceServicer:
         try:
             with self.pipeline.exchange("grpc_typed", len(data)) as exchange:
                 request = await self._decode(exchange, data)
-                refuse_decoupled(exchange.model, "ModelInfer RPC")
+                if exchange.model is not None and exchange.model.decoupled:
+                    raise decoupled_refused("ModelInfer RPC")
                 answer = pb.encode_response(await exchange.run(request), raw=True)
                 exchange.sent(len(answer))
             return answer

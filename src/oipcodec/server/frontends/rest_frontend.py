@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -52,6 +52,7 @@ from oipcodec.server.frontends._asgi import (
     respond,
 )
 from oipcodec.server.inference import Exchange, Pipeline
+from oipcodec.server.inference.streaming import decoupled_refused
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
@@ -67,6 +68,9 @@ _MAX_DEFLATE_RATIO = 1032
 _T = TypeVar("_T")
 
 _HEADER_LENGTH = rest.HEADER_LENGTH.lower().encode()
+
+#: The generate extension's routes (the last segment of a model's path).
+_GENERATE = ("/generate", "/generate_stream")
 
 
 #: The health answers: (status, body) by (endpoint, state); the bodies are KServe's.
@@ -130,6 +134,9 @@ class RestApp:
         #: Other front ends' routes on this port, by the first segment of their paths
         #: (``api``: the v1 API, ``graphpipe``, ``metrics``), set by the runtime.
         self.mounts: dict[str, Route] = dict(mounts or {})
+        #: Triton's generate extension (``.../generate``, ``.../generate_stream``), an ASGI
+        #: app of its own since it streams; set by the runtime.
+        self.generate: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None
         self._metadata = orjson.dumps(
             {
                 "name": server_name,
@@ -166,6 +173,8 @@ class RestApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.generate is not None and scope["path"].endswith(_GENERATE):
+            return await self.generate(scope, receive, send)
         await respond(
             scope, receive, send, lambda method, path: self._route(method, path, scope, receive)
         )
@@ -307,6 +316,8 @@ class RestApp:
         self, scope: Scope, receive: Receive, name: str, version: str | None
     ) -> Answer:
         model = self.pipeline.model(name, version)  # 404 / 503 before reading the body
+        if model.decoupled:
+            raise decoupled_refused("HTTP end point")
         headers = dict(scope["headers"])
         body: Any = await read_body(scope, headers, receive, self.limits)
         with self.pipeline.exchange(_path_of(headers), len(body), model) as exchange:

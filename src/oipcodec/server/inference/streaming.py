@@ -39,7 +39,7 @@ from oipcodec.server.inference.pipeline import (
 from oipcodec.server.model import Model
 from oipcodec.types import InferRequest, InferResponse
 
-__all__ = ["FINAL_PARAMETER", "Responses", "refuse_decoupled"]
+__all__ = ["FINAL_PARAMETER", "Responses", "decoupled_refused"]
 
 #: The response parameter that marks a stream's last response for its request (Triton's).
 FINAL_PARAMETER = "triton_final_response"
@@ -47,11 +47,10 @@ FINAL_PARAMETER = "triton_final_response"
 _DONE = object()
 
 
-def refuse_decoupled(model: Model | None, where: str) -> None:
-    """Refuse a decoupled model on a unary endpoint, in Triton's words (``where``:
+def decoupled_refused(where: str) -> UnsupportedError:
+    """The refusal of a decoupled model on a unary endpoint, in Triton's words (``where``:
     ``ModelInfer RPC`` or ``HTTP end point``)."""
-    if model is not None and model.decoupled:
-        raise UnsupportedError(f"{where} doesn't support models with decoupled transaction policy")
+    return UnsupportedError(f"{where} doesn't support models with decoupled transaction policy")
 
 
 class Responses:
