@@ -125,6 +125,10 @@ class GenerateRoutes:
                 event = b"data: " + orjson.dumps(_document(response)) + b"\n\n"
                 await send({"type": "http.response.body", "body": event, "more_body": True})
                 sent += len(event)
+                # A turn of the event loop per event: a send that need not wait and a model
+                # that never awaits would otherwise hold the loop, and the client's leaving
+                # (and every other connection) would go unseen until the model ended.
+                await asyncio.sleep(0)
                 if gone.done():
                     return sent  # the client left: the caller closes the model's generator
                 try:

@@ -1,0 +1,118 @@
+"""A client that leaves a stream mid-way stops the model: its generator is closed (the model
+sees GeneratorExit at its yield, or CancelledError at an await) within a response or two of
+the server seeing the client go, over gRPC ModelStreamInfer and REST generate_stream; and
+1,000 such departures each stop their model and leave the process's memory where it was."""
+
+from __future__ import annotations
+
+import resource
+import socket
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import orjson
+import pytest
+
+from oipcodec import pb
+from oipcodec.testing import RunningServer, background
+from oipcodec.types import InferRequest, Tensor
+from tests.support import streaming_models as models
+
+grpc = pytest.importorskip("grpc")
+pytest.importorskip("uvicorn", reason="the server extra is not installed")
+
+#: A token every 10 ms: the server sees the client go long before the next one.
+PAUSE = 0.01
+LEAVES = 1000
+
+
+@pytest.fixture(scope="module", params=["oipcodec", "httptools"])
+def server(request: pytest.FixtureRequest) -> Iterator[RunningServer]:
+    with background(
+        models.streaming_models(),
+        process=False,
+        http_protocol=request.param,
+        log_level="critical",
+    ) as running:
+        yield running
+
+
+def _grpc_request(key: str, n: int, pause: float) -> bytes:
+    tensor = Tensor("N", "INT32", [1], np.array([n], dtype=np.int32))
+    request = InferRequest([tensor], model_name="tokens", parameters={"key": key, "sleep": pause})
+    return pb.encode_request(request, raw=True)
+
+
+def _grpc_leave(target: str, key: str, n: int, pause: float, read: int) -> None:
+    channel = grpc.insecure_channel(target)
+    call = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer")(
+        iter([_grpc_request(key, n, pause)]), timeout=30
+    )
+    for _ in range(read):
+        next(call)
+    call.cancel()
+    channel.close()
+
+
+def _sse_leave(address: str, key: str, n: int, pause: float, read: int) -> None:
+    host, port = address.rsplit(":", 1)
+    body = orjson.dumps({"N": n, "key": key, "sleep": pause})
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(
+            b"POST /v2/models/tokens/generate_stream HTTP/1.1\r\nhost: x\r\n"
+            b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        seen = b""
+        while seen.count(b"data: ") < read:
+            seen += sock.recv(65536)
+
+
+def _closed(key: str) -> str:
+    deadline = time.monotonic() + 10
+    while key not in models.CLOSED and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return models.CLOSED.get(key, "not closed")
+
+
+@pytest.mark.parametrize("transport", ["grpc", "sse"])
+def test_a_client_leaving_stops_the_model(server: RunningServer, transport: str) -> None:
+    key = f"{transport}-{server.http_address}"
+    if transport == "grpc":
+        _grpc_leave(server.grpc_address, key, 10_000, PAUSE, read=3)
+    else:
+        _sse_leave(server.http_address, key, 10_000, PAUSE, read=3)
+    closed = _closed(key)
+    kind, sent = closed.rsplit(" after ", 1)
+    assert kind in ("GeneratorExit", "CancelledError")
+    assert 3 <= int(sent) <= 5, closed  # the three read, and at most two more
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+@pytest.mark.parametrize("transport", ["grpc", "sse"])
+def test_a_thousand_departures_leave_memory_where_it_was(
+    server: RunningServer, transport: str
+) -> None:
+    leave = _grpc_leave if transport == "grpc" else _sse_leave
+    address = server.grpc_address if transport == "grpc" else server.http_address
+
+    def round_of(count: int, tag: str) -> None:
+        for i in range(count):
+            leave(address, f"{tag}{i}", 1_000_000, 0.0, read=1)
+
+    round_of(100, f"warm-{transport}-")  # warm up: pools, caches, grpc's channel machinery
+    before = _rss_kb()
+    round_of(LEAVES, f"{transport}-")
+    deadline = time.monotonic() + 10
+    while sum(1 for k in models.CLOSED if k.startswith(f"{transport}-")) < LEAVES:
+        assert time.monotonic() < deadline, "not every model was stopped"
+        time.sleep(0.01)
+    grown = _rss_kb() - before
+    assert grown < 16 * 1024, f"RSS grew {grown} kB over {LEAVES} departures"
