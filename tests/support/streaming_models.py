@@ -65,3 +65,27 @@ class SyncTokens(Model):
 
 def streaming_models() -> list[Model]:
     return [Tokens(), SyncTokens(), SquareInt32(), RepeatInt32(), AddSub()]
+
+
+class Burst(Model):
+    """``N`` (INT32 [1]) small responses (OUT INT32 [1], the index) as fast as it can: the
+    front ends' cost per response (tools/stream_measure.py)."""
+
+    name = "burst"
+    inputs = (TensorSpec("N", "INT32", [1]),)
+    outputs = (TensorSpec("OUT", "INT32", [1]),)
+
+    async def predict(self, inputs: Any, parameters: Any) -> AsyncIterator[dict[str, Any]]:
+        for index in range(int(inputs["N"][0])):
+            yield {"OUT": np.array([index], dtype=np.int32)}
+
+
+class Single(Model):
+    """One response (OUT = N): the unary call a stream's first response compares with."""
+
+    name = "single"
+    inputs = (TensorSpec("N", "INT32", [1]),)
+    outputs = (TensorSpec("OUT", "INT32", [1]),)
+
+    def predict(self, inputs: Any, parameters: Any) -> dict[str, Any]:
+        return {"OUT": inputs["N"]}
