@@ -25,9 +25,9 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from oipcodec.client import GrpcClient, HttpClient  # noqa: E402
-from oipcodec.testing import background  # noqa: E402
-from tests.support.streaming_models import Burst, Single  # noqa: E402
+from oipcodec.client import GrpcClient, HttpClient
+from oipcodec.testing import background
+from tests.support.streaming_models import Burst, Single
 
 RESPONSES = 256
 
@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
     with background([Burst(), Single()], log_level="critical") as server:
-        for make, name in ((_sse, "generate_stream"), (_grpc, "ModelStreamInfer")):
+        for make in (_sse, _grpc):  # warm up
             _run(make, server.http_address if make is _sse else server.grpc_address, 1, 0.5)
         for concurrency in (1, 8):
             for make, name in ((_sse, "generate_stream"), (_grpc, "ModelStreamInfer")):
