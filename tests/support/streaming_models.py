@@ -17,6 +17,8 @@ from oipcodec.server.demo import AddSub, RepeatInt32, SquareInt32
 #: server's process: the tests that read it run the server in a thread).
 CLOSED: dict[str, str] = {}
 CLOSED_EVENT = threading.Event()
+#: How many responses each stream's model has yielded so far, by request id.
+PROGRESS: dict[str, int] = {}
 
 
 class Tokens(Model):
@@ -40,6 +42,7 @@ class Tokens(Model):
                     await asyncio.sleep(pause)
                 yield {"TOKEN": np.array([f"t{index}".encode()], dtype=object)}
                 sent += 1
+                PROGRESS[key] = sent
         except GeneratorExit:
             CLOSED[key] = f"GeneratorExit after {sent}"
             CLOSED_EVENT.set()

@@ -88,6 +88,44 @@ def test_a_client_leaving_stops_the_model(server: RunningServer, transport: str)
     assert 3 <= int(sent) <= 5, closed  # the three read, and at most two more
 
 
+@pytest.mark.parametrize("transport", ["grpc", "sse"])
+def test_a_slow_reader_pauses_the_model(server: RunningServer, transport: str) -> None:
+    """A client that reads nothing: the model runs until the transport's buffers are full,
+    then waits at its yield (nothing queues in the server)."""
+    key = f"slow-{transport}-{server.http_address}"
+    n = 10_000_000
+    if transport == "grpc":
+        channel = grpc.insecure_channel(server.grpc_address)
+        call = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer")(
+            iter([_grpc_request(key, n, 0.0)]), timeout=30
+        )
+        next(call)  # the stream is open; then nothing more is read
+    else:
+        host, port = server.http_address.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), timeout=30)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        body = orjson.dumps({"N": n, "key": key})
+        sock.sendall(
+            b"POST /v2/models/tokens/generate_stream HTTP/1.1\r\nhost: x\r\n"
+            b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+    try:
+        deadline = time.monotonic() + 15
+        before, now = -1, 0
+        while before != now:  # until half a second passes with no response pulled
+            assert time.monotonic() < deadline, f"the model never paused: {now} responses"
+            time.sleep(0.5)
+            before, now = now, models.PROGRESS.get(key, 0)
+        assert 0 < now < n // 10
+    finally:
+        if transport == "grpc":
+            call.cancel()
+            channel.close()
+        else:
+            sock.close()
+    assert _closed(key).startswith(("GeneratorExit", "CancelledError"))
+
+
 def _rss_kb() -> int:
     with open("/proc/self/status") as status:
         for line in status:
