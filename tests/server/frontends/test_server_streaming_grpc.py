@@ -6,6 +6,7 @@ unary ModelInfer refused as Triton refuses it."""
 from __future__ import annotations
 
 import queue
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -160,3 +161,19 @@ def test_unary_model_infer_refuses_a_decoupled_model(client: Any) -> None:
 def test_the_config_says_decoupled(client: Any) -> None:
     config = client.get_model_config("square_int32").config
     assert config.model_transaction_policy.decoupled is True
+
+
+def test_a_stream_counts_once_in_the_statistics(client: Any) -> None:
+    """As Triton counts a decoupled request: one success per request, whatever its count of
+    responses."""
+
+    def successes() -> int:
+        stats = client.get_inference_statistics("square_int32", as_json=True)
+        return int(stats["model_stats"][0]["inference_stats"]["success"].get("count", 0))
+
+    before = successes()
+    _collect(client, [{"model_name": "square_int32", "inputs": [_int32("IN", [3])]}], 3)
+    deadline = time.monotonic() + 5
+    while successes() != before + 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert successes() == before + 1

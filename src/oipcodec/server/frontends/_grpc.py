@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 log = logging.getLogger("oipcodec.server")
 
-__all__ = ["client_gone", "gone"]
+__all__ = ["client_gone"]
 
 
 @functools.cache
-def gone() -> tuple[type[BaseException], ...]:
+def _gone() -> tuple[type[BaseException], ...]:
     """What grpcio raises on a write into a stream whose client has gone: its core's failed
     batch (named only in its private cygrpc module), or its usage error once the call is
     finished."""
@@ -34,6 +34,6 @@ def client_gone(where: str) -> Iterator[None]:
     try:
         yield
     except Exception as exc:  # the except clause's class is known only once grpcio is loaded
-        if not isinstance(exc, gone()):
+        if not isinstance(exc, _gone()):
             raise
         log.debug("%s: the client went away (%s)", where, type(exc).__name__)

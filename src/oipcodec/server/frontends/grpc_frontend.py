@@ -28,7 +28,7 @@ from oipcodec import __version__, pb
 from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, request_error_for
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
-from oipcodec.server.frontends._grpc import client_gone, gone
+from oipcodec.server.frontends._grpc import client_gone
 from oipcodec.server.inference import Exchange, Pipeline
 from oipcodec.server.inference.streaming import FINAL_PARAMETER, Responses, decoupled_refused
 from oipcodec.server.metadata import SERVER_NAME, extensions
@@ -281,10 +281,11 @@ class InferenceServicer:
         write: Callable[[bytes], Awaitable[None]],
     ) -> None:
         """A decoupled model's responses to one request of a stream, each written before the
-        next is asked of the model."""
+        next is asked of the model. A stream its client left is not counted (as over SSE):
+        the model did not finish, and nobody was refused."""
         with client_gone("ModelStreamInfer"):
             try:
-                with exchange:
+                with exchange, client_gone("ModelStreamInfer"):
                     sent = 0
                     async with Responses(exchange, request, exchange.model) as responses:
                         while (response := await responses.next()) is not None:
@@ -297,8 +298,6 @@ class InferenceServicer:
                             await write(pb.encode_stream_response(answer))
                     exchange.sent(sent)
             except Exception as exc:
-                if isinstance(exc, gone()):
-                    raise
                 await write(pb.encode_stream_error(_logged(exc, "ModelStreamInfer").message))
 
     # ------------------------------------------------------------------ errors
