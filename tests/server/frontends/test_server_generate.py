@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from oipcodec.server.demo import AddSub
 from oipcodec.testing import RunningServer, background
 from tests.support.streaming_models import streaming_models
 
@@ -20,8 +21,9 @@ pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
 @pytest.fixture(scope="module", params=["oipcodec", "httptools"])
 def server(request: pytest.FixtureRequest) -> Iterator[RunningServer]:
+    models = [*streaming_models(), AddSub(name="generate")]
     with background(
-        streaming_models(), http_protocol=request.param, grpc_port=None, log_level="critical"
+        models, http_protocol=request.param, grpc_port=None, log_level="critical"
     ) as running:
         yield running
 
@@ -118,3 +120,16 @@ def test_a_model_that_answers_once_generates(server: RunningServer) -> None:
     )
     assert status == 200
     assert orjson.loads(body)["OUTPUT0"] == [1.5, 2.5]
+
+
+def test_a_model_called_generate_keeps_its_routes(server: RunningServer) -> None:
+    host, port = server.http_address.rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        connection.request("GET", "/v2/models/generate")
+        answer = connection.getresponse()
+        assert (answer.status, orjson.loads(answer.read())["name"]) == (200, "generate")
+    finally:
+        connection.close()
+    status, _, body = _post(server, "/v2/models/generate/generate", {"INPUT0": 1.0, "INPUT1": 2.0})
+    assert (status, orjson.loads(body)["OUTPUT0"]) == (200, 3.0)

@@ -50,6 +50,7 @@ from oipcodec.server.frontends._asgi import (
     json_answer,
     read_body,
     respond,
+    route_path,
 )
 from oipcodec.server.inference import Exchange, Pipeline
 from oipcodec.server.inference.streaming import decoupled_refused
@@ -173,7 +174,11 @@ class RestApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.generate is not None and scope["path"].endswith(_GENERATE):
+        if (
+            self.generate is not None
+            and scope["path"].endswith(_GENERATE)
+            and route_path(scope).count("/") in (4, 6)  # not the metadata of a model "generate"
+        ):
             return await self.generate(scope, receive, send)
         await respond(
             scope, receive, send, lambda method, path: self._route(method, path, scope, receive)
