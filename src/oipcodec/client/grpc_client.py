@@ -765,7 +765,13 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
         model_version: str | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[InferResponse]:
-        """As :meth:`GrpcClient.infer_stream`."""
+        """As :meth:`GrpcClient.infer_stream`.
+
+        Parameters
+        ----------
+        model, inputs, outputs, raw, parameters, id, model_version, timeout
+            As in :meth:`GrpcClient.infer_stream`.
+        """
         request = build_request(model, inputs, outputs, parameters, id, model_version)
         answers = self.stream_infer([request], raw, timeout)
         try:

@@ -277,6 +277,18 @@ class HttpClient(SharedMemoryCalls, _Common):
         """Triton's generate extension: ``request`` (a JSON object: ``id``, the model's inputs
         by name, ``parameters``...) answered by one JSON object (docs/streaming.md).
 
+        Parameters
+        ----------
+        model
+            The model's name.
+        request
+            The generate request: each of the model's inputs by name (a value or a flat
+            array), ``id``, ``parameters``, and any other key as a request parameter.
+        model_version
+            The model's version; default the server's choice.
+        timeout
+            Seconds, overriding the client's.
+
         Raises
         ------
         ServerError
@@ -679,7 +691,13 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
         model_version: str | None = None,
         timeout: float | None = None,
     ) -> dict[str, Any]:
-        """As :meth:`HttpClient.generate`."""
+        """As :meth:`HttpClient.generate`.
+
+        Parameters
+        ----------
+        model, request, model_version, timeout
+            As in :meth:`HttpClient.generate`.
+        """
         path = _model_path(model, model_version, "/generate")
         answer: dict[str, Any] = await self._post_json(path, request, timeout)
         return answer
@@ -691,8 +709,15 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
         model_version: str | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """As :meth:`HttpClient.generate_stream` (``timeout`` bounds each wait for the next
-        event)."""
+        """As :meth:`HttpClient.generate_stream`.
+
+        Parameters
+        ----------
+        model, request, model_version
+            As in :meth:`HttpClient.generate`.
+        timeout
+            Bounds the connect and each wait for the next event.
+        """
         aiohttp = self._aiohttp
         path = _model_path(model, model_version, "/generate_stream")
         where = self._where(path)
