@@ -131,3 +131,20 @@ def test_a_model_that_answers_once_is_a_stream_of_one() -> None:
                 return got, responses.single
 
     assert asyncio.run(main()) == ([7], True)
+
+
+def test_closed_responses_do_not_call_predict_again() -> None:
+    model = Counter()
+    pipeline = Pipeline.of(ModelRegistry([model]))
+
+    async def main() -> None:
+        await pipeline.registry.load_all()
+        with pipeline.exchange("json", 0) as exchange:
+            responses = Responses(exchange, _request("counter", 5), None)
+            assert await responses.next() is not None
+            await responses.aclose()
+            with pytest.raises(RuntimeError, match="closed"):
+                await responses.next()
+
+    asyncio.run(main())
+    assert model.pulled == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -62,8 +63,18 @@ class SyncTokens(Model):
     outputs = (TensorSpec("TOKEN", "BYTES", [1]),)
 
     def predict(self, inputs: Any, parameters: Any) -> Iterator[dict[str, Any]]:
-        for index in range(int(inputs["N"][0])):
-            yield {"TOKEN": np.array([f"t{index}".encode()], dtype=object)}
+        pause = float(parameters.get("sleep", 0))
+        key = str(parameters.get("key", ""))
+        sent = 0
+        try:
+            for index in range(int(inputs["N"][0])):
+                if pause:
+                    time.sleep(pause)
+                yield {"TOKEN": np.array([f"t{index}".encode()], dtype=object)}
+                sent += 1
+        except GeneratorExit:
+            CLOSED[key] = f"GeneratorExit after {sent}"
+            raise
 
 
 def streaming_models() -> list[Model]:

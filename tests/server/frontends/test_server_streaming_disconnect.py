@@ -38,9 +38,9 @@ def server(request: pytest.FixtureRequest) -> Iterator[RunningServer]:
         yield running
 
 
-def _grpc_request(key: str, n: int, pause: float) -> bytes:
+def _grpc_request(key: str, n: int, pause: float, model: str = "tokens") -> bytes:
     tensor = Tensor("N", "INT32", [1], np.array([n], dtype=np.int32))
-    request = InferRequest([tensor], model_name="tokens", parameters={"key": key, "sleep": pause})
+    request = InferRequest([tensor], model_name=model, parameters={"key": key, "sleep": pause})
     return pb.encode_request(request, raw=True)
 
 
@@ -124,6 +124,21 @@ def test_a_slow_reader_pauses_the_model(server: RunningServer, transport: str) -
         else:
             sock.close()
     assert _closed(key).startswith(("GeneratorExit", "CancelledError"))
+
+
+def test_a_generator_in_a_worker_thread_is_closed_after_its_step(server: RunningServer) -> None:
+    """The stream ends while the thread runs a step: the generator is closed when the step
+    is over (closing it while it runs would fail), and the model sees GeneratorExit."""
+    key = f"thread-{server.http_address}"
+    channel = grpc.insecure_channel(server.grpc_address)
+    call = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer")(
+        iter([_grpc_request(key, 1000, 0.2, "sync_tokens")]), timeout=30
+    )
+    next(call)
+    time.sleep(0.05)  # the next step is running in its thread
+    call.cancel()
+    channel.close()
+    assert _closed(key) in ("GeneratorExit after 1", "GeneratorExit after 2")
 
 
 def _rss_kb() -> int:

@@ -80,6 +80,7 @@ class Responses:
         "_request",
         "_requested",
         "_started",
+        "_step",
         "_thread",
         "count",
         "single",
@@ -111,6 +112,9 @@ class Responses:
         )
         self._gen: Any = None
         self._thread = False
+        # A step of a plain generator in a worker thread, while it runs (it cannot be
+        # interrupted: the generator is closed when it ends).
+        self._step: asyncio.Future[Any] | None = None
         self._key = 0
         self._checked = self._started = 0
         self._last: InferResponse | None = None
@@ -149,6 +153,8 @@ class Responses:
         """The next response, or None when the model has no more; the model's error is
         raised as :func:`~oipcodec.server.inference.failure.failure` makes it."""
         if self._gen is None:
+            if self.count or self._checked:
+                raise RuntimeError("the responses were closed")
             await self._open()
         gen = self._gen
         try:
@@ -156,7 +162,9 @@ class Responses:
                 produced = await gen.__anext__()
             elif self._thread:
                 loop = asyncio.get_running_loop()
-                produced = await loop.run_in_executor(None, next, gen, _DONE)
+                self._step = loop.run_in_executor(None, next, gen, _DONE)
+                produced = await asyncio.shield(self._step)  # a cancel leaves it running
+                self._step = None
             else:
                 produced = next(gen, _DONE)
         except StopAsyncIteration:
@@ -205,13 +213,28 @@ class Responses:
             )
 
     async def aclose(self) -> None:
-        """Close the model's generator (it sees ``GeneratorExit``) and end the request."""
+        """Close the model's generator (it sees ``GeneratorExit``) and end the request; a
+        step running in a worker thread is let finish first."""
         gen, self._gen = self._gen, None
         key, self._key = self._key, 0
-        try:
+        step, self._step = self._step, None
+        if step is not None and not step.done():
+            step.add_done_callback(lambda done: self._close(gen, key, done))
+        else:
             if inspect.isasyncgen(gen):
-                await gen.aclose()
-            elif inspect.isgenerator(gen):
+                try:
+                    await gen.aclose()
+                except Exception as exc:
+                    failure(self._model, exc)  # logged; the client is gone or answered
+            self._close(gen, key)
+
+    def _close(self, gen: Any, key: int, step: asyncio.Future[Any] | None = None) -> None:
+        """Close a plain generator, and leave the model's requests in flight (after its
+        ``step`` in a worker thread, whose error is read here: no one else awaits it)."""
+        if step is not None and not step.cancelled():
+            step.exception()
+        try:
+            if inspect.isgenerator(gen):
                 gen.close()
         except Exception as exc:
             failure(self._model, exc)  # logged; the client is gone or already answered
