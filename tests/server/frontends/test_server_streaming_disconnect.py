@@ -141,6 +141,22 @@ def test_a_generator_in_a_worker_thread_is_closed_after_its_step(server: Running
     assert _closed(key) in ("GeneratorExit after 1", "GeneratorExit after 2")
 
 
+def test_a_client_leaving_generate_stops_the_model(server: RunningServer) -> None:
+    """/generate answers once, at the end: a client that leaves before stops the model."""
+    key = f"generate-{server.http_address}"
+    host, port = server.http_address.rsplit(":", 1)
+    body = orjson.dumps({"N": 1, "key": key, "sleep": 5})
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(
+            b"POST /v2/models/tokens/generate HTTP/1.1\r\nhost: x\r\n"
+            b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        )
+        time.sleep(0.2)
+    started = time.monotonic()
+    assert _closed(key) == "CancelledError after 0"
+    assert time.monotonic() - started < 2
+
+
 def _rss_kb() -> int:
     with open("/proc/self/status") as status:
         for line in status:

@@ -18,7 +18,7 @@ sent). ``/generate`` takes a model that answers exactly once. docs/streaming.md.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -38,9 +38,9 @@ from oipcodec.server.frontends._asgi import (
     error_answer,
     read_body,
     respond,
+    while_connected,
 )
-from oipcodec.server.inference import Pipeline
-from oipcodec.server.inference.streaming import Responses
+from oipcodec.server.inference import Pipeline, Responses
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, InferResponse
@@ -64,11 +64,20 @@ class GenerateRoutes:
         The models.
     limits
         What a request may hold.
+    elsewhere
+        The routes of the app beside it, for a path that only ends like a generate route
+        (``/v2/models/generate``: the metadata of a model called ``generate``).
     """
 
-    def __init__(self, registry: ModelRegistry, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        registry: ModelRegistry,
+        limits: Limits = DEFAULT_LIMITS,
+        elsewhere: Callable[[str, str, Scope, Receive], Awaitable[Answer]] | None = None,
+    ) -> None:
         self.pipeline = Pipeline.of(registry)
         self.limits = limits
+        self.elsewhere = elsewhere
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await respond(
@@ -87,6 +96,8 @@ class GenerateRoutes:
             or parts[:2] != ["v2", "models"]
             or (len(parts) == 6 and parts[3] != "versions")
         ):
+            if self.elsewhere is not None:
+                return await self.elsewhere(method, path, scope, receive)
             raise NotFoundError(f"no endpoint {path}")
         name, version = parts[2], parts[4] if len(parts) == 6 else None
         streaming = parts[-1] == "generate_stream"
@@ -96,16 +107,13 @@ class GenerateRoutes:
         with self.pipeline.exchange("json", len(body), model) as exchange:
             request = self._request(model, body)
             async with Responses(exchange, request, model) as responses:
-                first = await responses.next()  # its error is a JSON error answer
-                if not streaming:
-                    if first is None or await responses.next() is not None:
-                        raise InternalError(
-                            "generate expects model to produce exactly 1 response, use generate "
-                            "stream for model that generates various number of responses"
-                        )
-                    answer = orjson.dumps(_document(first))
+                if not streaming:  # the model stops if the client leaves
+                    answer = orjson.dumps(
+                        _document(await while_connected(receive, _one(responses)))
+                    )
                     exchange.sent(len(answer))
                     return 200, answer, [(b"content-type", JSON)]
+                first = await responses.next()  # its error is a JSON error answer
                 sent = await self._stream(first, responses, receive, send)
                 exchange.sent(sent)
         raise _Streamed
@@ -173,6 +181,17 @@ class GenerateRoutes:
             model_version=model.version,
             limits=self.limits,
         )
+
+
+async def _one(responses: Responses) -> InferResponse:
+    """The model's one response; more or none is refused in Triton's words."""
+    first = await responses.next()
+    if first is None or await responses.next() is not None:
+        raise InternalError(
+            "generate expects model to produce exactly 1 response, use generate stream for "
+            "model that generates various number of responses"
+        )
+    return first
 
 
 def _map(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -30,7 +30,6 @@ from oipcodec.errors import (
     NotFoundError,
     OIPError,
     PayloadTooLargeError,
-    UnavailableError,
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
@@ -50,10 +49,9 @@ from oipcodec.server.frontends._asgi import (
     json_answer,
     read_body,
     respond,
-    route_path,
+    while_connected,
 )
-from oipcodec.server.inference import Exchange, Pipeline
-from oipcodec.server.inference.streaming import decoupled_refused
+from oipcodec.server.inference import Exchange, Pipeline, decoupled_refused
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
@@ -69,9 +67,6 @@ _MAX_DEFLATE_RATIO = 1032
 _T = TypeVar("_T")
 
 _HEADER_LENGTH = rest.HEADER_LENGTH.lower().encode()
-
-#: The generate extension's routes (the last segment of a model's path).
-_GENERATE = ("/generate", "/generate_stream")
 
 
 #: The health answers: (status, body) by (endpoint, state); the bodies are KServe's.
@@ -135,9 +130,7 @@ class RestApp:
         #: Other front ends' routes on this port, by the first segment of their paths
         #: (``api``: the v1 API, ``graphpipe``, ``metrics``), set by the runtime.
         self.mounts: dict[str, Route] = dict(mounts or {})
-        #: Triton's generate extension (``.../generate``, ``.../generate_stream``), an ASGI
-        #: app of its own since it streams; set by the runtime.
-        self.generate: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None
+        self.generate: Any = None  # Triton's generate extension (an ASGI app: it streams)
         self._metadata = orjson.dumps(
             {
                 "name": server_name,
@@ -174,11 +167,7 @@ class RestApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            self.generate is not None
-            and scope["path"].endswith(_GENERATE)
-            and route_path(scope).count("/") in (4, 6)  # not the metadata of a model "generate"
-        ):
+        if self.generate is not None and scope["path"].endswith(("/generate", "/generate_stream")):
             return await self.generate(scope, receive, send)
         await respond(
             scope, receive, send, lambda method, path: self._route(method, path, scope, receive)
@@ -328,7 +317,7 @@ class RestApp:
         with self.pipeline.exchange(_path_of(headers), len(body), model) as exchange:
             run = self._run(exchange, headers, body, name, version, scope)
             if self.pipeline.queues(model):
-                run = _while_connected(receive, run)
+                run = while_connected(receive, run)
             answer = await run
             sent = answer[1]
             exchange.sent(len(sent) if isinstance(sent, bytes) else sum(len(p) for p in sent))
@@ -483,24 +472,6 @@ def _content_encoding(headers: dict[bytes, bytes]) -> bytes | None:
     if encoding is None or encoding.strip().lower() in (b"", b"identity"):
         return None
     return encoding
-
-
-async def _while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _T:
-    """``work``, cancelled if the client goes away first (ASGI's ``http.disconnect``, which
-    ``receive`` gives once the body was read): a request waiting in a dynamic batch's queue
-    then leaves it. Only for models that batch: it costs a task per request."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(receive())
-    try:
-        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-        if not task.done() and watcher.result().get("type") == "http.disconnect":
-            task.cancel()
-            raise UnavailableError("the client went away before its answer was ready")
-        return await task
-    finally:
-        watcher.cancel()
-        if not task.done():
-            task.cancel()
 
 
 def _path_of(headers: dict[bytes, bytes]) -> str:

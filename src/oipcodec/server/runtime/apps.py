@@ -54,7 +54,7 @@ def create_rest_app(
             "metrics": MetricsRoutes(registry),
         }
     )
-    app.generate = GenerateRoutes(registry, limits)
+    app.generate = GenerateRoutes(registry, limits, elsewhere=app._route)
     return app
 
 
