@@ -40,7 +40,8 @@ from oipcodec.server.frontends._asgi import (
     respond,
     while_connected,
 )
-from oipcodec.server.inference import Pipeline, Responses
+from oipcodec.server.inference import Pipeline
+from oipcodec.server.inference.streaming import Responses
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, InferResponse

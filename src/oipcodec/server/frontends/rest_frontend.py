@@ -49,9 +49,10 @@ from oipcodec.server.frontends._asgi import (
     json_answer,
     read_body,
     respond,
-    while_connected,
 )
-from oipcodec.server.inference import Exchange, Pipeline, decoupled_refused
+from oipcodec.server.frontends._asgi import while_connected as _while_connected
+from oipcodec.server.inference import Exchange, Pipeline
+from oipcodec.server.inference.streaming import decoupled_refused
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
@@ -317,7 +318,7 @@ class RestApp:
         with self.pipeline.exchange(_path_of(headers), len(body), model) as exchange:
             run = self._run(exchange, headers, body, name, version, scope)
             if self.pipeline.queues(model):
-                run = while_connected(receive, run)
+                run = _while_connected(receive, run)
             answer = await run
             sent = answer[1]
             exchange.sent(len(sent) if isinstance(sent, bytes) else sum(len(p) for p in sent))

@@ -15,15 +15,12 @@ from oipcodec.server.inference.pipeline import (
     check_inputs,
     output_tensors,
 )
-from oipcodec.server.inference.streaming import Responses, decoupled_refused
 
 __all__ = [
     "TRANSPORT_PARAMETERS",
     "Exchange",
     "Pipeline",
-    "Responses",
     "Result",
     "check_inputs",
-    "decoupled_refused",
     "output_tensors",
 ]
