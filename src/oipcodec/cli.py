@@ -165,7 +165,8 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="run an OIP server (REST + gRPC); without --model-module, the demo models",
         description="Serve models over the Open Inference Protocol: REST (uvicorn) and gRPC. "
         "Without --model-module it serves the demo models simple, simple_string, identity, "
-        "add_sub, simple_identity and simple_int8. The same models answer the TensorRT "
+        "add_sub, simple_identity, simple_int8, and the decoupled square_int32 and repeat_int32 "
+        "(docs/streaming.md). The same models answer the TensorRT "
         "Inference Server v1 API on the same ports: GET /api/health/live, /api/health/ready, "
         "/api/status[/<model>]; POST /api/infer/<model>[/<version>], "
         "/api/modelcontrol/load/<model>, /api/modelcontrol/unload/<model>; and the gRPC "

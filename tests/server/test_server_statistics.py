@@ -87,6 +87,7 @@ SIMPLE_CONFIG = {
         for name in ("OUTPUT0", "OUTPUT1")
     ],
     "parameters": {},
+    "model_transaction_policy": {"decoupled": False},
 }
 
 

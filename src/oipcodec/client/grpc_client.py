@@ -16,7 +16,15 @@ plain values as the HTTP clients.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any
 
 from oipcodec import pb
@@ -196,6 +204,13 @@ def parse_stream_response(
     return pb.decode_response(
         response if response is not None else b"", limits=limits, shared_memory=shared_memory
     )
+
+
+def _raised(answer: StreamResult) -> InferResponse:
+    """A stream's response, or its error raised."""
+    if isinstance(answer, ServerError):
+        raise answer
+    return answer
 
 
 def _tensor_metadata(items: Any) -> list[dict[str, Any]]:
@@ -465,8 +480,12 @@ class GrpcClient(SharedMemoryCalls, _Base):
         requests: Iterable[InferRequest],
         raw: bool | None = None,
         timeout: float | None = None,
-    ) -> Iterator[StreamResult]:
-        """ModelStreamInfer: answers to ``requests`` sent on one stream, one per request, in order.
+    ) -> Generator[StreamResult, None, None]:
+        """ModelStreamInfer: answers to ``requests`` sent on one stream: one per request, in
+        order, from a model that answers once; 0..n per request, as they come, from a
+        decoupled model (each response's ``parameters`` hold ``triton_final_response``; tell
+        the requests apart by ``id``; a request with the parameter
+        ``triton_enable_empty_final_response`` true also gets an empty final response).
 
         Each answer is an :class:`~oipcodec.InferResponse`, or a :class:`ServerError` (not raised:
         the stream goes on). A broken stream raises.
@@ -488,6 +507,41 @@ class GrpcClient(SharedMemoryCalls, _Base):
                 yield parse_stream_response(reply, self.target, self.limits, self.regions.resolve)
         except self._grpc.RpcError as exc:
             raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
+
+    def infer_stream(
+        self,
+        model: str,
+        inputs: Inputs,
+        outputs: Outputs = None,
+        raw: bool | None = None,
+        parameters: Parameters | None = None,
+        id: str | None = None,
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[InferResponse]:
+        """One request on its own ModelStreamInfer stream: its responses as they arrive (a
+        decoupled model's 0..n, any other model's one), until the server ends the stream.
+        Leaving the loop early closes the stream, and the server then stops the model.
+
+        Parameters
+        ----------
+        model, inputs, outputs, raw, parameters, id, model_version
+            As in :meth:`infer`.
+        timeout
+            Bounds the whole stream.
+
+        Raises
+        ------
+        ServerError
+            The server's error for the request (before or after some responses).
+        """
+        request = build_request(model, inputs, outputs, parameters, id, model_version)
+        answers = self.stream_infer([request], raw, timeout)
+        try:
+            for answer in answers:
+                yield _raised(answer)
+        finally:
+            answers.close()
 
     def live(self, timeout: float | None = None) -> bool:
         return bool(self._call(self._stubs.live, self._stubs.pb2.ServerLiveRequest(),
@@ -670,7 +724,7 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
         requests: Iterable[InferRequest] | AsyncIterable[InferRequest],
         raw: bool | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[StreamResult]:
+    ) -> AsyncGenerator[StreamResult, None]:
         """As :meth:`GrpcClient.stream_infer`.
 
         Parameters
@@ -699,6 +753,32 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
             raise _error(exc, self.target, "ModelStreamInfer", self._receive_limit) from None
         finally:
             call.cancel()
+
+    async def infer_stream(
+        self,
+        model: str,
+        inputs: Inputs,
+        outputs: Outputs = None,
+        raw: bool | None = None,
+        parameters: Parameters | None = None,
+        id: str | None = None,
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[InferResponse]:
+        """As :meth:`GrpcClient.infer_stream`.
+
+        Parameters
+        ----------
+        model, inputs, outputs, raw, parameters, id, model_version, timeout
+            As in :meth:`GrpcClient.infer_stream`.
+        """
+        request = build_request(model, inputs, outputs, parameters, id, model_version)
+        answers = self.stream_infer([request], raw, timeout)
+        try:
+            async for answer in answers:
+                yield _raised(answer)
+        finally:
+            await answers.aclose()
 
     async def live(self, timeout: float | None = None) -> bool:
         m = await self._call(self._stubs.live, self._stubs.pb2.ServerLiveRequest(),

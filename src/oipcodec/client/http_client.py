@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import ssl
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -119,6 +120,34 @@ def _document(status: int, body: bytes, url: str, encoding: str | None) -> Any:
         raise DecodeError(f"the answer from {url} is not JSON: {exc.msg}") from None
 
 
+def _events(lines: Iterable[bytes], where: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a server-sent event stream's ``data:`` events, from its lines; an
+    ``{"error": ...}`` event raises :class:`ServerError` (the generate extension's error after
+    its first response)."""
+    data: list[bytes] = []
+    for line in lines:
+        line = line.rstrip(b"\r\n")
+        if line.startswith(b"data:"):
+            data.append(line[5:].removeprefix(b" "))
+        elif not line and data:
+            yield _event(b"\n".join(data), where)
+            data = []
+    if data:
+        yield _event(b"\n".join(data), where)
+
+
+def _event(data: bytes, where: str) -> dict[str, Any]:
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise DecodeError(f"an event from {where} is not JSON: {exc.msg}") from None
+    if not isinstance(document, dict):
+        raise DecodeError(f"an event from {where} is not a JSON object")
+    if isinstance(document.get("error"), str) and len(document) == 1:
+        raise ServerError(document["error"], status=200, code="STREAM_ERROR", url=where)
+    return document
+
+
 class _Common:
     def __init__(self, url: str, timeout: float | None, headers: Mapping[str, str] | None,
                  limits: Limits) -> None:  # fmt: skip
@@ -200,6 +229,7 @@ class HttpClient(SharedMemoryCalls, _Common):
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(url, timeout, headers, limits)
+        self._ssl_context = ssl_context
         parts = urllib.parse.urlsplit(self._origin)
         self._pool = ConnectionPool(
             parts.scheme, parts.hostname or "", parts.port, pool_size, ssl_context,
@@ -234,6 +264,98 @@ class HttpClient(SharedMemoryCalls, _Common):
             "POST", path, orjson.dumps(document), {"Content-Type": _JSON}, timeout
         )
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
+
+    # ------------------------------------------------------------------ generate
+
+    def generate(
+        self,
+        model: str,
+        request: Mapping[str, Any],
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Triton's generate extension: ``request`` (a JSON object: ``id``, the model's inputs
+        by name, ``parameters``...) answered by one JSON object (docs/streaming.md).
+
+        Parameters
+        ----------
+        model
+            The model's name.
+        request
+            The generate request: each of the model's inputs by name (a value or a flat
+            array), ``id``, ``parameters``, and any other key as a request parameter.
+        model_version
+            The model's version; default the server's choice.
+        timeout
+            Seconds, overriding the client's.
+
+        Raises
+        ------
+        ServerError
+            The server refused; a model that answers other than once is refused too.
+        """
+        path = _model_path(model, model_version, "/generate")
+        answer: dict[str, Any] = self._post_json(path, request, timeout)
+        return answer
+
+    def generate_stream(
+        self,
+        model: str,
+        request: Mapping[str, Any],
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Triton's ``generate_stream``: each response's JSON object as its event arrives.
+        It runs on a connection of its own (not the pool's), closed when the loop ends: a
+        loop left early closes it, and the server then stops the model.
+
+        Parameters
+        ----------
+        model, request, model_version
+            As in :meth:`generate`.
+        timeout
+            Bounds the connect and each wait for the next event (not the whole stream).
+
+        Raises
+        ------
+        ServerError
+            The server refused (its status), or an error event (status 200).
+        """
+        path = _model_path(model, model_version, "/generate_stream")
+        where = self._where(path)
+        parts = urllib.parse.urlsplit(self._origin)
+        seconds = self.timeout if timeout is None else timeout
+        connection: http.client.HTTPConnection
+        if parts.scheme == "https":
+            context = self._ssl_context or ssl.create_default_context()
+            connection = http.client.HTTPSConnection(
+                parts.hostname or "", parts.port, timeout=seconds, context=context
+            )
+        else:
+            connection = http.client.HTTPConnection(
+                parts.hostname or "", parts.port, timeout=seconds
+            )
+        try:
+            try:
+                connection.request(
+                    "POST",
+                    self._prefix + path,
+                    orjson.dumps(request),
+                    {**self.headers, "Content-Type": _JSON, "Accept": "text/event-stream"},
+                )
+                answer = connection.getresponse()
+            except TimeoutError:
+                raise RequestTimeoutError(f"POST {where}: no answer within {seconds} s") from None
+            except OSError as exc:
+                raise ServerConnectionError(connect_message(where, exc), url=where) from None
+            if answer.status != 200:
+                body = answer.read(self.limits.max_body_bytes)
+                raise _server_error(
+                    answer.status, body, where, answer.getheader("Content-Encoding")
+                )
+            yield from _events(answer, where)
+        finally:
+            connection.close()
 
     # ------------------------------------------------------------------ inference
 
@@ -561,6 +683,71 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
             "POST", path, orjson.dumps(document), {"Content-Type": _JSON}, timeout
         )
         return _document(status, body, self._where(path), headers.get("Content-Encoding"))
+
+    async def generate(
+        self,
+        model: str,
+        request: Mapping[str, Any],
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """As :meth:`HttpClient.generate`.
+
+        Parameters
+        ----------
+        model, request, model_version, timeout
+            As in :meth:`HttpClient.generate`.
+        """
+        path = _model_path(model, model_version, "/generate")
+        answer: dict[str, Any] = await self._post_json(path, request, timeout)
+        return answer
+
+    async def generate_stream(
+        self,
+        model: str,
+        request: Mapping[str, Any],
+        model_version: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """As :meth:`HttpClient.generate_stream`.
+
+        Parameters
+        ----------
+        model, request, model_version
+            As in :meth:`HttpClient.generate`.
+        timeout
+            Bounds the connect and each wait for the next event.
+        """
+        aiohttp = self._aiohttp
+        path = _model_path(model, model_version, "/generate_stream")
+        where = self._where(path)
+        seconds = self.timeout if timeout is None else timeout
+        try:
+            async with self._get_session().post(
+                where,
+                data=orjson.dumps(request),
+                headers={**self.headers, "Content-Type": _JSON, "Accept": "text/event-stream"},
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds),
+            ) as answer:
+                if answer.status != 200:
+                    body = await answer.content.read(self.limits.max_body_bytes)
+                    raise _server_error(
+                        answer.status, body, where, answer.headers.get("Content-Encoding")
+                    )
+                lines: list[bytes] = []
+                async for line in answer.content:
+                    if line.strip():
+                        lines.append(line)
+                        continue
+                    for event in _events(lines, where):
+                        yield event
+                    lines = []
+                for event in _events(lines, where):
+                    yield event
+        except aiohttp.ClientConnectorError as exc:
+            raise ServerConnectionError(connect_message(where, exc), url=where) from None
+        except asyncio.TimeoutError:
+            raise RequestTimeoutError(f"POST {where}: no event within {seconds} s") from None
 
     async def infer(
         self,

@@ -1,10 +1,13 @@
 """The demo models, named and shaped like Triton's examples so tritonclient's examples run
 unchanged against ``oipcodec serve``: ``simple``, ``simple_string``, ``identity``, ``add_sub``,
-``simple_identity`` and ``simple_int8`` (docs/serving.md lists what each computes).
+``simple_identity`` and ``simple_int8`` (docs/serving.md lists what each computes), and the
+Python backend's decoupled examples ``square_int32`` and ``repeat_int32`` (docs/streaming.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import numpy as np
@@ -16,10 +19,12 @@ from oipcodec.types import Parameters
 __all__ = [
     "AddSub",
     "Identity",
+    "RepeatInt32",
     "Simple",
     "SimpleIdentity",
     "SimpleInt8",
     "SimpleString",
+    "SquareInt32",
     "demo_models",
 ]
 
@@ -119,6 +124,59 @@ class SimpleInt8(Model):
         return {"OUTPUT0": a + b, "OUTPUT1": a - b}
 
 
+class SquareInt32(Model):
+    """Triton's decoupled example: IN = n answers n responses, each OUT = n (none for n <= 0)."""
+
+    name = "square_int32"
+    platform = "oipcodec_python"
+    inputs = (TensorSpec("IN", "INT32", [1]),)
+    outputs = (TensorSpec("OUT", "INT32", [1]),)
+
+    async def predict(self, inputs: Arrays, parameters: Parameters) -> AsyncIterator[Arrays]:
+        n = inputs["IN"]
+        for _ in range(int(n[0])):
+            yield {"OUT": n}
+
+
+class RepeatInt32(Model):
+    """Triton's decoupled example: a response per element of IN (OUT = IN[i], IDX = i), each
+    after DELAY[i] milliseconds; WAIT is read and not waited for here (Triton's model holds
+    its execute for it while another thread sends the responses)."""
+
+    name = "repeat_int32"
+    platform = "oipcodec_python"
+    inputs = (
+        TensorSpec("IN", "INT32", [-1]),
+        TensorSpec("DELAY", "UINT32", [-1]),
+        TensorSpec("WAIT", "UINT32", [1]),
+    )
+    outputs = (TensorSpec("OUT", "INT32", [1]), TensorSpec("IDX", "UINT32", [1]))
+
+    async def predict(self, inputs: Arrays, parameters: Parameters) -> AsyncIterator[Arrays]:
+        values, delays = inputs["IN"], inputs["DELAY"]
+        if values.shape != delays.shape:
+            raise InvalidArgumentError(
+                f"expected IN and DELAY shape to match, got {list(values.shape)} and "
+                f"{list(delays.shape)}."
+            )
+        for index in range(values.size):
+            if delays[index]:
+                await asyncio.sleep(int(delays[index]) / 1000)
+            yield {
+                "OUT": values[index : index + 1],
+                "IDX": np.array([index], dtype=np.uint32),
+            }
+
+
 def demo_models() -> list[Model]:
     """A fresh instance of every demo model."""
-    return [Simple(), SimpleString(), Identity(), AddSub(), SimpleIdentity(), SimpleInt8()]
+    return [
+        Simple(),
+        SimpleString(),
+        Identity(),
+        AddSub(),
+        SimpleIdentity(),
+        SimpleInt8(),
+        SquareInt32(),
+        RepeatInt32(),
+    ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import os
 import stat
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,8 @@ class Model:
       queued requests (docs/batching.md).
     - ``run_in_thread`` and ``writable_inputs``: how ``predict`` is called (in a worker
       thread; with writable copies of the inputs that arrive as read-only views).
+    - ``decoupled``: the model answers a request with any number of responses, by yielding
+      them from ``predict`` (docs/streaming.md); a generator ``predict`` sets it.
 
     Subclasses implement :meth:`predict`, and optionally :meth:`load` / :meth:`unload` (called
     when the server starts and stops, and by the repository load/unload endpoints; either may
@@ -107,6 +109,10 @@ class Model:
     #: waiting to run, before the next is refused as a full queue is (0: no limit; None: the
     #: server's ``max_queued_requests``). A model that batches has Triton's queue policy.
     max_queued_requests: int | None = None
+    #: Triton's decoupled transaction policy: each request may have 0..n responses, the ones
+    #: ``predict`` yields, streamed as they come (gRPC ModelStreamInfer, REST generate_stream);
+    #: the unary ModelInfer and ``/infer`` refuse it. True when ``predict`` is a generator.
+    decoupled: bool = False
     #: Entries of the model configuration's ``parameters`` (Triton's ``ModelConfig``).
     config_parameters: Mapping[str, str] = {}
     #: Class labels for the classification extension, by output name: a sequence of labels
@@ -144,6 +150,8 @@ class Model:
             self.max_batch_size = max_batch_size
         if config_parameters is not None:
             self.config_parameters = config_parameters
+        if inspect.isasyncgenfunction(self.predict) or inspect.isgeneratorfunction(self.predict):
+            self.decoupled = True
         self._check_config()
         self._class_labels = _read_labels(self)
 
@@ -172,6 +180,7 @@ class Model:
         config_parameters: Mapping[str, str] | None = None,
         labels: Mapping[str, Sequence[str] | str | os.PathLike[str]] | None = None,
         dynamic_batching: DynamicBatching | None = _UNSET,
+        decoupled: bool | None = None,
     ) -> None:
         """Change what the model declares after it was made (what a model repository's
         configuration file does, docs/model-repository.md). The arguments given replace the
@@ -192,6 +201,8 @@ class Model:
             Class labels by output name: a sequence of labels or a labels file's path.
         dynamic_batching
             A :class:`DynamicBatching`, or ``None`` to turn dynamic batching off.
+        decoupled
+            Triton's decoupled transaction policy (``model_transaction_policy``).
 
         Raises
         ------
@@ -206,6 +217,7 @@ class Model:
             self.labels,
             getattr(self, "_class_labels", None),
             self.dynamic_batching,
+            self.decoupled,
         )
         try:
             if inputs is not _UNSET:
@@ -220,6 +232,8 @@ class Model:
                 self.labels = labels
             if dynamic_batching is not _UNSET:
                 self.dynamic_batching = dynamic_batching
+            if decoupled is not None:
+                self.decoupled = decoupled
             self._check_config()
             self._class_labels = _read_labels(self)
         except (ValueError, TypeError):
@@ -231,6 +245,7 @@ class Model:
                 self.labels,
                 table,
                 self.dynamic_batching,
+                self.decoupled,
             ) = before
             if table is not None:
                 self._class_labels = table
@@ -262,6 +277,13 @@ class Model:
                 raise ValueError(
                     f"model {self.name!r}: dynamic_batching is a DynamicBatching or None, got "
                     f"{batching!r}"
+                )
+            if self.decoupled:
+                # A batch's predict answers each request once; a decoupled request's responses
+                # stream on their own, which a batch cannot split among its requests.
+                raise ValueError(
+                    f"model {self.name!r}: dynamic_batching cannot be combined with a decoupled "
+                    "model (model_transaction_policy decoupled: true, or a generator predict)"
                 )
             if size == 0:
                 raise ValueError(
@@ -308,11 +330,17 @@ class Model:
 
     def predict(
         self, inputs: Arrays, parameters: Parameters
-    ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any]]:
+    ) -> (
+        Mapping[str, Any]
+        | Awaitable[Mapping[str, Any]]
+        | Iterator[Mapping[str, Any]]
+        | AsyncIterator[Mapping[str, Any]]
+    ):
         """Compute the outputs: a mapping from output name to a numpy array (or anything
         ``numpy.asarray`` takes, or a :class:`~oipcodec.Tensor`), checked against the declared
         outputs, and converted to an output's declared datatype when every value fits exactly
-        (:func:`fit_datatype`).
+        (:func:`fit_datatype`). A decoupled model yields such mappings instead, one per
+        response (docs/streaming.md).
 
         Parameters
         ----------

@@ -272,6 +272,7 @@ def document(model: Model) -> dict[str, Any]:
         "parameters": {
             key: {"string_value": value} for key, value in model.config_parameters.items()
         },
+        "model_transaction_policy": {"decoupled": model.decoupled},
         **extra,
     }
 
@@ -461,6 +462,7 @@ _READ_FIELDS = frozenset(
         "dynamic_batching.preferred_batch_size",
         "dynamic_batching.max_queue_delay_microseconds",
         *(f"dynamic_batching.{name}" for name in DYNAMIC_BATCHING_FIELDS),
+        "model_transaction_policy",
     }
 )
 _READ_WITHIN = frozenset({"input", "output", "dynamic_batching"})
@@ -526,6 +528,8 @@ def apply_config(model: Model, config: Any, folder: Path) -> None:
                 "dimension to batch along)",
                 model.name,
             )
+    if config.HasField("model_transaction_policy"):
+        changes["decoupled"] = bool(config.model_transaction_policy.decoupled)
     if config.parameters:
         changes["config_parameters"] = {k: v.string_value for k, v in config.parameters.items()}
     labels = {

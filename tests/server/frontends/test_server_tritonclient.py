@@ -494,6 +494,8 @@ def test_repository_grpc(grpc: Any) -> None:
         "add_sub",
         "simple_identity",
         "simple_int8",
+        "square_int32",
+        "repeat_int32",
     }
     grpc.unload_model("add_sub")
     try:

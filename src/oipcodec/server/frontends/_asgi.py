@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping, Sequence
+from typing import Any, TypeVar
 
 import orjson
 
@@ -25,6 +25,7 @@ from oipcodec.errors import (
     OverloadedError,
     PayloadTooLargeError,
     RequestError,
+    UnavailableError,
     request_error_for,
 )
 from oipcodec.limits import Limits
@@ -242,3 +243,25 @@ async def read_body(
         more = message.get("more_body", False)
         raise PayloadTooLargeError(too_large(total, limit, "at least " if more else ""))
     return b"".join(chunks)
+
+
+_T = TypeVar("_T")
+
+
+async def while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _T:
+    """``work``, cancelled if the client goes away first (ASGI's ``http.disconnect``, which
+    ``receive`` gives once the body was read): a request waiting in a dynamic batch's queue
+    then leaves it, and a generate request stops its model. Only where the wait may be long:
+    it costs a task per request."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(receive())
+    try:
+        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done() and watcher.result().get("type") == "http.disconnect":
+            task.cancel()
+            raise UnavailableError("the client went away before its answer was ready")
+        return await task
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -29,16 +29,26 @@ from oipcodec.errors import InvalidArgumentError, NotFoundError, RequestError, r
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.proto import open_inference_grpc_pb2 as pb2
 from oipcodec.server.frontends._grpc import client_gone
-from oipcodec.server.inference import Pipeline
+from oipcodec.server.inference import Exchange, Pipeline
+from oipcodec.server.inference.streaming import FINAL_PARAMETER, Responses, decoupled_refused
 from oipcodec.server.metadata import SERVER_NAME, extensions
 from oipcodec.server.regions import CopyOffLoop, SharedMemoryRegions, cuda_unsupported
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.types import InferRequest
 
 __all__ = ["SERVICE", "InferenceServicer"]
 
 log = logging.getLogger("oipcodec.server")
 
 SERVICE = "inference.GRPCInferenceService"
+
+#: The request parameter that asks for an empty response marking the end of a decoupled
+#: model's responses to the request (tritonclient's ``enable_empty_final_response``).
+EMPTY_FINAL_PARAMETER = "triton_enable_empty_final_response"
+
+#: The most requests of one ModelStreamInfer stream that run at once; past it, the next
+#: request is read when one ends (a client cannot grow the server's tasks without bound).
+STREAM_REQUESTS = 64
 
 
 class InferenceServicer:
@@ -181,53 +191,114 @@ class InferenceServicer:
 
     # ------------------------------------------------------------------ inference
 
-    async def _infer(self, data: bytes) -> bytes:
-        """One ModelInferRequest's answer, counted in the registry's statistics (a request
-        that names no known model counts only on its encoding path)."""
-        pipeline = self.pipeline
-        with pipeline.exchange("grpc_typed", len(data)) as exchange:
-            decode = functools.partial(
-                pb.decode_request_form,
-                data,
-                limits=self.limits,
-                shared_memory=exchange.shared_memory,
-            )
-            try:
-                request, raw = decode()
-            except CopyOffLoop:  # a large copy out of shared memory: in a worker thread
-                exchange.off_loop()
-                request, raw = await asyncio.get_running_loop().run_in_executor(None, decode)
-            if raw:
-                exchange.path = "grpc_raw"
-            if not request.model_name:
-                raise InvalidArgumentError("ModelInferRequest.model_name is empty")
-            if request.outputs is not None:
-                for output in request.outputs:
-                    output.parameters.pop("binary_data", None)
-            response = await exchange.run(request)
-            answer = pb.encode_response(response, raw=True)
-            exchange.sent(len(answer))
-        return answer
+    async def _decode(self, exchange: Exchange, data: bytes) -> InferRequest:
+        """A ModelInferRequest's message decoded (tensors in shared memory read through the
+        exchange), its model looked up into ``exchange.model``."""
+        decode = functools.partial(
+            pb.decode_request_form, data, limits=self.limits, shared_memory=exchange.shared_memory
+        )
+        try:
+            request, raw = decode()
+        except CopyOffLoop:  # a large copy out of shared memory: in a worker thread
+            exchange.off_loop()
+            request, raw = await asyncio.get_running_loop().run_in_executor(None, decode)
+        if raw:
+            exchange.path = "grpc_raw"
+        if not request.model_name:
+            raise InvalidArgumentError("ModelInferRequest.model_name is empty")
+        if request.outputs is not None:
+            for output in request.outputs:
+                output.parameters.pop("binary_data", None)
+        exchange.model = self.pipeline.model(request.model_name, request.model_version)
+        return request
 
     async def model_infer(self, data: bytes, context: Any) -> bytes:
+        """One ModelInferRequest's answer, counted in the registry's statistics (a request
+        that names no known model counts only on its encoding path)."""
         try:
-            return await self._infer(data)
+            with self.pipeline.exchange("grpc_typed", len(data)) as exchange:
+                request = await self._decode(exchange, data)
+                if exchange.model is not None and exchange.model.decoupled:
+                    raise decoupled_refused("ModelInfer RPC")
+                answer = pb.encode_response(await exchange.run(request), raw=True)
+                exchange.sent(len(answer))
+            return answer
         except Exception as exc:
             await self._abort(context, exc)
             raise AssertionError("unreachable") from None  # abort raises
 
     async def model_stream_infer(self, requests: AsyncIterator[bytes], context: Any) -> None:
-        """Each request's answer (or its error) written as it is ready; a client that went
-        away is not an error of the server (written with ``context.write``, not yielded, so
-        that a write into a closed stream fails here, where it is caught, rather than in
-        grpcio, which logs it with a traceback)."""
-        with client_gone("ModelStreamInfer"):
-            async for data in requests:
-                try:
-                    answer = pb.encode_stream_response(await self._infer(data))
-                except Exception as exc:
-                    answer = pb.encode_stream_error(_logged(exc, "ModelStreamInfer").message)
+        """Each request's responses (or its error) written as they are ready, each marked
+        ``triton_final_response`` as Triton marks them. A model that answers once is answered
+        in order, before the next request is read; a decoupled model's requests run side by
+        side (at most :data:`STREAM_REQUESTS` of a stream), their responses told apart by the
+        request id. A client that went away is not an error of the server (written with
+        ``context.write``, not yielded, so that a write into a closed stream fails here, where
+        it is caught, rather than in grpcio, which logs it with a traceback)."""
+        lock = asyncio.Lock()
+
+        async def write(answer: bytes) -> None:
+            async with lock:  # one message at a time on the stream
                 await context.write(answer)
+
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            with client_gone("ModelStreamInfer"):
+                async for data in requests:
+                    try:
+                        with self.pipeline.exchange("grpc_typed", len(data)) as exchange:
+                            request = await self._decode(exchange, data)
+                            empty_final = request.parameters.pop(EMPTY_FINAL_PARAMETER, False)
+                            model = exchange.model
+                            if model is not None and model.decoupled:
+                                while len(tasks) >= STREAM_REQUESTS:
+                                    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                                run = self._responses(exchange, request, empty_final is True, write)
+                                task = asyncio.ensure_future(run)
+                                tasks.add(task)
+                                task.add_done_callback(tasks.discard)
+                                continue  # the task counts it (this block saw no result)
+                            response = await exchange.run(request)
+                            response.parameters[FINAL_PARAMETER] = True
+                            answer = pb.encode_stream_response(pb.encode_response(response))
+                            exchange.sent(len(answer))
+                    except Exception as exc:
+                        answer = pb.encode_stream_error(_logged(exc, "ModelStreamInfer").message)
+                    await write(answer)
+                if tasks:
+                    await asyncio.wait(tasks)
+        finally:
+            for task in tasks:  # the client went away: each model's generator is closed
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+
+    async def _responses(
+        self,
+        exchange: Exchange,
+        request: InferRequest,
+        empty_final: bool,
+        write: Callable[[bytes], Awaitable[None]],
+    ) -> None:
+        """A decoupled model's responses to one request of a stream, each written before the
+        next is asked of the model. A stream its client left is not counted (as over SSE):
+        the model did not finish, and nobody was refused."""
+        with client_gone("ModelStreamInfer"):
+            try:
+                with exchange, client_gone("ModelStreamInfer"):
+                    sent = 0
+                    async with Responses(exchange, request, exchange.model) as responses:
+                        while (response := await responses.next()) is not None:
+                            response.parameters[FINAL_PARAMETER] = responses.single
+                            answer = pb.encode_stream_response(pb.encode_response(response))
+                            await write(answer)
+                            sent += len(answer)
+                        if empty_final and not responses.single:
+                            answer = pb.encode_response(responses.empty_final())
+                            await write(pb.encode_stream_response(answer))
+                    exchange.sent(sent)
+            except Exception as exc:
+                await write(pb.encode_stream_error(_logged(exc, "ModelStreamInfer").message))
 
     # ------------------------------------------------------------------ errors
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -30,7 +30,6 @@ from oipcodec.errors import (
     NotFoundError,
     OIPError,
     PayloadTooLargeError,
-    UnavailableError,
 )
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 from oipcodec.raw import raw_to_array
@@ -51,7 +50,9 @@ from oipcodec.server.frontends._asgi import (
     read_body,
     respond,
 )
+from oipcodec.server.frontends._asgi import while_connected as _while_connected
 from oipcodec.server.inference import Exchange, Pipeline
+from oipcodec.server.inference.streaming import decoupled_refused
 from oipcodec.server.metadata import BUFFERS_EXTENSION, SERVER_NAME, extensions
 from oipcodec.server.model import Model
 from oipcodec.server.regions import CopyOffLoop, cuda_unsupported
@@ -133,6 +134,7 @@ class RestApp:
         #: Other front ends' routes on this port, by the first segment of their paths
         #: (``api``: the v1 API, ``graphpipe``, ``metrics``), set by the runtime.
         self.mounts: dict[str, Route] = dict(mounts or {})
+        self.generate: Any = None  # Triton's generate extension (an ASGI app: it streams)
         self._metadata = orjson.dumps(
             {
                 "name": server_name,
@@ -181,6 +183,8 @@ class RestApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.generate is not None and scope["path"].endswith(("/generate", "/generate_stream")):
+            return await self.generate(scope, receive, send)
         await respond(
             scope, receive, send, lambda method, path: self._route(method, path, scope, receive)
         )
@@ -322,6 +326,8 @@ class RestApp:
         self, scope: Scope, receive: Receive, name: str, version: str | None
     ) -> Answer:
         model = self.pipeline.model(name, version)  # 404 / 503 before reading the body
+        if model.decoupled:
+            raise decoupled_refused("HTTP end point")
         headers = dict(scope["headers"])
         body: Any = await read_body(scope, headers, receive, self.limits)
         buffers = BUFFERS_EXTENSION in scope.get("extensions", ())
@@ -510,24 +516,6 @@ def _content_encoding(headers: Mapping[bytes, bytes]) -> bytes | None:
     if encoding is None or encoding.strip().lower() in (b"", b"identity"):
         return None
     return encoding
-
-
-async def _while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _T:
-    """``work``, cancelled if the client goes away first (ASGI's ``http.disconnect``, which
-    ``receive`` gives once the body was read): a request waiting in a dynamic batch's queue
-    then leaves it. Only for models that batch: it costs a task per request."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(receive())
-    try:
-        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-        if not task.done() and watcher.result().get("type") == "http.disconnect":
-            task.cancel()
-            raise UnavailableError("the client went away before its answer was ready")
-        return await task
-    finally:
-        watcher.cancel()
-        if not task.done():
-            task.cancel()
 
 
 def _path_of(headers: Mapping[bytes, bytes]) -> str:

@@ -254,6 +254,9 @@ class FastPath:
                     base += f"/versions/{version}"
                 self._probe(routes, base)
                 self._probe(routes, base + "/ready")
+                # A decoupled model's /infer is refused by the Python path (one answer).
+                if model.decoupled:
+                    continue
                 if registry.serves(model) and registry.get(model.name, version) is model:
                     routes[b"POST " + base.encode() + b"/infer"] = Slot(
                         self.app, model.name, version

@@ -1,8 +1,9 @@
 """The composition root: which front end answers on which port.
 
 The REST port serves the OIP REST app with the v1 API (``/api/``), GraphPipe
-(``/graphpipe/<model>``) and ``/metrics`` mounted beside it; the gRPC port serves the OIP
-service and the v1 ``GRPCService``; the metrics and GraphPipe ports serve their own small apps.
+(``/graphpipe/<model>``), ``/metrics`` and Triton's generate extension mounted beside it; the
+gRPC port serves the OIP service and the v1 ``GRPCService``; the metrics and GraphPipe ports
+serve their own small apps.
 Only this module wires front ends together: each of them knows the registry, never another.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from oipcodec.limits import DEFAULT_LIMITS, Limits
+from oipcodec.server.frontends.generate_frontend import GenerateRoutes
 from oipcodec.server.frontends.graphpipe_frontend import GraphPipeApp, GraphPipeRoutes
 from oipcodec.server.frontends.metrics_frontend import MetricsApp, MetricsRoutes
 from oipcodec.server.frontends.rest_frontend import RestApp
@@ -53,6 +55,7 @@ def create_rest_app(
             "metrics": MetricsRoutes(registry),
         }
     )
+    app.generate = GenerateRoutes(registry, limits, elsewhere=app._route)
     return app
 
 
