@@ -8,6 +8,7 @@ from typing import Any
 
 from oipcodec import __version__
 from oipcodec.bench.load import level_of, run_levels
+from oipcodec.bench.streaming import stream_csv_rows
 
 __all__ = ["CSV_COLUMNS", "OIPCODEC_CSV_COLUMNS", "csv_rows", "profile_document", "write_csv"]
 
@@ -57,6 +58,8 @@ def csv_rows(results: dict[str, Any]) -> list[list[str]]:
     ``server_breakdown`` (0 when the server's statistics were not read). The CPU columns
     are microseconds per request on each side (``n/a`` where not read), the last two the
     95% interval of requests/s (oipcodec.bench.verdicts)."""
+    if results["options"].get("streaming"):
+        return stream_csv_rows(results)
     mode, _ = run_levels(results)
     header = list(CSV_COLUMNS) + list(OIPCODEC_CSV_COLUMNS)
     if mode != "concurrency":
