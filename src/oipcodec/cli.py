@@ -657,7 +657,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="the streaming workload: closed-loop streams of a model answering many "
         "responses (default --model square_int32) over REST generate_stream (SSE) and gRPC "
         "ModelStreamInfer: time to first response, inter-response latency, responses/s per "
-        "stream and per server, stream latency, CPU per response (docs/benchmarks.md)")
+        "stream and per server, stream latency, CPU per response (docs/benchmarks.md)")  # fmt: skip
     add("--stream-responses", type=int, default=64, metavar="N",
         help="with --streaming: the responses each stream asks for (square_int32's IN=N, "
         "repeat_int32's N elements; default 64)")  # fmt: skip
@@ -741,8 +741,9 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add("--url", help="measure this OIP REST server instead of starting one")
     add("--grpc-target", help="measure this OIP gRPC server (host:port) instead")
     add("--model",
-        help="model to call (default: identity; with --streaming, square_int32). A model that declares its inputs gets "
-        "requests generated from its metadata (random values of its datatypes and shapes; "
+        help="model to call (default: identity; with --streaming, square_int32). A model "
+        "that declares its inputs gets requests generated from its metadata (random values "
+        "of its datatypes and shapes; "
         "--payload is not used), and each answer must hold its declared outputs; a model "
         "that declares none must echo the payloads")  # fmt: skip
     add("--model-module", metavar="MODULE",

@@ -9,6 +9,7 @@ side. The worker runs :func:`measure_streams`; the table and the CSV come from
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 import threading
 import time
@@ -215,7 +216,7 @@ def _summary(got: _Streams, elapsed: float, cpu: float,
     counts = [len(times) for _, times in streams]
     responses = sum(counts)
     ttft = [times[0] - start for start, times in streams if times]
-    itl = [b - a for _, times in streams for a, b in zip(times, times[1:], strict=False)]
+    itl = [b - a for _, times in streams for a, b in itertools.pairwise(times)]
     per_stream = [
         (len(times) - 1) / (times[-1] - times[0])
         for _, times in streams
@@ -231,11 +232,8 @@ def _summary(got: _Streams, elapsed: float, cpu: float,
         "streams_per_s": len(streams) / elapsed if elapsed > 0 else 0.0,
         "responses_per_s": responses / elapsed if elapsed > 0 else 0.0,
         "responses_per_s_per_stream": float(np.mean(per_stream)) if per_stream else None,
-        "client_cpu_us": cpu / responses * 1e6 if responses else None,
-        "server_cpu_us": (
-            server_seconds / responses * 1e6 if responses and server_seconds is not None
-            else None
-        ),
+        "client_cpu_us": _per(cpu, responses),
+        "server_cpu_us": _per(server_seconds, responses),
         "errors": got.errors,
         "first_error": got.first_error,
     }
@@ -244,6 +242,11 @@ def _summary(got: _Streams, elapsed: float, cpu: float,
     out.update(_percentiles([times[-1] - start for start, times in streams if times],
                             "stream"))  # fmt: skip
     return out
+
+
+def _per(seconds: float | None, responses: int) -> float | None:
+    """CPU microseconds per response (None: not read, or no response)."""
+    return None if seconds is None or not responses else seconds / responses * 1e6
 
 
 def _refusal(path: StreamPath, error: BaseException) -> str | None:
@@ -261,9 +264,13 @@ def _refusal(path: StreamPath, error: BaseException) -> str | None:
     return f"{NOT_SUPPORTED}: {path.route} (it refused the first stream: {why})"
 
 
+#: The worker's turn-taking over a row list (worker._cells).
+Cells = Callable[[dict[str, Any], list[str]], Iterable[str]]
+
+
 def measure_streams(spec: dict[str, Any], url: str | None, target: str | None,
                     server_cpu: CpuReader | None, emit: Callable[[dict[str, Any]], None],
-                    cells: Callable[[dict[str, Any], list[str]], Iterable[str]]) -> None:  # fmt: skip
+                    cells: Cells) -> None:  # fmt: skip
     """The worker's streaming rows: per path, the first stream checked (a refusal is the
     row's "not supported" reason), then each concurrency level; a record per path."""
     from oipcodec.client import GrpcClient, HttpClient
