@@ -49,7 +49,7 @@ STREAM_PATHS: dict[str, StreamPath] = {
         StreamPath("rest-sse", "REST generate_stream (SSE)", "rest",
                    "no generate_stream route (Triton's generate extension)"),
         StreamPath("grpc-stream", "gRPC ModelStreamInfer", "grpc",
-                   "no ModelStreamInfer (or no decoupled model on it)"),
+                   "no ModelStreamInfer"),
     )
 }  # fmt: skip
 
@@ -268,6 +268,23 @@ def _refusal(path: StreamPath, error: BaseException) -> str | None:
 Cells = Callable[[dict[str, Any], list[str]], Iterable[str]]
 
 
+def _first_stream(path: StreamPath, make: Callable[[], tuple[StreamCall, Callable[[], None]]],
+                  record: dict[str, Any]) -> str | None:  # fmt: skip
+    """Send one stream: None when it ran, else the error (a refusal of the route goes in
+    ``record["unsupported"]`` instead)."""
+    call, close = make()
+    try:
+        call()
+    except Exception as exc:
+        refused = _refusal(path, exc)
+        if refused is None:
+            return f"{type(exc).__name__}: {exc}"[:500]
+        record["unsupported"] = refused
+    finally:
+        close()
+    return None
+
+
 def measure_streams(spec: dict[str, Any], url: str | None, target: str | None,
                     server_cpu: CpuReader | None, emit: Callable[[dict[str, Any]], None],
                     cells: Cells) -> None:  # fmt: skip
@@ -299,28 +316,20 @@ def measure_streams(spec: dict[str, Any], url: str | None, target: str | None,
         path = STREAM_PATHS[name]
         record: dict[str, Any] = {
             "payload": model, "path": name, "implementation": spec["implementation"],
-            "stream_responses": responses, "load": [], "error": problem,
+            "stream_responses": responses, "load": [], "error": None,
         }  # fmt: skip
         label = f"{spec['implementation']} {name}"
-        where = url if path.protocol == "rest" else target
-        if record["error"] is None and not where:
-            record["error"] = f"no {'URL' if path.protocol == 'rest' else 'gRPC target'}"
 
         def make(path: StreamPath = path) -> tuple[StreamCall, Callable[[], None]]:
             return _caller(path, model, arrays, url, target, timeout, connection)
 
-        if record["error"] is None:
-            call, close = make()
-            try:
-                call()
-            except Exception as exc:
-                refused = _refusal(path, exc)
-                if refused is not None:
-                    record["unsupported"] = refused
-                else:
-                    record["error"] = f"{type(exc).__name__}: {exc}"[:500]
-            finally:
-                close()
+        if not (url if path.protocol == "rest" else target):
+            record["error"] = f"no {'URL' if path.protocol == 'rest' else 'gRPC target'}"
+        else:
+            # The first stream, sent even when the request could not be built (then empty):
+            # a server without the route refuses it so, and the row says that instead.
+            error = _first_stream(path, make, record)
+            record["error"] = None if "unsupported" in record else error or problem
         for level in spec["levels"]:
             if record["error"] is None and "unsupported" not in record:
                 summary = _level(make, int(level), seconds, server_cpu)
