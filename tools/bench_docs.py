@@ -559,11 +559,11 @@ CSV of `--csv` has a row per path and level with these names):
 | --- | --- |
 | `streams/s` | streams (requests) completed per second |
 | `resp/s` | responses per second from the server, all streams together |
-| `resp/s/str` | responses per second per stream: 1 / the stream's mean inter-response latency (AIPerf's throughput per user) |
+| `resp/s/str` | responses/s per stream: 1 / its mean ITL (AIPerf's per user) |
 | `TTFT p50` | time to first response: from the request's send to its first response, ms |
 | `ITL p50`, `ITL p99` | inter-response latency: between a stream's consecutive responses, ms |
 | `str p50` | the stream's (request's) latency: from the send to its last response, ms |
-| `cli us`, `srv us` | CPU microseconds per response of the client (the measuring process) and of the server, as for the unary rows |
+| `cli us`, `srv us` | CPU µs per response of the client and of the server |
 
 A row whose streams did not each bring N responses says how many they brought. The
 implementations are oipcodec's clients (native by default; `--implementation pure` adds the
