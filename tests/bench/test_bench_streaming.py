@@ -35,7 +35,9 @@ def _run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
 
 @pytest.mark.parametrize("model", ["square_int32", "repeat_int32"])
 def test_streams_count_their_responses(model: str, tmp_path: Path) -> None:
-    status, results, table = _run(tmp_path, "--model", model, "--stream-responses", "5")
+    profile = tmp_path / "profile.json"
+    status, results, table = _run(tmp_path, "--model", model, "--stream-responses", "5",
+                                  "--profile-export", str(profile))  # fmt: skip
     assert status == 0, table
     rows = {r["path"]: r for r in results["results"]}
     assert set(rows) == {"rest-sse", "grpc-stream"}
@@ -53,6 +55,12 @@ def test_streams_count_their_responses(model: str, tmp_path: Path) -> None:
             assert entry["client_cpu_us"] > 0 and entry["server_cpu_us"] > 0
     assert "REST generate_stream (SSE)" in table and "gRPC ModelStreamInfer" in table
     assert "error" not in table and "responses per stream" not in table
+    experiments = json.loads(profile.read_text())["experiments"]
+    assert len(experiments) == 2 * 2
+    for experiment in experiments:
+        for request in experiment["requests"]:
+            times = request["response_timestamps"]
+            assert len(times) == 5 and request["timestamp"] < times[0] and times == sorted(times)
     with open(tmp_path / "s.csv", newline="") as lines:
         got = list(csv.reader(lines))
     assert got[0] == list(STREAM_CSV_COLUMNS) and len(got) == 1 + 2 * 2

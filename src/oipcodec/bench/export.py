@@ -127,8 +127,9 @@ def write_csv(results: dict[str, Any], path: Path) -> None:
 
 def profile_document(results: dict[str, Any]) -> dict[str, Any]:
     """perf_analyzer's profile export: an experiment per record and level, each request's
-    send timestamp and its response's (ns since the epoch; in open loop the send timestamp is
-    the request's scheduled time, from which its latency counts), and the windows' edges.
+    send timestamp and its response's (a stream's: each of its responses; ns since the
+    epoch; in open loop the send timestamp is the request's scheduled time, from which its
+    latency counts), and the windows' edges.
     Each experiment names its payload, path and implementation under ``oipcodec``."""
     mode, _ = run_levels(results)
     experiments = []
@@ -139,10 +140,10 @@ def profile_document(results: dict[str, Any]) -> dict[str, Any]:
             if not profile:
                 continue
             requests = []
-            for start, end in profile["requests"]:
+            for start, *responses in profile["requests"]:  # a stream: several responses
                 sequence += 1
                 requests.append(
-                    {"timestamp": start, "sequence_id": sequence, "response_timestamps": [end]}
+                    {"timestamp": start, "sequence_id": sequence, "response_timestamps": responses}
                 )
             experiments.append(
                 {

@@ -142,9 +142,12 @@ class _Streams:
 
 
 def _level(make: Callable[[], tuple[StreamCall, Callable[[], None]]], concurrency: int,
-           seconds: float, server_cpu: CpuReader | None) -> dict[str, Any]:  # fmt: skip
+           seconds: float, server_cpu: CpuReader | None,
+           profile: bool = False) -> dict[str, Any]:  # fmt: skip
     """``concurrency`` threads, each a stream after the other: one warm-up stream each,
-    then streams begun within ``seconds``, each run to its end."""
+    then streams begun within ``seconds``, each run to its end. ``profile``: each stream's
+    send and response times (ns since the epoch) go in the summary's ``profile``, as
+    perf_analyzer's profile export holds a request's several responses."""
     got = _Streams()
     ready = threading.Barrier(concurrency + 1)
     go = threading.Event()
@@ -187,7 +190,15 @@ def _level(make: Callable[[], tuple[StreamCall, Callable[[], None]]], concurrenc
     cpu = time.process_time() - cpu
     after = server_cpu() if server_cpu else None
     server_seconds = None if server is None or after is None else after - server
-    return _summary(got, elapsed, cpu, server_seconds) | {"concurrency": concurrency}
+    summary = _summary(got, elapsed, cpu, server_seconds) | {"concurrency": concurrency}
+    if profile:
+        offset = time.time() - time.perf_counter()
+        summary["profile"] = {
+            "requests": sorted([round((t + offset) * 1e9) for t in (start, *times)]
+                               for start, times in got.streams),
+            "window_boundaries": [round((t + offset) * 1e9) for t in (begun, begun + seconds)],
+        }  # fmt: skip
+    return summary
 
 
 def _failed(got: _Streams, exc: BaseException) -> None:
@@ -332,7 +343,7 @@ def measure_streams(spec: dict[str, Any], url: str | None, target: str | None,
             record["error"] = None if "unsupported" in record else error or problem
         for level in spec["levels"]:
             if record["error"] is None and "unsupported" not in record:
-                summary = _level(make, int(level), seconds, server_cpu)
+                summary = _level(make, int(level), seconds, server_cpu, spec.get("profile", False))
                 summary["level"] = level
                 record["load"].append(summary)
                 if summary["first_error"] and not summary["streams"]:
