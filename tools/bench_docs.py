@@ -567,8 +567,10 @@ CSV of `--csv` has a row per path and level with these names):
 
 A row whose streams did not each bring N responses says how many they brought. The
 implementations are oipcodec's clients (native by default; `--implementation pure` adds the
-pure-Python twins); the peers do not stream here, and `--rounds` is refused. `generate_stream`
-opens a connection of its own per stream, so its TTFT includes a TCP connect.
+pure-Python twins); the peers do not stream here. `--rounds` and `--slo` are refused, and
+`bench compare` refuses a streaming run's results (its rows have no windows to draw
+intervals from). `generate_stream` opens a connection of its own per stream, so its TTFT
+includes a TCP connect.
 
 A server given by `--url` / `--grpc-target` that does not offer a route (no `generate_stream`,
 or gRPC's `UNIMPLEMENTED` for `ModelStreamInfer`, as KServe answers) gets one row for that

@@ -511,8 +511,8 @@ def _bench(args: argparse.Namespace) -> int:
             print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
                   file=sys.stderr)  # fmt: skip
             return 2
-    if args.streaming and options.rounds > 1:
-        print("oipcodec bench: --streaming measures each row once (no --rounds)",
+    if args.streaming and (options.rounds > 1 or args.slo):
+        print("oipcodec bench: --streaming measures each row once, without --rounds or --slo",
               file=sys.stderr)  # fmt: skip
         return 2
     if args.percentile is not None:

@@ -65,6 +65,9 @@ def test_streams_count_their_responses(model: str, tmp_path: Path) -> None:
         got = list(csv.reader(lines))
     assert got[0] == list(STREAM_CSV_COLUMNS) and len(got) == 1 + 2 * 2
     assert {row[1] for row in got[1:]} == {"rest-sse", "grpc-stream"}
+    # bench compare refuses what it cannot compare, rather than finding no regression.
+    results_file = str(tmp_path / "results.json")
+    assert cli.main(["bench", "compare", results_file, results_file]) == 2
 
 
 def test_a_model_of_another_form_is_an_error_per_row(tmp_path: Path) -> None:
@@ -89,8 +92,9 @@ def test_stream_request_forms() -> None:
                                                  "shape": [1]}]}, 2)  # fmt: skip
 
 
-def test_cli_refuses_rounds_and_unary_paths(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["bench", "--streaming", "--rounds", "2"]) == 2
-    assert "--rounds" in capsys.readouterr().err
+def test_cli_refuses_rounds_slo_and_unary_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    for option in (["--rounds", "2"], ["--slo", "p99<0.01s"]):
+        assert cli.main(["bench", "--streaming", *option]) == 2
+        assert option[0] in capsys.readouterr().err
     assert cli.main(["bench", "--streaming", "--path", "grpc-raw"]) == 2
     assert "rest-sse, grpc-stream" in capsys.readouterr().err
