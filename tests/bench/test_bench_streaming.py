@@ -98,3 +98,16 @@ def test_cli_refuses_rounds_slo_and_unary_paths(capsys: pytest.CaptureFixture[st
         assert option[0] in capsys.readouterr().err
     assert cli.main(["bench", "--streaming", "--path", "grpc-raw"]) == 2
     assert "rest-sse, grpc-stream" in capsys.readouterr().err
+
+
+def test_a_level_whose_clients_fail_reports_the_error() -> None:
+    """A client that cannot be made, or a stream that fails, ends the level with the first
+    error (never a wait for threads that are gone)."""
+    from oipcodec.bench.streaming import _level
+
+    def broken() -> Any:
+        raise OSError("no client")
+
+    summary = _level(broken, 3, 0.01, None)
+    assert summary["streams"] == 0 and summary["errors"] == 3
+    assert summary["first_error"] == "OSError: no client"

@@ -154,15 +154,16 @@ def _level(make: Callable[[], tuple[StreamCall, Callable[[], None]]], concurrenc
     window: list[float] = []
 
     def load() -> None:
-        call, close = make()
+        close: Callable[[], None] | None = None
         try:
-            try:
+            try:  # a client that cannot be made fails as its warm-up stream would
+                call, close = make()
                 call()  # warm-up: the connection made, the model's first answer
             except Exception as exc:
                 _failed(got, exc)
                 return
             finally:
-                ready.wait()
+                ready.wait()  # every thread reaches it, or the level would wait forever
             go.wait()
             while time.perf_counter() < window[0]:
                 start = time.perf_counter()
@@ -174,7 +175,8 @@ def _level(make: Callable[[], tuple[StreamCall, Callable[[], None]]], concurrenc
                 with got.lock:
                     got.streams.append((start, times))
         finally:
-            close()
+            if close is not None:
+                close()
 
     threads = [threading.Thread(target=load, daemon=True) for _ in range(concurrency)]
     for thread in threads:
