@@ -567,7 +567,8 @@ CSV of `--csv` has a row per path and level with these names):
 
 A row whose streams did not each bring N responses says how many they brought. The
 implementations are oipcodec's clients (native by default; `--implementation pure` adds the
-pure-Python twins); the peers do not stream here. `--rounds` and `--slo` are refused, and
+pure-Python twins); the peers do not stream here. `--rounds`, `--slo` and the open loop
+(`--request-rate`, `--request-intervals`) are refused, and
 `bench compare` refuses a streaming run's results (its rows have no windows to draw
 intervals from). `generate_stream` opens a connection of its own per stream, so its TTFT
 includes a TCP connect.

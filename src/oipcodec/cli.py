@@ -511,8 +511,9 @@ def _bench(args: argparse.Namespace) -> int:
             print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
                   file=sys.stderr)  # fmt: skip
             return 2
-    if args.streaming and (options.rounds > 1 or args.slo):
-        print("oipcodec bench: --streaming measures each row once, without --rounds or --slo",
+    if args.streaming and (options.rounds > 1 or args.slo or options.mode() != "concurrency"):
+        print("oipcodec bench: --streaming measures each row once in closed loop, without "
+              "--rounds, --slo, --request-rate or --request-intervals",
               file=sys.stderr)  # fmt: skip
         return 2
     if args.percentile is not None:

@@ -94,7 +94,7 @@ def test_stream_request_forms() -> None:
 
 
 def test_cli_refuses_rounds_slo_and_unary_paths(capsys: pytest.CaptureFixture[str]) -> None:
-    for option in (["--rounds", "2"], ["--slo", "p99<0.01s"]):
+    for option in (["--rounds", "2"], ["--slo", "p99<0.01s"], ["--request-rate", "10"]):
         assert cli.main(["bench", "--streaming", *option]) == 2
         assert option[0] in capsys.readouterr().err
     assert cli.main(["bench", "--streaming", "--path", "grpc-raw"]) == 2
