@@ -532,6 +532,52 @@ oipcodec bench --url https://models.example:8443 --ssl-https-ca-certificates-fil
 - An identity that names its one output itself (MLServer's `NumpyRequestCodec` answers
   `output-0`) is taken as the input echoed.
 
+## Streaming: `--streaming`
+
+`oipcodec bench --streaming` measures a model that answers one request with many responses
+(docs: [Streaming](streaming.md)) over its two routes: REST `generate_stream` (server-sent
+events, Triton's generate extension; path `rest-sse`) and gRPC `ModelStreamInfer` (path
+`grpc-stream`). The model is `square_int32` unless `--model` names another, and each stream
+asks for `--stream-responses N` responses (default 64): a model of `square_int32`'s form (its
+first input an integer `[1]`) is sent N, one of `repeat_int32`'s (an integer `[-1]`) the N
+values 0..N-1, its other inputs zeros; a model of any other form is an error on each row.
+
+```text
+oipcodec bench --streaming --stream-responses 16 --concurrency 1,4
+oipcodec bench --streaming --model-module tests.support.streaming_models --model burst \
+    --stream-responses 256 --concurrency 1,8
+oipcodec bench --streaming --url http://host:8000 --grpc-target host:8001 --model my_model
+```
+
+Each level is a closed loop: c threads, each with a client of its own, send a stream as the
+last one ended; one warm-up stream each, then the streams begun within three measurement
+intervals (`--measurement-interval`, 3 x 1 s by default), each read to its end. The figures,
+named as AIPerf names them (`results.json` keeps each one's avg, p50, p90, p99 and max; the
+CSV of `--csv` has a row per path and level with these names):
+
+| Column | What |
+| --- | --- |
+| `streams/s` | streams (requests) completed per second |
+| `resp/s` | responses per second from the server, all streams together |
+| `resp/s/str` | responses/s per stream: 1 / its mean ITL (AIPerf's per user) |
+| `TTFT p50` | time to first response: from the request's send to its first response, ms |
+| `ITL p50`, `ITL p99` | inter-response latency: between a stream's consecutive responses, ms |
+| `str p50` | the stream's (request's) latency: from the send to its last response, ms |
+| `cli us`, `srv us` | CPU µs per response of the client and of the server |
+
+A row whose streams did not each bring N responses says how many they brought. The
+implementations are oipcodec's clients (native by default; `--implementation pure` adds the
+pure-Python twins); the peers do not stream here. `--rounds`, `--slo` and the open loop
+(`--request-rate`, `--request-intervals`) are refused, and
+`bench compare` refuses a streaming run's results (its rows have no windows to draw
+intervals from). `generate_stream` opens a connection of its own per stream, so its TTFT
+includes a TCP connect.
+
+A server given by `--url` / `--grpc-target` that does not offer a route (no `generate_stream`,
+or gRPC's `UNIMPLEMENTED` for `ModelStreamInfer`, as KServe answers) gets one row for that
+path: `not supported by this server: no generate_stream route ...` with its refusal, the run
+going on. Figures measured with it: [Kernels and servers](measurements.md#streaming).
+
 ## Next to perf_analyzer
 
 `python benchmarks/load/perf_analyzer_check.py [--implementation NAME] [--load-processes N]`

@@ -438,12 +438,27 @@ def _bench(args: argparse.Namespace) -> int:
     options.model_module = args.model_module
     options.batch_size = args.batch_size
     options.input_data = args.input_data
+    if args.streaming:
+        from oipcodec.bench.streaming import STREAM_PATHS
+
+        if args.stream_responses < 0:
+            print("oipcodec bench: --stream-responses cannot be negative", file=sys.stderr)
+            return 2
+        options.streaming, options.stream_responses = True, args.stream_responses
+        paths = dict(STREAM_PATHS)
+        # Only oipcodec's clients stream here: native unless asked (pure's kernels add
+        # little to a stream's small JSON or protobuf messages).
+        options.implementations = ["native"]
+    else:
+        paths = dict(PATHS)  # type: ignore[arg-type]
     if args.path:
-        unknown = [p for p in args.path if p not in PATHS]
+        unknown = [p for p in args.path if p not in paths]
         if unknown:
-            print(f"unknown path {unknown}; choose from {', '.join(PATHS)}", file=sys.stderr)
+            print(f"unknown path {unknown}; choose from {', '.join(paths)}", file=sys.stderr)
             return 2
         options.paths = args.path
+    elif args.streaming:
+        options.paths = list(paths)
     if args.implementation:
         options.implementations = args.implementation
     elif args.no_peers:
@@ -496,6 +511,11 @@ def _bench(args: argparse.Namespace) -> int:
             print(f"oipcodec bench: --{name.replace('_', '-')} must be at least 1",
                   file=sys.stderr)  # fmt: skip
             return 2
+    if args.streaming and (options.rounds > 1 or args.slo or options.mode() != "concurrency"):
+        print("oipcodec bench: --streaming measures each row once in closed loop, without "
+              "--rounds, --slo, --request-rate or --request-intervals",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if args.percentile is not None:
         options.percentile = None if args.percentile == "avg" else float(args.percentile)
     if args.warmup_request_count is not None:
@@ -519,10 +539,10 @@ def _bench(args: argparse.Namespace) -> int:
         return 2
     if (args.url or args.grpc_target) and not args.path:
         options.paths = [
-            name for name, p in PATHS.items()
+            name for name, p in paths.items()
             if (p.protocol == "rest" and args.url) or (p.protocol == "grpc" and args.grpc_target)
         ]  # fmt: skip
-    options.model = args.model
+    options.model = args.model or ("square_int32" if args.streaming else "identity")
     options.timeout = args.timeout
     options.output_dir = args.output_dir
     options.chart = not args.no_chart
@@ -605,6 +625,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     from oipcodec.bench.encoding import PATHS
     from oipcodec.bench.paths import IMPLEMENTATIONS
     from oipcodec.bench.payloads import PAYLOADS
+    from oipcodec.bench.streaming import STREAM_PATHS
 
     bench = commands.add_parser(
         "bench",
@@ -630,8 +651,17 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "batch dimension); without NAME: your own payload's shape for the identity model, "
         "e.g. 4,128 (with --datatype)")  # fmt: skip
     add("--datatype", help="your own payload's OIP datatype, e.g. FP16 (with --shape)")
-    add("--path", action="extend", type=_names(PATHS), metavar="PATH[,PATH]",
-        help=f"encoding paths to measure (repeatable, or a,b): {', '.join(PATHS)}")  # fmt: skip
+    add("--path", action="extend", type=_names({**PATHS, **STREAM_PATHS}), metavar="PATH[,PATH]",
+        help=f"encoding paths to measure (repeatable, or a,b): {', '.join(PATHS)}; with "
+        f"--streaming: {', '.join(STREAM_PATHS)}")  # fmt: skip
+    add("--streaming", action="store_true",
+        help="the streaming workload: closed-loop streams of a model answering many "
+        "responses (default --model square_int32) over REST generate_stream (SSE) and gRPC "
+        "ModelStreamInfer: time to first response, inter-response latency, responses/s per "
+        "stream and per server, stream latency, CPU per response (docs/benchmarks.md)")  # fmt: skip
+    add("--stream-responses", type=int, default=64, metavar="N",
+        help="with --streaming: the responses each stream asks for (square_int32's IN=N, "
+        "repeat_int32's N elements; default 64)")  # fmt: skip
     # Lists as --concurrency takes them (a,b), or repeated: the two spellings people try.
     add("--implementation", action="extend", type=_names(IMPLEMENTATIONS), metavar="IMPL[,IMPL]",
         help=f"implementations (repeatable, or a,b): {', '.join(IMPLEMENTATIONS)} "
@@ -711,9 +741,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="the table's codec columns too (wire kB, client and server codec us)")  # fmt: skip
     add("--url", help="measure this OIP REST server instead of starting one")
     add("--grpc-target", help="measure this OIP gRPC server (host:port) instead")
-    add("--model", default="identity",
-        help="model to call (default: identity). A model that declares its inputs gets "
-        "requests generated from its metadata (random values of its datatypes and shapes; "
+    add("--model",
+        help="model to call (default: identity; with --streaming, square_int32). A model "
+        "that declares its inputs gets requests generated from its metadata (random values "
+        "of its datatypes and shapes; "
         "--payload is not used), and each answer must hold its declared outputs; a model "
         "that declares none must echo the payloads")  # fmt: skip
     add("--model-module", metavar="MODULE",

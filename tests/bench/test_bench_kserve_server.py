@@ -49,3 +49,22 @@ def test_bench_against_kserve(server: dict[str, str], tmp_path: Path) -> None:
             for implementation in ("native", "kserve"):
                 record = rows[(payload, path, implementation)]
                 assert record["error"] is None and record["load"][0]["rps"] > 0, record
+
+
+def test_bench_streaming_against_kserve(server: dict[str, str], tmp_path: Path) -> None:
+    """KServe has neither generate_stream nor ModelStreamInfer: a row each saying so, exit 0."""
+    table = io.StringIO()
+    with contextlib.redirect_stdout(table):
+        status = cli.main(
+            ["bench", "--streaming", "--model", "identity", "--url", f"http://{server['http']}",
+             "--grpc-target", server["grpc"], "--concurrency", "1", "--duration", "0.05",
+             "--no-chart", "--output-dir", str(tmp_path)]
+        )  # fmt: skip
+    print(table.getvalue())
+    assert status == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    rows = {r["path"]: r for r in results["results"]}
+    assert "generate_stream route" in rows["rest-sse"]["unsupported"]
+    assert "ModelStreamInfer" in rows["grpc-stream"]["unsupported"]
+    assert all(r["error"] is None and not r["load"] for r in rows.values())
+    assert "not supported by this server" in table.getvalue()

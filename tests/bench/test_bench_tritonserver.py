@@ -77,3 +77,25 @@ def test_bench_against_the_real_triton_server(triton: Triton, tmp_path: Path) ->
         (window,) = record["load"]
         assert window["rps"] > 0 and not window.get("errors"), record
         assert window["server"]["Request count"] >= window["requests"]
+
+
+def test_bench_streaming_against_the_real_triton_server(tmp_path: Path) -> None:
+    """The real Triton server's decoupled square_int32 (Python backend, response sender):
+    both routes measured, each stream its n responses."""
+    from tests.support.triton import square_repository
+
+    require_peer("tritonclient.http")
+    repository = square_repository(tmp_path / "repo")
+    with tritonserver(repository, tmp_path / "triton.log") as server:
+        results, table = _bench(
+            tmp_path, "--streaming", "--stream-responses", "4", "--url",
+            f"http://{server.http}", "--grpc-target", server.grpc,
+        )  # fmt: skip
+    print(table)
+    rows = {r["path"]: r for r in results["results"]}
+    assert set(rows) == {"rest-sse", "grpc-stream"}
+    for record in rows.values():
+        assert record["error"] is None and "unsupported" not in record, record
+        (entry,) = record["load"]
+        assert entry["streams"] > 0 and entry["min_responses"] == entry["max_responses"] == 4
+        assert entry["ttft_p50_ms"] <= entry["stream_p50_ms"]

@@ -83,7 +83,7 @@ def streaming_models() -> list[Model]:
 
 class Burst(Model):
     """``N`` (INT32 [1]) small responses (OUT INT32 [1], the index) as fast as it can: the
-    front ends' cost per response (tools/stream_measure.py)."""
+    front ends' cost per response (``oipcodec bench --streaming --model burst``)."""
 
     name = "burst"
     inputs = (TensorSpec("N", "INT32", [1]),)
@@ -103,3 +103,9 @@ class Single(Model):
 
     def predict(self, inputs: Any, parameters: Any) -> dict[str, Any]:
         return {"OUT": inputs["N"]}
+
+
+#: What ``--model-module tests.support.streaming_models`` serves (``oipcodec serve`` and the
+#: embedded server of ``oipcodec bench``): the front ends' cost per response is
+#: ``oipcodec bench --streaming --model burst`` (docs/benchmarks.md#streaming-streaming).
+MODELS = [*streaming_models(), Burst(), Single()]

@@ -49,6 +49,40 @@ def identity_repository(root: Path, datatype: str, name: str = "identity") -> Pa
     return root
 
 
+#: Triton's decoupled example, as its Python backend writes it: IN = n answers n responses of
+#: OUT = n through the response sender, then the final flag.
+SQUARE_MODEL = """
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:
+            sender = request.get_response_sender()
+            n = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()
+            for _ in range(int(n[0])):
+                sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", n.astype(np.int32))]))
+            sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        return None
+"""
+
+
+def square_repository(root: Path) -> Path:
+    """A model repository at ``root`` with Triton's decoupled ``square_int32`` (Python
+    backend): IN INT32 [1] = n answers n responses, each OUT = n."""
+    folder = root / "square_int32"
+    (folder / "1").mkdir(parents=True)
+    (folder / "config.pbtxt").write_text(
+        'name: "square_int32"\nbackend: "python"\nmax_batch_size: 0\n'
+        "model_transaction_policy { decoupled: true }\n"
+        'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]\n'
+        'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n'
+    )
+    (folder / "1" / "model.py").write_text(SQUARE_MODEL)
+    return root
+
+
 def triton_env() -> dict[str, str]:
     """The variables ``tools/triton_env.sh`` wrote (paths of the server, backends, stub
     Python, libraries and perf_analyzer); skips (or fails when required) without them."""

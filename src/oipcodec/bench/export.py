@@ -8,6 +8,7 @@ from typing import Any
 
 from oipcodec import __version__
 from oipcodec.bench.load import level_of, run_levels
+from oipcodec.bench.streaming import stream_csv_rows
 
 __all__ = ["CSV_COLUMNS", "OIPCODEC_CSV_COLUMNS", "csv_rows", "profile_document", "write_csv"]
 
@@ -57,6 +58,8 @@ def csv_rows(results: dict[str, Any]) -> list[list[str]]:
     ``server_breakdown`` (0 when the server's statistics were not read). The CPU columns
     are microseconds per request on each side (``n/a`` where not read), the last two the
     95% interval of requests/s (oipcodec.bench.verdicts)."""
+    if results["options"].get("streaming"):
+        return stream_csv_rows(results)
     mode, _ = run_levels(results)
     header = list(CSV_COLUMNS) + list(OIPCODEC_CSV_COLUMNS)
     if mode != "concurrency":
@@ -124,8 +127,9 @@ def write_csv(results: dict[str, Any], path: Path) -> None:
 
 def profile_document(results: dict[str, Any]) -> dict[str, Any]:
     """perf_analyzer's profile export: an experiment per record and level, each request's
-    send timestamp and its response's (ns since the epoch; in open loop the send timestamp is
-    the request's scheduled time, from which its latency counts), and the windows' edges.
+    send timestamp and its response's (a stream's: each of its responses; ns since the
+    epoch; in open loop the send timestamp is the request's scheduled time, from which its
+    latency counts), and the windows' edges.
     Each experiment names its payload, path and implementation under ``oipcodec``."""
     mode, _ = run_levels(results)
     experiments = []
@@ -136,10 +140,10 @@ def profile_document(results: dict[str, Any]) -> dict[str, Any]:
             if not profile:
                 continue
             requests = []
-            for start, end in profile["requests"]:
+            for start, *responses in profile["requests"]:  # a stream: several responses
                 sequence += 1
                 requests.append(
-                    {"timestamp": start, "sequence_id": sequence, "response_timestamps": [end]}
+                    {"timestamp": start, "sequence_id": sequence, "response_timestamps": responses}
                 )
             experiments.append(
                 {

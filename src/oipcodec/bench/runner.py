@@ -34,6 +34,7 @@ from oipcodec.bench.paths import (
 from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.sending import default_sender
+from oipcodec.bench.streaming import STREAM_PATHS
 from oipcodec.bench.table import plural, render_table
 from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
@@ -109,6 +110,10 @@ class BenchOptions:
     rounds: int = 1
     #: ``--slo "p99<0.01s"``: goodput per row (oipcodec.bench.compare), in results["slo"].
     slo: str | None = None
+    #: ``--streaming``: the streaming workload (oipcodec.bench.streaming) on its paths
+    #: (STREAM_PATHS) instead of the unary one; each stream asks for ``stream_responses``.
+    streaming: bool = False
+    stream_responses: int = 64
 
     def mode(self) -> str:
         """``concurrency``, ``request_rate`` or ``intervals``."""
@@ -191,6 +196,8 @@ class Progress:
 
 
 def _steps(options: BenchOptions, implementation: str) -> int:
+    if options.streaming:
+        return len(options.paths) * len(options.levels())
     count = 0
     for payload in options.payloads:
         for name in options.paths:
@@ -237,6 +244,8 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "model_module": options.model_module,
         "timeout": options.timeout,
         "connection": options.connection,
+        "streaming": options.streaming,
+        "stream_responses": options.stream_responses,
         # --load-processes spreads the clients over processes: asking for it asks for them.
         "sender": options.sender or ("client" if options.load_processes else default_sender()),
     }
@@ -396,6 +405,9 @@ def _chart(results: dict[str, Any], path: Path, stream: TextIO | None = None) ->
 def _sweep(options: BenchOptions) -> str:
     """The load in words: ``closed loop at concurrency [...]`` or ``open loop at R req/s``."""
     mode = options.mode()
+    if options.streaming:
+        return (f"closed loop at concurrency {options.concurrency}; "
+                f"{options.duration * 3e3:g} ms a level")  # fmt: skip
     windows = (
         f"{options.measurement_request_count}-request windows"
         if options.measurement_mode == "count_windows"
@@ -427,11 +439,15 @@ def check_model(options: BenchOptions, timeout: float = 10.0) -> None:
     from oipcodec.client import GrpcClient, HttpClient
 
     connection = Connection.from_dict(options.connection)
-    protocols = {
-        PATHS[name].protocol
-        for name in options.paths
-        if PATHS[name].encoding not in (Encoding.V1, Encoding.GRAPHPIPE)  # no OIP metadata
-    }
+    protocols = (
+        {STREAM_PATHS[name].protocol for name in options.paths}
+        if options.streaming
+        else {
+            PATHS[name].protocol
+            for name in options.paths
+            if PATHS[name].encoding not in (Encoding.V1, Encoding.GRAPHPIPE)  # no OIP metadata
+        }
+    )
     model, wait = options.model, min(timeout, options.timeout)
     for protocol, where in (("rest", options.url), ("grpc", options.grpc_target)):
         if not where or protocol not in protocols:
@@ -486,18 +502,27 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     check_model(options)
     implementations = [i for i in options.implementations if peer_available(i)]
     skipped = {i: "not installed" for i in options.implementations if i not in implementations}
+    if options.streaming:  # the streams are sent by oipcodec's clients only
+        for name in [i for i in implementations if i not in ("native", "pure")]:
+            implementations.remove(name)
+            skipped[name] = "no streaming workload (oipcodec's clients stream)"
     total = sum(_steps(options, i) for i in implementations) * options.rounds
     progress = Progress(total)
     where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
     payloads = plural(len(options.payloads), "payload")
-    if options.model != "identity":
+    if options.streaming:
+        payloads = f"streams of {options.model} ({options.stream_responses} responses each)"
+    elif options.model != "identity":
         # What it is sent is known once the first worker has read its metadata (noted then).
         payloads = f"model {options.model}"
     progress.note(
         f"oipcodec bench: {payloads} x {plural(len(options.paths), 'path')} x "
         f"{', '.join(implementations)}, {_sweep(options)}, against {where}"
     )
-    for name in skipped:
+    for name, why in skipped.items():
+        if why != "not installed":
+            progress.note(f"{name} skipped: {why}")
+            continue
         hint = INSTALL_HINTS.get(name)
         progress.note(f"{name} is not installed, skipped" + (f": {hint}" if hint else ""))
     records: list[dict[str, Any]] = []
@@ -522,7 +547,9 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             worker.read("ready", progress, records, model)
             if "fatal" in worker.info:
                 raise BenchError(worker.info["fatal"])
-            if len(running) == 1 and "payload" in model:
+            if options.streaming:
+                pass
+            elif len(running) == 1 and "payload" in model:
                 progress.note(
                     f"model {options.model} declares its inputs: each request is generated "
                     f"from its metadata ({model['payload']['description'].split(': ', 1)[1]})"
@@ -551,7 +578,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             steps = _steps(options, worker.implementation) * options.rounds
             workers.append(worker.finish(progress, steps, quiet=aborting))
     progress.finish()
-    records = merge_rounds(records)
+    if not options.streaming:  # a streaming row is measured once (no rounds)
+        records = merge_rounds(records)
     ran = [w["implementation"] for w in workers]
     payload_rows = {p.name: p.as_dict() for p in options.payloads}
     if "payload" in model:
@@ -577,7 +605,10 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             "connection": Connection.from_dict(options.connection).redacted(),
         },
         "payloads": payload_rows,
-        "paths": {name: PATHS[name].label for name in options.paths},
+        "paths": {
+            name: (STREAM_PATHS if options.streaming else PATHS)[name].label
+            for name in options.paths
+        },
         "implementations": {name: DESCRIPTIONS[name] for name in ran},
         "skipped": skipped,
         "workers": workers,
@@ -586,9 +617,12 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     if model.get("metadata") is not None:
         results["model_metadata"] = model["metadata"]
     results["levels"] = {"mode": options.mode(), "values": options.levels()}
-    results["best"], results["tied"] = best_and_tied(records)
-    results["verdicts"] = native_verdicts(records)
-    if options.slo:
+    if options.streaming:
+        results["best"], results["tied"], results["verdicts"] = {}, {}, {}
+    else:
+        results["best"], results["tied"] = best_and_tied(records)
+        results["verdicts"] = native_verdicts(records)
+    if options.slo and not options.streaming:
         results["slo"] = goodput(results, parse_slo(options.slo))
     out = Path(options.output_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -606,7 +640,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
     stream.write(render_table(results) + "\n")
     if "slo" in results:
         stream.write("\n".join(render_goodput(results["slo"])) + "\n")
-    if options.chart and _chart(results, out / "throughput.png", stream):
+    if options.chart and not options.streaming and _chart(results, out / "throughput.png", stream):
         written.append(str(out / "throughput.png"))
         from oipcodec.bench.chart import write_pareto
 

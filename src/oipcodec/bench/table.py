@@ -9,6 +9,7 @@ from typing import Any
 from oipcodec.bench.encoding import PATHS
 from oipcodec.bench.load import level_label, level_of, run_levels
 from oipcodec.bench.paths.peers import SERVER_PEERS
+from oipcodec.bench.streaming import render_stream_table
 from oipcodec.bench.verdicts import top_entry
 
 __all__ = ["TABLE_WIDTH", "plural", "render_table"]
@@ -52,6 +53,8 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
     adjacent rows with their requests/s against ``pure`` on the same path (``x pure``).
     At most two levels are columns (the lowest and the highest; a sweep of more has a line
     per row with every level after the table); ``wide`` adds MB/s and the codec columns."""
+    if results["options"].get("streaming"):
+        return render_stream_table(results)
     wide = results["options"].get("wide", False) if wide is None else wide
     records = results["results"]
     mode, levels = run_levels(results)

@@ -521,7 +521,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
-            _measure(spec, url, target, server_cpu)
+            if spec.get("streaming"):
+                from oipcodec.bench.streaming import measure_streams
+
+                measure_streams(spec, url, target, server_cpu, emit, _cells)
+            else:
+                _measure(spec, url, target, server_cpu)
     except WorkloadError as exc:  # the run cannot go on: one clear line, status 2
         emit({"event": "fatal", "message": str(exc)})
         return 2
