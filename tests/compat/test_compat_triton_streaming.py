@@ -7,7 +7,8 @@ Over gRPC ModelStreamInfer (the real tritonclient's ``start_stream`` /
 flags, the same empty final response, the same errors (oipcodec's messages say more: each
 test checks the part Triton says). Over REST: the same ``generate_stream`` events and
 ``generate`` answers, and the same refusals of ``/infer``. Where the two differ on purpose, the
-test says so (docs/streaming.md#the-real-triton-server).
+test says so (docs/streaming.md#the-real-triton-server). perf_analyzer ``--streaming``
+measures both, its command unchanged.
 
 Skipped without the Triton environment (``OIPCODEC_TRITON_HOME``, tools/triton_env.sh).
 """
@@ -20,6 +21,7 @@ import queue
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +29,7 @@ import pytest
 
 from tests.support.peers import require_peer
 from tests.support.serve_process import run_serve
-from tests.support.triton import square_int32_repository, triton_env, tritonserver
+from tests.support.triton import perf_analyzer, square_int32_repository, triton_env, tritonserver
 
 grpcclient = require_peer("tritonclient.grpc")
 
@@ -45,7 +47,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict
     repository = square_int32_repository(root / "repository")
     with (
         tritonserver(repository, root / "triton.log") as triton,
-        contextlib.contextmanager(run_serve)(root) as ours,
+        contextlib.contextmanager(run_serve)(root, statistics=True) as ours,
     ):
         yield {"triton": {"http": triton.http, "grpc": triton.grpc}, "oipcodec": ours}
 
@@ -289,3 +291,32 @@ def test_generate_refuses_other_than_one_response_in_tritons_words(
     )
     assert json.loads(triton[1]) == json.loads(ours[1]) == {"error": refusal}
     assert (triton[0], ours[0]) == (200, 500)
+
+
+def _figure(report: str, label: str) -> float:
+    """A figure of perf_analyzer's report: the number after ``label`` (``Throughput:``...)."""
+    line = next(line for line in report.splitlines() if line.strip().startswith(label))
+    return float(line.split(label, 1)[1].split()[0])
+
+
+def test_perf_analyzer_streaming_measures_both(
+    servers: dict[str, dict[str, str]], tmp_path: Path
+) -> None:
+    """The same perf_analyzer command on each server: IN = 4 (its random data would ask for
+    billions of responses, on either server), 4 responses per request counted, the first
+    one's latency measured, the server's side read from its statistics."""
+    data = tmp_path / "in.json"
+    data.write_text(json.dumps({"data": [{"IN": {"content": [4], "shape": [1]}}]}))
+    for name in ("triton", "oipcodec"):
+        report = perf_analyzer(
+            ["-m", "square_int32", "-u", servers[name]["grpc"], "-i", "grpc", "--streaming",
+             "--input-data", str(data), "--measurement-mode", "count_windows",
+             "--measurement-request-count", "50", "--stability-percentage", "1000",
+             "--concurrency-range", "2"],
+        )  # fmt: skip
+        assert "Detected decoupled model" in report, report
+        requests = _figure(report, "Throughput:")
+        assert requests > 0 and _figure(report, "Response Throughput:") == pytest.approx(
+            4 * requests, rel=0.1
+        ), report
+        assert _figure(report, "Successful request count:") > 0, report
