@@ -82,10 +82,10 @@ def test_bench_against_the_real_triton_server(triton: Triton, tmp_path: Path) ->
 def test_bench_streaming_against_the_real_triton_server(tmp_path: Path) -> None:
     """The real Triton server's decoupled square_int32 (Python backend, response sender):
     both routes measured, each stream its n responses."""
-    from tests.support.triton import square_repository
+    from tests.support.triton import square_int32_repository
 
     require_peer("tritonclient.http")
-    repository = square_repository(tmp_path / "repo")
+    repository = square_int32_repository(tmp_path / "repo")
     with tritonserver(repository, tmp_path / "triton.log") as server:
         results, table = _bench(
             tmp_path, "--streaming", "--stream-responses", "4", "--url",

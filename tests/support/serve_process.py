@@ -24,13 +24,16 @@ def serve_command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "oipcodec"]
 
 
-def run_serve(log_dir: Path, *args: str) -> Iterator[dict[str, str]]:
+def run_serve(log_dir: Path, *args: str, statistics: bool = False) -> Iterator[dict[str, str]]:
     """``oipcodec serve ARGS`` (the demo models unless ARGS say otherwise) with free REST and
-    gRPC ports and no metrics port, until ``v2/health/ready`` answers 200 (at most 60 s);
-    yields ``{"http": host:port, "grpc": host:port}``, then stops it."""
+    gRPC ports and no metrics port (nor inference statistics, unless ``statistics``: the
+    clients that ask for them, as perf_analyzer does), until ``v2/health/ready`` answers 200
+    (at most 60 s); yields ``{"http": host:port, "grpc": host:port}``, then stops it."""
     http_port, grpc_port = free_ports(2)
     command = [*serve_command(), "serve", "--http-port", str(http_port),
-               "--grpc-port", str(grpc_port), "--no-metrics", *args]  # fmt: skip
+               "--grpc-port", str(grpc_port), *args]  # fmt: skip
+    if not statistics:
+        command.append("--no-metrics")
     http = f"127.0.0.1:{http_port}"
 
     def ready() -> bool:

@@ -49,28 +49,52 @@ def identity_repository(root: Path, datatype: str, name: str = "identity") -> Pa
     return root
 
 
-#: Triton's decoupled example, as its Python backend writes it: IN = n answers n responses of
-#: OUT = n through the response sender, then the final flag.
-SQUARE_MODEL = """
+#: Triton's decoupled example ``square_int32`` (the Python backend's examples/decoupled): IN = n
+#: (INT32 [1]) answers n responses of OUT = n from a thread of its own through the request's
+#: response sender, then the final flag alone; ``execute`` returns None at once.
+SQUARE_INT32_MODEL = """
+import json
+import threading
+
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
 
 class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        if not pb_utils.using_decoupled_model_transaction_policy(config):
+            raise pb_utils.TritonModelException("square_int32 must be decoupled")
+        self.inflight = 0
+        self.lock = threading.Lock()
+
     def execute(self, requests):
         for request in requests:
-            sender = request.get_response_sender()
             n = pb_utils.get_input_tensor_by_name(request, "IN").as_numpy()
-            for _ in range(int(n[0])):
-                sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", n.astype(np.int32))]))
-            sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+            sender = request.get_response_sender()
+            thread = threading.Thread(target=self.respond, args=(sender, n), daemon=True)
+            with self.lock:
+                self.inflight += 1
+            thread.start()
         return None
+
+    def respond(self, sender, n):
+        for _ in range(n[0]):
+            out = pb_utils.Tensor("OUT", np.array([n[0]], np.int32))
+            sender.send(pb_utils.InferenceResponse(output_tensors=[out]))
+        sender.send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        with self.lock:
+            self.inflight -= 1
+
+    def finalize(self):
+        while self.inflight:
+            threading.Event().wait(0.1)
 """
 
 
-def square_repository(root: Path) -> Path:
-    """A model repository at ``root`` with Triton's decoupled ``square_int32`` (Python
-    backend): IN INT32 [1] = n answers n responses, each OUT = n."""
+def square_int32_repository(root: Path) -> Path:
+    """A model repository at ``root`` with Triton's decoupled Python-backend ``square_int32``
+    (its example's configuration: IN and OUT INT32 ``[1]``, no batching, decoupled)."""
     folder = root / "square_int32"
     (folder / "1").mkdir(parents=True)
     (folder / "config.pbtxt").write_text(
@@ -78,8 +102,9 @@ def square_repository(root: Path) -> Path:
         "model_transaction_policy { decoupled: true }\n"
         'input [ { name: "IN" data_type: TYPE_INT32 dims: [ 1 ] } ]\n'
         'output [ { name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] } ]\n'
+        "instance_group [ { kind: KIND_CPU } ]\n"
     )
-    (folder / "1" / "model.py").write_text(SQUARE_MODEL)
+    (folder / "1" / "model.py").write_text(SQUARE_INT32_MODEL)
     return root
 
 

@@ -17,6 +17,7 @@ import pytest
 from oipcodec import graphpipe
 from oipcodec.client.graphpipe_client import GraphPipeClient
 from oipcodec.errors import ServerError
+from oipcodec.server.demo import SquareInt32
 from oipcodec.testing import RunningServer, background
 from tests.support import graphpipe_fb as ref
 from tests.support.graphpipe_models import MODELS, graphpipe_server
@@ -226,3 +227,20 @@ def test_two_processes_share_the_graphpipe_port() -> None:
             for _ in range(4):
                 (out,) = client.infer([np.array([2.5])], ["x"])
                 assert out.tolist() == [2.5]
+
+
+def test_a_decoupled_model_is_refused_by_name() -> None:
+    """A model that answers many times has no GraphPipe answer: its error in the response
+    (501, in Triton's words), instead of failing inside; its metadata is still served."""
+    with background(
+        [SquareInt32()], process=False, grpc_port=None, log_level="critical"
+    ) as running:
+        wire = b"".join(graphpipe.encode_request([np.array([3], np.int32)], ["IN"]))
+        status, body, _ = post(running, "/graphpipe/square_int32", wire)
+        assert status == 200
+        assert graphpipe.decode_response(body).errors == [
+            (501, "GraphPipe doesn't support models with decoupled transaction policy")
+        ]
+        metadata = graphpipe.encode_metadata_request()
+        status, body, _ = post(running, "/graphpipe/square_int32", metadata)
+        assert status == 200 and graphpipe.decode_metadata_response(body).name == "square_int32"

@@ -19,7 +19,7 @@ from google.protobuf import json_format, text_format
 from oipcodec import trtis_v1 as v1
 from oipcodec.kernels import serialize_bytes
 from oipcodec.proto import trtis_v1_pb2 as pb
-from oipcodec.server.demo import Simple, SimpleString
+from oipcodec.server.demo import Simple, SimpleString, SquareInt32
 from oipcodec.testing import RunningServer, background
 from tests.support.classify_models import LABELS, Scores
 
@@ -402,3 +402,26 @@ def test_large_answer_in_parts(server: RunningServer, form: str) -> None:
         assert pb.InferResponseHeader.FromString(tail) == answer.response_header
     else:
         assert tail.decode() == answer.headers["nv-inferresponse"]
+
+
+def test_a_decoupled_model_is_refused_by_name() -> None:
+    """A model that answers many times has no v1 answer: refused as Triton's unary
+    endpoints refuse it (UNSUPPORTED), over HTTP and gRPC, instead of failing inside."""
+    with background([SquareInt32()], process=False, log_level="critical") as running:
+        header = 'batch_size: 1 input { name: "IN" dims: 1 } output { name: "OUT" }'
+        body = np.array([3], dtype=np.int32).tobytes()
+        answer = infer(running, "/api/infer/square_int32", header, body)
+        assert answer.status == 400, answer.headers
+        status = answer.request_status
+        assert (status.code, status.msg) == (
+            pb.UNSUPPORTED,
+            "the TRTIS v1 API doesn't support models with decoupled transaction policy",
+        )
+        with grpc.insecure_channel(running.grpc_address) as channel:
+            request = pb.InferRequest(
+                model_name="square_int32",
+                meta_data=v1.parse_request_header(header),
+                raw_input=[body],
+            )
+            reply = pb_grpc.GRPCServiceStub(channel).Infer(request, timeout=TIMEOUT)
+        assert (reply.request_status.code, reply.request_status.msg) == (status.code, status.msg)

@@ -41,6 +41,7 @@ from oipcodec.server.frontends._asgi import (
     respond,
 )
 from oipcodec.server.inference import Pipeline
+from oipcodec.server.inference.streaming import decoupled_refused
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
@@ -90,6 +91,8 @@ async def answer(
             request = graphpipe.request_from_fields(fields, limits=limits)
             if request.kind == "metadata":
                 return 200, [graphpipe.encode_metadata_response(metadata(model))], CONTENT_TYPE
+            if model.decoupled:
+                raise decoupled_refused("GraphPipe")
             response = await exchange.run(_infer_request(model, request), model)
             parts = graphpipe.encode_response_parts(response.outputs)
             exchange.sent(sum(len(part) for part in parts))

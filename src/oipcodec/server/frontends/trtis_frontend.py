@@ -49,6 +49,7 @@ from oipcodec.server.frontends._asgi import (
 )
 from oipcodec.server.frontends._grpc import client_gone
 from oipcodec.server.inference import Exchange, Pipeline
+from oipcodec.server.inference.streaming import decoupled_refused
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.registry import READY, ModelRegistry
 from oipcodec.types import InferRequest, RequestedOutput
@@ -179,6 +180,8 @@ class V1Frontend:
     ) -> tuple[Any, list[bytes | memoryview], str | None]:
         model = exchange.model
         assert model is not None
+        if model.decoupled:
+            raise decoupled_refused("the TRTIS v1 API")
         if model.inputs is None:
             raise UnsupportedError(
                 f"model '{model_name}' declares no inputs: a v1 request takes its datatypes "

@@ -194,14 +194,10 @@ class Responses:
 
     def empty_final(self) -> InferResponse:
         """The empty response that only says the request's stream is over (Triton's
-        ``enable_empty_final_response``)."""
-        request = self._request
+        ``enable_empty_final_response``): the request id and the model's name, no version
+        (as the real Triton server sends it, tests/compat/test_compat_triton_streaming.py)."""
         return InferResponse(
-            self._model.name,
-            [],
-            id=request.id,
-            model_version=self._model.version,
-            parameters={FINAL_PARAMETER: True},
+            self._model.name, [], id=self._request.id, parameters={FINAL_PARAMETER: True}
         )
 
     def _finish(self) -> None:
