@@ -165,6 +165,10 @@ FLAT_BUFFER = b"".join(bytes(p) for p in oipcodec.kernels.write_flatbuffer(
     "InferResponse", FLAT_RESPONSE
 ))  # fmt: skip
 SMALL_REQUEST, SMALL_RAW, SMALL_TYPED, SMALL_BODY = sample_request(4096, 4096, 256)
+HTTP_HEAD = (
+    b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 64\r\n\r\n"
+)
 V1_REQUEST = (
     'batch_size: 2 input { name: "INPUT0" dims: 16 dims: -1 batch_byte_size: 128 } '
     'output { name: "OUTPUT1" cls: { count: 3 } } id: 18446744073709551615 flags: 7'
@@ -220,6 +224,7 @@ FAMILY_JOBS: dict[str, Callable[[Any], Any]] = {
     "topk.classification_strings": lambda k: k.classification_strings(
         *k.top_k(SCORES, 3)[::-1], [f"label{i}" for i in range(1000)]
     ),
+    "http11.parse_head": lambda k: k.parse_head(HTTP_HEAD),
     "v1text.scan_request_header": lambda k: k.scan_request_header(V1_REQUEST),
     "v1text.scan_response_header": lambda k: k.scan_response_header(V1_RESPONSE),
 }

@@ -255,7 +255,7 @@ def test_model_registry_infer_warns_and_still_answers() -> None:
 
     import numpy as np
 
-    from oipcodec.server import ModelRegistry
+    from oipcodec.server.registry import ModelRegistry
     from oipcodec.server.demo import Identity
     from oipcodec.types import InferRequest, Tensor
 

@@ -606,7 +606,7 @@ def test_the_servers_public_surface_is_what_a_user_writes_against() -> None:
     import oipcodec.server
 
     assert set(oipcodec.server.__all__) == {
-        "Model", "TensorSpec", "DynamicBatching", "ServerConfig", "serve", "Server", "RunningServer",
+        "Model", "TensorSpec", "DynamicBatching", "QueuePolicy", "ServerConfig", "serve", "Server", "RunningServer",
         "RequestError", "InvalidArgumentError", "NotFoundError", "UnavailableError",
         "UnsupportedError", "InternalError", "PayloadTooLargeError", "BodyTimeoutError",
     }  # fmt: skip

@@ -175,7 +175,13 @@ class Batcher:
         return len(self._queue)
 
     def waiting(self, level: int) -> int:
-        """Requests queued at priority ``level`` whose clients still wait."""
+        """Requests queued at priority ``level`` whose clients still wait.
+
+        Parameters
+        ----------
+        level
+            The priority level (1 is served first).
+        """
         return sum(1 for w in self._queue if w.rank[0] == level and not w.future.done())
 
     async def submit(
