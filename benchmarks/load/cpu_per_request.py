@@ -1,7 +1,7 @@
 """The server's CPU per small request, for two source trees side by side, alternating.
 
     python benchmarks/load/cpu_per_request.py --tree before=/tmp/main/src --tree after=src \
-        [--requests 4000] [--rounds 6]
+        [--requests 4000] [--rounds 6] [--protocol native]
 
 Each round starts ``oipcodec serve`` once per tree (``PYTHONPATH`` = the tree; in the order
 before, after, then after, before, ...) and sends the identity model ``--requests`` small
@@ -84,12 +84,14 @@ def grpc(port: int, count: int) -> None:
     client.close()
 
 
-def one_server(tree: str, requests: int) -> dict[str, float]:
+def one_server(tree: str, requests: int, protocol: str | None = None) -> dict[str, float]:
     """Microseconds of server CPU per request, per case, for one server of ``tree``."""
     http_port, grpc_port = free_ports(2)
     env = dict(os.environ, PYTHONPATH=tree)
     command = [sys.executable, "-m", "oipcodec", "serve", "--log-level", "error"]
     command += ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
+    if protocol is not None:
+        command += ["--http-protocol", protocol]
     server = subprocess.Popen(command, env=env, cwd="/")
     cases: dict[str, Callable[[int], None]] = {
         "rest_json": lambda n: rest(http_port, JSON_BODY, {"content-type": "application/json"}, n),
@@ -125,13 +127,14 @@ def main() -> None:
     parser.add_argument("--tree", action="append", required=True, help="NAME=SRC, twice")
     parser.add_argument("--requests", type=int, default=4000)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--protocol", help="oipcodec serve's --http-protocol (default: its own)")
     args = parser.parse_args()
     trees = dict(item.split("=", 1) for item in args.tree)
     names = list(trees)
     results: dict[str, dict[str, list[float]]] = {name: {} for name in names}
     for round_ in range(args.rounds):
         for name in names if round_ % 2 == 0 else names[::-1]:
-            figures = one_server(str(Path(trees[name]).resolve()), args.requests)
+            figures = one_server(str(Path(trees[name]).resolve()), args.requests, args.protocol)
             for case, value in figures.items():
                 results[name].setdefault(case, []).append(value)
             print(name, {case: round(value, 1) for case, value in figures.items()}, flush=True)

@@ -3,7 +3,7 @@
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint64_t
@@ -291,7 +291,7 @@ cdef class Connection:
         connection over at the first request that is not one."""
         cdef oip_http_head h
         cdef int kind
-        cdef Py_ssize_t length, total
+        cdef Py_ssize_t length, total, offset
         cdef const unsigned char *p
         cdef list out = []
         cdef bint keep_alive, arriving = False
@@ -323,10 +323,14 @@ cdef class Connection:
                 out.append(self._defaults())
                 out.append(<object>PyTuple_GET_ITEM(entry, 1 if keep_alive else 2))
             else:
-                body = memoryview(PyBytes_FromStringAndSize(
-                    <const char *>p + h.head_length, length
-                ))
-                answer = entry(body, h.header_length)
+                # A view of the read buffer, released after the call: Slot.infer makes the
+                # one copy a model may keep, so the body is copied once, not twice.
+                offset = self.start + <Py_ssize_t>h.head_length
+                body = memoryview(self.buf)[offset:offset + length]
+                try:
+                    answer = entry(body, h.header_length)
+                finally:
+                    body.release()
                 if answer is None:  # not for the fast path: this request on, Python's
                     break
                 if not isinstance(answer, tuple):  # a coroutine: its answer comes later

@@ -94,7 +94,8 @@ class Slot:
         Parameters
         ----------
         body
-            The request body (exactly Content-Length bytes; copied, not kept).
+            The request body (exactly Content-Length bytes, a view of the
+            connection's read buffer, released after the call: copied here, not kept).
         header_length
             ``Inference-Header-Content-Length``, or -1 when absent.
         """
