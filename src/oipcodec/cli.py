@@ -439,7 +439,7 @@ def _bench(args: argparse.Namespace) -> int:
     options.batch_size = args.batch_size
     options.input_data = args.input_data
     if args.streaming:
-        from oipcodec.bench.streaming import STREAM_PATHS
+        from oipcodec.bench.stream_load import STREAM_PATHS
 
         if args.stream_responses < 0:
             print("oipcodec bench: --stream-responses cannot be negative", file=sys.stderr)
@@ -625,7 +625,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     from oipcodec.bench.encoding import PATHS
     from oipcodec.bench.paths import IMPLEMENTATIONS
     from oipcodec.bench.payloads import PAYLOADS
-    from oipcodec.bench.streaming import STREAM_PATHS
+    from oipcodec.bench.stream_load import STREAM_PATHS
 
     bench = commands.add_parser(
         "bench",

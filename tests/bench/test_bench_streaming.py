@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from oipcodec import cli
-from oipcodec.bench.streaming import STREAM_CSV_COLUMNS, stream_request
+from oipcodec.bench.stream_load import STREAM_CSV_COLUMNS, stream_request
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 pytest.importorskip("aiohttp", reason="the client extra is not installed")
@@ -104,7 +104,7 @@ def test_cli_refuses_rounds_slo_and_unary_paths(capsys: pytest.CaptureFixture[st
 def test_a_level_whose_clients_fail_reports_the_error() -> None:
     """A client that cannot be made, or a stream that fails, ends the level with the first
     error (never a wait for threads that are gone)."""
-    from oipcodec.bench.streaming import _level
+    from oipcodec.bench.stream_load import _level
 
     def broken() -> Any:
         raise OSError("no client")

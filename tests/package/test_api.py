@@ -255,8 +255,8 @@ def test_model_registry_infer_warns_and_still_answers() -> None:
 
     import numpy as np
 
-    from oipcodec.server.registry import ModelRegistry
     from oipcodec.server.demo import Identity
+    from oipcodec.server.registry import ModelRegistry
     from oipcodec.types import InferRequest, Tensor
 
     async def main() -> None:

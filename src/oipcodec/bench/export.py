@@ -8,7 +8,7 @@ from typing import Any
 
 from oipcodec import __version__
 from oipcodec.bench.load import level_of, run_levels
-from oipcodec.bench.streaming import stream_csv_rows
+from oipcodec.bench.stream_load import stream_csv_rows
 
 __all__ = ["CSV_COLUMNS", "OIPCODEC_CSV_COLUMNS", "csv_rows", "profile_document", "write_csv"]
 

@@ -34,7 +34,7 @@ from oipcodec.bench.paths import (
 from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.sending import default_sender
-from oipcodec.bench.streaming import STREAM_PATHS
+from oipcodec.bench.stream_load import STREAM_PATHS
 from oipcodec.bench.table import plural, render_table
 from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
@@ -110,7 +110,7 @@ class BenchOptions:
     rounds: int = 1
     #: ``--slo "p99<0.01s"``: goodput per row (oipcodec.bench.compare), in results["slo"].
     slo: str | None = None
-    #: ``--streaming``: the streaming workload (oipcodec.bench.streaming) on its paths
+    #: ``--streaming``: the streaming workload (oipcodec.bench.stream_load) on its paths
     #: (STREAM_PATHS) instead of the unary one; each stream asks for ``stream_responses``.
     streaming: bool = False
     stream_responses: int = 64

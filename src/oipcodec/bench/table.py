@@ -9,7 +9,7 @@ from typing import Any
 from oipcodec.bench.encoding import PATHS
 from oipcodec.bench.load import level_label, level_of, run_levels
 from oipcodec.bench.paths.peers import SERVER_PEERS
-from oipcodec.bench.streaming import render_stream_table
+from oipcodec.bench.stream_load import render_stream_table
 from oipcodec.bench.verdicts import top_entry
 
 __all__ = ["TABLE_WIDTH", "plural", "render_table"]

@@ -522,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
             emit({"event": "server", "url": url, "grpc_target": target,
                   "seconds": time.perf_counter() - started})  # fmt: skip
             if spec.get("streaming"):
-                from oipcodec.bench.streaming import measure_streams
+                from oipcodec.bench.stream_load import measure_streams
 
                 measure_streams(spec, url, target, server_cpu, emit, _cells)
             else:
