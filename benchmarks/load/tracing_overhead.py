@@ -16,20 +16,13 @@ from __future__ import annotations
 import argparse
 import http.server
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_per_request import _HEAD, BINARY_BODY, JSON_BODY, cpu_seconds, grpc, rest
-
-from tests.support.ports import free_ports
+from cpu_per_request import measure
 
 
 class _Sink(http.server.BaseHTTPRequestHandler):
@@ -45,41 +38,8 @@ class _Sink(http.server.BaseHTTPRequestHandler):
 
 def one_server(trace: bool, requests: int, endpoint: str) -> dict[str, tuple[float, float]]:
     """(requests per second, microseconds of server CPU per request) per case."""
-    http_port, grpc_port = free_ports(2)
     env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
-    command = [sys.executable, "-m", "oipcodec", "serve", "--log-level", "error"]
-    command += ["--http-port", str(http_port), "--grpc-port", str(grpc_port)]
-    command += ["--trace"] if trace else []
-    server = subprocess.Popen(command, env=env, cwd="/")
-    cases: dict[str, Callable[[int], None]] = {
-        "rest_json": lambda n: rest(http_port, JSON_BODY, {"content-type": "application/json"}, n),
-        "rest_binary": lambda n: rest(
-            http_port, BINARY_BODY, {"Inference-Header-Content-Length": str(len(_HEAD))}, n
-        ),
-        "grpc": lambda n: grpc(grpc_port, n),
-    }
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", http_port), 0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("the server did not start") from None
-                time.sleep(0.1)
-        figures = {}
-        for name, send in cases.items():
-            send(max(requests // 8, 50))  # warm
-            before, start = cpu_seconds(server.pid), time.perf_counter()
-            send(requests)
-            wall = time.perf_counter() - start
-            cpu = (cpu_seconds(server.pid) - before) / requests * 1e6
-            figures[name] = (requests / wall, cpu)
-        return figures
-    finally:
-        server.terminate()
-        server.wait(10)
+    return measure(requests, ["--trace"] if trace else [], env)
 
 
 def main() -> None:
