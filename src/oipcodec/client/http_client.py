@@ -163,6 +163,18 @@ class _Common:
     def _where(self, path: str) -> str:
         return self._origin + self._prefix + path
 
+    def _seconds(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
+
+    def _event_stream(
+        self, model: str, request: Mapping[str, Any], model_version: str | None
+    ) -> tuple[str, bytes, dict[str, str]]:
+        """A generate_stream request: its path (under the URL's prefix), body and headers (the
+        client's with the stream's)."""
+        path = _model_path(model, model_version, "/generate_stream")
+        headers = {**self.headers, "Content-Type": _JSON, "Accept": "text/event-stream"}
+        return path, orjson.dumps(request), headers
+
     def _response(
         self,
         status: int,
@@ -246,7 +258,7 @@ class HttpClient(SharedMemoryCalls, _Common):
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
     ) -> tuple[int, bytes, Mapping[str, str]]:
-        seconds = self.timeout if timeout is None else timeout
+        seconds = self._seconds(timeout)
         return self._pool.request(
             method,
             self._prefix + path,
@@ -321,10 +333,10 @@ class HttpClient(SharedMemoryCalls, _Common):
         ServerError
             The server refused (its status), or an error event (status 200).
         """
-        path = _model_path(model, model_version, "/generate_stream")
+        path, body, headers = self._event_stream(model, request, model_version)
         where = self._where(path)
         parts = urllib.parse.urlsplit(self._origin)
-        seconds = self.timeout if timeout is None else timeout
+        seconds = self._seconds(timeout)
         connection: http.client.HTTPConnection
         if parts.scheme == "https":
             context = self._ssl_context or ssl.create_default_context()
@@ -337,21 +349,16 @@ class HttpClient(SharedMemoryCalls, _Common):
             )
         try:
             try:
-                connection.request(
-                    "POST",
-                    self._prefix + path,
-                    orjson.dumps(request),
-                    {**self.headers, "Content-Type": _JSON, "Accept": "text/event-stream"},
-                )
+                connection.request("POST", self._prefix + path, body, headers)
                 answer = connection.getresponse()
             except TimeoutError:
                 raise RequestTimeoutError(f"POST {where}: no answer within {seconds} s") from None
             except OSError as exc:
                 raise ServerConnectionError(connect_message(where, exc), url=where) from None
             if answer.status != 200:
-                body = answer.read(self.limits.max_body_bytes)
+                error = answer.read(self.limits.max_body_bytes)
                 raise _server_error(
-                    answer.status, body, where, answer.getheader("Content-Encoding")
+                    answer.status, error, where, answer.getheader("Content-Encoding")
                 )
             yield from _events(answer, where)
         finally:
@@ -643,7 +650,7 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
         timeout: float | None = None,
     ) -> tuple[int, bytes, Mapping[str, str]]:
         aiohttp = self._aiohttp
-        seconds = self.timeout if timeout is None else timeout
+        seconds = self._seconds(timeout)
         where = self._where(path)
         session = self._get_session()
         try:
@@ -719,20 +726,20 @@ class AsyncHttpClient(AsyncSharedMemoryCalls, _Common):
             Bounds the connect and each wait for the next event.
         """
         aiohttp = self._aiohttp
-        path = _model_path(model, model_version, "/generate_stream")
+        path, body, headers = self._event_stream(model, request, model_version)
         where = self._where(path)
-        seconds = self.timeout if timeout is None else timeout
+        seconds = self._seconds(timeout)
         try:
             async with self._get_session().post(
                 where,
-                data=orjson.dumps(request),
-                headers={**self.headers, "Content-Type": _JSON, "Accept": "text/event-stream"},
+                data=body,
+                headers=headers,
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds),
             ) as answer:
                 if answer.status != 200:
-                    body = await answer.content.read(self.limits.max_body_bytes)
+                    error = await answer.content.read(self.limits.max_body_bytes)
                     raise _server_error(
-                        answer.status, body, where, answer.headers.get("Content-Encoding")
+                        answer.status, error, where, answer.headers.get("Content-Encoding")
                     )
                 lines: list[bytes] = []
                 async for line in answer.content:
