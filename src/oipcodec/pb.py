@@ -90,15 +90,7 @@ def encode_request(
     requested = None
     if request.outputs is not None:
         requested = [(o.name, o.parameters) for o in request.outputs]
-    try:
-        return k.write_infer_message(
-            "request", request.model_name, request.model_version, request.id,
-            request.parameters, tensors, requested,
-        )  # fmt: skip
-    except OIPError:
-        raise
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise EncodeError(str(exc)) from None
+    return _write("request", request, tensors, requested, k)
 
 
 def encode_response(
@@ -115,10 +107,22 @@ def encode_response(
     """
     k = kernels or _facade
     tensors = _encode_tensors(response.outputs, raw, "output", k)
+    return _write("response", response, tensors, None, k)
+
+
+def _write(
+    kind: str,
+    message: InferRequest | InferResponse,
+    tensors: list[tuple[Any, ...]],
+    requested: list[tuple[str, Any]] | None,
+    k: Kernels,
+) -> bytes:
+    """The serialized ModelInfer ``kind`` ("request" or "response") of ``message`` with its
+    encoded ``tensors``; the kernel's TypeError, ValueError or OverflowError become EncodeError."""
     try:
         return k.write_infer_message(
-            "response", response.model_name, response.model_version, response.id,
-            response.parameters, tensors, None,
+            kind, message.model_name, message.model_version, message.id, message.parameters,
+            tensors, requested,
         )  # fmt: skip
     except OIPError:
         raise
