@@ -312,16 +312,26 @@ def _positive(text: str) -> int:
     return value
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected integers separated by commas: {text!r}"
-        ) from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers: {text!r}")
-    return values
+def _above_zero(kind: type, items: str, above: str) -> Callable[[str], list[Any]]:
+    """A parser of a comma-separated list of numbers of ``kind``, each above 0; ``items`` and
+    ``above`` name them in its two errors (not numbers; not above 0)."""
+
+    def parse(text: str) -> list[Any]:
+        try:
+            values = [kind(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {items} separated by commas: {text!r}"
+            ) from None
+        if not values or any(v <= 0 for v in values):
+            raise argparse.ArgumentTypeError(f"expected {above}: {text!r}")
+        return values
+
+    return parse
+
+
+_int_list = _above_zero(int, "integers", "positive integers")
+_rates = _above_zero(float, "requests/s", "request rates above 0")
 
 
 def _concurrency(text: str) -> list[int]:
@@ -368,18 +378,6 @@ def _range(kind: type) -> Callable[[str], list[Any]]:
         return values
 
     return parse
-
-
-def _rates(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected requests/s separated by commas: {text!r}"
-        ) from None
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"expected request rates above 0: {text!r}")
-    return values
 
 
 def _names(choices: Iterable[str]) -> Callable[[str], list[str]]:
