@@ -223,9 +223,10 @@ def _as_list(array: np.ndarray[Any, Any], datatype: str) -> list[Any]:
     return values
 
 
-def _encoded(
-    name: str, payload: Any, as_list: bool | None, kind: str
-) -> tuple[str, list[int], Any]:
+def _encoded(name: str, payload: Any, as_list: bool | None, kind: str) -> Any:
+    """The ``RequestInput`` (``kind`` "input") or ``ResponseOutput`` (``kind`` "output") that
+    :func:`encode_input` and :func:`encode_output` make."""
+    types = _mlserver("types")
     array = payload if isinstance(payload, np.ndarray) else np.asarray(payload)
     try:
         datatype = datatypes.from_numpy(array.dtype)
@@ -233,7 +234,14 @@ def _encoded(
         raise EncodeError(exc.reason, tensor=name, kind=kind) from None
     use_list = (not _installed) if as_list is None else as_list
     data = _as_list(array, datatype) if use_list else array
-    return datatype, _batch_shape(array.shape), data
+    model = types.RequestInput if kind == "input" else types.ResponseOutput
+    return model.model_construct(
+        name=name,
+        shape=_batch_shape(array.shape),
+        datatype=datatype,
+        parameters=types.Parameters(content_type=CONTENT_TYPE),
+        data=types.TensorData.model_construct(root=data),
+    )
 
 
 def encode_output(name: str, payload: Any, *, as_list: bool | None = None) -> Any:
@@ -254,15 +262,7 @@ def encode_output(name: str, payload: Any, *, as_list: bool | None = None) -> An
         ``True``: NumpyCodec's flat list; ``False``: the array; ``None``: the array when
         :func:`install` ran in this process.
     """
-    types = _mlserver("types")
-    datatype, shape, data = _encoded(name, payload, as_list, "output")
-    return types.ResponseOutput.model_construct(
-        name=name,
-        shape=shape,
-        datatype=datatype,
-        parameters=types.Parameters(content_type=CONTENT_TYPE),
-        data=types.TensorData.model_construct(root=data),
-    )
+    return _encoded(name, payload, as_list, "output")
 
 
 def encode_input(name: str, payload: Any, *, as_list: bool | None = None) -> Any:
@@ -273,15 +273,7 @@ def encode_input(name: str, payload: Any, *, as_list: bool | None = None) -> Any
     name, payload, as_list
         As in :func:`encode_output`.
     """
-    types = _mlserver("types")
-    datatype, shape, data = _encoded(name, payload, as_list, "input")
-    return types.RequestInput.model_construct(
-        name=name,
-        shape=shape,
-        datatype=datatype,
-        parameters=types.Parameters(content_type=CONTENT_TYPE),
-        data=types.TensorData.model_construct(root=data),
-    )
+    return _encoded(name, payload, as_list, "input")
 
 
 # ----------------------------------------------------------------------------- the codecs
