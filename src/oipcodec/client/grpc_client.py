@@ -107,6 +107,16 @@ def _channel_options(
     return chosen + extra, (receive if receive >= 0 else None)
 
 
+def _open_channel(
+    module: Any, target: str, credentials: Any, options: list[tuple[str, Any]]
+) -> Any:
+    """A channel of ``module`` (grpc, or grpc.aio) to ``target``: over TLS with
+    ``credentials``, else in the clear."""
+    if credentials is None:
+        return module.insecure_channel(target, options=options)
+    return module.secure_channel(target, credentials, options=options)
+
+
 def _compression(name: str | None) -> Any:
     if name is None:  # every uncompressed call: no import statement on that path
         return None
@@ -391,10 +401,7 @@ class GrpcClient(SharedMemoryCalls, _Base):
         super().__init__(target, raw, timeout, limits, headers)
         self._grpc = grpc
         channel_options, self._receive_limit = _channel_options(options, limits)
-        if credentials is None:
-            self._channel = grpc.insecure_channel(self.target, options=channel_options)
-        else:
-            self._channel = grpc.secure_channel(self.target, credentials, options=channel_options)
+        self._channel = _open_channel(grpc, self.target, credentials, channel_options)
         self._stubs = _Stubs(self._channel)
 
     def _call(self, stub: Any, message: Any, what: str, timeout: float | None,
@@ -665,13 +672,9 @@ class AsyncGrpcClient(AsyncSharedMemoryCalls, _Base):
     @property
     def _stubs(self) -> _Stubs:
         if self._stubs_ is None:
-            aio = self._grpc.aio
-            if self._credentials is None:
-                self._channel = aio.insecure_channel(self.target, options=self._options)
-            else:
-                self._channel = aio.secure_channel(
-                    self.target, self._credentials, options=self._options
-                )
+            self._channel = _open_channel(
+                self._grpc.aio, self.target, self._credentials, self._options
+            )
             self._stubs_ = _Stubs(self._channel)
         return self._stubs_
 
