@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from oipcodec.limits import DEFAULT_LIMITS
 from oipcodec.testing import RunningServer, background
 from tests.support.client_models import DATATYPES, client_models, same, sample
 from tests.support.ports import free_port
+from tests.support.tls_server import tls_server
 
 pytest.importorskip("grpc", reason="the client extra is not installed")
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
@@ -234,6 +236,27 @@ def test_async_errors_and_timeouts(server: RunningServer) -> None:
                 await c.live()
 
     asyncio.run(main())
+
+
+def test_both_clients_over_tls_with_credentials(tmp_path: Path) -> None:
+    import grpc
+
+    header = ("x-token", "t0ken")
+    with tls_server(tmp_path, header) as tls:
+        credentials = grpc.ssl_channel_credentials(tls.certificate.read_bytes())
+        with GrpcClient(tls.grpc_target, credentials=credentials, headers=dict([header])) as c:
+            assert c.live() and c.server_metadata()["name"] == "oipcodec"
+
+        async def main() -> bool:
+            async with AsyncGrpcClient(
+                tls.grpc_target, credentials=credentials, headers=dict([header])
+            ) as c:
+                return await c.live()
+
+        assert asyncio.run(main())
+        # Without credentials the channel is in the clear, and the TLS port refuses it.
+        with GrpcClient(tls.grpc_target, timeout=5) as c, pytest.raises(ServerConnectionError):
+            c.live()
 
 
 @pytest.mark.parametrize(
