@@ -16,7 +16,6 @@ included, in the same order.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Coroutine, Generator
 from typing import Any
 
@@ -67,7 +66,7 @@ def _queues_or_awaits(model: Model) -> bool:
     return (
         model.dynamic_batching is not None
         or model.run_in_thread
-        or inspect.iscoroutinefunction(model.predict)
+        or model.is_async
     )
 
 

@@ -9,7 +9,6 @@ Every front end calls :meth:`Pipeline.exchange` once per request, and the exchan
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 import weakref
@@ -381,7 +380,7 @@ async def call_predict(
         When the request was checked; None for a batch.
     """
     try:
-        is_async = inspect.iscoroutinefunction(model.predict)
+        is_async = model.is_async
         # A batch's plain def predict always runs in a worker thread: on the event loop no
         # request could join the queue while a batch ran (docs/measurements.md).
         if not is_async and (checked is None or model.run_in_thread):
