@@ -394,7 +394,9 @@ def _decode_tensor(
         raise LimitError(
             f"the {kind}s hold more than the limit of {limits.max_request_elements} elements"
         )
-    parameters = _parameters(item.get("parameters"), f"{kind} '{name}'")
+    parameters = item.get("parameters")
+    # (the place is only written for a tensor that has parameters: most have none)
+    parameters = {} if parameters is None else _parameters(parameters, f"{kind} '{name}'")
     size = parameters.pop(BINARY_DATA_SIZE, None)
     where = location(parameters) if parameters else None
     if where is not None:
