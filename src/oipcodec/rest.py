@@ -849,7 +849,11 @@ def _encode_tensors(
                 "shape": list(tensor.shape),
                 "datatype": tensor.datatype,
             }
-            parameters = _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
+            parameters = (  # most tensors have none: no text naming the place then
+                _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
+                if tensor.parameters
+                else {}
+            )
             parameters.pop(BINARY_DATA_SIZE, None)
             if parameters and names_region(parameters):
                 pass  # in shared memory: the parameters say where, no data here

@@ -63,11 +63,7 @@ def _queues_or_awaits(model: Model) -> bool:
     """Whether running ``model`` waits on a future (``async def predict``, a worker thread, a
     dynamic batch): its requests become coroutines run as tasks; any other model's run ends
     in the call."""
-    return (
-        model.dynamic_batching is not None
-        or model.run_in_thread
-        or model.is_async
-    )
+    return model.dynamic_batching is not None or model.run_in_thread or model.is_async
 
 
 class Slot:
