@@ -45,7 +45,7 @@ _UNSET: Any = object()
 
 #: Whether a ``predict`` method is a coroutine function, by its function: asked for every
 #: request, and inspect's answer costs more than a plain ``predict`` call.
-_ASYNC_PREDICT: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+ASYNC_PREDICT: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 class Model:
@@ -368,9 +368,9 @@ class Model:
         function = getattr(predict, "__func__", None)
         if function is None:  # not a method (a callable set on the instance): asked each time
             return inspect.iscoroutinefunction(predict)
-        known = _ASYNC_PREDICT.get(function)
+        known = ASYNC_PREDICT.get(function)
         if known is None:
-            known = _ASYNC_PREDICT[function] = inspect.iscoroutinefunction(predict)
+            known = ASYNC_PREDICT[function] = inspect.iscoroutinefunction(predict)
         return known
 
     def metadata(self, versions: Sequence[str] | None = None) -> dict[str, Any]:

@@ -196,7 +196,7 @@ def test_heads_and_bodies_in_pieces(native: Any, python: Any) -> None:
     data = get("/v2/health/ready") + post("/x", b"0123456789")
     assert _talk(native[1], data + CLOSE, pieces=1) == _talk(python[1], data + CLOSE, pieces=1)
     data = post("/sync", b"0123456789")  # the head whole, the body in two reads
-    for pause, fast in ((0.02, 2), (0.3, 0)):
+    for pause, fast in ((0.02, 2), (0.8, 0)):
         calls = ROUTES.slots["sync"].calls
         with Conn(native[1]) as conn:
             for _ in range(2):  # the second request on the connection as well
