@@ -83,6 +83,8 @@ class Datatype:
         dtype
             A numpy dtype, in any byte order.
         """
+        if dtype is self.numpy_dtype:  # the common case, before the byte-order work
+            return True
         if self.is_bytes:
             return dtype.kind in "OSU"
         native = dtype.newbyteorder("=")
@@ -164,7 +166,7 @@ def from_numpy(dtype: Any) -> str:
         raise DatatypeError(f"not a numpy dtype: {dtype!r}") from None
     if dt.kind in "SUO":
         return "BYTES"
-    name = _BY_DTYPE.get(dt.newbyteorder("="))
+    name = _BY_DTYPE.get(dt) or _BY_DTYPE.get(dt.newbyteorder("="))
     if name is None:
         supported = ", ".join(str(d) for d in _BY_DTYPE) + ", S, U"
         raise DatatypeError(f"numpy dtype {dt} has no OIP datatype; supported dtypes: {supported}")

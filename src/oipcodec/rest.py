@@ -394,7 +394,9 @@ def _decode_tensor(
         raise LimitError(
             f"the {kind}s hold more than the limit of {limits.max_request_elements} elements"
         )
-    parameters = _parameters(item.get("parameters"), f"{kind} '{name}'")
+    parameters = item.get("parameters")
+    # (the place is only written for a tensor that has parameters: most have none)
+    parameters = {} if parameters is None else _parameters(parameters, f"{kind} '{name}'")
     size = parameters.pop(BINARY_DATA_SIZE, None)
     where = location(parameters) if parameters else None
     if where is not None:
@@ -847,7 +849,11 @@ def _encode_tensors(
                 "shape": list(tensor.shape),
                 "datatype": tensor.datatype,
             }
-            parameters = _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
+            parameters = (  # most tensors have none: no text naming the place then
+                _checked_parameters(tensor.parameters, f"{kind} '{tensor.name}'")
+                if tensor.parameters
+                else {}
+            )
             parameters.pop(BINARY_DATA_SIZE, None)
             if parameters and names_region(parameters):
                 pass  # in shared memory: the parameters say where, no data here

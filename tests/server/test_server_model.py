@@ -80,6 +80,25 @@ def test_model_declaration() -> None:
         model.predict({}, {})
 
 
+def test_is_async_per_predict() -> None:
+    """``Model.is_async`` is asked once per ``predict`` method and kept: a subclass that
+    overrides an async ``predict`` with a plain one, and a ``predict`` set on the instance,
+    each get their own answer."""
+
+    class Plain(AsyncEcho):
+        def predict(self, inputs: Any, parameters: Any) -> Any:
+            return inputs
+
+    async def later(inputs: Any, parameters: Any) -> Any:
+        return inputs
+
+    echo, plain, patched = AsyncEcho(), Plain(), Identity()
+    for _ in range(2):  # the second round reads what the first kept
+        assert echo.is_async and not plain.is_async and not Identity().is_async
+    patched.predict = later  # type: ignore[method-assign]
+    assert patched.is_async and not Identity().is_async
+
+
 def test_optional_inputs() -> None:
     model = Model(
         "m",

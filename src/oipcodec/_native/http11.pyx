@@ -67,6 +67,12 @@ cdef enum:
 #: The longest head and the largest Content-Length body served fast (above: handed over).
 MAX_FAST_HEAD = 8 << 10
 MAX_FAST_BODY = 64 << 10
+#: How long the rest of a fast request's body is waited for once its head is in (seconds):
+#: clients that write the head and the body apart (Python's http.client) are read in two
+#: pieces, and handing those over cost their whole connection the fast path. A body still
+#: incomplete then goes to the Python protocol, whose body timeout starts there. Half a
+#: second, not less: a client (or this server) descheduled on a loaded machine misses 0.1 s.
+BODY_WAIT = 0.5
 
 cdef bytes _CRLF = b"\r\n"
 cdef bytes _CLOSE = b"connection: close\r\n\r\n"
@@ -163,7 +169,7 @@ cdef class Connection:
     cdef RouteTable table
     cdef object default_source
     cdef bytes default_lines
-    cdef object task, timer
+    cdef object task, timer, body_timer
     cdef double activity, keep_alive_timeout
     cdef Py_ssize_t max_head
     cdef bint closed, handed, write_paused, reading_paused, closing, pending_keep_alive
@@ -201,6 +207,7 @@ cdef class Connection:
     def connection_lost(self, exc):
         self.closed = True
         self.server_state.connections.discard(self)
+        self._stop_body_wait()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -294,7 +301,7 @@ cdef class Connection:
         cdef Py_ssize_t length, total, offset
         cdef const unsigned char *p
         cdef list out = []
-        cdef bint keep_alive, arriving = False
+        cdef bint keep_alive, arriving = False, body_due = False
         if self.table is None or self.table.generation != self.fast.generation:
             self.table = _table_of(self.fast, self.status_lines)
         while self.start < self.end:
@@ -315,7 +322,7 @@ cdef class Connection:
             if entry is None:
                 break
             if total > self.end - self.start:  # the rest of the body in a later read
-                arriving = True
+                arriving = body_due = True
                 break
             keep_alive = h.keep_alive and not self.closing
             if isinstance(entry, tuple):
@@ -349,8 +356,13 @@ cdef class Connection:
                 self._close()
                 return
         self._write(out)
+        if not body_due:
+            self._stop_body_wait()
         if self.start == self.end:
             self.start = self.end = 0
+        elif body_due:  # waited for a moment (BODY_WAIT), from the first read that lacked it
+            if self.body_timer is None:
+                self.body_timer = self.loop.call_later(BODY_WAIT, self._body_late)
         elif not (arriving and self.end == len(self.buf)):
             # Waited for only when this read filled the buffer (more is already on its way):
             # a client sending a request in pieces gets the Python protocol's timeouts.
@@ -360,8 +372,21 @@ cdef class Connection:
         if out:
             self.transport.write(b"".join(out))
 
+    cdef void _stop_body_wait(self):
+        if self.body_timer is not None:
+            self.body_timer.cancel()
+            self.body_timer = None
+
+    def _body_late(self):
+        """A body not complete BODY_WAIT after its head: the connection to the Python
+        protocol (unless an answer is pending: the request is looked at again after it)."""
+        self.body_timer = None
+        if not (self.closed or self.handed or self._busy()) and self.start < self.end:
+            self._hand_over()
+
     cdef void _close(self):
         self.closed = True
+        self._stop_body_wait()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -416,6 +441,7 @@ cdef class Connection:
         """The rest of the connection to the Python protocol: it gets the transport and the
         bytes not consumed yet."""
         self.handed = True
+        self._stop_body_wait()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None

@@ -128,7 +128,9 @@ class ElementProblem(Exception):
         self.offset = offset
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__,
+# several times the cost of a plain one, and one is made per call of the kernel.
+@dataclass(slots=True)
 class Job:
     """A checked call of ``json_to_array``: the text and what it must hold."""
 

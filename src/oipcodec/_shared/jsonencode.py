@@ -30,7 +30,9 @@ __all__ = [
 NONFINITE_MODES = ("tokens", "error")
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__,
+# several times the cost of a plain one, and one is made per call of the kernel.
+@dataclass(slots=True)
 class Prepared:
     """An array ready to be written.
 

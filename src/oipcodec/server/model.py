@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 import os
 import stat
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,11 @@ Arrays = dict[str, np.ndarray[Any, Any]]
 
 # "not given" for constructor keywords whose meaningful values include None
 _UNSET: Any = object()
+
+
+#: Whether a ``predict`` method is a coroutine function, by its function: asked for every
+#: request, and inspect's answer costs more than a plain ``predict`` call.
+ASYNC_PREDICT: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 class Model:
@@ -358,7 +364,14 @@ class Model:
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.predict)
+        predict = self.predict
+        function = getattr(predict, "__func__", None)
+        if function is None:  # not a method (a callable set on the instance): asked each time
+            return inspect.iscoroutinefunction(predict)
+        known = ASYNC_PREDICT.get(function)
+        if known is None:
+            known = ASYNC_PREDICT[function] = inspect.iscoroutinefunction(predict)
+        return known
 
     def metadata(self, versions: Sequence[str] | None = None) -> dict[str, Any]:
         """The model metadata document of the OIP (``GET /v2/models/<name>``): name, versions,

@@ -413,13 +413,15 @@ class RestApp:
                 model_name=name,
                 model_version=version,
                 limits=self.limits,
+                shared_memory=shared_memory,
             )
             try:
-                # On the loop, a large copy out of shared memory stops the decode first...
-                request = await self._codec(text, decode, shared_memory=shared_memory)
+                # On the loop, a large copy out of shared memory stops the decode first
+                # (a small decode is called here: no coroutine of _codec per request)...
+                request = decode() if text < OFF_LOOP_BYTES else await self._codec(text, decode)
             except CopyOffLoop:  # ...and it runs again in a codec thread
                 exchange.off_loop()
-                request = await self._codec(OFF_LOOP_BYTES, decode, shared_memory=shared_memory)
+                request = await self._codec(OFF_LOOP_BYTES, decode)
             binary = rest.binary_outputs(request)
         response = await exchange.run(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
@@ -430,14 +432,10 @@ class RestApp:
             and (binary is False or t.name not in binary)
             and not (t.parameters and names_region(t.parameters))
         )
-        return await self._codec(
-            2 * as_json,
-            self._infer_answer,
-            response,
-            binary,
-            headers.get(b"accept-encoding"),
-            buffers,
-        )
+        accept = headers.get(b"accept-encoding")
+        if 2 * as_json < OFF_LOOP_BYTES:
+            return self._infer_answer(response, binary, accept, buffers)
+        return await self._codec(2 * as_json, self._infer_answer, response, binary, accept, buffers)
 
     async def _codec(self, size: int, call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """``call(*args, **kwargs)``, a codec step over about ``size`` bytes of JSON text: run

@@ -16,7 +16,6 @@ included, in the same order.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Coroutine, Generator
 from typing import Any
 
@@ -64,11 +63,7 @@ def _queues_or_awaits(model: Model) -> bool:
     """Whether running ``model`` waits on a future (``async def predict``, a worker thread, a
     dynamic batch): its requests become coroutines run as tasks; any other model's run ends
     in the call."""
-    return (
-        model.dynamic_batching is not None
-        or model.run_in_thread
-        or inspect.iscoroutinefunction(model.predict)
-    )
+    return model.dynamic_batching is not None or model.run_in_thread or model.is_async
 
 
 class Slot:

@@ -9,7 +9,6 @@ Every front end calls :meth:`Pipeline.exchange` once per request, and the exchan
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
 import weakref
@@ -33,7 +32,7 @@ from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.batching import Batcher, check_batchable
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.outputs import OutputPlan
-from oipcodec.server.model import Arrays, Model, TensorSpec
+from oipcodec.server.model import ASYNC_PREDICT, Arrays, Model, TensorSpec
 from oipcodec.server.queue_policy import Overload
 from oipcodec.server.regions import Reader
 from oipcodec.server.registry import ModelRegistry
@@ -76,9 +75,8 @@ class Pipeline:
         self.registry = registry
         # (name, version) -> the ready model; forgotten whenever the registry changes.
         self._ready: dict[tuple[str, str], Model] = {}
-        # Requests in flight per model (by id), and the drains waiting for them to end.
-        self._running: dict[int, int] = {}
-        self._drains: dict[int, asyncio.Future[None]] = {}
+        self._running: dict[int, int] = {}  # requests in flight per model (by id)
+        self._drains: dict[int, asyncio.Future[None]] = {}  # the drains waiting for them to end
         self._batchers: dict[int, Batcher] = {}
         self.overload = Overload()  # the server's settings (ServerConfig) replace it
         _PIPELINES[registry] = self
@@ -381,9 +379,11 @@ async def call_predict(
         When the request was checked; None for a batch.
     """
     try:
-        is_async = inspect.iscoroutinefunction(model.predict)
-        # A batch's plain def predict always runs in a worker thread: on the event loop no
-        # request could join the queue while a batch ran (docs/measurements.md).
+        predict = model.predict  # Model.is_async's answer is kept per predict method
+        is_async = ASYNC_PREDICT.get(getattr(predict, "__func__", _timed))
+        if is_async is None:  # not asked yet, or predict is not a method
+            is_async = model.is_async
+        # A batch's plain predict runs in a thread: on the loop no request could join its queue.
         if not is_async and (checked is None or model.run_in_thread):
             loop = asyncio.get_running_loop()
             started, produced = await loop.run_in_executor(None, _timed, model, arrays, parameters)
