@@ -6,9 +6,10 @@ while another process keeps a core busy? (issue 46's acceptance check)
 Runs the harness ``--runs`` times in a row (each from a fresh process, ``--output-dir`` a
 temporary directory), with a busy loop on one core for the whole time unless ``--no-busy``;
 then prints each row's verdict per run, whether the runs agree on the side ahead (native,
-pure or neither; "faster" and "cheaper" both put native ahead), and every time native was
-named slower (a verdict the CPU per request must agree with, so pure is never named faster
-where it says native costs less). Exit status 1 when the verdicts differ between runs.
+pure or neither: a "no difference within noise" verdict is neither, whatever its note), and
+every time native was named slower (a verdict the CPU per request must agree with, so pure is
+never named faster where it says native costs less). Exit status 1 when the verdicts differ
+between runs.
 """
 
 from __future__ import annotations
