@@ -255,7 +255,9 @@ against the native server.
   highest concurrency; `wire kB` is the request body plus the response body.
 - `client CPU µs` and `server CPU µs` are the cost of a request end to end, on each side: the
   CPU time the client's load processes spent per answered request, and the server's processes'
-  (read from `/proc/PID/stat` for the embedded server; for a server given by `--url`, from the
+  (read from `/proc` for the embedded server: each thread's nanoseconds on a CPU, where the
+  kernel's 10 ms clock ticks would be a fifth of a short window's; for a server given by
+  `--url`, from the
   `process_cpu_seconds_total` of its Prometheus `/metrics` where it exports one, as the
   Prometheus client's process collector does in MLServer and KServe, else, for a server on this
   machine (127.0.0.1, localhost), from `/proc` for the processes holding its listening socket;
