@@ -311,16 +311,21 @@ CSV has `Rounds` and the requests/s interval.
 Two rows differ only where their intervals do not overlap. The verdict of native against pure
 on a path reads ratios, native's figure over pure's, one a round (the two were measured
 seconds apart, so a change of the machine's load between rounds cancels out; in one round,
-the ratio of the two intervals' far ends). It is `faster` only where both figures part the
-same way: the requests/s ratio above 1 in every round and the CPU per request ratio at most
-1/1.5 in every round; `slower` the reverse; and `no difference within noise` otherwise, with
-a note when one figure parted alone or the two pointed opposite ways. So the harness never
-names pure faster where the CPU per request says native costs less. The CPU margin is there
-because the rounds of a run share its servers: what moves from one run to the next is not in
-their spread, and on a shared machine the CPU ratio of rows where both sides do the same work
-moved by tens of percent between runs. A difference under 1.5x is real often enough, but one
-run cannot say so. CPU per request is client plus server where both are read, else the
-client's alone. The bold (best) row is the highest median requests/s only if no other row's
+the ratio of the two intervals' far ends). It is `faster` only where the CPU per request
+ratio is at most 1/1.5 in every round (its whole interval) and requests/s agree (the median
+of their ratios above 1); `slower` the reverse; and `no difference within noise` otherwise,
+with a note when one figure parted alone or the two pointed opposite ways. So the harness
+never names pure faster where the CPU per request says native costs less. CPU per request
+carries the verdict because it holds on a busy machine: there one stalled round can put
+either side's requests/s 5x behind, so requests/s must agree, not part in every round; and
+a round in which either side's requests/s fell to a third of its median or less is left out
+of both figures while two rounds remain (few answers carry the idle CPU, so its CPU per
+request is inflated too). The
+CPU margin is there because the rounds of a run share its servers: what moves from one run
+to the next is not in their spread, and on a shared machine the CPU ratio of rows where both
+sides do the same work moved by tens of percent between runs. A difference under 1.5x may
+well be real, but one run cannot say so. CPU per request is client plus server where both
+are read, else the client's alone. The bold (best) row is the highest median requests/s only if no other row's
 interval reaches it; otherwise the tied rows are marked `=` in the printed table and none is
 best.
 

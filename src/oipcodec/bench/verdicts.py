@@ -35,6 +35,7 @@ __all__ = [
     "FIGURES",
     "CPU_MARGIN",
     "RESAMPLES",
+    "STALL",
     "ahead",
     "best_and_tied",
     "interval",
@@ -56,6 +57,8 @@ NO_DIFFERENCE = "no difference within noise"
 #: work moves by tens of percent between runs (docs/measurements.md), where the rows that
 #: native's kernels speed up are twice as cheap or more.
 CPU_MARGIN = 1.5
+#: A round in which a side's requests/s are its median's over this or less is a stall.
+STALL = 3.0
 
 
 def interval(values: Sequence[float], confidence: float = 0.95) -> dict[str, Any] | None:
@@ -185,8 +188,15 @@ def _ratios(a: dict[str, Any], b: dict[str, Any], total: bool) -> tuple[Any, Any
     load between rounds cancels out); else the ratio of the two intervals' far ends."""
     pairs = {r.get("round"): r for r in b.get("rounds") or ()}
     rounds = [(r, pairs[r.get("round")]) for r in a.get("rounds") or () if r.get("round") in pairs]
+    rounds = [(x, y) for x, y in rounds if x.get("rps") and y.get("rps")]
     if len(rounds) >= 2:
-        rates = [x["rps"] / y["rps"] for x, y in rounds if x.get("rps") and y.get("rps")]
+        # A round in which the machine stalled either side (its requests/s a third of its
+        # median or less) measures the machine: few answers carry the idle CPU, so its CPU
+        # per request is inflated too. It is left out while two rounds remain.
+        floors = [float(np.median([pair[i]["rps"] for pair in rounds])) / STALL for i in (0, 1)]
+        kept = [(x, y) for x, y in rounds if x["rps"] > floors[0] and y["rps"] > floors[1]]
+        rounds = kept if len(kept) >= 2 else rounds
+        rates = [x["rps"] / y["rps"] for x, y in rounds]
         cpus = [(_cpu(x, total), _cpu(y, total)) for x, y in rounds]
         costs = [x / y for x, y in cpus if x and y]
         return interval(rates), interval(costs)
