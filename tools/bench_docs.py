@@ -325,9 +325,9 @@ CPU margin is there because the rounds of a run share its servers: what moves fr
 to the next is not in their spread, and on a shared machine the CPU ratio of rows where both
 sides do the same work moved by tens of percent between runs. A difference under 1.5x may
 well be real, but one run cannot say so. CPU per request is client plus server where both
-are read, else the client's alone. The bold (best) row is the highest median requests/s only if no other row's
-interval reaches it; otherwise the tied rows are marked `=` in the printed table and none is
-best.
+are read, else the client's alone. The bold (best) row is the highest median requests/s
+only if no other row's interval reaches it; otherwise the tied rows are marked `=` in the
+printed table and none is best.
 
 ## Gates: `bench compare` and `--slo`
 
@@ -667,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{RESULTS.name}: {len(unstable)} of {len(results['results'])} rows "
             f"never stabilised (e.g. {', '.join(unstable[:3])}); measure on a quiet machine "
-            "(or with --rounds), or give --allow-unstable",
+            "(or with more --rounds), or give --allow-unstable",
             file=sys.stderr,
         )
         return 2
