@@ -255,7 +255,9 @@ against the native server.
   highest concurrency; `wire kB` is the request body plus the response body.
 - `client CPU µs` and `server CPU µs` are the cost of a request end to end, on each side: the
   CPU time the client's load processes spent per answered request, and the server's processes'
-  (read from `/proc/PID/stat` for the embedded server; for a server given by `--url`, from the
+  (read from `/proc` for the embedded server: each thread's nanoseconds on a CPU, where the
+  kernel's 10 ms clock ticks would be a fifth of a short window's; for a server given by
+  `--url`, from the
   `process_cpu_seconds_total` of its Prometheus `/metrics` where it exports one, as the
   Prometheus client's process collector does in MLServer and KServe, else, for a server on this
   machine (127.0.0.1, localhost), from `/proc` for the processes holding its listening socket;
@@ -288,29 +290,44 @@ against the native server.
 
 ## Rounds, intervals and verdicts
 
-`--rounds N` measures every row N times. The implementations take turns row by row (each
-implementation's worker and server are started once, then native measures a row, pure the
-same row, tritonclient the same row, then the next row, and the whole grid again for each
-round: A B C A B C), so a change of the machine's load falls on every implementation alike
-and native and pure of a row are measured seconds apart. Without `--rounds` the turns are the
-same, once.
+`--rounds N` measures every row N times (`--quick` is `--rounds 3`, two 100 ms windows a row
+each round). The implementations take turns row by row (each implementation's worker and
+server are started once, then native measures a row, pure the same row, tritonclient the same
+row, then the next row, and the whole grid again for each round), in the reverse order every
+other round (A B C, C B A, A B C), so that neither side is always first after the previous
+row or the machine's other work, a drift of the load over a round falls on both alike, and
+native and pure of a row are measured seconds apart. The codec-only columns are timed in the
+first round only. With one round the turns are the same, once.
 
 Each figure is then the median of the rounds (requests/s, and the CPU per request on each
 side), with a 95% bootstrap interval of the median (percentile method, 2,000 resamples, a
 fixed seed); in one round the samples are the level's last three windows instead, which show
 the noise within a run but not between runs. With 3 to 5 samples the interval is their whole
-range. `results.json` keeps each round's figures under `rounds` and the intervals under `ci`
-of every level; the CSV has `Rounds` and the requests/s interval.
+range. With rounds, a figure marked `~` is one whose rounds' requests/s differ by more than
+the stability percentage. `results.json` keeps each round's figures under `rounds` (with the
+round and its place in the order measured) and the intervals under `ci` of every level; the
+CSV has `Rounds` and the requests/s interval.
 
 Two rows differ only where their intervals do not overlap. The verdict of native against pure
-on a path reads both figures: `faster` (requests/s apart, and CPU per request not worse),
-`slower` (the reverse), `cheaper` or `costlier` (requests/s within noise, CPU per request
-apart), and `no difference within noise` otherwise, including when requests/s and CPU per
-request point opposite ways: the harness never names pure faster where the CPU per request
-says native costs less. CPU per request is client plus server where both are read, else the
-client's alone. The bold (best) row is the highest median requests/s only if no other row's
-interval reaches it; otherwise the tied rows are marked `=` in the printed table and none is
-best.
+on a path reads ratios, native's figure over pure's, one a round (the two were measured
+seconds apart, so a change of the machine's load between rounds cancels out; in one round,
+the ratio of the two intervals' far ends). It is `faster` only where the CPU per request
+ratio is at most 1/1.5 in every round (its whole interval) and requests/s agree (the median
+of their ratios above 1); `slower` the reverse; and `no difference within noise` otherwise,
+with a note when one figure parted alone or the two pointed opposite ways. So the harness
+never names pure faster where the CPU per request says native costs less. CPU per request
+carries the verdict because it holds on a busy machine: there one stalled round can put
+either side's requests/s 5x behind, so requests/s must agree, not part in every round; and
+a round in which either side's requests/s fell to a third of its median or less is left out
+of both figures while two rounds remain (few answers carry the idle CPU, so its CPU per
+request is inflated too). The
+CPU margin is there because the rounds of a run share its servers: what moves from one run
+to the next is not in their spread, and on a shared machine the CPU ratio of rows where both
+sides do the same work moved by tens of percent between runs. A difference under 1.5x may
+well be real, but one run cannot say so. CPU per request is client plus server where both
+are read, else the client's alone. The bold (best) row is the highest median requests/s
+only if no other row's interval reaches it; otherwise the tied rows are marked `=` in the
+printed table and none is best.
 
 ## Gates: `bench compare` and `--slo`
 
@@ -650,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{RESULTS.name}: {len(unstable)} of {len(results['results'])} rows "
             f"never stabilised (e.g. {', '.join(unstable[:3])}); measure on a quiet machine "
-            "(or with --rounds), or give --allow-unstable",
+            "(or with more --rounds), or give --allow-unstable",
             file=sys.stderr,
         )
         return 2

@@ -6,9 +6,10 @@ while another process keeps a core busy? (issue 46's acceptance check)
 Runs the harness ``--runs`` times in a row (each from a fresh process, ``--output-dir`` a
 temporary directory), with a busy loop on one core for the whole time unless ``--no-busy``;
 then prints each row's verdict per run, whether the runs agree on the side ahead (native,
-pure or neither; "faster" and "cheaper" both put native ahead), and every time native was
-named slower (a verdict the CPU per request must agree with, so pure is never named faster
-where it says native costs less). Exit status 1 when the verdicts differ between runs.
+pure or neither: a "no difference within noise" verdict is neither, whatever its note), and
+every time native was named slower (a verdict the CPU per request must agree with, so pure is
+never named faster where it says native costs less). Exit status 1 when the verdicts differ
+between runs.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-busy", action="store_true", help="no busy loop beside the runs")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep each run's results.json in DIR (run1.json, ...)")  # fmt: skip
     parser.add_argument("bench", nargs="*", help="options for oipcodec bench after --")
     args = parser.parse_args(argv)
     busy = None
@@ -49,10 +52,14 @@ def main(argv: list[str] | None = None) -> int:
                 command = [sys.executable, "-m", "oipcodec", "bench", "--quick", "--no-chart",
                            "--output-dir", out, *args.bench]  # fmt: skip
                 subprocess.run(command, check=False, stdout=subprocess.DEVNULL)
-                results = json.loads((Path(out) / "results.json").read_text())
+                text = (Path(out) / "results.json").read_text()
             seconds = time.perf_counter() - started
+            if args.keep:
+                Path(args.keep).mkdir(parents=True, exist_ok=True)
+                (Path(args.keep) / f"run{number + 1}.json").write_text(text)
+            results = json.loads(text)
             print(f"run {number + 1}: {seconds:.0f} s, load average "
-                  f"{results['machine']['load_average']}")  # fmt: skip
+                  f"{results['machine']['load_average']}", flush=True)  # fmt: skip
             runs.append(results.get("verdicts", {}))
             for record in results["results"]:
                 if record["implementation"] != "native":

@@ -639,8 +639,9 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     )
     add = bench.add_argument
     add("--quick", action="store_true",
-        help="about a minute: the small and tokens payloads, concurrency 8 only, short "
-        "windows (--measurement-interval 200), at most 5 a level")  # fmt: skip
+        help="about a minute: the small and tokens payloads, concurrency 8 only, 3 rounds "
+        "of two 100 ms windows a row, the implementations taking turns A B, B A, A B "
+        "(--rounds 3 --measurement-interval 100 --max-trials 2)")  # fmt: skip
     add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
         help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip
     add("--shape", action="append", metavar="[NAME:]DIMS",
@@ -701,7 +702,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         help="stop the sweep after the first level whose p99 latency (or --percentile's) "
         "is above MS")  # fmt: skip
     load.add_argument("--measurement-interval", type=float, metavar="MS",
-        help="time window length, ms (default 1000; --quick 200)")  # fmt: skip
+        help="time window length, ms (default 1000; --quick 100)")  # fmt: skip
     load.add_argument("--duration", type=float, metavar="S",
         help="the same in seconds (the older spelling)")  # fmt: skip
     load.add_argument("--measurement-mode", choices=("time_windows", "count_windows"),
@@ -714,11 +715,12 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "P%% of each other (max/min; default 10)")  # fmt: skip
     load.add_argument("--max-trials", type=int, metavar="N",
         help="windows at most per level before it is reported as never stable "
-        "(default 10; --quick 5; below 3, stability is not checked)")  # fmt: skip
+        "(default 10; --quick 2; below 3, stability is not checked)")  # fmt: skip
     load.add_argument("--rounds", type=int, metavar="N",
-        help="measure every row N times, the implementations taking turns (A B C A B C), and "
+        help="measure every row N times, the implementations taking turns (A B C, C B A, ...), and "
         "report the medians with 95%% bootstrap intervals; verdicts (native against pure, "
-        "best) only where the intervals part (default 1: intervals from its windows)")  # fmt: skip
+        "best) only where the intervals part (default 1, --quick 3; one round takes its "
+        "intervals from its windows)")  # fmt: skip
     load.add_argument("--percentile", choices=("50", "90", "95", "99", "avg"),
         help="the latency that decides stability (default avg, as perf_analyzer) and that "
         "--latency-threshold compares (default p99)")  # fmt: skip

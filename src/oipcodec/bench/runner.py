@@ -12,9 +12,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from oipcodec import __version__
 from oipcodec.bench.compare import goodput, parse_slo, render_goodput
@@ -40,7 +41,9 @@ from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
 
-__all__ = ["BenchError", "BenchOptions", "check_model", "failed_paths", "run"]
+__all__ = ["BenchError", "BenchOptions", "check_model", "failed_paths", "round_order", "run"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -134,11 +137,14 @@ class BenchOptions:
     def quick_defaults(cls) -> BenchOptions:
         return cls(
             payloads=[PAYLOADS[name] for name in QUICK_PAYLOADS],
-            # One level, the one the verdicts are read at: half the time of two, for about a
-            # minute on two cores (--concurrency 1,8 adds c=1 back).
+            # One level, the one the verdicts are read at: half the time of two (--concurrency
+            # 1,8 adds c=1 back). Three short rounds rather than one long one: the noise
+            # between rounds, which the verdicts need, is what a busy machine varies, and
+            # two 100 ms windows a round keep the whole at about a minute on two cores.
             concurrency=[8],
-            duration=0.2,
-            max_trials=5,
+            duration=0.1,
+            max_trials=2,
+            rounds=3,
             codec_budget=0.03,
             quick=True,
         )
@@ -311,7 +317,7 @@ class _Worker:
                 self.counted += count
                 progress.step(count, event.get("label", ""))
             elif kind == "result":
-                records.append(event["record"])
+                records.append({**event["record"], "turn": len(records)})
             elif kind == "start":
                 self.info["kernels"] = event.get("kernels")
                 if event.get("peer_version"):
@@ -377,6 +383,14 @@ def _limit(options: BenchOptions, implementation: str) -> float:
     ) * options.rounds
 
 
+def round_order(items: Sequence[T], round_number: int) -> list[T]:
+    """The order in which the implementations take a row's turns in a round: as given in
+    even rounds, reversed in odd ones (A B, B A, A B ...), so that neither is always first
+    after the machine's other work or the previous row, and a drift of the load over a round
+    falls on both sides alike."""
+    return list(items) if round_number % 2 == 0 else list(reversed(items))
+
+
 def _stop(process: subprocess.Popen[str]) -> None:
     """Stop a worker: SIGTERM (it stops its server on the way out), then SIGKILL."""
     if process.poll() is not None:
@@ -413,8 +427,12 @@ def _sweep(options: BenchOptions) -> str:
         if options.measurement_mode == "count_windows"
         else f"{options.duration * 1e3:g} ms windows"
     )
-    windows += f", stable within {options.stability_percentage:g}% over 3 (at most " \
-        f"{options.max_trials})"  # fmt: skip
+    if options.rounds > 1:
+        windows = f"{options.rounds} rounds of {windows}, at most {options.max_trials} a " \
+            f"row; stable: the rounds within {options.stability_percentage:g}%"  # fmt: skip
+    else:
+        windows += f", stable within {options.stability_percentage:g}% over 3 (at most " \
+            f"{options.max_trials})"  # fmt: skip
     if mode == "concurrency":
         return f"closed loop at concurrency {options.concurrency}; {windows}"
     if mode == "intervals":
@@ -561,12 +579,17 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
                 )
         rounds = f" in {options.rounds} rounds" if options.rounds > 1 else ""
         progress.note(f"measuring{rounds}, the implementations taking turns row by row ...")
+        # Every worker has a turn per row of a round: the workloads (one for a model that
+        # declares its inputs) times the paths.
+        per_round = (1 if "payload" in model else len(options.payloads)) * len(options.paths)
+        turn = 0
         while any(not w.done for w in running):
-            for worker in running:
+            for worker in round_order(running, turn // max(1, per_round)):
                 if not worker.done:
                     worker.turn(progress, records, model)
                     if "fatal" in worker.info:
                         raise BenchError(worker.info["fatal"])
+            turn += 1
     except KeyboardInterrupt:
         interrupted = True
         progress.note("interrupted: writing what was measured so far")
@@ -579,7 +602,7 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             workers.append(worker.finish(progress, steps, quiet=aborting))
     progress.finish()
     if not options.streaming:  # a streaming row is measured once (no rounds)
-        records = merge_rounds(records)
+        records = merge_rounds(records, options.stability_percentage / 100)
     ran = [w["implementation"] for w in workers]
     payload_rows = {p.name: p.as_dict() for p in options.payloads}
     if "payload" in model:

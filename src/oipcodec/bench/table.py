@@ -158,10 +158,15 @@ def render_table(results: dict[str, Any], wide: bool | None = None) -> str:
         "load processes, and the server's processes (/proc; with --url, its /metrics' "
         "process_cpu_seconds_total, else /proc for a server on this machine; n/a without).",
         "x pure = req/s against pure on the same path"
-        + ". ~ never stable: the last 3 windows differ by more than the stability percentage "
-        f"({options.get('stability_percentage', 10):g}%) in req/s or "
-        f"{'avg' if percentile is None else f'p{percentile:g}'} latency; ! the load "
-        "generator used a whole core.",
+        + (
+            f". ~ never stable: the rounds' req/s differ by more than the stability "
+            f"percentage ({options.get('stability_percentage', 10):g}%)"
+            if rounds > 1
+            else ". ~ never stable: the last 3 windows differ by more than the stability "
+            f"percentage ({options.get('stability_percentage', 10):g}%) in req/s or "
+            f"{'avg' if percentile is None else f'p{percentile:g}'} latency"
+        )
+        + "; ! the load generator used a whole core.",
     ]
     if wide:
         notes.append(

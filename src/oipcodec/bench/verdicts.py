@@ -7,12 +7,19 @@ of the single round. A figure is their median, with a 95% bootstrap interval of 
 twice); with 3 to 5 samples the interval is their whole range.
 
 Two rows differ only where their intervals do not overlap. Native against pure on a path
-is decided by requests/s and CPU per request (client + server where both are read) together:
-a difference in requests/s that CPU per request contradicts is no verdict, and where neither
-differs the verdict is "no difference within noise". "Best" of a payload is the highest
-median requests/s; rows whose intervals reach it are tied with it, and a tie names no best.
-Stability marks never decide a verdict: a faster unstable row is not beaten by a slower
-stable one.
+is read from ratios, native's figure over pure's: with rounds one a round (the two measured
+seconds apart), so that the machine's load, which moves between rounds, cancels out. It is
+named ``faster`` or ``slower`` only where CPU per request (client + server where both are
+read) differs beyond the noise, by :data:`CPU_MARGIN` at least (the whole interval of its
+ratio), and requests/s agree (the median of their ratio on the same side of 1); otherwise,
+including where the two point opposite ways, it is "no difference within noise" (with why,
+where one figure parted). CPU per request carries the verdict because it holds on a busy
+machine, where requests/s measure the neighbours too. "Best" of a payload is
+the highest median requests/s; rows whose intervals reach it are tied with it, and a tie
+names no best. Stability marks never decide a verdict: a faster unstable row is not beaten
+by a slower stable one. With rounds, a level is stable when its rounds' requests/s are
+within the stability percentage of each other (the windows' marks of each round are kept
+per round).
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from oipcodec.bench.load import level_of
 
 __all__ = [
     "FIGURES",
+    "CPU_MARGIN",
     "RESAMPLES",
+    "STALL",
     "ahead",
     "best_and_tied",
     "interval",
@@ -42,6 +51,14 @@ RESAMPLES = 2000
 FIGURES = {"rps": True, "client_cpu_us": False, "server_cpu_us": False, "cpu_us": False}
 
 NO_DIFFERENCE = "no difference within noise"
+#: The least ratio of CPU per request a verdict names. The rounds of a run share its
+#: servers, so what differs from one run to the next (where each run's processes land) is not
+#: in their spread: on a shared machine the ratio of rows where native and pure do the same
+#: work moves by tens of percent between runs (docs/measurements.md), where the rows that
+#: native's kernels speed up are twice as cheap or more.
+CPU_MARGIN = 1.5
+#: A round in which a side's requests/s are its median's over this or less is a stall.
+STALL = 3.0
 
 
 def interval(values: Sequence[float], confidence: float = 0.95) -> dict[str, Any] | None:
@@ -95,12 +112,16 @@ def row_key(record: dict[str, Any]) -> tuple[str, str, str]:
 _ROUND_FIGURES = ("rps", "p50_ms", "p99_ms", "client_cpu_us", "server_cpu_us", "stable")
 
 
-def merge_rounds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge_rounds(
+    records: Sequence[dict[str, Any]], stability: float = 0.10
+) -> list[dict[str, Any]]:
     """One record per payload, path and implementation from the rounds' records (in the
     order first seen). A level's entry is the round whose requests/s is the median's (its
-    latency and windows with it), its ``rps`` the median, and ``rounds`` each round's
-    figures; every entry gets its intervals (:func:`add_intervals`). An error in any round
-    is the row's error."""
+    latency and windows with it), its ``rps`` the median, ``rounds`` each round's figures
+    (with the record's ``round`` and ``turn``, its place in the order measured), and
+    ``stable`` whether the rounds' requests/s are within ``stability`` (max / min - 1) of
+    each other; every entry gets its intervals (:func:`add_intervals`). An error in any
+    round is the row's error."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(row_key(record), []).append(record)
@@ -108,17 +129,19 @@ def merge_rounds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for group in groups.values():
         base = dict(group[0])
         base.pop("round", None)
+        base.pop("turn", None)
         base["rounds"] = len(group)
         errors = [r["error"] for r in group if r.get("error")]
         if errors:
             base["error"] = errors[0]
-        levels: dict[float, list[dict[str, Any]]] = {}
+        levels: dict[float, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
         for record in group:
             for entry in record.get("load", []):
-                levels.setdefault(level_of(entry), []).append(entry)
+                levels.setdefault(level_of(entry), []).append((record, entry))
         if len(group) > 1 and levels:
             base["load"] = []
-            for entries in levels.values():
+            for pairs in levels.values():
+                entries = [entry for _, entry in pairs]
                 answered = [e for e in entries if e.get("rps")]
                 if not answered:
                     base["load"].append(entries[0])
@@ -126,10 +149,17 @@ def merge_rounds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 answered.sort(key=lambda e: e["rps"])
                 entry = dict(answered[(len(answered) - 1) // 2])
                 entry["rps"] = float(np.median([e["rps"] for e in answered]))
-                entry["rounds"] = [{k: e.get(k) for k in _ROUND_FIGURES} for e in entries]
-                # Unstable in any round: the mark stays, so a reader sees the noise.
-                if any(e.get("stable") is False for e in entries):
-                    entry["stable"] = False
+                entry["rounds"] = [
+                    {**{k: e.get(k) for k in _ROUND_FIGURES}, "round": r.get("round"),
+                     "turn": r.get("turn")}
+                    for r, e in pairs
+                ]  # fmt: skip
+                # The rounds are the samples: their spread, not each round's windows', is
+                # the noise a reader must see.
+                rates = [e["rps"] for e in answered]
+                entry["stable"] = len(answered) == len(entries) and (
+                    max(rates) / min(rates) <= 1 + stability
+                )
                 base["load"].append(entry)
         for entry in base.get("load", []):
             add_intervals(entry)
@@ -143,45 +173,78 @@ def top_entry(record: dict[str, Any]) -> dict[str, Any] | None:
     return max(loads, key=level_of) if loads else None
 
 
-def _compare(a: dict[str, Any] | None, b: dict[str, Any] | None, more_is_better: bool) -> int:
-    """1: ``a`` is better beyond the noise, -1 worse, 0 no difference (or unknown)."""
-    if not a or not b:
-        return 0
-    if a["low"] > b["high"]:
-        return 1 if more_is_better else -1
-    if a["high"] < b["low"]:
-        return -1 if more_is_better else 1
-    return 0
+def _cpu(figures: dict[str, Any], total: bool) -> float | None:
+    """CPU microseconds per request of a round or an entry: client + server with ``total``,
+    else the client's."""
+    client, server = figures.get("client_cpu_us"), figures.get("server_cpu_us")
+    if not total:
+        return client
+    return None if client is None or server is None else client + server
+
+
+def _ratios(a: dict[str, Any], b: dict[str, Any], total: bool) -> tuple[Any, Any]:
+    """The intervals of ``a``'s requests/s and CPU per request over ``b``'s. With rounds on
+    both, one ratio a round (the two measured seconds apart, so a change of the machine's
+    load between rounds cancels out); else the ratio of the two intervals' far ends."""
+    pairs = {r.get("round"): r for r in b.get("rounds") or ()}
+    rounds = [(r, pairs[r.get("round")]) for r in a.get("rounds") or () if r.get("round") in pairs]
+    rounds = [(x, y) for x, y in rounds if x.get("rps") and y.get("rps")]
+    if len(rounds) >= 2:
+        # A round in which the machine stalled either side (its requests/s a third of its
+        # median or less) measures the machine: few answers carry the idle CPU, so its CPU
+        # per request is inflated too. It is left out while two rounds remain.
+        floors = [float(np.median([pair[i]["rps"] for pair in rounds])) / STALL for i in (0, 1)]
+        kept = [(x, y) for x, y in rounds if x["rps"] > floors[0] and y["rps"] > floors[1]]
+        rounds = kept if len(kept) >= 2 else rounds
+        rates = [x["rps"] / y["rps"] for x, y in rounds]
+        cpus = [(_cpu(x, total), _cpu(y, total)) for x, y in rounds]
+        costs = [x / y for x, y in cpus if x and y]
+        return interval(rates), interval(costs)
+    ca, cb = a.get("ci") or {}, b.get("ci") or {}
+    name = "cpu_us" if total else "client_cpu_us"
+    out: list[dict[str, Any] | None] = []
+    for x, y in ((ca.get("rps"), cb.get("rps")), (ca.get(name), cb.get(name))):
+        if not x or not y or not y["low"] or not y["high"]:
+            out.append(None)
+            continue
+        out.append({"median": x["median"] / y["median"], "low": x["low"] / y["high"],
+                    "high": x["high"] / y["low"]})  # fmt: skip
+    return out[0], out[1]
 
 
 def verdict(a: dict[str, Any], b: dict[str, Any]) -> str:
-    """What entry ``a`` is against ``b`` (each with ``ci``): ``faster``, ``slower``,
-    ``cheaper``, ``costlier`` or no difference within noise (with why, on a contradiction)."""
-    ca, cb = a.get("ci") or {}, b.get("ci") or {}
-    rate = _compare(ca.get("rps"), cb.get("rps"), True)
-    both = ca.get("cpu_us") and cb.get("cpu_us")
-    name = "cpu_us" if both else "client_cpu_us"
-    cost = _compare(ca.get(name), cb.get(name), False)
-    if rate and cost == -rate:
-        return f"{NO_DIFFERENCE} (requests/s and CPU per request disagree)"
-    if rate:
+    """What entry ``a`` is against ``b`` (each with ``ci``, and ``rounds`` when measured in
+    rounds): ``faster`` where its CPU per request is at most 1/:data:`CPU_MARGIN` of
+    ``b``'s beyond the noise (the whole interval of the ratio) and its requests/s agree (the
+    ratio's median above 1); ``slower`` the reverse; else no difference within noise, saying
+    why when one figure parted."""
+    total = bool((a.get("ci") or {}).get("cpu_us") and (b.get("ci") or {}).get("cpu_us"))
+    rates, costs = _ratios(a, b, total)
+    cost = 0
+    if costs and costs["high"] <= 1 / CPU_MARGIN:
+        cost = 1
+    elif costs and costs["low"] >= CPU_MARGIN:
+        cost = -1
+    # Requests/s are what a busy machine moves most: one stalled round can put a side 5x
+    # behind, so they must agree (their median) rather than part in every round.
+    rate = 0 if not rates else 1 if rates["median"] > 1 else -1 if rates["median"] < 1 else 0
+    if cost and rate == cost:
         return "faster" if rate > 0 else "slower"
     if cost:
-        return (
-            "cheaper (requests/s within noise)"
-            if cost > 0
-            else "costlier (requests/s within noise)"
-        )
+        return f"{NO_DIFFERENCE} (requests/s and CPU per request disagree)"
+    if rates and (rates["low"] > 1 or rates["high"] < 1):
+        return f"{NO_DIFFERENCE} (requests/s {'higher' if rate > 0 else 'lower'}; CPU per " \
+            f"request not {CPU_MARGIN:g}x apart)"  # fmt: skip
     return NO_DIFFERENCE
 
 
 def ahead(verdict: str) -> str:
-    """Which side a verdict puts ahead: ``native`` (faster or cheaper), ``pure`` (slower or
-    costlier) or ``neither`` (no difference within noise): what must not change between runs
-    of the same rows, where the wording (faster or only cheaper) may."""
-    if verdict.startswith(("faster", "cheaper")):
+    """Which side a verdict puts ahead: ``native`` (faster), ``pure`` (slower) or
+    ``neither`` (no difference within noise, whatever the note): what must not change
+    between runs of the same rows."""
+    if verdict.startswith("faster"):
         return "native"
-    if verdict.startswith(("slower", "costlier")):
+    if verdict.startswith("slower"):
         return "pure"
     return "neither"
 
