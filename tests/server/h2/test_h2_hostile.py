@@ -69,7 +69,23 @@ async def _slow(stream: Any, message: bytes) -> bytes:
     return b""
 
 
-ROUTES = {b"/t.S/Slow": Route(_slow), b"/t.S/Echo": Route(lambda stream, message: message)}
+WRITTEN: list[int] = []
+
+
+def _flood(stream: Any, message: bytes) -> Any:
+    async def body() -> None:
+        for _ in range(64):
+            await stream.write(bytes(1 << 20))
+            WRITTEN.append(1)
+
+    return body()
+
+
+ROUTES = {
+    b"/t.S/Slow": Route(_slow),
+    b"/t.S/Echo": Route(lambda stream, message: message),
+    b"/t.S/Flood": Route(_flood),
+}
 
 
 async def exchange(port: int, data: bytes, wait: float = 1.0) -> list[tuple[int, int, int, bytes]]:
@@ -229,5 +245,29 @@ def test_a_continuation_flood_is_cut_off() -> None:
             assert goaway_code(frames) == ENHANCE_YOUR_CALM
             assert made[0].active_streams == 0
             await _still_serves(port)
+
+    run(main())
+
+
+def test_a_client_that_never_reads_holds_a_bounded_response() -> None:
+    async def main() -> None:
+        WRITTEN.clear()
+        async with serve(ROUTES) as (port, _, made):
+            # No WINDOW_UPDATE ever: the client's 64 KiB windows fill, then the handler waits.
+            frames = await exchange(
+                port,
+                full(HEADERS, END_HEADERS, 1, request(b"/t.S/Flood"))
+                + full(DATA, END_STREAM, 1, b"\x00\x00\x00\x00\x00"),
+                wait=0.5,
+            )
+            sent = sum(len(f[3]) for f in frames if f[0] == DATA)
+            assert sent <= 65535
+            # Write's bound (1 MiB unsent) plus the message that crossed it.
+            assert len(WRITTEN) <= 2
+            for _ in range(100):  # the close reaches the server: the call is cancelled
+                if not made[0].active_streams:
+                    break
+                await asyncio.sleep(0.01)
+            assert made[0].active_streams == 0 and len(WRITTEN) <= 2
 
     run(main())

@@ -34,6 +34,10 @@ def _broken(stream: Any, message: bytes) -> bytes:
     raise RuntimeError("bug")
 
 
+async def _not_bytes_later(stream: Any, message: bytes) -> Any:
+    return 42
+
+
 SEEN: list[Any] = []
 
 
@@ -51,6 +55,8 @@ ROUTES = {
     b"/t.S/RefuseLater": Route(_refuse_later),
     b"/t.S/Broken": Route(_broken),
     b"/t.S/Metadata": Route(_metadata),
+    b"/t.S/NotBytes": Route(lambda stream, message: "text"),
+    b"/t.S/NotBytesLater": Route(_not_bytes_later),
 }
 
 
@@ -108,6 +114,23 @@ def test_abort_and_errors_give_their_status() -> None:
             code, _ = await _status(port, "/t.S/Nothing")
             assert code == grpc.StatusCode.UNIMPLEMENTED
             assert router.misses == [b"/t.S/Nothing"]
+
+    run(main())
+
+
+def test_a_handler_answering_wrong_is_internal_and_the_connection_lives() -> None:
+    async def main() -> None:
+        async with (
+            serve(ROUTES) as (port, _, made),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            for path in ("/t.S/NotBytes", "/t.S/NotBytesLater"):
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await channel.unary_unary(path)(b"x")
+                assert caught.value.code() == grpc.StatusCode.INTERNAL
+                assert caught.value.details() == "Unexpected error in the gRPC handler"
+                assert await channel.unary_unary("/t.S/Echo")(b"y") == b"echo:y"
+            assert len(made) == 1
 
     run(main())
 

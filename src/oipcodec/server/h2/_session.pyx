@@ -471,15 +471,17 @@ cdef class Stream:
     cdef int _call(self, message) except -1:
         cdef H2Protocol conn = self._conn
         try:
-            result = self._route.call(self, message)
+            self._result(self._route.call(self, message))
         except GrpcAbort as exc:
             self._finish(exc.code, exc.details)
-            return 0
-        except Exception:
-            _log.exception("gRPC call %s failed", self.path)
-            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
-            return 0
-        self._result(result)
+        except Exception as exc:
+            self._fail(exc)
+        return 0
+
+    cdef int _fail(self, exc) except -1:
+        """A handler's error other than GrpcAbort: INTERNAL, logged once; the connection lives."""
+        _log.error("gRPC call %s failed", self.path, exc_info=exc)
+        self._finish(INTERNAL, "Unexpected error in the gRPC handler")
         return 0
 
     cdef int _result(self, result) except -1:
@@ -503,12 +505,16 @@ cdef class Stream:
             return
         exc = task.exception()
         if exc is None:
-            self._result(task.result())
+            result = task.result()
+            if result is None or isinstance(result, (bytes, bytearray, memoryview)):
+                self._result(result)
+            else:
+                self._fail(TypeError("a gRPC handler's awaitable gave %s, not bytes or None"
+                                     % type(result).__name__))
         elif isinstance(exc, GrpcAbort):
             self._finish(exc.code, exc.details)
         else:
-            _log.error("gRPC call %s failed", self.path, exc_info=exc)
-            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
+            self._fail(exc)
 
     cdef int _wake_reader(self) except -1:
         waiter = self._read_waiter
