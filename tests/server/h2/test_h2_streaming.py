@@ -192,3 +192,24 @@ def test_a_client_cancel_cancels_the_call() -> None:
         assert sorted(EVENTS) == ["cancelled", "deadline False", "read cancelled True"]
 
     run(main())
+
+
+def test_goaway_lets_calls_in_flight_finish_then_closes() -> None:
+    async def main() -> None:
+        async with (
+            serve(ROUTES) as (port, _, made),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            bidi = channel.stream_stream("/t.S/EchoEach")()
+            await bidi.write(b"a")
+            assert await bidi.read() == b"<a>"
+            made[0].goaway()
+            await bidi.write(b"b")  # the call in flight goes on after the GOAWAY
+            assert await bidi.read() == b"<b>"
+            await bidi.done_writing()
+            assert await bidi.code() == grpc.StatusCode.OK
+            # The next call takes a new connection; the first one closed once idle.
+            assert await channel.unary_unary("/t.S/Size")(b"abc") == b"3"
+            assert len(made) == 2 and made[0].active_streams == 0
+
+    run(main())
