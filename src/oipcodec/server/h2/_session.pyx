@@ -76,6 +76,11 @@ cdef extern from "nghttp2/nghttp2.h":
         NGHTTP2_PROTOCOL_ERROR = 1
         NGHTTP2_INTERNAL_ERROR = 2
         NGHTTP2_CANCEL = 8
+        NGHTTP2_ENHANCE_YOUR_CALM = 11
+        NGHTTP2_ERR_BAD_CLIENT_MAGIC = -903
+        NGHTTP2_ERR_FLOODED = -904
+        NGHTTP2_ERR_TOO_MANY_CONTINUATIONS = -905
+        NGHTTP2_ERR_TOO_MANY_SETTINGS = -537
 
     ctypedef int (*nghttp2_on_begin_headers_callback)(
         nghttp2_session *, const nghttp2_frame *, void *) noexcept
@@ -124,6 +129,7 @@ cdef extern from "nghttp2/nghttp2.h":
     int nghttp2_submit_rst_stream(nghttp2_session *, uint8_t, int32_t, uint32_t)
     int nghttp2_submit_goaway(nghttp2_session *, uint8_t, int32_t, uint32_t, const uint8_t *, size_t)
     int nghttp2_submit_shutdown_notice(nghttp2_session *)
+    int nghttp2_session_terminate_session(nghttp2_session *, uint32_t)
     const char *nghttp2_strerror(int)
 
 cdef extern from "oipcodec/h2/grpc.h":
@@ -465,15 +471,17 @@ cdef class Stream:
     cdef int _call(self, message) except -1:
         cdef H2Protocol conn = self._conn
         try:
-            result = self._route.call(self, message)
+            self._result(self._route.call(self, message))
         except GrpcAbort as exc:
             self._finish(exc.code, exc.details)
-            return 0
-        except Exception:
-            _log.exception("gRPC call %s failed", self.path)
-            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
-            return 0
-        self._result(result)
+        except Exception as exc:
+            self._fail(exc)
+        return 0
+
+    cdef int _fail(self, exc) except -1:
+        """A handler's error other than GrpcAbort: INTERNAL, logged once; the connection lives."""
+        _log.error("gRPC call %s failed", self.path, exc_info=exc)
+        self._finish(INTERNAL, "Unexpected error in the gRPC handler")
         return 0
 
     cdef int _result(self, result) except -1:
@@ -497,12 +505,16 @@ cdef class Stream:
             return
         exc = task.exception()
         if exc is None:
-            self._result(task.result())
+            result = task.result()
+            if result is None or isinstance(result, (bytes, bytearray, memoryview)):
+                self._result(result)
+            else:
+                self._fail(TypeError("a gRPC handler's awaitable gave %s, not bytes or None"
+                                     % type(result).__name__))
         elif isinstance(exc, GrpcAbort):
             self._finish(exc.code, exc.details)
         else:
-            _log.error("gRPC call %s failed", self.path, exc_info=exc)
-            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
+            self._fail(exc)
 
     cdef int _wake_reader(self) except -1:
         waiter = self._read_waiter
@@ -875,8 +887,17 @@ cdef class H2Protocol:
         finally:
             self._receiving = False
         if rv < 0:
-            # A fatal protocol error or a callback failure: nghttp2 has queued its GOAWAY.
+            # A fatal error: nghttp2 stops reading and queues no GOAWAY of its own, so one is
+            # sent here (floods get ENHANCE_YOUR_CALM), then the connection is closed.
             _log.debug("HTTP/2 connection from %s: %s", self._peer, nghttp2_strerror(<int>rv).decode())
+            nghttp2_session_terminate_session(
+                self._session,
+                NGHTTP2_ENHANCE_YOUR_CALM
+                if rv in (NGHTTP2_ERR_FLOODED, NGHTTP2_ERR_TOO_MANY_CONTINUATIONS,
+                          NGHTTP2_ERR_TOO_MANY_SETTINGS)
+                else NGHTTP2_INTERNAL_ERROR if rv == NGHTTP2_ERR_CALLBACK_FAILURE
+                else NGHTTP2_PROTOCOL_ERROR,
+            )
             self._closing = True
         self._flush()
 
