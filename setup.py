@@ -39,6 +39,7 @@ TOOLS: dict[str, list[Path]] = (
         "oipcodec.bench._sender": [
             Path("src", "oipcodec", "bench", "_sender.pyx"),
             Path("csrc", "oipcodec", "load", "sender.c"),
+            Path("csrc", "oipcodec", "load", "h2sender.c"),
         ]
     }
 )
@@ -47,7 +48,12 @@ TOOLS: dict[str, list[Path]] = (
 # no shared library, so every wheel and the sdist build it with no system package.
 TOOLS["oipcodec.server.h2._session"] = [Path("src", "oipcodec", "server", "h2", "_session.pyx")]
 NGHTTP2 = Path("csrc", "third_party", "nghttp2", "lib")
-VENDORED: dict[str, list[Path]] = {"oipcodec.server.h2._session": sorted(NGHTTP2.glob("*.c"))}
+# The sender's HTTP/2 half (gRPC load) is an nghttp2 client: the same sources, its own copy.
+VENDORED: dict[str, list[Path]] = {
+    name: sorted(NGHTTP2.glob("*.c"))
+    for name in TOOLS
+    if name in ("oipcodec.server.h2._session", "oipcodec.bench._sender")
+}
 # What lib/CMakeLists.txt and its configure checks would define, so that no config.h is needed.
 NGHTTP2_MACROS: list[tuple[str, str | None]] = [
     ("BUILDING_NGHTTP2", None),
@@ -134,7 +140,8 @@ class BuildExt(build_ext):
                 *ext.extra_objects,
                 *self.compiler.compile(
                     [str(source) for source in vendored],
-                    output_dir=self.build_temp,
+                    # Per extension: two extensions build the same sources in parallel.
+                    output_dir=str(Path(self.build_temp, ext.name)),
                     macros=NGHTTP2_MACROS,
                     include_dirs=[str(NGHTTP2), str(NGHTTP2 / "includes")],
                     extra_postargs=args,

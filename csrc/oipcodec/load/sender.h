@@ -32,6 +32,7 @@ enum oip_sender_error {
     OIP_ERR_MALFORMED,   /* the answer is not HTTP/1.x as RFC 9112 says */
     OIP_ERR_TOO_LARGE,   /* header or body past its bound */
     OIP_ERR_TIMEOUT,     /* no complete answer within the timeout */
+    OIP_ERR_STATUS,      /* HTTP/2 only: a call ended with a grpc-status other than 0 */
     OIP_ERR_KINDS
 };
 
