@@ -75,7 +75,8 @@ def run_grpcio(
                 if code is grpc.StatusCode.DEADLINE_EXCEEDED:
                     fail(slot, "timeout", f"no complete answer within {timeout:.3f} s")
                 elif code is grpc.StatusCode.UNAVAILABLE:
-                    kind = "connect" if "connect" in details.lower() else "closed"
+                    # grpcio says "failed to connect" for a close too: only a refusal is one.
+                    kind = "connect" if "refused" in details.lower() else "closed"
                     fail(slot, kind, f"the connection failed or closed ({details})")
                 elif code is grpc.StatusCode.RESOURCE_EXHAUSTED and "larger" in details:
                     fail(slot, "too_large", f"answer past the bound of {max_answer} bytes")
