@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent import futures
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -52,7 +52,12 @@ def _slow(request: bytes, context: Any) -> bytes:
 
 
 class _Handler(grpc.GenericRpcHandler):
-    methods = {"/t.T/Echo": _echo, "/t.T/Fail": _fail, "/t.T/Big": _big, "/t.T/Slow": _slow}
+    methods: ClassVar[dict[str, Any]] = {
+        "/t.T/Echo": _echo,
+        "/t.T/Fail": _fail,
+        "/t.T/Big": _big,
+        "/t.T/Slow": _slow,
+    }
 
     def service(self, details: Any) -> Any:
         method = self.methods.get(details.method)
@@ -124,7 +129,9 @@ def test_against_oipcodec_modelinfer(implementation: str) -> None:
     from oipcodec.types import InferRequest, Tensor
 
     x = np.ones((1, 16), np.float32)
-    ok = pb.encode_request(InferRequest([Tensor("INPUT0", "FP32", (1, 16), x)], model_name="identity"))
+    ok = pb.encode_request(
+        InferRequest([Tensor("INPUT0", "FP32", (1, 16), x)], model_name="identity")
+    )
     with background(process=False, http_port=None) as server:
         result = sender.run_grpc("127.0.0.1", server.grpc_port, ok, connections=1, streams=4,
                                  count=20, implementation=implementation)  # fmt: skip

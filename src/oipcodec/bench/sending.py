@@ -15,6 +15,7 @@ stability, the summary and the CSV columns are the same; the generator's CPU is 
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -34,6 +35,7 @@ __all__ = ["SENDERS", "default_sender", "measure_sent", "requests_for", "sent_by
 SENDERS = ("native", "python", "client")
 _OIP_REST = (Encoding.JSON, Encoding.JSON_NESTED, Encoding.BINARY)
 _OIP_GRPC = (Encoding.GRPC_RAW, Encoding.GRPC_TYPED)
+_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):[0-9]{1,5}$")
 
 
 def default_sender() -> str:
@@ -42,19 +44,23 @@ def default_sender() -> str:
 
 
 def sent_by(choice: str | None, implementation: str, path: EncodingPath, url: str | None,
-            connection: dict[str, Any] | None, target: str | None = None) -> str | None:  # fmt: skip
+            connection: dict[str, Any] | None,
+            target: str | None = None) -> str | None:  # fmt: skip
     """The sender implementation for a row (``native``/``python``), or None: its clients.
     ``target`` is the gRPC target (``host:port``), for the gRPC paths."""
     if choice not in ("native", "python") or implementation not in ("native", "pure"):
         return None
     if path.protocol == "grpc":
-        if path.encoding not in _OIP_GRPC or not target or "://" in target:
-            return None
-        if urllib.parse.urlsplit("//" + target).port is None:
+        # host:port only: a target with a scheme (dns:///, unix:) is grpcio's to resolve.
+        if path.encoding not in _OIP_GRPC or not target or not _PORT.search(target):
             return None
     elif path.protocol != "rest" or path.encoding not in _OIP_REST or not url:
         return None
-    elif urllib.parse.urlsplit(url if "://" in url else "http://" + url).scheme != "http":
+    if (
+        url
+        and path.protocol == "rest"
+        and urllib.parse.urlsplit(url if "://" in url else "http://" + url).scheme != "http"
+    ):
         return None
     if Connection.from_dict(connection) != Connection():
         return None  # headers or TLS settings: only the clients carry them

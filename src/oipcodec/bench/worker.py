@@ -304,9 +304,7 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None,
                 by = sent_by(spec.get("sender"), implementation, path, url,
                              spec.get("connection"), target)  # fmt: skip
                 sent = (
-                    (by, *requests_for(path, workload, url, target), path.protocol)
-                    if by
-                    else None
+                    (by, *requests_for(path, workload, url, target), path.protocol) if by else None
                 )
                 threshold = spec.get("latency_threshold")
                 for level in levels:
