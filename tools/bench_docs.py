@@ -639,6 +639,13 @@ a round-to-round noise of up to 4x; its own CPU per request was wrk's (19-25 aga
 the Python twin's 55-62 us. The figures:
 [Kernels and servers](measurements.md#the-native-sender-against-wrk).
 
+`python benchmarks/load/sender_vs_wrk.py --grpc` does the same for small ModelInfer calls
+against perf_analyzer `-i grpc` and h2load, 8 calls in flight. In three sittings at load
+average 9-11 the native sender's calls/s were 1.20, 0.98 and 1.01 times perf_analyzer's (h2load's
+0.65-0.99), for 50-56 us of its own CPU per call against perf_analyzer's 122-124 and the
+grpcio twin's 287-316. The figures: [Kernels and
+servers](measurements.md#the-native-senders-http2-half-against-perf_analyzer-and-h2load).
+
 This page is written by `tools/bench_docs.py` from `docs/benchmarks/results.json`; to refresh
 it, run the harness with `--output-dir docs/benchmarks` and then the script. Figures measured
 with pytest-benchmark and with load generators are on [Kernels and servers](measurements.md).
