@@ -120,7 +120,8 @@ def test_a_closed_connection_is_counted(implementation: str) -> None:
                                  count=3, timeout=2, method="/t.T/Echo",
                                  implementation=implementation)  # fmt: skip
     assert result.completed == 0 and result.error_count >= 1
-    assert set(result.errors) <= {"closed", "connect"} and "closed" in result.errors
+    # A write racing the close may fail too (EPIPE): counted as a send error, also not raised.
+    assert set(result.errors) <= {"closed", "connect", "send"} and "closed" in result.errors
 
 
 def test_against_oipcodec_modelinfer(implementation: str) -> None:

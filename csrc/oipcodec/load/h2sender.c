@@ -14,6 +14,7 @@
 #endif
 
 #include "oipcodec/load/h2sender.h"
+#include "oipcodec/load/loop.h"
 
 #include <nghttp2/nghttp2.h>
 
@@ -24,7 +25,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,35 +66,6 @@ struct oip_h2_conn {
     oip_h2_call *calls;    /* `streams` slots */
 };
 
-static int64_t oip_h2_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static double oip_h2_cpu(void) {
-    struct timespec ts;
-#ifdef CLOCK_THREAD_CPUTIME_ID
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return ts.tv_sec + ts.tv_nsec * 1e-9;
-#endif
-    return (double)clock() / CLOCKS_PER_SEC;
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void oip_h2_fail(oip_sender_run *run, int conn, enum oip_sender_error kind,
-                        const char *fmt, ...) {
-    run->errors[kind]++;
-    if (run->first_error[0]) return;
-    int n = snprintf(run->first_error, sizeof run->first_error, "connection %d: ", conn);
-    if (n < 0 || (size_t)n >= sizeof run->first_error) return;
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(run->first_error + n, sizeof run->first_error - (size_t)n, fmt, args);
-    va_end(args);
-}
-
 static void oip_h2_free_call(oip_h2_conn *c, oip_h2_call *call) {
     if (call->id) c->active--;
     call->id = 0;
@@ -107,7 +78,7 @@ static void oip_h2_close(oip_h2_conn *c, int streams, enum oip_sender_error kind
         oip_h2_call *call = &c->calls[s];
         if (!call->id) continue;
         if (!call->failed)
-            oip_h2_fail(c->run, c->index, kind, "stream %d: %s", (int)call->id, why);
+            oip_load_fail(c->run, c->index, kind, "stream %d: %s", (int)call->id, why);
         oip_h2_free_call(c, call);
     }
     if (c->session) nghttp2_session_del(c->session);
@@ -129,7 +100,7 @@ static nghttp2_ssize oip_h2_send_cb(nghttp2_session *session, const uint8_t *dat
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return NGHTTP2_ERR_WOULDBLOCK;
     if (w < 0) {
-        oip_h2_fail(c->run, c->index, OIP_ERR_SEND, "send: %s", strerror(errno));
+        oip_load_fail(c->run, c->index, OIP_ERR_SEND, "send: %s", strerror(errno));
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
     return (nghttp2_ssize)w;
@@ -183,7 +154,7 @@ static int oip_h2_data_cb(nghttp2_session *session, uint8_t flags, int32_t strea
     call->received += len;
     if (call->received > c->run->max_answer) {
         call->failed = 1;
-        oip_h2_fail(c->run, c->index, OIP_ERR_TOO_LARGE,
+        oip_load_fail(c->run, c->index, OIP_ERR_TOO_LARGE,
                     "stream %d: answer past the bound of %llu bytes", (int)stream_id,
                     (unsigned long long)c->run->max_answer);
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_CANCEL);
@@ -199,24 +170,24 @@ static int oip_h2_close_cb(nghttp2_session *session, int32_t stream_id, uint32_t
     oip_sender_run *run = c->run;
     if (!call->failed) {
         if (error_code != NGHTTP2_NO_ERROR && call->grpc_status < 0) {
-            oip_h2_fail(run, c->index, OIP_ERR_CLOSED, "stream %d: reset by the server (%s)",
+            oip_load_fail(run, c->index, OIP_ERR_CLOSED, "stream %d: reset by the server (%s)",
                         (int)stream_id, nghttp2_http2_strerror(error_code));
         } else if (call->http_status != 200) {
-            oip_h2_fail(run, c->index, OIP_ERR_MALFORMED,
+            oip_load_fail(run, c->index, OIP_ERR_MALFORMED,
                         "stream %d: expected :status 200, got %d", (int)stream_id,
                         call->http_status);
         } else if (call->grpc_status < 0) {
-            oip_h2_fail(run, c->index, OIP_ERR_MALFORMED,
+            oip_load_fail(run, c->index, OIP_ERR_MALFORMED,
                         "stream %d: the answer ended without a numeric grpc-status trailer",
                         (int)stream_id);
         } else {
             int code = call->grpc_status < 600 ? call->grpc_status : 599;
             run->status_counts[code]++;
             if (code != 0) {
-                oip_h2_fail(run, c->index, OIP_ERR_STATUS, "stream %d: grpc-status %d: %s",
+                oip_load_fail(run, c->index, OIP_ERR_STATUS, "stream %d: grpc-status %d: %s",
                             (int)stream_id, code, call->message);
             } else {
-                int64_t now = oip_h2_now();
+                int64_t now = oip_load_now_ns();
                 *c->last = now;
                 run->completed++;
                 if (run->recorded < run->capacity) {
@@ -256,7 +227,7 @@ static void oip_h2_connect(oip_sender_run *run, oip_h2_conn *c, int streams,
     c->tries++;
     int fd = socket(run->family, SOCK_STREAM, 0);
     if (fd < 0) {
-        oip_h2_fail(run, c->index, OIP_ERR_CONNECT, "socket(): %s", strerror(errno));
+        oip_load_fail(run, c->index, OIP_ERR_CONNECT, "socket(): %s", strerror(errno));
         c->dead = 1;
         return;
     }
@@ -268,7 +239,7 @@ static void oip_h2_connect(oip_sender_run *run, oip_h2_conn *c, int streams,
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK);
     c->fd = fd;
     if (connect(fd, addr, addrlen) != 0 && errno != EINPROGRESS) {
-        oip_h2_fail(run, c->index, OIP_ERR_CONNECT, "connect to %s port %u: %s", run->address,
+        oip_load_fail(run, c->index, OIP_ERR_CONNECT, "connect to %s port %u: %s", run->address,
                     (unsigned)run->port, strerror(errno));
         close(fd);
         c->fd = -1;
@@ -277,7 +248,7 @@ static void oip_h2_connect(oip_sender_run *run, oip_h2_conn *c, int streams,
     }
     c->connecting = 1;
     if (nghttp2_session_client_new(&c->session, cbs, c) != 0) {
-        oip_h2_fail(run, c->index, OIP_ERR_CONNECT, "nghttp2_session_client_new failed");
+        oip_load_fail(run, c->index, OIP_ERR_CONNECT, "nghttp2_session_client_new failed");
         close(fd);
         c->fd = -1;
         c->dead = 1;
@@ -318,7 +289,7 @@ static int oip_h2_submit(oip_sender_run *run, const oip_h2_options *h2, oip_h2_c
     int32_t id = nghttp2_submit_request2(c->session, NULL, nv, sizeof nv / sizeof nv[0],
                                          &provider, call);
     if (id < 0) {
-        oip_h2_fail(run, c->index, OIP_ERR_SEND, "submit: %s", nghttp2_strerror(id));
+        oip_load_fail(run, c->index, OIP_ERR_SEND, "submit: %s", nghttp2_strerror(id));
         return -1;
     }
     call->id = id;
@@ -328,21 +299,7 @@ static int oip_h2_submit(oip_sender_run *run, const oip_h2_options *h2, oip_h2_c
 
 int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
     struct sockaddr_storage storage;
-    socklen_t addrlen;
-    memset(&storage, 0, sizeof storage);
-    if (run->family == AF_INET6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&storage;
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons(run->port);
-        addrlen = sizeof *a;
-        if (inet_pton(AF_INET6, run->address, &a->sin6_addr) != 1) addrlen = 0;
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&storage;
-        a->sin_family = AF_INET;
-        a->sin_port = htons(run->port);
-        addrlen = sizeof *a;
-        if (inet_pton(AF_INET, run->address, &a->sin_addr) != 1) addrlen = 0;
-    }
+    socklen_t addrlen = oip_load_address(run, &storage);
     if (!addrlen || run->connections < 1 || run->n_requests < 1 || h2->streams < 1 ||
         !h2->path || !h2->authority || (run->duration <= 0 && run->count == 0) ||
         run->timeout <= 0) {
@@ -367,8 +324,8 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
         snprintf(run->first_error, sizeof run->first_error, "out of memory");
         return 0;
     }
-    double cpu0 = oip_h2_cpu();
-    int64_t origin = oip_h2_now();
+    double cpu0 = oip_load_cpu_seconds();
+    int64_t origin = oip_load_now_ns();
     int64_t timeout_ns = (int64_t)(run->timeout * 1e9);
     int64_t end_ns = run->duration > 0 ? origin + (int64_t)(run->duration * 1e9) : INT64_MAX;
     double interval_ns = run->rate > 0 ? 1e9 / run->rate : 0;
@@ -385,7 +342,7 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
         oip_h2_connect(run, c, ns, cbs, addr, addrlen);
     }
     for (;;) {
-        int64_t now = oip_h2_now();
+        int64_t now = oip_load_now_ns();
         int issuing = now < end_ns && (run->count == 0 || next < run->count);
         int alive = 0, busy = 0;
         for (int i = 0; i < nc; i++) {
@@ -400,7 +357,7 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
                 oip_h2_call *call = &c->calls[s];
                 if (call->id && !call->failed && now - call->start_ns > timeout_ns) {
                     call->failed = 1;
-                    oip_h2_fail(run, i, OIP_ERR_TIMEOUT,
+                    oip_load_fail(run, i, OIP_ERR_TIMEOUT,
                                 "stream %d: no complete answer within %.3f s", (int)call->id,
                                 run->timeout);
                     nghttp2_submit_rst_stream(c->session, NGHTTP2_FLAG_NONE, call->id,
@@ -447,18 +404,9 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
             if (due < wake) wake = due;
         }
         if (issuing && end_ns < wake) wake = end_ns;
-        int64_t wait = wake - now;
-        if (wait < 0) wait = 0;
-#ifdef __linux__
-        struct timespec ts;
-        ts.tv_sec = (time_t)(wait / 1000000000);
-        ts.tv_nsec = wait % 1000000000;
-        int ready = ppoll(fds, (nfds_t)nfds, &ts, NULL);
-#else
-        int ready = poll(fds, (nfds_t)nfds, (int)((wait + 999999) / 1000000));
-#endif
+        int ready = oip_load_wait(fds, nfds, wake - now);
         if (ready < 0 && errno != EINTR) {
-            oip_h2_fail(run, -1, OIP_ERR_CONNECT, "poll: %s", strerror(errno));
+            oip_load_fail(run, -1, OIP_ERR_CONNECT, "poll: %s", strerror(errno));
             break;
         }
         if (ready <= 0) continue;
@@ -470,7 +418,7 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
                 socklen_t len = sizeof err;
                 getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
                 if (err) {
-                    oip_h2_fail(run, c->index, OIP_ERR_CONNECT, "connect to %s port %u: %s",
+                    oip_load_fail(run, c->index, OIP_ERR_CONNECT, "connect to %s port %u: %s",
                                 run->address, (unsigned)run->port, strerror(err));
                     oip_h2_connect(run, c, ns, cbs, addr, addrlen);
                 } else {
@@ -496,7 +444,7 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
                     char why[160];
                     snprintf(why, sizeof why, "the answer is not HTTP/2 as RFC 9113 says (%s)",
                              nghttp2_strerror((int)used));
-                    oip_h2_fail(run, c->index, OIP_ERR_MALFORMED, "%s", why);
+                    oip_load_fail(run, c->index, OIP_ERR_MALFORMED, "%s", why);
                     oip_h2_close(c, ns, OIP_ERR_CLOSED, "its connection broke off");
                     oip_h2_connect(run, c, ns, cbs, addr, addrlen);
                     break;
@@ -511,7 +459,7 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
             }
         }
     }
-    int64_t stop = oip_h2_now();
+    int64_t stop = oip_load_now_ns();
     if (run->rate > 0 && run->duration > 0) {
         uint64_t due = (uint64_t)ceil((double)(end_ns - origin) / interval_ns);
         if (run->count && due > run->count) due = run->count;
@@ -520,7 +468,7 @@ int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
     for (int i = 0; i < nc; i++)
         oip_h2_close(&conns[i], ns, OIP_ERR_TIMEOUT, "no complete answer by the end of the run");
     run->elapsed = (double)((last > origin ? last : stop) - origin) * 1e-9;
-    run->cpu = oip_h2_cpu() - cpu0;
+    run->cpu = oip_load_cpu_seconds() - cpu0;
     nghttp2_session_callbacks_del(cbs);
     free(conns), free(calls), free(fds), free(fd_conn), free(buffer);
     return 0;
