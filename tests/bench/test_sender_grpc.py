@@ -124,6 +124,22 @@ def test_a_closed_connection_is_counted(implementation: str) -> None:
     assert set(result.errors) <= {"closed", "connect", "send"} and "closed" in result.errors
 
 
+def test_an_http1_server_is_counted_not_raised(implementation: str) -> None:
+    def script(conn: socket.socket, index: int) -> None:
+        conn.recv(1 << 16)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n" * 4)
+        time.sleep(0.2)
+
+    with HostileServer(script) as server:
+        result = sender.run_grpc("127.0.0.1", server.port, b"x", connections=1, streams=1,
+                                 count=3, timeout=2, method="/t.T/Echo",
+                                 implementation=implementation)  # fmt: skip
+    assert result.completed == 0 and result.error_count >= 1
+    if implementation == "native":
+        assert "malformed" in result.errors
+        assert "not HTTP/2" in (result.first_error or "")
+
+
 def test_against_oipcodec_modelinfer(implementation: str) -> None:
     from oipcodec import pb
     from oipcodec.testing import background

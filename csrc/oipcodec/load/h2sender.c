@@ -204,6 +204,18 @@ static int oip_h2_close_cb(nghttp2_session *session, int32_t stream_id, uint32_t
     return 0;
 }
 
+/* nghttp2 answers a peer's protocol error with GOAWAY rather than an error return: this is
+ * where the malformed answer is seen, so it is counted here, with nghttp2's words. */
+static int oip_h2_error_cb(nghttp2_session *session, int lib_error_code, const char *msg,
+                           size_t len, void *user_data) {
+    (void)session;
+    oip_h2_conn *c = user_data;
+    oip_load_fail(c->run, c->index, OIP_ERR_MALFORMED,
+                  "the answer is not HTTP/2 as RFC 9113 says (%s: %.*s)",
+                  nghttp2_strerror(lib_error_code), (int)(len > 200 ? 200 : len), msg);
+    return 0;
+}
+
 static nghttp2_session_callbacks *oip_h2_callbacks(void) {
     nghttp2_session_callbacks *cbs;
     if (nghttp2_session_callbacks_new(&cbs) != 0) return NULL;
@@ -211,6 +223,7 @@ static nghttp2_session_callbacks *oip_h2_callbacks(void) {
     nghttp2_session_callbacks_set_on_header_callback(cbs, oip_h2_header_cb);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, oip_h2_data_cb);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, oip_h2_close_cb);
+    nghttp2_session_callbacks_set_error_callback2(cbs, oip_h2_error_cb);
     return cbs;
 }
 
