@@ -6,6 +6,7 @@ run is bounded by a count or a short duration."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -64,14 +65,23 @@ class _Handler(grpc.GenericRpcHandler):
         return grpc.unary_unary_rpc_method_handler(method) if method else None
 
 
-@pytest.fixture(scope="module")
-def port() -> Iterator[int]:
+@contextlib.contextmanager
+def grpc_server() -> Iterator[int]:
+    """A grpcio server on a free 127.0.0.1 port with the methods above; its port."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     server.add_generic_rpc_handlers((_Handler(),))
     bound = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    yield bound
-    server.stop(None)
+    try:
+        yield bound
+    finally:
+        server.stop(None)
+
+
+@pytest.fixture(scope="module")
+def port() -> Iterator[int]:
+    with grpc_server() as bound:
+        yield bound
 
 
 def test_counts_and_a_bad_status(port: int, implementation: str) -> None:
