@@ -16,7 +16,8 @@
  *
  * This header is the interface, plain C11 on every platform; the loop is in sender.c (POSIX
  * sockets and poll; setup.py compiles it into oipcodec.bench._sender, not on Windows). It uses
- * nothing from the other folders of csrc/oipcodec. */
+ * nothing from the other folders of csrc/oipcodec. The HTTP/2 half (gRPC), h2sender.h, fills
+ * the same outputs; the helpers both halves use are declared in loop.h. */
 #ifndef OIPCODEC_LOAD_SENDER_H
 #define OIPCODEC_LOAD_SENDER_H
 
