@@ -52,12 +52,18 @@ def _slow(request: bytes, context: Any) -> bytes:
     return request
 
 
+def _nap(request: bytes, context: Any) -> bytes:
+    time.sleep(0.05)
+    return request
+
+
 class _Handler(grpc.GenericRpcHandler):
     methods: ClassVar[dict[str, Any]] = {
         "/t.T/Echo": _echo,
         "/t.T/Fail": _fail,
         "/t.T/Big": _big,
         "/t.T/Slow": _slow,
+        "/t.T/Nap": _nap,
     }
 
     def service(self, details: Any) -> Any:
@@ -108,6 +114,13 @@ def test_bounds_and_timeouts_are_counted(port: int, implementation: str) -> None
                            method="/t.T/Slow", timeout=0.2, implementation=implementation)  # fmt: skip
     assert slow.completed == 0 and slow.errors == {"timeout": 2}
     assert time.monotonic() - started < 3
+
+
+def test_a_run_longer_than_the_timeout_waits_for_every_call(port: int, implementation: str) -> None:
+    # 12 calls of 50 ms one after another: the run outlasts the 0.2 s timeout of each call.
+    result = sender.run_grpc("127.0.0.1", port, b"x", connections=1, streams=1, count=12,
+                             timeout=0.2, method="/t.T/Nap", implementation=implementation)  # fmt: skip
+    assert (result.completed, result.errors) == (12, {})
 
 
 def test_duration_and_open_loop(port: int, implementation: str) -> None:
