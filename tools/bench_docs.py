@@ -412,13 +412,14 @@ The load options take perf_analyzer's names, so a command line moves between the
   each with its own interpreter lock (default: one per 16 threads, at most half the CPUs).
   Every window records the generator's CPU use (CPU seconds per second, all processes) and
   the busiest process's share of a core; a row where it reached 90% is marked `!`.
-- The sender: the REST rows of `native` and `pure` are loaded by oipcodec's native HTTP/1.1
-  load generator (`--sender native`, the default where it is built; `--sender python` its
-  Python twin; `--sender client` the rows' own Python clients), so that those rows measure the
-  server rather than a Python client. The codec columns and the tritonclient rows still
-  compare the clients. gRPC (there is no HTTP/2 sender yet), v1, GraphPipe, shared memory,
-  TLS or `--header` runs, Poisson and interval schedules, and `--load-processes` keep the
-  clients; `results.json` names each level's `sender`.
+- The sender: the REST and gRPC rows of `native` and `pure` are loaded by oipcodec's native
+  load generator (`--sender native`, the default where it is built: HTTP/1.1 for REST, HTTP/2
+  for gRPC with one connection and a stream per concurrent call; `--sender python` its twin,
+  which for gRPC is grpcio's channel; `--sender client` the rows' own Python clients), so that
+  those rows measure the server rather than a Python client. The codec columns and the
+  tritonclient rows still compare the clients. v1, GraphPipe, shared memory, TLS or
+  `--header` runs, Poisson and interval schedules, and `--load-processes` keep the clients;
+  `results.json` names each level's `sender`.
 - `--csv FILE` (or `-f`) writes perf_analyzer's `-f` layout with its `--verbose-csv` columns
   (`Concurrency` or `Request Rate`, `Inferences/Second`, `Client Send`, `Network+Server
   Send/Recv`, the four server columns, `Client Recv`, p50 to p99, `Avg latency`,
@@ -638,12 +639,29 @@ reads answers with Content-Length or chunked coding, bounded, and counts a malfo
 close mid-answer or a timeout as an error. Without the compiled module (Windows, or a build
 without extensions) its Python twin does the same at about 2.5 times the CPU per request.
 
+`oipcodec.bench.sender.run_grpc(host, port, messages, connections=1, streams=8, duration=...)`
+is its HTTP/2 half, for gRPC unary calls (ModelInfer by default) over h2c: on the vendored
+nghttp2's client sessions, in the same thread and loops, each connection keeps `streams` calls
+in flight with pre-encoded request messages, a call is complete when its trailers carry
+`grpc-status` 0, any other status is counted as an error (with its `grpc-message`), and answers
+past `max_answer`, timeouts and closed connections are counted, never raised. Its twin is not a
+second HTTP/2 stack in Python but grpcio's channel (one a connection) driving the same closed
+and open loops: it measures what a Python gRPC client costs, about six times the native CPU
+per call, and its CPU is the whole process's.
+
 `python benchmarks/load/sender_vs_wrk.py` puts it next to wrk on one `oipcodec serve`, small
 REST JSON at c=8, alternating. On the shared 2-core machine (load average 4-7, three
 sittings) the median per-round ratio of its requests/s to wrk's was 1.18, 1.04 and 0.93, inside
 a round-to-round noise of up to 4x; its own CPU per request was wrk's (19-25 against 23-26 us),
 the Python twin's 55-62 us. The figures:
 [Kernels and servers](measurements.md#the-native-sender-against-wrk).
+
+`python benchmarks/load/sender_vs_wrk.py --grpc` does the same for small ModelInfer calls
+against perf_analyzer `-i grpc` and h2load, 8 calls in flight. In three sittings at load
+average 9-11 the native sender's calls/s were 1.20, 0.98 and 1.01 times perf_analyzer's (h2load's
+0.65-0.99), for 50-56 us of its own CPU per call against perf_analyzer's 122-124 and the
+grpcio twin's 287-316. The figures: [Kernels and
+servers](measurements.md#the-native-senders-http2-half-against-perf_analyzer-and-h2load).
 
 This page is written by `tools/bench_docs.py` from `docs/benchmarks/results.json`; to refresh
 it, run the harness with `--output-dir docs/benchmarks` and then the script. Figures measured

@@ -695,9 +695,10 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "(default: one per 16 threads, at most half the CPUs); a window where one used a "
         "whole core is flagged: the generator, not the server, was the limit")  # fmt: skip
     load.add_argument("--sender", choices=("native", "python", "client"),
-        help="what loads the REST rows of native and pure: the native load generator "
-        "(default where built), its Python twin, or the rows' own Python clients; "
-        "tritonclient, gRPC and TLS rows always use their clients")  # fmt: skip
+        help="what loads the REST and gRPC rows of native and pure: the native load "
+        "generator (default where built; HTTP/1.1, and HTTP/2 for gRPC), its Python twin "
+        "(for gRPC: grpcio's channel), or the rows' own Python clients; tritonclient, v1 and "
+        "TLS rows always use their clients")  # fmt: skip
     load.add_argument("--latency-threshold", type=float, metavar="MS",
         help="stop the sweep after the first level whose p99 latency (or --percentile's) "
         "is above MS")  # fmt: skip

@@ -270,8 +270,9 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_bench_rows_loaded_by_the_sender(tmp_path: Any, implementation: str) -> None:
-    # `oipcodec bench --sender`: the REST rows of native and pure are sent by the generator,
-    # tritonclient's and the gRPC rows keep their clients.
+    # `oipcodec bench --sender`: the REST and gRPC rows of native and pure are sent by the
+    # generator (gRPC: its HTTP/2 half; the Python twin's is grpcio), tritonclient's and v1's
+    # rows keep their clients.
     import contextlib
     import io
 
@@ -280,7 +281,8 @@ def test_bench_rows_loaded_by_the_sender(tmp_path: Any, implementation: str) -> 
     out = tmp_path / "out"
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         status = cli.main(
-            ["bench", "--payload", "small", "--path", "rest-json,rest-binary-gzip,grpc-raw",
+            ["bench", "--payload", "small", "--path",
+             "rest-json,rest-binary-gzip,grpc-raw,grpc-typed,v1-grpc",
              "--implementation", "native", "--concurrency", "2", "--measurement-interval", "100",
              "--max-trials", "3", "--no-chart", "--output-dir", str(out),
              "--sender", implementation]
@@ -291,7 +293,9 @@ def test_bench_rows_loaded_by_the_sender(tmp_path: Any, implementation: str) -> 
     assert senders == {
         "rest-json": [implementation],
         "rest-binary-gzip": [implementation],
-        "grpc-raw": ["client"],
+        "grpc-raw": [implementation],
+        "grpc-typed": [implementation],
+        "v1-grpc": ["client"],
     }
     for record in results["results"]:
         (entry,) = record["load"]
@@ -306,7 +310,13 @@ def test_which_rows_the_sender_takes() -> None:
     assert sent_by("native", "pure", PATHS["rest-binary"], url, {}) == "native"
     assert sent_by("client", "native", PATHS["rest-json"], url, {}) is None
     assert sent_by("native", "tritonclient", PATHS["rest-json"], url, {}) is None
-    assert sent_by("native", "native", PATHS["grpc-raw"], url, {}) is None
+    assert sent_by("native", "native", PATHS["grpc-raw"], url, {}) is None  # no target
+    assert sent_by("native", "pure", PATHS["grpc-typed"], None, {}, "127.0.0.1:8001") == "native"
+    assert sent_by("python", "native", PATHS["grpc-raw"], None, {}, "localhost:8001") == "python"
+    assert sent_by("native", "native", PATHS["v1-grpc"], None, {}, "127.0.0.1:8001") is None
+    assert sent_by("native", "native", PATHS["grpc-raw"], None, {}, "dns:///h:8001") is None
+    tls = {"grpc_use_ssl": True}
+    assert sent_by("native", "native", PATHS["grpc-raw"], None, tls, "127.0.0.1:8001") is None
     assert sent_by("native", "native", PATHS["v1-http-raw"], url, {}) is None
     assert sent_by("native", "native", PATHS["rest-json"], "https://127.0.0.1:8000", {}) is None
     headers = {"headers": {"Authorization": "Bearer x"}}

@@ -13,6 +13,7 @@
 #endif
 
 #include "oipcodec/load/sender.h"
+#include "oipcodec/load/loop.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,13 +59,13 @@ typedef struct {
     char hbuf[OIPCODEC_SENDER_MAX_HEADER];
 } oip_conn;
 
-static int64_t oip_now_ns(void) {
+int64_t oip_load_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static double oip_cpu_seconds(void) {
+double oip_load_cpu_seconds(void) {
     struct timespec ts;
 #ifdef CLOCK_THREAD_CPUTIME_ID
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -72,11 +73,8 @@ static double oip_cpu_seconds(void) {
     return (double)clock() / CLOCKS_PER_SEC;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void oip_fail(oip_sender_run *run, int conn, enum oip_sender_error kind, const char *fmt,
-                     ...) {
+void oip_load_fail(oip_sender_run *run, int conn, enum oip_sender_error kind, const char *fmt,
+                   ...) {
     run->errors[kind]++;
     if (run->first_error[0]) return;
     int n = snprintf(run->first_error, sizeof run->first_error, "connection %d: ", conn);
@@ -105,7 +103,7 @@ static void oip_connect(oip_sender_run *run, oip_conn *c, int index, const struc
     c->tries++;
     int fd = socket(run->family, SOCK_STREAM, 0);
     if (fd < 0) {
-        oip_fail(run, index, OIP_ERR_CONNECT, "socket(): %s", strerror(errno));
+        oip_load_fail(run, index, OIP_ERR_CONNECT, "socket(): %s", strerror(errno));
         c->phase = PH_DEAD;
         return;
     }
@@ -122,7 +120,7 @@ static void oip_connect(oip_sender_run *run, oip_conn *c, int index, const struc
     } else if (errno == EINPROGRESS) {
         c->phase = PH_CONNECTING;
     } else {
-        oip_fail(run, index, OIP_ERR_CONNECT, "connect to %s port %u: %s", run->address,
+        oip_load_fail(run, index, OIP_ERR_CONNECT, "connect to %s port %u: %s", run->address,
                  (unsigned)run->port, strerror(errno));
         oip_close(c);
         if (c->tries >= OIPCODEC_SENDER_CONNECT_TRIES) c->phase = PH_DEAD;
@@ -144,14 +142,14 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
     const char *h = c->hbuf;
     size_t n = c->hlen;
     if (n < 17 || memcmp(h, "HTTP/1.", 7) != 0 || (h[7] != '0' && h[7] != '1') || h[8] != ' ') {
-        oip_fail(run, index, OIP_ERR_MALFORMED,
+        oip_load_fail(run, index, OIP_ERR_MALFORMED,
                  "answer byte 0: expected a status line 'HTTP/1.x NNN', got %.12s", h);
         return -1;
     }
     int status = 0;
     for (int i = 9; i < 12; i++) {
         if (h[i] < '0' || h[i] > '9') {
-            oip_fail(run, index, OIP_ERR_MALFORMED,
+            oip_load_fail(run, index, OIP_ERR_MALFORMED,
                      "answer byte %d: expected a digit of the status code, got 0x%02x", i,
                      (unsigned char)h[i]);
             return -1;
@@ -159,7 +157,7 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
         status = status * 10 + (h[i] - '0');
     }
     if (status < 100 || status > 599 || (h[12] != ' ' && h[12] != '\r')) {
-        oip_fail(run, index, OIP_ERR_MALFORMED,
+        oip_load_fail(run, index, OIP_ERR_MALFORMED,
                  "answer byte 9: expected a status code 100-599 and a space, got %.4s", h + 9);
         return -1;
     }
@@ -175,7 +173,7 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
         size_t end = pos;
         while (end < n && h[end] != '\n') end++;
         if (end >= n || end == pos || h[end - 1] != '\r') {
-            oip_fail(run, index, OIP_ERR_MALFORMED,
+            oip_load_fail(run, index, OIP_ERR_MALFORMED,
                      "answer byte %zu: expected a header line ending in CRLF", pos);
             return -1;
         }
@@ -184,7 +182,7 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
         size_t colon = pos;
         while (colon < line_end && h[colon] != ':') colon++;
         if (colon == line_end || colon == pos) {
-            oip_fail(run, index, OIP_ERR_MALFORMED,
+            oip_load_fail(run, index, OIP_ERR_MALFORMED,
                      "answer byte %zu: expected a header 'name: value'", pos);
             return -1;
         }
@@ -194,13 +192,13 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
         if (oip_name_is(h + pos, colon - pos, "content-length")) {
             uint64_t value = 0;
             if (v == ve || ve - v > 19) {
-                oip_fail(run, index, OIP_ERR_MALFORMED,
+                oip_load_fail(run, index, OIP_ERR_MALFORMED,
                          "answer byte %zu: expected 1 to 19 digits of Content-Length", v);
                 return -1;
             }
             for (size_t i = v; i < ve; i++) {
                 if (h[i] < '0' || h[i] > '9') {
-                    oip_fail(run, index, OIP_ERR_MALFORMED,
+                    oip_load_fail(run, index, OIP_ERR_MALFORMED,
                              "answer byte %zu: expected a digit of Content-Length, got 0x%02x", i,
                              (unsigned char)h[i]);
                     return -1;
@@ -208,7 +206,7 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
                 value = value * 10 + (uint64_t)(h[i] - '0');
             }
             if (have_length && value != length) {
-                oip_fail(run, index, OIP_ERR_MALFORMED,
+                oip_load_fail(run, index, OIP_ERR_MALFORMED,
                          "answer byte %zu: a second Content-Length differs from the first", pos);
                 return -1;
             }
@@ -216,7 +214,7 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
             length = value;
         } else if (oip_name_is(h + pos, colon - pos, "transfer-encoding")) {
             if (!oip_name_is(h + v, ve - v, "chunked")) {
-                oip_fail(run, index, OIP_ERR_MALFORMED,
+                oip_load_fail(run, index, OIP_ERR_MALFORMED,
                          "answer byte %zu: expected Transfer-Encoding 'chunked', got '%.*s'", v,
                          (int)(ve - v > 40 ? 40 : ve - v), h + v);
                 return -1;
@@ -229,20 +227,20 @@ static int oip_parse_header(oip_sender_run *run, oip_conn *c, int index) {
         pos = end + 1;
     }
     if (have_length && c->chunked) {
-        oip_fail(run, index, OIP_ERR_MALFORMED,
+        oip_load_fail(run, index, OIP_ERR_MALFORMED,
                  "answer has both Content-Length and Transfer-Encoding (RFC 9112 6.3)");
         return -1;
     }
     int bodiless = status < 200 || status == 204 || status == 304;
     if (!bodiless && !have_length && !c->chunked) {
-        oip_fail(run, index, OIP_ERR_MALFORMED,
+        oip_load_fail(run, index, OIP_ERR_MALFORMED,
                  "status %d answer has neither Content-Length nor chunked coding: its end is "
                  "the connection's close, which a keep-alive sender cannot use",
                  status);
         return -1;
     }
     if (have_length && length > run->max_answer) {
-        oip_fail(run, index, OIP_ERR_TOO_LARGE,
+        oip_load_fail(run, index, OIP_ERR_TOO_LARGE,
                  "Content-Length %llu is past the bound of %llu bytes",
                  (unsigned long long)length, (unsigned long long)run->max_answer);
         return -1;
@@ -277,7 +275,7 @@ static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const cha
         case PH_HEADER: {
             char ch = p[i++];
             if (c->hlen >= OIPCODEC_SENDER_MAX_HEADER) {
-                oip_fail(run, index, OIP_ERR_TOO_LARGE,
+                oip_load_fail(run, index, OIP_ERR_TOO_LARGE,
                          "answer header past %d bytes without an empty line",
                          OIPCODEC_SENDER_MAX_HEADER);
                 return -1;
@@ -320,14 +318,14 @@ static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const cha
         case PH_TRAILER: {
             char ch = p[i++];
             if (c->hlen >= OIPCODEC_SENDER_MAX_LINE) {
-                oip_fail(run, index, OIP_ERR_TOO_LARGE,
+                oip_load_fail(run, index, OIP_ERR_TOO_LARGE,
                          "chunked answer: a line past %d bytes", OIPCODEC_SENDER_MAX_LINE);
                 return -1;
             }
             c->hbuf[c->hlen++] = ch;
             if (ch != '\n') break;
             if (c->hlen < 2 || c->hbuf[c->hlen - 2] != '\r') {
-                oip_fail(run, index, OIP_ERR_MALFORMED,
+                oip_load_fail(run, index, OIP_ERR_MALFORMED,
                          "chunked answer byte %llu: expected CRLF, got a bare LF",
                          (unsigned long long)c->received + i - 1);
                 return -1;
@@ -336,7 +334,7 @@ static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const cha
             c->hlen = 0;
             if (c->phase == PH_CHUNK_CRLF) {
                 if (len != 0) {
-                    oip_fail(run, index, OIP_ERR_MALFORMED,
+                    oip_load_fail(run, index, OIP_ERR_MALFORMED,
                              "chunked answer byte %llu: expected CRLF after the chunk's data",
                              (unsigned long long)c->received + i - len - 2);
                     return -1;
@@ -353,24 +351,24 @@ static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const cha
                     else if (ch2 >= 'a' && ch2 <= 'f') digit = ch2 - 'a' + 10;
                     else if (ch2 == ' ' || ch2 == '\t') continue;
                     else {
-                        oip_fail(run, index, OIP_ERR_MALFORMED,
+                        oip_load_fail(run, index, OIP_ERR_MALFORMED,
                                  "chunked answer: expected a hexadecimal chunk size, got 0x%02x",
                                  (unsigned char)c->hbuf[k]);
                         return -1;
                     }
                     if (size >> 60) {
-                        oip_fail(run, index, OIP_ERR_TOO_LARGE, "chunk size past 2^64");
+                        oip_load_fail(run, index, OIP_ERR_TOO_LARGE, "chunk size past 2^64");
                         return -1;
                     }
                     size = size * 16 + (uint64_t)digit;
                 }
                 if (k == 0) {
-                    oip_fail(run, index, OIP_ERR_MALFORMED,
+                    oip_load_fail(run, index, OIP_ERR_MALFORMED,
                              "chunked answer: expected a chunk size, got an empty line");
                     return -1;
                 }
                 if (size > run->max_answer - c->body) {
-                    oip_fail(run, index, OIP_ERR_TOO_LARGE,
+                    oip_load_fail(run, index, OIP_ERR_TOO_LARGE,
                              "chunked answer past the bound of %llu bytes",
                              (unsigned long long)run->max_answer);
                     return -1;
@@ -389,23 +387,35 @@ static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const cha
     return (ptrdiff_t)i;
 }
 
-int oip_sender_run_load(oip_sender_run *run) {
-    struct sockaddr_storage storage;
-    socklen_t addrlen;
-    memset(&storage, 0, sizeof storage);
+socklen_t oip_load_address(const oip_sender_run *run, struct sockaddr_storage *storage) {
+    memset(storage, 0, sizeof *storage);
     if (run->family == AF_INET6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&storage;
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)storage;
         a->sin6_family = AF_INET6;
         a->sin6_port = htons(run->port);
-        addrlen = sizeof *a;
-        if (inet_pton(AF_INET6, run->address, &a->sin6_addr) != 1) addrlen = 0;
-    } else {
-        struct sockaddr_in *a = (struct sockaddr_in *)&storage;
-        a->sin_family = AF_INET;
-        a->sin_port = htons(run->port);
-        addrlen = sizeof *a;
-        if (inet_pton(AF_INET, run->address, &a->sin_addr) != 1) addrlen = 0;
+        return inet_pton(AF_INET6, run->address, &a->sin6_addr) == 1 ? sizeof *a : 0;
     }
+    struct sockaddr_in *a = (struct sockaddr_in *)storage;
+    a->sin_family = AF_INET;
+    a->sin_port = htons(run->port);
+    return inet_pton(AF_INET, run->address, &a->sin_addr) == 1 ? sizeof *a : 0;
+}
+
+int oip_load_wait(struct pollfd *fds, int nfds, int64_t wait_ns) {
+    if (wait_ns < 0) wait_ns = 0;
+#ifdef __linux__
+    struct timespec ts;
+    ts.tv_sec = (time_t)(wait_ns / 1000000000);
+    ts.tv_nsec = wait_ns % 1000000000;
+    return ppoll(fds, (nfds_t)nfds, &ts, NULL);
+#else
+    return poll(fds, (nfds_t)nfds, (int)((wait_ns + 999999) / 1000000));
+#endif
+}
+
+int oip_sender_run_load(oip_sender_run *run) {
+    struct sockaddr_storage storage;
+    socklen_t addrlen = oip_load_address(run, &storage);
     if (!addrlen || run->connections < 1 || run->n_requests < 1 ||
         (run->duration <= 0 && run->count == 0) || run->timeout <= 0) {
         run->setup_failed = 1;
@@ -426,8 +436,8 @@ int oip_sender_run_load(oip_sender_run *run) {
         snprintf(run->first_error, sizeof run->first_error, "out of memory");
         return 0;
     }
-    double cpu0 = oip_cpu_seconds();
-    int64_t origin = oip_now_ns();
+    double cpu0 = oip_load_cpu_seconds();
+    int64_t origin = oip_load_now_ns();
     int64_t timeout_ns = (int64_t)(run->timeout * 1e9);
     int64_t end_ns = run->duration > 0 ? origin + (int64_t)(run->duration * 1e9) : INT64_MAX;
     /* Open loop: request i is due at origin + i * 1e9 / rate (computed, not accumulated). */
@@ -439,7 +449,7 @@ int oip_sender_run_load(oip_sender_run *run) {
         oip_connect(run, &conns[i], i, addr, addrlen);
     }
     for (;;) {
-        int64_t now = oip_now_ns();
+        int64_t now = oip_load_now_ns();
         int issuing = now < end_ns && (run->count == 0 || next < run->count);
         /* Timeouts, and send on idle connections what is due. */
         int alive = 0, busy = 0;
@@ -448,7 +458,7 @@ int oip_sender_run_load(oip_sender_run *run) {
             if (c->phase == PH_DEAD) continue;
             alive++;
             if (c->busy && now - c->start_ns > timeout_ns) {
-                oip_fail(run, i, OIP_ERR_TIMEOUT, "no complete answer within %.3f s",
+                oip_load_fail(run, i, OIP_ERR_TIMEOUT, "no complete answer within %.3f s",
                          run->timeout);
                 oip_connect(run, c, i, addr, addrlen);
                 if (c->phase == PH_DEAD) {
@@ -484,7 +494,7 @@ int oip_sender_run_load(oip_sender_run *run) {
                     c->out_off += (size_t)w;
                     if (c->out_off == c->out_len) c->phase = PH_HEADER;
                 } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                    oip_fail(run, i, OIP_ERR_SEND, "send: %s", strerror(errno));
+                    oip_load_fail(run, i, OIP_ERR_SEND, "send: %s", strerror(errno));
                     oip_connect(run, c, i, addr, addrlen);
                 }
             }
@@ -512,18 +522,9 @@ int oip_sender_run_load(oip_sender_run *run) {
             if (due < wake) wake = due;
         }
         if (issuing && end_ns < wake) wake = end_ns;
-        int64_t wait = wake - now;
-        if (wait < 0) wait = 0;
-#ifdef __linux__
-        struct timespec ts;
-        ts.tv_sec = (time_t)(wait / 1000000000);
-        ts.tv_nsec = wait % 1000000000;
-        int ready = ppoll(fds, (nfds_t)nfds, &ts, NULL);
-#else
-        int ready = poll(fds, (nfds_t)nfds, (int)((wait + 999999) / 1000000));
-#endif
+        int ready = oip_load_wait(fds, nfds, wake - now);
         if (ready < 0 && errno != EINTR) {
-            oip_fail(run, -1, OIP_ERR_CONNECT, "poll: %s", strerror(errno));
+            oip_load_fail(run, -1, OIP_ERR_CONNECT, "poll: %s", strerror(errno));
             break;
         }
         if (ready <= 0) continue;
@@ -536,7 +537,7 @@ int oip_sender_run_load(oip_sender_run *run) {
                 socklen_t len = sizeof err;
                 getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
                 if (err) {
-                    oip_fail(run, i, OIP_ERR_CONNECT, "connect to %s port %u: %s",
+                    oip_load_fail(run, i, OIP_ERR_CONNECT, "connect to %s port %u: %s",
                              run->address, (unsigned)run->port, strerror(err));
                     oip_connect(run, c, i, addr, addrlen);
                 } else {
@@ -552,7 +553,7 @@ int oip_sender_run_load(oip_sender_run *run) {
                 if (r < 0 && errno == EINTR) continue;
                 if (r <= 0) {
                     if (c->busy)
-                        oip_fail(run, i, OIP_ERR_CLOSED,
+                        oip_load_fail(run, i, OIP_ERR_CLOSED,
                                  "the server closed the connection after %llu bytes of the "
                                  "answer (%s)",
                                  (unsigned long long)c->received,
@@ -562,7 +563,7 @@ int oip_sender_run_load(oip_sender_run *run) {
                     break;
                 }
                 if (!c->busy || c->phase == PH_SENDING) {
-                    oip_fail(run, i, OIP_ERR_MALFORMED,
+                    oip_load_fail(run, i, OIP_ERR_MALFORMED,
                              "%zd bytes arrived with no request awaiting an answer", r);
                     oip_connect(run, c, i, addr, addrlen);
                     break;
@@ -574,12 +575,12 @@ int oip_sender_run_load(oip_sender_run *run) {
                     break;
                 }
                 if (done) {
-                    int64_t t = oip_now_ns();
+                    int64_t t = oip_load_now_ns();
                     last = t;
                     int close_after = c->close_after;
                     oip_complete(run, c, t, origin);
                     if ((size_t)used != (size_t)r) {
-                        oip_fail(run, i, OIP_ERR_MALFORMED,
+                        oip_load_fail(run, i, OIP_ERR_MALFORMED,
                                  "%zd bytes past the end of the answer", r - used);
                         oip_connect(run, c, i, addr, addrlen);
                     } else if (close_after) {
@@ -591,7 +592,7 @@ int oip_sender_run_load(oip_sender_run *run) {
             }
         }
     }
-    int64_t stop = oip_now_ns();
+    int64_t stop = oip_load_now_ns();
     if (run->rate > 0 && run->duration > 0) {
         /* Requests due before the end that no connection was free to send. */
         uint64_t due = (uint64_t)ceil((double)(end_ns - origin) / interval_ns);
@@ -601,11 +602,11 @@ int oip_sender_run_load(oip_sender_run *run) {
     for (int i = 0; i < nc; i++)
         if (conns[i].busy) {
             /* Still awaited at the give-up: counted as timed out. */
-            oip_fail(run, i, OIP_ERR_TIMEOUT, "no complete answer by the end of the run");
+            oip_load_fail(run, i, OIP_ERR_TIMEOUT, "no complete answer by the end of the run");
         }
     for (int i = 0; i < nc; i++) oip_close(&conns[i]);
     run->elapsed = (double)((last > origin ? last : stop) - origin) * 1e-9;
-    run->cpu = oip_cpu_seconds() - cpu0;
+    run->cpu = oip_load_cpu_seconds() - cpu0;
     free(conns), free(fds), free(fd_conn), free(buffer);
     return 0;
 }

@@ -16,7 +16,8 @@
  *
  * This header is the interface, plain C11 on every platform; the loop is in sender.c (POSIX
  * sockets and poll; setup.py compiles it into oipcodec.bench._sender, not on Windows). It uses
- * nothing from the other folders of csrc/oipcodec. */
+ * nothing from the other folders of csrc/oipcodec. The HTTP/2 half (gRPC), h2sender.h, fills
+ * the same outputs; the helpers both halves use are declared in loop.h. */
 #ifndef OIPCODEC_LOAD_SENDER_H
 #define OIPCODEC_LOAD_SENDER_H
 
@@ -32,6 +33,7 @@ enum oip_sender_error {
     OIP_ERR_MALFORMED,   /* the answer is not HTTP/1.x as RFC 9112 says */
     OIP_ERR_TOO_LARGE,   /* header or body past its bound */
     OIP_ERR_TIMEOUT,     /* no complete answer within the timeout */
+    OIP_ERR_STATUS,      /* HTTP/2 only: a call ended with a grpc-status other than 0 */
     OIP_ERR_KINDS
 };
 

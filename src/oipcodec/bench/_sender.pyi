@@ -14,4 +14,5 @@ def run_load(
     timeout: float,
     max_answer: int,
     capacity: int,
+    h2: tuple[str, str, int] | None = None,
 ) -> dict[str, Any]: ...

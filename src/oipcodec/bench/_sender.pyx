@@ -1,5 +1,5 @@
-# The native HTTP/1.1 load generator: a thin wrapper over csrc/oipcodec/load/sender.c (its
-# interface, sender.h, states the loop, the parser and the bounds). oipcodec.bench.sender is its API and holds the
+# The native load generator: a thin wrapper over csrc/oipcodec/load/sender.c (HTTP/1.1) and
+# h2sender.c (HTTP/2, gRPC, on the vendored nghttp2); their headers state the loops and bounds. oipcodec.bench.sender is its API and holds the
 # pure-Python twin; this module is not a codec kernel, so it sits here and not in _native
 # (setup.py builds it on POSIX only: poll and BSD sockets).
 
@@ -35,23 +35,37 @@ cdef extern from "oipcodec/load/sender.h" nogil:
         uint64_t sent
         uint64_t unsent
         uint64_t status_counts[600]
-        uint64_t errors[6]
+        uint64_t errors[7]
         char first_error[320]
         double elapsed
         double cpu
         int setup_failed
     int oip_sender_run_load(oip_sender_run *run)
 
+cdef extern from "oipcodec/load/h2sender.h" nogil:
+    ctypedef struct oip_h2_options:
+        const char *authority
+        const char *path
+        int streams
+    int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2)
+
 #: The error kinds, in the order of enum oip_sender_error.
-ERROR_KINDS = ("connect", "send", "closed", "malformed", "too_large", "timeout")
+ERROR_KINDS = ("connect", "send", "closed", "malformed", "too_large", "timeout", "status")
 
 
 def run_load(int family, str address, int port, list requests, int connections, double duration,
              unsigned long long count, double rate, double timeout,
-             unsigned long long max_answer, unsigned long long capacity) -> dict:
-    """Run the load (arguments as oipcodec.bench.sender.run, checked there); the GIL is released
-    for the whole run. Returns the raw outcome as a dict."""
+             unsigned long long max_answer, unsigned long long capacity, tuple h2=None) -> dict:
+    """Run the load (arguments as oipcodec.bench.sender.run, checked there); ``h2`` is None
+    (HTTP/1.1) or (authority, path, streams): gRPC calls over HTTP/2. The GIL is released for
+    the whole run. Returns the raw outcome as a dict."""
     cdef oip_sender_run run
+    cdef oip_h2_options options
+    cdef bytes authority = h2[0].encode("ascii") if h2 is not None else b""
+    cdef bytes rpc = h2[1].encode("ascii") if h2 is not None else b""
+    options.authority = authority
+    options.path = rpc
+    options.streams = h2[2] if h2 is not None else 1
     cdef Py_ssize_t n = len(requests), i
     cdef bytes item
     cdef bytes host = address.encode("ascii")
@@ -91,8 +105,12 @@ def run_load(int family, str address, int port, list requests, int connections, 
         run.done_ns = &done_view[0]
         run.latency_ns = &latency_view[0]
         run.status = &status_view[0]
-        with nogil:
-            oip_sender_run_load(&run)
+        if h2 is None:
+            with nogil:
+                oip_sender_run_load(&run)
+        else:
+            with nogil:
+                oip_h2_sender_run_load(&run, &options)
     finally:
         PyMem_Free(pointers)
         PyMem_Free(lengths)
@@ -107,7 +125,7 @@ def run_load(int family, str address, int port, list requests, int connections, 
         "sent": run.sent,
         "unsent": run.unsent,
         "status_counts": {c: run.status_counts[c] for c in range(600) if run.status_counts[c]},
-        "errors": {ERROR_KINDS[e]: run.errors[e] for e in range(6) if run.errors[e]},
+        "errors": {ERROR_KINDS[e]: run.errors[e] for e in range(7) if run.errors[e]},
         "elapsed": run.elapsed,
         "cpu": run.cpu,
     }

@@ -9,8 +9,10 @@ says which ran). Closed loop (``rate=None``): a connection sends its next reques
 complete. Open loop: request *i* is due *i / rate* seconds after the start and its latency
 counts from then, so a server that falls behind shows as latency (no coordinated omission).
 Answers are parsed as RFC 9112 says and bounded; a malformed answer, a close mid-answer or a
-timeout is counted as an error, never raised. HTTP/2 (gRPC) is not sent. docs/benchmarks.md
-("The native sender") has the details and the cross-check against wrk::
+timeout is counted as an error, never raised. :func:`run_grpc` sends gRPC unary calls over
+HTTP/2 (h2c) the same way, ``streams`` calls in flight on each connection: natively on the
+vendored nghttp2, or, as its twin, through grpcio's channel. docs/benchmarks.md ("The native
+sender") has the details and the cross-checks against wrk and perf_analyzer::
 
     request = encode_request("POST", "/v2/models/m/infer", body, host="127.0.0.1:8000")
     result = run("127.0.0.1", 8000, request, connections=8, duration=2.0)
@@ -31,14 +33,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SenderResult", "encode_request", "native_available", "run"]
+__all__ = ["GRPC_INFER", "SenderResult", "encode_request", "native_available", "run", "run_grpc"]
 
 try:
     from oipcodec.bench import _sender as _native
 except ImportError:  # not compiled (OIPCODEC_NO_EXTENSIONS, Windows): the Python twin runs
     _native = None  # type: ignore[assignment]
 
-ERROR_KINDS = ("connect", "send", "closed", "malformed", "too_large", "timeout")
+ERROR_KINDS = ("connect", "send", "closed", "malformed", "too_large", "timeout", "status")
+#: The ModelInfer method's HTTP/2 path.
+GRPC_INFER = "/inference.GRPCInferenceService/ModelInfer"
 #: An answer's header may take this many bytes (the C generator's bound too).
 MAX_HEADER = 16384
 #: A chunk-size or trailer line may take this many bytes.
@@ -57,7 +61,7 @@ class SenderResult:
     """What a run measured. Latencies and completion times are per complete answer (any
     status), in seconds; only the first ``capacity`` answers are recorded, all are counted."""
 
-    #: ``"native"`` or ``"python"``.
+    #: ``"native"`` or ``"python"`` (:func:`run_grpc`'s twin: ``"grpcio"``).
     implementation: str
     #: Requests begun, and complete answers.
     sent: int
@@ -68,18 +72,21 @@ class SenderResult:
     done: np.ndarray[Any, Any]
     #: Latency of each recorded answer, seconds (open loop: from its due time).
     latency: np.ndarray[Any, Any]
-    #: Status code of each recorded answer.
+    #: Status code of each recorded answer (gRPC: only calls ending with grpc-status 0).
     status: np.ndarray[Any, Any]
-    #: Complete answers by status code.
+    #: Complete answers by status code (gRPC: calls by grpc-status, the non-zero ones errors).
     status_counts: dict[int, int]
-    #: Errors by kind: connect, send, closed, malformed, too_large, timeout.
+    #: Errors by kind: connect, send, closed, malformed, too_large, timeout, status (gRPC: a
+    #: call ending with a grpc-status other than 0).
     errors: dict[str, int] = field(default_factory=dict)
     #: The first error's message (which connection, what was expected), or None.
     first_error: str | None = None
     #: Seconds from the start to the last answer.
     elapsed: float = 0.0
-    #: CPU seconds the sending thread used.
+    #: CPU seconds the sending thread used (grpcio's twin: the whole process's).
     cpu: float = 0.0
+    #: The status of a good answer: 200 (HTTP/1.1) or 0 (gRPC).
+    ok_status: int = 200
 
     @property
     def error_count(self) -> int:
@@ -141,21 +148,7 @@ def run(
     ``"native"``, ``"python"`` or ``"auto"`` (native when compiled). Raises ValueError for bad
     arguments and OSError when the host does not resolve; connection and answer failures are
     counted in the result, not raised."""
-    items = [requests] if isinstance(requests, bytes | bytearray) else list(requests)
-    if not items or not all(isinstance(r, bytes | bytearray) and r for r in items):
-        raise ValueError("requests: expected one non-empty bytes request or a list of them")
-    if connections < 1:
-        raise ValueError(f"connections: expected 1 or more, got {connections}")
-    if duration is None and count is None:
-        raise ValueError("expected a duration or a count (the run must end by itself)")
-    if duration is not None and not duration > 0:
-        raise ValueError(f"duration: expected a positive number of seconds, got {duration}")
-    if count is not None and count < 1:
-        raise ValueError(f"count: expected 1 or more, got {count}")
-    if rate is not None and not rate > 0:
-        raise ValueError(f"rate: expected a positive number of requests/s, got {rate}")
-    if not timeout > 0 or max_answer < 0 or capacity < 1:
-        raise ValueError("timeout, max_answer and capacity: expected positive values")
+    items = _check(requests, connections, duration, count, rate, timeout, max_answer, capacity)
     if implementation not in ("auto", "native", "python"):
         raise ValueError(f"implementation: expected auto, native or python, got {implementation}")
     if implementation == "native" and _native is None:
@@ -176,10 +169,92 @@ def run(
     )
     native = _native is not None and implementation != "python"
     raw = _native.run_load(*args) if native else _run_python(*args)
+    return _result(raw, "native" if native else "python", 200)
+
+
+def run_grpc(
+    host: str,
+    port: int,
+    messages: bytes | Sequence[bytes],
+    connections: int = 1,
+    streams: int = 8,
+    duration: float | None = None,
+    count: int | None = None,
+    rate: float | None = None,
+    *,
+    method: str = GRPC_INFER,
+    timeout: float = 10.0,
+    max_answer: int = 64 << 20,
+    capacity: int = 1_000_000,
+    implementation: str = "auto",
+) -> SenderResult:
+    """Call ``method`` (unary gRPC over HTTP/2 without TLS) with ``messages`` (serialized
+    request messages, e.g. ModelInferRequest bytes; several are cycled), keeping ``streams``
+    calls in flight on each of ``connections`` connections, until ``duration`` or ``count``
+    as :func:`run`. A call is complete when its trailers say grpc-status 0; another status is
+    counted in ``status_counts`` and as a ``status`` error. ``implementation`` is ``"native"``
+    (nghttp2, one thread, the GIL released), ``"grpcio"`` (the twin: grpcio's channel, one a
+    connection, its CPU the whole process's) or ``"auto"``."""
+    items = _check(messages, connections, duration, count, rate, timeout, max_answer, capacity)
+    if streams < 1:
+        raise ValueError(f"streams: expected 1 or more, got {streams}")
+    if not method.startswith("/"):
+        raise ValueError(f"method: expected a path such as {GRPC_INFER}, got {method!r}")
+    if implementation not in ("auto", "native", "grpcio"):
+        raise ValueError(f"implementation: expected auto, native or grpcio, got {implementation}")
+    if implementation == "native" and _native is None:
+        raise ValueError("implementation='native': the native sender is not compiled here")
+    native = _native is not None and implementation != "grpcio"
+    bodies = [bytes(m) for m in items]
+    if not native:
+        from oipcodec.bench._grpc_twin import run_grpcio
+
+        raw = run_grpcio(host, port, bodies, connections, streams, duration or 0.0, count or 0,
+                         rate or 0.0, method, timeout, max_answer, capacity)  # fmt: skip
+        return _result(raw, "grpcio", 0)
+    family, _, _, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    framed = [b"\x00" + len(m).to_bytes(4, "big") + m for m in bodies]
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    raw = _native.run_load(int(family), str(sockaddr[0]), int(port), framed, connections,
+                           duration or 0.0, count or 0, rate or 0.0, timeout, max_answer,
+                           capacity, (authority, method, streams))  # fmt: skip
+    return _result(raw, "native", 0)
+
+
+def _check(
+    requests: bytes | Sequence[bytes],
+    connections: int,
+    duration: float | None,
+    count: int | None,
+    rate: float | None,
+    timeout: float,
+    max_answer: int,
+    capacity: int,
+) -> list[bytes]:
+    """The arguments :func:`run` and :func:`run_grpc` share, checked; the requests as a list."""
+    items = [requests] if isinstance(requests, bytes | bytearray) else list(requests)
+    if not items or not all(isinstance(r, bytes | bytearray) and r for r in items):
+        raise ValueError("requests: expected one non-empty bytes request or a list of them")
+    if connections < 1:
+        raise ValueError(f"connections: expected 1 or more, got {connections}")
+    if duration is None and count is None:
+        raise ValueError("expected a duration or a count (the run must end by itself)")
+    if duration is not None and not duration > 0:
+        raise ValueError(f"duration: expected a positive number of seconds, got {duration}")
+    if count is not None and count < 1:
+        raise ValueError(f"count: expected 1 or more, got {count}")
+    if rate is not None and not rate > 0:
+        raise ValueError(f"rate: expected a positive number of requests/s, got {rate}")
+    if not timeout > 0 or max_answer < 0 or capacity < 1:
+        raise ValueError("timeout, max_answer and capacity: expected positive values")
+    return [bytes(r) for r in items]
+
+
+def _result(raw: dict[str, Any], implementation: str, ok_status: int) -> SenderResult:
     if raw["setup_failed"]:
         raise ValueError(raw["first_error"])
     return SenderResult(
-        implementation="native" if native else "python",
+        implementation=implementation,
         sent=int(raw["sent"]),
         completed=int(raw["completed"]),
         unsent=int(raw["unsent"]),
@@ -191,6 +266,7 @@ def run(
         first_error=raw["first_error"] or None,
         elapsed=float(raw["elapsed"]),
         cpu=float(raw["cpu"]),
+        ok_status=ok_status,
     )
 
 

@@ -2,22 +2,26 @@
 row's Python client, so that the server is what is measured.
 
 Which rows: the Open Inference Protocol's REST paths (JSON, nested, binary, compressed) of
-oipcodec's own implementations (``native``, ``pure``) over plain ``http://``; the request bytes
-are what oipcodec's client writes for each of the workload's requests, encoded once. The
-codec-only columns and the tritonclient rows still compare the clients. gRPC, v1, GraphPipe,
-shared memory, TLS and ``--header`` runs keep the clients (no HTTP/2 sender yet). A level is
+oipcodec's own implementations (``native``, ``pure``) over plain ``http://``, and their gRPC
+paths (raw, typed) over plain HTTP/2 (:func:`oipcodec.bench.sender.run_grpc`: one connection
+with a stream per concurrent request, as gRPC clients share a channel's connection); the
+request bytes are what oipcodec's client writes for each of the workload's requests, encoded
+once. The codec-only columns and the tritonclient rows still compare the clients. v1,
+GraphPipe, shared memory, TLS and ``--header`` runs keep the clients. ``--sender python`` on a
+gRPC row is the HTTP/2 half's twin, grpcio's channel. A level is
 measured in the same windows as the clients' (one sender run a window, on new connections), so
 stability, the summary and the CSV columns are the same; the generator's CPU is the sender's.
 """
 
 from __future__ import annotations
 
+import re
 import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from oipcodec import rest
+from oipcodec import pb, rest
 from oipcodec.bench import sender
 from oipcodec.bench.connection import Connection
 from oipcodec.bench.encoding import Encoding, EncodingPath
@@ -30,6 +34,8 @@ __all__ = ["SENDERS", "default_sender", "measure_sent", "requests_for", "sent_by
 #: ``--sender`` choices: the generator's two twins, or the rows' own clients.
 SENDERS = ("native", "python", "client")
 _OIP_REST = (Encoding.JSON, Encoding.JSON_NESTED, Encoding.BINARY)
+_OIP_GRPC = (Encoding.GRPC_RAW, Encoding.GRPC_TYPED)
+_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):[0-9]{1,5}$")
 
 
 def default_sender() -> str:
@@ -38,23 +44,43 @@ def default_sender() -> str:
 
 
 def sent_by(choice: str | None, implementation: str, path: EncodingPath, url: str | None,
-            connection: dict[str, Any] | None) -> str | None:  # fmt: skip
-    """The sender implementation for a row (``native``/``python``), or None: its clients."""
+            connection: dict[str, Any] | None,
+            target: str | None = None) -> str | None:  # fmt: skip
+    """The sender implementation for a row (``native``/``python``), or None: its clients.
+    ``target`` is the gRPC target (``host:port``), for the gRPC paths."""
     if choice not in ("native", "python") or implementation not in ("native", "pure"):
         return None
-    if path.protocol != "rest" or path.encoding not in _OIP_REST or not url:
+    if path.protocol == "grpc":
+        # host:port only: a target with a scheme (dns:///, unix:) is grpcio's to resolve.
+        if path.encoding not in _OIP_GRPC or not target or not _PORT.search(target):
+            return None
+    elif path.protocol != "rest" or path.encoding not in _OIP_REST or not url:
         return None
-    if urllib.parse.urlsplit(url if "://" in url else "http://" + url).scheme != "http":
+    if (
+        url
+        and path.protocol == "rest"
+        and urllib.parse.urlsplit(url if "://" in url else "http://" + url).scheme != "http"
+    ):
         return None
     if Connection.from_dict(connection) != Connection():
         return None  # headers or TLS settings: only the clients carry them
     return choice
 
 
-def requests_for(path: EncodingPath, workload: Workload, url: str) -> tuple[str, int, list[bytes]]:
+def requests_for(path: EncodingPath, workload: Workload, url: str | None,
+                 target: str | None = None) -> tuple[str, int, list[bytes]]:  # fmt: skip
     """The host, the port, and each of the workload's requests as oipcodec's client sends it
-    on ``path`` (HTTP/1.1, keep-alive)."""
-    parts = urllib.parse.urlsplit(url if "://" in url else "http://" + url)
+    on ``path``: HTTP/1.1 requests to ``url``, or for a gRPC path the serialized
+    ModelInferRequest messages to ``target``."""
+    if path.protocol == "grpc":
+        where = urllib.parse.urlsplit("//" + (target or ""))
+        raw = path.encoding is Encoding.GRPC_RAW
+        messages = [
+            pb.encode_request(InferRequest(inputs, model_name=workload.model), raw)
+            for inputs in workload.requests
+        ]
+        return where.hostname or "127.0.0.1", where.port or 8001, messages
+    parts = urllib.parse.urlsplit((url or "") if "://" in (url or "") else "http://" + (url or ""))
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     model = parts.path.rstrip("/") + "/v2/models/" + urllib.parse.quote(workload.model, safe="")
     encoded = []
@@ -96,15 +122,23 @@ def measure_sent(
     connections: int,
     rate: float | None = None,
     server_cpu: Callable[[], float | None] | None = None,
+    grpc: bool = False,
 ) -> LevelResult:
     """One level in windows, as :func:`oipcodec.bench.load.measure_level` measures it: a
     warm-up, then one sender run a window until the last three are stable or ``max_trials``
-    windows were measured. A status other than 200 counts as an error; ``server_cpu`` reads
-    the server's CPU seconds at each window's edges."""
+    windows were measured. A status other than 200 (gRPC: 0) counts as an error;
+    ``server_cpu`` reads the server's CPU seconds at each window's edges. ``grpc``: the
+    requests are ModelInferRequest messages, sent as ``connections`` streams of one HTTP/2
+    connection (the twin of ``python`` is grpcio's)."""
     result = LevelResult(epoch_offset=time.time() - time.perf_counter())
     count_windows = measurement.mode == "count_windows"
 
     def send(count: int | None, duration: float) -> sender.SenderResult:
+        if grpc:
+            return sender.run_grpc(host, port, requests, 1, connections, duration=duration,
+                                   count=count, rate=rate, timeout=measurement.timeout,
+                                   implementation="grpcio" if implementation == "python"
+                                   else implementation)  # fmt: skip
         return sender.run(host, port, requests, connections, duration=duration, count=count,
                           rate=rate, timeout=measurement.timeout,
                           implementation=implementation)  # fmt: skip
@@ -117,13 +151,13 @@ def measure_sent(
         started = time.perf_counter()
         before = server_cpu() if server_cpu is not None else None
         sent = send(measurement.request_count if count_windows else None, measurement.interval)
-        ok = sent.status == 200
+        ok = sent.status == sent.ok_status
         ends = sent.done[ok] + started  # on the perf_counter clock, as the clients' spans
         spans = [(float(e - lat), float(e)) for e, lat in zip(ends, sent.latency[ok], strict=True)]
         bad = sent.completed - int(ok.sum()) + sent.error_count
         result.errors += bad
         if bad and result.first_error is None:
-            statuses = {s: n for s, n in sent.status_counts.items() if s != 200}
+            statuses = {s: n for s, n in sent.status_counts.items() if s != sent.ok_status}
             result.first_error = sent.first_error or f"the server answered with {statuses}"
         # The window is the run, to its last answer: the answers in flight at the end count.
         seconds = sent.elapsed or measurement.interval

@@ -280,9 +280,12 @@ def _measure(spec: dict[str, Any], url: str | None, target: str | None,
                     continue
                 checked = record["error"] is None
                 read_stats = _stats_reader(ours, path, workload) if checked else None
-                # --sender: the REST rows of our implementations loaded by the native sender.
-                by = sent_by(spec.get("sender"), implementation, path, url, spec.get("connection"))
-                sent = (by, *requests_for(path, workload, url)) if by and url else None
+                # --sender: the REST and gRPC rows of our implementations loaded by the sender.
+                by = sent_by(spec.get("sender"), implementation, path, url,
+                             spec.get("connection"), target)  # fmt: skip
+                sent = (
+                    (by, *requests_for(path, workload, url, target), path.protocol) if by else None
+                )
                 threshold = spec.get("latency_threshold")
                 for level in levels:
                     if record["error"] is None and not record.get("threshold_reached"):
@@ -423,11 +426,12 @@ def _load_process_callers(implementation: str, path_name: str, workload: Workloa
 
 def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_bytes: int,
                    answer_bytes: int, build: Any = None,
-                   sent: tuple[str, str, int, list[bytes]] | None = None,
+                   sent: tuple[str, str, int, list[bytes], str] | None = None,
                    server_cpu: CpuReader | None = None) -> dict[str, Any]:  # fmt: skip
     """One level's windows, summarised; with ``profile`` set, every measured request's send
     and answer times (ns since the epoch) and the windows' edges go in its ``profile``.
-    ``sent`` (sender, host, port, requests): the load comes from oipcodec.bench.sender."""
+    ``sent`` (sender, host, port, requests, protocol): the load comes from
+    oipcodec.bench.sender."""
     measurement = Measurement(**spec["measurement"], timeout=spec["timeout"])
     schedule = None
     if spec["mode"] == "request_rate":
@@ -439,10 +443,11 @@ def _measure_level(spec: dict[str, Any], factory: Any, level: float, payload_byt
     by_sender = sent is not None and spec["mode"] != "intervals" and constant
     if sent is not None and by_sender:
         closed = spec["mode"] == "concurrency"
-        result = measure_sent(*sent, measurement,
+        by, host, port, requests, protocol = sent
+        result = measure_sent(by, host, port, requests, measurement,
                               connections=int(level) if closed else spec["max_threads"],
-                              rate=None if closed else level,
-                              server_cpu=server_cpu)  # fmt: skip
+                              rate=None if closed else level, server_cpu=server_cpu,
+                              grpc=protocol == "grpc")  # fmt: skip
     else:
         result = measure_level(factory, measurement, concurrency=int(level), schedule=schedule,
                                max_threads=spec["max_threads"],
