@@ -102,6 +102,24 @@ def test_client_streaming_and_bidi() -> None:
     run(main())
 
 
+def test_streamed_request_messages_larger_than_the_window() -> None:
+    async def main() -> None:
+        async with (
+            serve(ROUTES) as (port, _, _),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            big = [bytes([i]) * (3 << 20) for i in range(3)]  # 3 MiB each; the window is 1 MiB
+
+            async def parts() -> AsyncIterator[bytes]:
+                for part in big:
+                    yield part
+
+            got = [m async for m in channel.stream_stream("/t.S/EchoEach")(parts())]
+            assert got == [b"<" + part + b">" for part in big]
+
+    run(main(), timeout=20)
+
+
 def test_a_large_streamed_response_under_flow_control() -> None:
     async def main() -> None:
         async with serve(ROUTES) as (port, _, _):

@@ -261,7 +261,8 @@ cdef class Stream:
     cdef object _messages  # unary: list of messages; streaming: deque
     cdef bint _half_closed
     cdef object _read_waiter
-    cdef size_t _unconsumed
+    cdef size_t _queued  # bytes of the whole messages waiting for read()
+    cdef size_t _held  # bytes received but not yet given back to the client's window
     # response side
     cdef bint _headers_sent
     cdef bint _finished
@@ -412,17 +413,26 @@ cdef class Stream:
                 if message is None:
                     break
             if self._streaming:
-                self._unconsumed += 5 + length
+                self._queued += 5 + length
                 self._messages.append((message, 5 + length))
                 self._wake_reader()
             else:
                 self._messages.append(message)
-        if self._finished:
-            nghttp2_session_consume(conn._session, self.stream_id, n)
-        elif not self._streaming:
-            # A unary request is held whole anyway (bounded by the receive limit): its window
-            # is given back as it arrives.
-            nghttp2_session_consume(conn._session, self.stream_id, n)
+        # The window is given back as bytes arrive while the messages waiting for read() are
+        # under one window's worth; past that it is held until read() takes them. So a message
+        # larger than the window still arrives, and an unread stream holds at most two windows
+        # plus one partial message (within the receive limit). A unary request is held whole
+        # anyway, so its window always goes back at once.
+        self._held += n
+        if self._finished or not self._streaming or self._queued <= STREAM_WINDOW:
+            self._give_back()
+        return 0
+
+    cdef int _give_back(self) except -1:
+        if self._held and not self._closed:
+            nghttp2_session_consume(self._conn._session, self.stream_id, self._held)
+            self._held = 0
+            self._conn._schedule_flush()
         return 0
 
     cdef object _inflate(self, bytes message):
@@ -532,10 +542,9 @@ cdef class Stream:
                 raise asyncio.CancelledError("the client reset the stream")
             if self._messages:
                 message, size = self._messages.popleft()
-                self._unconsumed -= size
-                if not self._closed:
-                    nghttp2_session_consume(conn._session, self.stream_id, size)
-                    conn._schedule_flush()
+                self._queued -= size
+                if self._queued <= STREAM_WINDOW:
+                    self._give_back()
                 return message
             if self._half_closed or self._closed:
                 return None
