@@ -163,6 +163,9 @@ cdef enum:
     WRITE_HIGH = 1 << 20
     # The request header list a stream may send (grpcio's default hard limit is 16 KiB).
     MAX_HEADER_LIST = 16384
+    # One read from the socket: asyncio reads into this buffer of the connection's own, not a
+    # new 256 KiB bytes per read (docs/measurements.md has the before/after).
+    READ_BUFFER = 1 << 16
 ACCEPT_ENCODING = b"identity,deflate,gzip"
 _DROPPED = frozenset(
     (b"te", b"content-type", b"grpc-timeout", b"grpc-encoding", b"grpc-accept-encoding")
@@ -239,7 +242,7 @@ cdef class Stream:
     ``deadline``, ``peer``, ``cancelled``), sets (``initial_metadata``,
     ``trailing_metadata``) and awaits (``read``, ``write``)."""
 
-    cdef readonly H2Protocol _conn
+    cdef readonly _Connection _conn
     cdef readonly int32_t stream_id
     cdef public list initial_metadata
     cdef public list trailing_metadata
@@ -276,7 +279,7 @@ cdef class Stream:
     cdef object _task
     cdef object _timer
 
-    def __cinit__(self, H2Protocol conn, int32_t stream_id):
+    def __cinit__(self, _Connection conn, int32_t stream_id):
         self._conn = conn
         self.stream_id = stream_id
         self.initial_metadata = []
@@ -340,7 +343,7 @@ cdef class Stream:
 
     cdef int _headers_done(self) except -1:
         """The request's HEADERS are in: check them, find the route, start a streaming call."""
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef int64_t ns
         if self._method != b"POST":
             self._reject(405, UNIMPLEMENTED, "method %s not allowed" % self._method.decode("latin-1"))
@@ -381,7 +384,7 @@ cdef class Stream:
     cdef int _data(self, const uint8_t *data, size_t n) except -1:
         cdef int compressed = 0
         cdef uint32_t length = 0
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef int rc
         if self._finished or self._route is None:
             nghttp2_session_consume(conn._session, self.stream_id, n)
@@ -436,7 +439,7 @@ cdef class Stream:
         return 0
 
     cdef object _inflate(self, bytes message):
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         # Bounded: a message that inflates past the receive limit is refused after limit + 1
         # bytes, never allocated whole.
         inflater = zlib.decompressobj(31 if self._encoding == b"gzip" else 15)
@@ -479,7 +482,7 @@ cdef class Stream:
         return 0
 
     cdef int _call(self, message) except -1:
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         try:
             self._result(self._route.call(self, message))
         except GrpcAbort as exc:
@@ -536,7 +539,7 @@ cdef class Stream:
 
     async def read(self):
         """The next request message, or None once the client half-closed."""
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         while True:
             if self.cancelled:
                 raise asyncio.CancelledError("the client reset the stream")
@@ -555,7 +558,7 @@ cdef class Stream:
 
     cdef int _queue(self, message) except -1:
         cdef unsigned char prefix[5]
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef nghttp2_data_provider2 provider
         cdef _Headers headers
         cdef int rv
@@ -594,7 +597,7 @@ cdef class Stream:
 
     cdef int _finish(self, int status, str details) except -1:
         """End the call with this status: trailers after the messages, or trailers-only."""
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef _Headers headers
         if self._finished or self._closed:
             return 0
@@ -715,7 +718,7 @@ cdef nghttp2_ssize _read_data(nghttp2_session *session, int32_t stream_id, uint8
 
 cdef int _on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
                            void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     if frame.hd.type != NGHTTP2_HEADERS or frame.headers.cat != NGHTTP2_HCAT_REQUEST:
         return 0
     try:
@@ -728,7 +731,7 @@ cdef int _on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
 cdef int _on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                     void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     if frame.hd.type != NGHTTP2_HEADERS or frame.headers.cat != NGHTTP2_HCAT_REQUEST:
         return 0  # trailers of a request carry nothing gRPC reads
@@ -746,7 +749,7 @@ cdef int _on_header(nghttp2_session *session, const nghttp2_frame *frame, const 
 
 cdef int _on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
                         void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     if frame.hd.type != NGHTTP2_HEADERS and frame.hd.type != NGHTTP2_DATA:
         return 0
@@ -766,7 +769,7 @@ cdef int _on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
 
 cdef int _on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_id,
                         const uint8_t *data, size_t length, void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     try:
         stream = conn._streams.get(stream_id)
@@ -782,7 +785,7 @@ cdef int _on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_
 
 cdef int _on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
                           void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     try:
         stream = conn._streams.pop(stream_id, None)
@@ -820,12 +823,13 @@ cdef int _setup() except -1:
 _setup()
 
 
-cdef class H2Protocol:
-    """An asyncio protocol for one HTTP/2 (h2c, prior knowledge) connection serving gRPC.
+# Seconds a connection ended by GOAWAY waits for the client to close before closing itself.
+LINGER = 1.0
 
-    ``router.routes`` (``dict[bytes, Route]``) is read first, then ``router.route(path)``;
-    a Route has ``request_streaming`` and ``call(stream, message)``.
-    """
+
+cdef class _Connection:
+    """The connection of H2Protocol (below), an extension type: asyncio wants a subclass of
+    asyncio.BufferedProtocol to read into a buffer, which an extension type cannot be."""
 
     cdef nghttp2_session *_session
     cdef object _router
@@ -840,6 +844,9 @@ cdef class H2Protocol:
     cdef bint _paused
     cdef bint _closing
     cdef object _flush_cb
+    cdef bytearray _inbuf
+    cdef object _inview
+    cdef object _linger
 
     def __cinit__(self, router, *, max_receive_message_length=4 * 1024 * 1024,
                   max_concurrent_streams=100):
@@ -861,6 +868,8 @@ cdef class H2Protocol:
         nghttp2_session_set_local_window_size(self._session, NGHTTP2_FLAG_NONE, 0,
                                               CONNECTION_WINDOW)
         self._flush_cb = self._flush
+        self._inbuf = bytearray(READ_BUFFER)
+        self._inview = memoryview(self._inbuf)
 
     def __dealloc__(self):
         if self._session is not NULL:
@@ -884,15 +893,22 @@ cdef class H2Protocol:
             self._peer = "unix:%s" % (peer,)
         self._flush()
 
-    def data_received(self, data):
+    def get_buffer(self, sizehint):
+        return self._inview
+
+    def buffer_updated(self, Py_ssize_t nbytes):
+        self._receive(<const uint8_t *>PyByteArray_AS_STRING(self._inbuf), nbytes)
+
+    def data_received(self, bytes data):
+        self._receive(<const uint8_t *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+    cdef int _receive(self, const uint8_t *data, Py_ssize_t n) except -1:
         cdef nghttp2_ssize rv
-        if self._session is NULL:
-            return
+        if self._session is NULL or self._linger is not None:
+            return 0
         self._receiving = True
         try:
-            rv = nghttp2_session_mem_recv2(
-                self._session, <const uint8_t *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)
-            )
+            rv = nghttp2_session_mem_recv2(self._session, data, n)
         finally:
             self._receiving = False
         if rv < 0:
@@ -909,16 +925,15 @@ cdef class H2Protocol:
             )
             self._closing = True
         self._flush()
+        return 0
 
     def eof_received(self):
         return False
 
     def connection_lost(self, exc):
-        cdef Stream stream
-        streams = list(self._streams.values())
-        self._streams.clear()
-        for stream in streams:
-            stream._on_close(NGHTTP2_CANCEL)
+        if self._linger is not None:
+            self._linger.cancel()
+        self._drop_streams()
         self._transport = None
         if self._session is not NULL:
             nghttp2_session_del(self._session)
@@ -943,7 +958,10 @@ cdef class H2Protocol:
         cdef const uint8_t *data
         cdef nghttp2_ssize n
         self._flush_scheduled = False
+        # Lingering, the streams are gone: nghttp2 must not call back into them.
         if self._session is NULL or self._transport is None or self._paused:
+            return
+        if self._linger is not None:
             return
         chunks = []
         while True:
@@ -960,7 +978,31 @@ cdef class H2Protocol:
             not nghttp2_session_want_read(self._session)
             and not nghttp2_session_want_write(self._session)
         ):
+            self._close_after_goaway()
+
+    cdef int _drop_streams(self) except -1:
+        """The connection is over: every call on it cancelled and released."""
+        cdef Stream stream
+        streams = list(self._streams.values())
+        self._streams.clear()
+        for stream in streams:
+            stream._on_close(NGHTTP2_CANCEL)
+        return 0
+
+    cdef int _close_after_goaway(self) except -1:
+        """Close once the GOAWAY is out: closing a socket with unread input makes the kernel
+        send RST, and the client may then lose the GOAWAY still in its buffers. So the write
+        side is shut (FIN after what is queued), what the client still sends is read and
+        dropped, and the socket closes when the client closes or after LINGER seconds."""
+        if self._linger is not None or self._transport is None:
+            return 0
+        self._drop_streams()
+        if not self._transport.can_write_eof():
             self._transport.close()
+            return 0
+        self._transport.write_eof()
+        self._linger = self._loop.call_later(LINGER, self._transport.close)
+        return 0
 
     def goaway(self):
         """Refuse new streams (GOAWAY with the last stream taken); calls in flight go on."""
@@ -979,3 +1021,13 @@ cdef class H2Protocol:
                 stream._task.cancel()
         if self._transport is not None:
             self._transport.close()
+
+
+class H2Protocol(_Connection, asyncio.BufferedProtocol):
+    """An asyncio protocol for one HTTP/2 (h2c, prior knowledge) connection serving gRPC.
+
+    ``router.routes`` (``dict[bytes, Route]``) is read first, then ``router.route(path)``;
+    a Route has ``request_streaming`` and ``call(stream, message)``.
+    """
+
+    __slots__ = ()
