@@ -14,6 +14,7 @@ import asyncio
 import base64
 import logging
 import zlib
+from collections import deque
 
 __all__ = ["GrpcAbort", "H2Protocol", "Stream"]
 
@@ -346,16 +347,18 @@ cdef class Stream:
         cdef _Connection conn = self._conn
         cdef int64_t ns
         if self._method != b"POST":
-            self._reject(405, UNIMPLEMENTED, "method %s not allowed" % self._method.decode("latin-1"))
+            self._reject(405, UNIMPLEMENTED, ":method %s, expected POST" % self._method.decode("latin-1"))
             return 0
         if not oip_grpc_content_type(<const unsigned char *>PyBytes_AS_STRING(self._content_type),
                                      PyBytes_GET_SIZE(self._content_type)):
-            self._reject(415, UNKNOWN, "invalid content-type %r" % self._content_type.decode("latin-1"))
+            self._reject(415, UNKNOWN, "content-type %r, expected application/grpc[+proto]"
+                         % self._content_type.decode("latin-1"))
             return 0
         if self._timeout:
             if oip_grpc_timeout(<const unsigned char *>PyBytes_AS_STRING(self._timeout),
                                 PyBytes_GET_SIZE(self._timeout), &ns) != 0:
-                self._finish(INTERNAL, "invalid grpc-timeout %r" % self._timeout.decode("latin-1"))
+                self._finish(INTERNAL, "grpc-timeout %r, expected 1 to 8 digits and a unit "
+                             "(H, M, S, m, u or n)" % self._timeout.decode("latin-1"))
                 return 0
             self.deadline = conn._loop.time() + ns / 1e9
             self._timer = conn._loop.call_at(self.deadline, self._expire)
@@ -367,15 +370,17 @@ cdef class Stream:
             return 0
         route = conn._routes.get(self._path)
         if route is None:
-            route = conn._router.route(self._path)
+            try:
+                route = conn._router.route(self._path)
+            except Exception as exc:
+                self._fail(exc)
+                return 0
             if route is None:
                 self._finish(UNIMPLEMENTED, "Method not found!")
                 return 0
         self._route = route
         self._streaming = route.request_streaming
         if self._streaming:
-            from collections import deque
-
             self._messages = deque()
             self._started = True
             self._call(None)
@@ -396,7 +401,8 @@ cdef class Stream:
             if rc == 0:
                 break
             if rc < 0:
-                self._finish(INTERNAL, "invalid gRPC message flag %d" % self._buf[0])
+                self._finish(INTERNAL, "gRPC message flag %d at byte 0 of a message, expected 0 or 1"
+                             % self._buf[0])
                 break
             if length > conn._max_receive:
                 self._finish(
@@ -410,7 +416,8 @@ cdef class Stream:
             del self._buf[:5 + length]
             if compressed:
                 if self._encoding in (b"", b"identity"):
-                    self._finish(INTERNAL, "compressed message with grpc-encoding identity")
+                    self._finish(INTERNAL, "compressed flag set with grpc-encoding identity, "
+                                 "expected gzip or deflate")
                     break
                 message = self._inflate(message)
                 if message is None:
@@ -465,7 +472,8 @@ cdef class Stream:
         if self._finished or self._route is None:
             return 0
         if self._buf:
-            self._finish(INTERNAL, "request ends inside a gRPC message")
+            self._finish(INTERNAL, "request ends %d bytes into a gRPC message, expected the whole "
+                         "message (5-byte prefix and its length)" % len(self._buf))
             return 0
         if self._streaming:
             self._wake_reader()
