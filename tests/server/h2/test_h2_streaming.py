@@ -60,6 +60,21 @@ async def _wait_read(stream: Any, message: None) -> None:
         raise
 
 
+def _until_gone(stream: Any, message: bytes) -> Any:
+    async def body() -> None:
+        try:
+            while True:
+                await stream.write(b"tick")
+                await asyncio.sleep(0.005)
+        except ConnectionResetError:
+            EVENTS.append(f"write gone {stream.cancelled}")
+        except asyncio.CancelledError:
+            EVENTS.append("cancelled")
+            raise
+
+    return body()
+
+
 def _big(stream: Any, message: bytes) -> Any:
     async def body() -> None:
         chunk = b"z" * (1 << 20)
@@ -77,6 +92,7 @@ ROUTES = {
     b"/t.S/Sleep": Route(_sleep),
     b"/t.S/WaitRead": Route(_wait_read, request_streaming=True),
     b"/t.S/Big": Route(_big),
+    b"/t.S/UntilGone": Route(_until_gone),
 }
 
 
@@ -100,6 +116,24 @@ def test_client_streaming_and_bidi() -> None:
             assert made[0].active_streams == 0
 
     run(main())
+
+
+def test_streamed_request_messages_larger_than_the_window() -> None:
+    async def main() -> None:
+        async with (
+            serve(ROUTES) as (port, _, _),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            big = [bytes([i]) * (3 << 20) for i in range(3)]  # 3 MiB each; the window is 1 MiB
+
+            async def parts() -> AsyncIterator[bytes]:
+                for part in big:
+                    yield part
+
+            got = [m async for m in channel.stream_stream("/t.S/EchoEach")(parts())]
+            assert got == [b"<" + part + b">" for part in big]
+
+    run(main(), timeout=20)
 
 
 def test_a_large_streamed_response_under_flow_control() -> None:
@@ -211,5 +245,25 @@ def test_goaway_lets_calls_in_flight_finish_then_closes() -> None:
             # The next call takes a new connection; the first one closed once idle.
             assert await channel.unary_unary("/t.S/Size")(b"abc") == b"3"
             assert len(made) == 2 and made[0].active_streams == 0
+
+    run(main())
+
+
+def test_a_client_leaving_a_server_stream_cancels_its_writer() -> None:
+    async def main() -> None:
+        EVENTS.clear()
+        async with (
+            serve(ROUTES) as (port, _, made),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            call = channel.unary_stream("/t.S/UntilGone")(b"")
+            assert await call.read() == b"tick"
+            call.cancel()
+            for _ in range(200):
+                if EVENTS and not made[0].active_streams:
+                    break
+                await asyncio.sleep(0.01)
+        # The task is cancelled with the stream (or, between two writes, write raises).
+        assert EVENTS in (["cancelled"], ["write gone True"])
 
     run(main())

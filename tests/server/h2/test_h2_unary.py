@@ -124,7 +124,7 @@ def test_a_handler_answering_wrong_is_internal_and_the_connection_lives() -> Non
             serve(ROUTES) as (port, _, made),
             grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
         ):
-            for path in ("/t.S/NotBytes", "/t.S/NotBytesLater"):
+            for path in ("/t.S/NotBytes", "/t.S/NotBytesLater", "/t.S/RouterBug"):
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await channel.unary_unary(path)(b"x")
                 assert caught.value.code() == grpc.StatusCode.INTERNAL
