@@ -1,25 +1,17 @@
 """Medians, confidence intervals and verdicts: what a run may claim, given its noise.
 
-Each figure of a row at a level (requests/s, client and server CPU microseconds per request)
-has samples: one per round with ``--rounds N`` (N of at least 2), else one per reported window
-of the single round. A figure is their median, with a 95% bootstrap interval of the median
-(percentile method, :data:`RESAMPLES` resamples, a fixed seed so a file reads the same
-twice); with 3 to 5 samples the interval is their whole range.
+Each figure of a row (requests/s, client and server CPU microseconds per request) has samples:
+one per round with ``--rounds N`` (N of at least 2), else one per reported window. A figure is
+their median, with a 95% bootstrap interval of the median (a fixed seed; with 3 to 5 samples
+the interval is their whole range). Two rows differ only where their intervals do not overlap.
 
-Two rows differ only where their intervals do not overlap. Native against pure on a path
-is read from ratios, native's figure over pure's: with rounds one a round (the two measured
-seconds apart), so that the machine's load, which moves between rounds, cancels out. It is
-named ``faster`` or ``slower`` only where CPU per request (client + server where both are
-read) differs beyond the noise, by :data:`CPU_MARGIN` at least (the whole interval of its
-ratio), and requests/s agree (the median of their ratio on the same side of 1); otherwise,
-including where the two point opposite ways, it is "no difference within noise" (with why,
-where one figure parted). CPU per request carries the verdict because it holds on a busy
-machine, where requests/s measure the neighbours too. "Best" of a payload is
-the highest median requests/s; rows whose intervals reach it are tied with it, and a tie
-names no best. Stability marks never decide a verdict: a faster unstable row is not beaten
-by a slower stable one. With rounds, a level is stable when its rounds' requests/s are
-within the stability percentage of each other (the windows' marks of each round are kept
-per round).
+Native against pure on a path is read from ratios, one per round (the two measured seconds
+apart, so the machine's load cancels out). It is named ``faster`` or ``slower`` only where CPU
+per request differs by :data:`CPU_MARGIN` at least over the whole interval of its ratio and
+requests/s agree by their median; otherwise it is "no difference within noise", with why.
+CPU per request carries the verdict because it holds on a busy machine. "Best" of a payload is
+the highest median requests/s; rows whose intervals reach it are tied, and a tie names no best.
+Stability marks never decide a verdict (docs/benchmarks.md, "Rounds, intervals and verdicts").
 """
 
 from __future__ import annotations
