@@ -43,9 +43,9 @@ class Resumed(Generic[T]):
                 try:
                     waiting = throw(exc) if context is None else context.run(throw, exc)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return done.value
                 continue
             try:
                 waiting = send(value) if context is None else context.run(send, value)
             except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+                return done.value

@@ -253,8 +253,8 @@ def test_every_rpc_the_grpcio_server_registers_is_routed() -> None:
     from oipcodec.proto import trtis_v1_pb2 as v1
     from oipcodec.server.demo import demo_models
     from oipcodec.server.frontends.tracing import Tracing
-    from oipcodec.server.registry import ModelRegistry
     from oipcodec.server.regions import SharedMemoryRegions
+    from oipcodec.server.registry import ModelRegistry
     from oipcodec.server.runtime.apps import create_grpc_server
 
     registry = ModelRegistry(demo_models())

@@ -94,7 +94,7 @@ class CallContext:
     # ------------------------------------------------------------------ about the call
 
     def invocation_metadata(self) -> Metadata:
-        return self.stream.metadata  # type: ignore[no-any-return]
+        return self.stream.metadata
 
     def time_remaining(self) -> float | None:
         """Seconds left before the deadline, None without one."""
@@ -104,10 +104,10 @@ class CallContext:
         return max(0.0, deadline - asyncio.get_running_loop().time())
 
     def cancelled(self) -> bool:
-        return self.stream.cancelled  # type: ignore[no-any-return]
+        return self.stream.cancelled
 
     def peer(self) -> str:
-        return self.stream.peer  # type: ignore[no-any-return]
+        return self.stream.peer
 
     # ------------------------------------------------------------------ metadata
 
@@ -159,4 +159,4 @@ class CallContext:
 
 #: What ``Stream.write`` raises once the stream is gone (reset by the client, the connection
 #: lost, the call ended).
-_GONE: tuple[type[BaseException], ...] = (ConnectionError, RuntimeError)
+_GONE = ConnectionError

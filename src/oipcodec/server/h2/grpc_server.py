@@ -20,7 +20,7 @@ import importlib.util
 import inspect
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NamedTuple
 
 from oipcodec.server.resumed import Resumed
@@ -61,7 +61,7 @@ class Route:
         generator, or a plain function run on the loop).
     """
 
-    __slots__ = ("_behavior", "_deserialize", "_serialize", "request_streaming", "call")
+    __slots__ = ("_behavior", "_deserialize", "_serialize", "call", "request_streaming")
 
     def __init__(self, handler: Any) -> None:
         self.request_streaming: bool = handler.request_streaming
@@ -126,7 +126,7 @@ class Route:
 def _answer(context: Any, response: Any) -> bytes:
     """The bytes of a unary response, or :class:`GrpcAbort` for a status the handler set."""
     context.ended()
-    return context.response(response)  # type: ignore[no-any-return]
+    return context.response(response)
 
 
 async def _answered(context: Any, work: Awaitable[Any]) -> bytes:
@@ -189,50 +189,51 @@ class NativeGrpcServer:
         host, _, port = address.rpartition(":")
         sock = self._bind(host.strip("[]"), int(port))
         self._sockets.append(sock)
-        return sock.getsockname()[1]  # type: ignore[no-any-return]
+        return sock.getsockname()[1]
 
     async def start(self) -> None:
         from oipcodec.server.h2._session import H2Protocol
 
-        loop = asyncio.get_running_loop()
+        connections = self._connections
+
+        class Connection(H2Protocol):
+            """A connection the server keeps until it is lost, to stop it."""
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                super().connection_lost(exc)
+                connections.discard(self)
 
         def connection() -> Any:
-            protocol = H2Protocol(
+            protocol = Connection(
                 self,
                 max_receive_message_length=self.max_receive_message_length,
                 max_concurrent_streams=MAX_CONCURRENT_STREAMS,
             )
-            self._connections.add(protocol)
+            connections.add(protocol)
             return protocol
 
+        loop = asyncio.get_running_loop()
         for sock in self._sockets:
             sock.listen(self._backlog)
             self._servers.append(await loop.create_server(connection, sock=sock))
 
     async def stop(self, grace: float | None) -> None:
-        """Stop accepting, tell every connection GOAWAY, give the calls in flight ``grace``
+        """Stop accepting, send every connection GOAWAY, give the calls in flight ``grace``
         seconds (None: none), then cancel what is left and close the connections."""
         for server in self._servers:
             server.close()
-        connections = list(self._connections)
-        for protocol in connections:
-            protocol.shutdown()
-        if grace and connections:
-            await _wait_closed(connections, grace)
-        for protocol in connections:
+        for protocol in list(self._connections):
+            protocol.goaway()
+        if grace:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + grace
+            while loop.time() < deadline and any(p.active_streams for p in self._connections):
+                await asyncio.sleep(0.01)
+        for protocol in list(self._connections):
             protocol.close()
         for server in self._servers:
             await server.wait_closed()
         self._servers.clear()
-        self._connections.clear()
         for sock in self._sockets:
             sock.close()
         self._sockets.clear()
-
-
-async def _wait_closed(connections: Sequence[Any], timeout: float) -> None:
-    """Until every connection's calls ended, at most ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while any(protocol.calls for protocol in connections) and loop.time() < deadline:
-        await asyncio.sleep(0.01)
