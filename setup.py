@@ -42,6 +42,23 @@ TOOLS: dict[str, list[Path]] = (
         ]
     }
 )
+# The native HTTP/2 connection (issue 47), on libnghttp2 vendored in csrc/third_party/nghttp2
+# (docs/development.md says which release and why): its C is compiled into this one extension,
+# no shared library, so every wheel and the sdist build it with no system package.
+TOOLS["oipcodec.server.h2._session"] = [Path("src", "oipcodec", "server", "h2", "_session.pyx")]
+NGHTTP2 = Path("csrc", "third_party", "nghttp2", "lib")
+VENDORED: dict[str, list[Path]] = {"oipcodec.server.h2._session": sorted(NGHTTP2.glob("*.c"))}
+# What lib/CMakeLists.txt and its configure checks would define, so that no config.h is needed.
+NGHTTP2_MACROS: list[tuple[str, str | None]] = [
+    ("BUILDING_NGHTTP2", None),
+    ("NGHTTP2_STATICLIB", None),
+]
+if sys.platform == "win32":
+    # -std=c11 hides MinGW's own WIN32, which lib/nghttp2_net.h tests for its htonl.
+    NGHTTP2_MACROS += [("WIN32", "1"), ("HAVE_WINDOWS_H", "1"), ("HAVE_GETTICKCOUNT64", "1")]
+else:
+    NGHTTP2_MACROS += [("HAVE_ARPA_INET_H", "1"), ("HAVE_NETINET_IN_H", "1")]
+    NGHTTP2_MACROS += [("HAVE_CLOCK_GETTIME", "1"), ("HAVE_DECL_CLOCK_MONOTONIC", "1")]
 
 
 def flag(name: str) -> bool:
@@ -107,6 +124,25 @@ class BuildExt(build_ext):
                 ext.extra_link_args += san
         super().build_extensions()
 
+    def build_extension(self, ext: Extension) -> None:
+        vendored = VENDORED.get(ext.name)
+        if vendored:
+            # Vendored C is compiled on its own, with the extension's flags but the GNU dialect
+            # (nghttp2 needs clock_gettime, which strict C11 hides) and without ever editing it.
+            args = ["-std=gnu11" if a == "-std=c11" else a for a in ext.extra_compile_args]
+            ext.extra_objects = [
+                *ext.extra_objects,
+                *self.compiler.compile(
+                    [str(source) for source in vendored],
+                    output_dir=self.build_temp,
+                    macros=NGHTTP2_MACROS,
+                    include_dirs=[str(NGHTTP2), str(NGHTTP2 / "includes")],
+                    extra_postargs=args,
+                    depends=[str(h) for h in NGHTTP2.rglob("*.h")],
+                ),
+            ]
+        super().build_extension(ext)
+
 
 def extensions() -> list[Extension]:
     if flag("OIPCODEC_NO_EXTENSIONS"):
@@ -125,9 +161,9 @@ def extensions() -> list[Extension]:
         Extension(
             name,
             [str(source) for source in sources],
-            include_dirs=["csrc"],
+            include_dirs=["csrc", *([str(NGHTTP2 / "includes")] if name in VENDORED else [])],
             depends=[str(h) for h in Path("csrc").rglob("*.[ch]")],
-            define_macros=macros,
+            define_macros=macros + ([("NGHTTP2_STATICLIB", None)] if name in VENDORED else []),
         )
         for name, sources in modules.items()
         if not only or sources[0].stem in only

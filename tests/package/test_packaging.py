@@ -44,8 +44,13 @@ _SOURCE_SUFFIXES = (".pyx", ".pxd", ".c", ".h")
 
 
 def _ignored(directory: str, names: list[str]) -> set[str]:
-    # Cython's .c and annotation .html: the kernels', and the load generator's (bench/_sender)
-    generated = Path(directory).as_posix().endswith(("src/oipcodec/_native", "src/oipcodec/bench"))
+    # Cython's .c and annotation .html: the kernels', the load generator's (bench/_sender) and the
+    # HTTP/2 connection's (server/h2/_session)
+    generated = (
+        Path(directory)
+        .as_posix()
+        .endswith(("src/oipcodec/_native", "src/oipcodec/bench", "src/oipcodec/server/h2"))
+    )
     return {
         n
         for n in names

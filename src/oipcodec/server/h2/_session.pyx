@@ -1,0 +1,951 @@
+# The native gRPC path's HTTP/2 connection (issue 47): Cython on libnghttp2, vendored in
+# csrc/third_party/nghttp2. nghttp2 does HTTP/2 (the preface, SETTINGS, HPACK, flow control,
+# stream states, PING, RST_STREAM, GOAWAY, and the rapid-reset and CONTINUATION-flood limits);
+# this module does gRPC on top: the message framing, grpc-timeout deadlines, grpc-encoding, the
+# size limits, and the hand-over of each call to the Python side (oipcodec.server.h2's server).
+# Not a kernel (no pure twin): without this module the server runs on grpcio.
+# h2c with prior knowledge only: no TLS on this path.
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+import asyncio
+import base64
+import logging
+import zlib
+
+__all__ = ["GrpcAbort", "H2Protocol", "Stream"]
+
+_log = logging.getLogger("oipcodec.server.h2")
+
+cdef extern from "nghttp2/nghttp2.h":
+    ctypedef Py_ssize_t nghttp2_ssize
+    ctypedef struct nghttp2_session:
+        pass
+    ctypedef struct nghttp2_session_callbacks:
+        pass
+    ctypedef struct nghttp2_option:
+        pass
+    ctypedef struct nghttp2_nv:
+        uint8_t *name
+        uint8_t *value
+        size_t namelen
+        size_t valuelen
+        uint8_t flags
+    ctypedef struct nghttp2_frame_hd:
+        size_t length
+        int32_t stream_id
+        uint8_t type
+        uint8_t flags
+    ctypedef struct nghttp2_headers:
+        nghttp2_frame_hd hd
+        int cat
+    ctypedef union nghttp2_frame:
+        nghttp2_frame_hd hd
+        nghttp2_headers headers
+    ctypedef union nghttp2_data_source:
+        int fd
+        void *ptr
+    ctypedef nghttp2_ssize (*nghttp2_data_source_read_callback2)(
+        nghttp2_session *, int32_t, uint8_t *, size_t, uint32_t *, nghttp2_data_source *, void *
+    ) noexcept
+    ctypedef struct nghttp2_data_provider2:
+        nghttp2_data_source source
+        nghttp2_data_source_read_callback2 read_callback
+    ctypedef struct nghttp2_settings_entry:
+        int32_t settings_id
+        uint32_t value
+
+    enum:
+        NGHTTP2_DATA = 0
+        NGHTTP2_HEADERS = 1
+        NGHTTP2_HCAT_REQUEST = 0
+        NGHTTP2_FLAG_NONE = 0
+        NGHTTP2_FLAG_END_STREAM = 1
+        NGHTTP2_NV_FLAG_NONE = 0
+        NGHTTP2_DATA_FLAG_EOF = 1
+        NGHTTP2_DATA_FLAG_NO_END_STREAM = 2
+        NGHTTP2_ERR_DEFERRED = -508
+        NGHTTP2_ERR_CALLBACK_FAILURE = -902
+        NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE = -521
+        NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS = 3
+        NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE = 4
+        NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE = 6
+        NGHTTP2_NO_ERROR = 0
+        NGHTTP2_PROTOCOL_ERROR = 1
+        NGHTTP2_INTERNAL_ERROR = 2
+        NGHTTP2_CANCEL = 8
+
+    ctypedef int (*nghttp2_on_begin_headers_callback)(
+        nghttp2_session *, const nghttp2_frame *, void *) noexcept
+    ctypedef int (*nghttp2_on_header_callback)(
+        nghttp2_session *, const nghttp2_frame *, const uint8_t *, size_t, const uint8_t *,
+        size_t, uint8_t, void *) noexcept
+    ctypedef int (*nghttp2_on_frame_recv_callback)(
+        nghttp2_session *, const nghttp2_frame *, void *) noexcept
+    ctypedef int (*nghttp2_on_data_chunk_recv_callback)(
+        nghttp2_session *, uint8_t, int32_t, const uint8_t *, size_t, void *) noexcept
+    ctypedef int (*nghttp2_on_stream_close_callback)(
+        nghttp2_session *, int32_t, uint32_t, void *) noexcept
+
+    int nghttp2_session_callbacks_new(nghttp2_session_callbacks **)
+    void nghttp2_session_callbacks_del(nghttp2_session_callbacks *)
+    void nghttp2_session_callbacks_set_on_begin_headers_callback(
+        nghttp2_session_callbacks *, nghttp2_on_begin_headers_callback)
+    void nghttp2_session_callbacks_set_on_header_callback(
+        nghttp2_session_callbacks *, nghttp2_on_header_callback)
+    void nghttp2_session_callbacks_set_on_frame_recv_callback(
+        nghttp2_session_callbacks *, nghttp2_on_frame_recv_callback)
+    void nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
+        nghttp2_session_callbacks *, nghttp2_on_data_chunk_recv_callback)
+    void nghttp2_session_callbacks_set_on_stream_close_callback(
+        nghttp2_session_callbacks *, nghttp2_on_stream_close_callback)
+    int nghttp2_option_new(nghttp2_option **)
+    void nghttp2_option_del(nghttp2_option *)
+    void nghttp2_option_set_no_auto_window_update(nghttp2_option *, int)
+    void nghttp2_option_set_max_continuations(nghttp2_option *, size_t)
+    void nghttp2_option_set_stream_reset_rate_limit(nghttp2_option *, uint64_t, uint64_t)
+    int nghttp2_session_server_new2(
+        nghttp2_session **, const nghttp2_session_callbacks *, void *, const nghttp2_option *)
+    void nghttp2_session_del(nghttp2_session *)
+    nghttp2_ssize nghttp2_session_mem_recv2(nghttp2_session *, const uint8_t *, size_t)
+    nghttp2_ssize nghttp2_session_mem_send2(nghttp2_session *, const uint8_t **)
+    int nghttp2_session_want_read(nghttp2_session *)
+    int nghttp2_session_want_write(nghttp2_session *)
+    int nghttp2_session_resume_data(nghttp2_session *, int32_t)
+    int nghttp2_session_consume(nghttp2_session *, int32_t, size_t)
+    int nghttp2_session_set_local_window_size(nghttp2_session *, uint8_t, int32_t, int32_t)
+    int32_t nghttp2_session_get_last_proc_stream_id(nghttp2_session *)
+    int nghttp2_submit_settings(nghttp2_session *, uint8_t, const nghttp2_settings_entry *, size_t)
+    int nghttp2_submit_response2(
+        nghttp2_session *, int32_t, const nghttp2_nv *, size_t, const nghttp2_data_provider2 *)
+    int nghttp2_submit_trailer(nghttp2_session *, int32_t, const nghttp2_nv *, size_t)
+    int nghttp2_submit_rst_stream(nghttp2_session *, uint8_t, int32_t, uint32_t)
+    int nghttp2_submit_goaway(nghttp2_session *, uint8_t, int32_t, uint32_t, const uint8_t *, size_t)
+    int nghttp2_submit_shutdown_notice(nghttp2_session *)
+    const char *nghttp2_strerror(int)
+
+cdef extern from "oipcodec/h2/grpc.h":
+    int oip_grpc_prefix(const unsigned char *p, size_t n, int *compressed, uint32_t *length)
+    void oip_grpc_put_prefix(unsigned char *p, int compressed, uint32_t length)
+    int oip_grpc_timeout(const unsigned char *p, size_t n, int64_t *ns)
+    int oip_grpc_content_type(const unsigned char *p, size_t n)
+
+cdef extern from "Python.h":
+    char *PyByteArray_AS_STRING(object)
+    Py_ssize_t PyByteArray_GET_SIZE(object)
+
+
+# The gRPC status codes this module sends itself (grpc.StatusCode's numbers, without importing
+# grpc: the native path must not pay for it).
+cdef enum:
+    OK = 0
+    CANCELLED = 1
+    UNKNOWN = 2
+    DEADLINE_EXCEEDED = 4
+    RESOURCE_EXHAUSTED = 8
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
+
+cdef enum:
+    # The receive window of each stream: at most this many bytes of its request sit unread.
+    STREAM_WINDOW = 1 << 20
+    # The connection's receive window, shared by its streams.
+    CONNECTION_WINDOW = 16 << 20
+    # A stream's response bytes not yet handed to nghttp2 above which Stream.write waits.
+    WRITE_HIGH = 1 << 20
+    # The request header list a stream may send (grpcio's default hard limit is 16 KiB).
+    MAX_HEADER_LIST = 16384
+ACCEPT_ENCODING = b"identity,deflate,gzip"
+_DROPPED = frozenset(
+    (b"te", b"content-type", b"grpc-timeout", b"grpc-encoding", b"grpc-accept-encoding")
+)
+
+
+class GrpcAbort(Exception):
+    """End a call with gRPC status ``code`` (its number) and ``details``."""
+
+    def __init__(self, code, details=""):
+        super().__init__(code, details)
+        self.code = int(code)
+        self.details = str(details)
+
+
+cdef bytes _percent_encode(str details):
+    # grpc-message is percent-encoded UTF-8: every byte outside printable ASCII, and "%".
+    cdef bytes raw = details.encode("utf-8", "replace")
+    cdef bytearray out
+    cdef unsigned char c
+    for c in raw:
+        if c < 0x20 or c > 0x7E or c == 0x25:
+            break
+    else:
+        return raw
+    out = bytearray()
+    for c in raw:
+        if c < 0x20 or c > 0x7E or c == 0x25:
+            out += b"%%%02X" % c
+        else:
+            out.append(c)
+    return bytes(out)
+
+
+cdef bytes _as_header_value(object value):
+    if isinstance(value, bytes):
+        return base64.b64encode(value).rstrip(b"=")
+    return str(value).encode("latin-1")
+
+
+cdef class _Headers:
+    """A header list for one nghttp2 submit call: nghttp2 copies names and values, so the bytes
+    need to live only as long as this object."""
+
+    cdef list keep
+    cdef nghttp2_nv nva[64]
+    cdef size_t n
+
+    def __cinit__(self):
+        self.keep = []
+        self.n = 0
+
+    cdef int add(self, bytes name, bytes value) except -1:
+        if self.n == 64:
+            raise ValueError("more than 64 response headers")
+        self.keep.append(name)
+        self.keep.append(value)
+        self.nva[self.n].name = <uint8_t *>PyBytes_AS_STRING(name)
+        self.nva[self.n].namelen = PyBytes_GET_SIZE(name)
+        self.nva[self.n].value = <uint8_t *>PyBytes_AS_STRING(value)
+        self.nva[self.n].valuelen = PyBytes_GET_SIZE(value)
+        self.nva[self.n].flags = NGHTTP2_NV_FLAG_NONE
+        self.n += 1
+        return 0
+
+    cdef int add_metadata(self, list metadata) except -1:
+        for key, value in metadata:
+            self.add(key.lower().encode("ascii"), _as_header_value(value))
+        return 0
+
+
+cdef class Stream:
+    """One gRPC call on a connection: what the Python side reads (``path``, ``metadata``,
+    ``deadline``, ``peer``, ``cancelled``), sets (``initial_metadata``,
+    ``trailing_metadata``) and awaits (``read``, ``write``)."""
+
+    cdef readonly H2Protocol _conn
+    cdef readonly int32_t stream_id
+    cdef public list initial_metadata
+    cdef public list trailing_metadata
+    cdef readonly object deadline
+    cdef readonly bint cancelled
+    cdef bytes _path
+    cdef bytes _method
+    cdef bytes _content_type
+    cdef bytes _encoding
+    cdef bytes _timeout
+    cdef list _raw
+    cdef object _metadata
+    cdef size_t _header_bytes
+    cdef object _route
+    cdef bint _streaming
+    cdef bint _started
+    # request side
+    cdef bytearray _buf
+    cdef object _messages  # unary: list of messages; streaming: deque
+    cdef bint _half_closed
+    cdef object _read_waiter
+    cdef size_t _unconsumed
+    # response side
+    cdef bint _headers_sent
+    cdef bint _finished
+    cdef bint _closed
+    cdef bytearray _out
+    cdef Py_ssize_t _out_pos
+    cdef bint _deferred
+    cdef int _status
+    cdef str _details
+    cdef object _write_waiter
+    cdef object _task
+    cdef object _timer
+
+    def __cinit__(self, H2Protocol conn, int32_t stream_id):
+        self._conn = conn
+        self.stream_id = stream_id
+        self.initial_metadata = []
+        self.trailing_metadata = []
+        self.deadline = None
+        self._raw = []
+        self._messages = []
+        self._buf = bytearray()
+        self._out = bytearray()
+        self._path = b""
+        self._method = b""
+        self._content_type = b""
+        self._encoding = b""
+        self._timeout = b""
+
+    @property
+    def path(self):
+        return self._path.decode("utf-8", "replace")
+
+    @property
+    def peer(self):
+        return self._conn._peer
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            items = []
+            for key, value in self._raw:
+                name = key.decode("latin-1")
+                if name.endswith("-bin"):
+                    items.append((name, base64.b64decode(value + b"=" * ((4 - len(value) % 4) % 4))))
+                else:
+                    items.append((name, value.decode("latin-1")))
+            self._metadata = tuple(items)
+        return self._metadata
+
+    # ------------------------------------------------------------------ request side
+
+    cdef int _header(self, const uint8_t *name, size_t namelen, const uint8_t *value,
+                     size_t valuelen) except -1:
+        self._header_bytes += namelen + valuelen + 32
+        if self._header_bytes > MAX_HEADER_LIST:
+            return 1
+        key = PyBytes_FromStringAndSize(<const char *>name, namelen)
+        val = PyBytes_FromStringAndSize(<const char *>value, valuelen)
+        if namelen and name[0] == b":":
+            if key == b":path":
+                self._path = val
+            elif key == b":method":
+                self._method = val
+            return 0
+        if key == b"content-type":
+            self._content_type = val
+        elif key == b"grpc-timeout":
+            self._timeout = val
+        elif key == b"grpc-encoding":
+            self._encoding = val
+        if key not in _DROPPED:
+            self._raw.append((key, val))
+        return 0
+
+    cdef int _headers_done(self) except -1:
+        """The request's HEADERS are in: check them, find the route, start a streaming call."""
+        cdef H2Protocol conn = self._conn
+        cdef int64_t ns
+        if self._method != b"POST":
+            self._reject(405, UNIMPLEMENTED, "method %s not allowed" % self._method.decode("latin-1"))
+            return 0
+        if not oip_grpc_content_type(<const unsigned char *>PyBytes_AS_STRING(self._content_type),
+                                     PyBytes_GET_SIZE(self._content_type)):
+            self._reject(415, UNKNOWN, "invalid content-type %r" % self._content_type.decode("latin-1"))
+            return 0
+        if self._timeout:
+            if oip_grpc_timeout(<const unsigned char *>PyBytes_AS_STRING(self._timeout),
+                                PyBytes_GET_SIZE(self._timeout), &ns) != 0:
+                self._finish(INTERNAL, "invalid grpc-timeout %r" % self._timeout.decode("latin-1"))
+                return 0
+            self.deadline = conn._loop.time() + ns / 1e9
+            self._timer = conn._loop.call_at(self.deadline, self._expire)
+        if self._encoding not in (b"", b"identity", b"gzip", b"deflate"):
+            self._finish(
+                UNIMPLEMENTED,
+                "Compression algorithm '%s' not supported" % self._encoding.decode("latin-1"),
+            )
+            return 0
+        route = conn._routes.get(self._path)
+        if route is None:
+            route = conn._router.route(self._path)
+            if route is None:
+                self._finish(UNIMPLEMENTED, "Method not found!")
+                return 0
+        self._route = route
+        self._streaming = route.request_streaming
+        if self._streaming:
+            from collections import deque
+
+            self._messages = deque()
+            self._started = True
+            self._call(None)
+        return 0
+
+    cdef int _data(self, const uint8_t *data, size_t n) except -1:
+        cdef int compressed = 0
+        cdef uint32_t length = 0
+        cdef H2Protocol conn = self._conn
+        cdef int rc
+        if self._finished or self._route is None:
+            nghttp2_session_consume(conn._session, self.stream_id, n)
+            return 0
+        self._buf += (<const char *>data)[:n]
+        while True:
+            rc = oip_grpc_prefix(<const unsigned char *>PyByteArray_AS_STRING(self._buf),
+                                 PyByteArray_GET_SIZE(self._buf), &compressed, &length)
+            if rc == 0:
+                break
+            if rc < 0:
+                self._finish(INTERNAL, "invalid gRPC message flag %d" % self._buf[0])
+                break
+            if length > conn._max_receive:
+                self._finish(
+                    RESOURCE_EXHAUSTED,
+                    "Received message larger than max (%d vs. %d)" % (length, conn._max_receive),
+                )
+                break
+            if <size_t>PyByteArray_GET_SIZE(self._buf) < 5 + <size_t>length:
+                break
+            message = bytes(self._buf[5:5 + length])
+            del self._buf[:5 + length]
+            if compressed:
+                if self._encoding in (b"", b"identity"):
+                    self._finish(INTERNAL, "compressed message with grpc-encoding identity")
+                    break
+                message = self._inflate(message)
+                if message is None:
+                    break
+            if self._streaming:
+                self._unconsumed += 5 + length
+                self._messages.append((message, 5 + length))
+                self._wake_reader()
+            else:
+                self._messages.append(message)
+        if self._finished:
+            nghttp2_session_consume(conn._session, self.stream_id, n)
+        elif not self._streaming:
+            # A unary request is held whole anyway (bounded by the receive limit): its window
+            # is given back as it arrives.
+            nghttp2_session_consume(conn._session, self.stream_id, n)
+        return 0
+
+    cdef object _inflate(self, bytes message):
+        cdef H2Protocol conn = self._conn
+        # Bounded: a message that inflates past the receive limit is refused after limit + 1
+        # bytes, never allocated whole.
+        inflater = zlib.decompressobj(31 if self._encoding == b"gzip" else 15)
+        try:
+            out = inflater.decompress(message, conn._max_receive + 1)
+        except zlib.error as exc:
+            self._finish(INTERNAL, "could not inflate the %s message: %s" % (self._encoding.decode(), exc))
+            return None
+        if len(out) > conn._max_receive:
+            self._finish(
+                RESOURCE_EXHAUSTED,
+                "Received message larger than max (more than %d bytes inflated)" % conn._max_receive,
+            )
+            return None
+        if not inflater.eof:
+            self._finish(INTERNAL, "truncated %s message" % self._encoding.decode())
+            return None
+        return out
+
+    cdef int _end(self) except -1:
+        """The client half-closed."""
+        self._half_closed = True
+        if self._finished or self._route is None:
+            return 0
+        if self._buf:
+            self._finish(INTERNAL, "request ends inside a gRPC message")
+            return 0
+        if self._streaming:
+            self._wake_reader()
+            return 0
+        if len(self._messages) != 1:
+            self._finish(
+                INTERNAL,
+                "expected one request message, received %d" % len(self._messages),
+            )
+            return 0
+        message = self._messages.pop()
+        self._started = True
+        self._call(message)
+        return 0
+
+    cdef int _call(self, message) except -1:
+        cdef H2Protocol conn = self._conn
+        try:
+            result = self._route.call(self, message)
+        except GrpcAbort as exc:
+            self._finish(exc.code, exc.details)
+            return 0
+        except Exception:
+            _log.exception("gRPC call %s failed", self.path)
+            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
+            return 0
+        self._result(result)
+        return 0
+
+    cdef int _result(self, result) except -1:
+        if result is None:
+            self._finish(OK, "")
+        elif isinstance(result, (bytes, bytearray, memoryview)):
+            self._queue(result)
+            self._finish(OK, "")
+        else:
+            if asyncio.iscoroutine(result):
+                task = self._conn._loop.create_task(result)
+            else:
+                task = asyncio.ensure_future(result, loop=self._conn._loop)
+            self._task = task
+            task.add_done_callback(self._task_done)
+        return 0
+
+    def _task_done(self, task):
+        self._task = None
+        if task.cancelled() or self._closed:
+            return
+        exc = task.exception()
+        if exc is None:
+            self._result(task.result())
+        elif isinstance(exc, GrpcAbort):
+            self._finish(exc.code, exc.details)
+        else:
+            _log.error("gRPC call %s failed", self.path, exc_info=exc)
+            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
+
+    cdef int _wake_reader(self) except -1:
+        waiter = self._read_waiter
+        if waiter is not None:
+            self._read_waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+        return 0
+
+    async def read(self):
+        """The next request message, or None once the client half-closed."""
+        cdef H2Protocol conn = self._conn
+        while True:
+            if self.cancelled:
+                raise asyncio.CancelledError("the client reset the stream")
+            if self._messages:
+                message, size = self._messages.popleft()
+                self._unconsumed -= size
+                if not self._closed:
+                    nghttp2_session_consume(conn._session, self.stream_id, size)
+                    conn._schedule_flush()
+                return message
+            if self._half_closed or self._closed:
+                return None
+            self._read_waiter = conn._loop.create_future()
+            await self._read_waiter
+
+    # ------------------------------------------------------------------ response side
+
+    cdef int _queue(self, message) except -1:
+        cdef unsigned char prefix[5]
+        cdef H2Protocol conn = self._conn
+        cdef nghttp2_data_provider2 provider
+        cdef _Headers headers
+        cdef int rv
+        oip_grpc_put_prefix(prefix, 0, <uint32_t>len(message))
+        self._out += (<char *>prefix)[:5]
+        self._out += message
+        if not self._headers_sent:
+            self._headers_sent = True
+            headers = _Headers()
+            headers.add(b":status", b"200")
+            headers.add(b"content-type", b"application/grpc")
+            headers.add(b"grpc-accept-encoding", ACCEPT_ENCODING)
+            headers.add_metadata(self.initial_metadata)
+            provider.source.ptr = <void *>self
+            provider.read_callback = _read_data
+            rv = nghttp2_submit_response2(conn._session, self.stream_id, headers.nva, headers.n,
+                                          &provider)
+            if rv != 0:
+                raise ConnectionError(nghttp2_strerror(rv).decode())
+        elif self._deferred:
+            self._deferred = False
+            nghttp2_session_resume_data(conn._session, self.stream_id)
+        conn._schedule_flush()
+        return 0
+
+    async def write(self, message):
+        """Queue one response message; waits while this stream has too many unsent bytes."""
+        if self._closed or self._finished:
+            raise ConnectionResetError("the gRPC stream is closed")
+        self._queue(message)
+        while PyByteArray_GET_SIZE(self._out) - self._out_pos > WRITE_HIGH:
+            self._write_waiter = self._conn._loop.create_future()
+            await self._write_waiter
+            if self._closed:
+                raise ConnectionResetError("the gRPC stream is closed")
+
+    cdef int _finish(self, int status, str details) except -1:
+        """End the call with this status: trailers after the messages, or trailers-only."""
+        cdef H2Protocol conn = self._conn
+        cdef _Headers headers
+        if self._finished or self._closed:
+            return 0
+        self._finished = True
+        self._status = status
+        self._details = details
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._headers_sent:
+            self._headers_sent = True
+            headers = _Headers()
+            headers.add(b":status", b"200")
+            headers.add(b"content-type", b"application/grpc")
+            if status == UNIMPLEMENTED:
+                headers.add(b"grpc-accept-encoding", ACCEPT_ENCODING)
+            self._add_status(headers)
+            nghttp2_submit_response2(conn._session, self.stream_id, headers.nva, headers.n, NULL)
+        elif self._deferred:
+            self._deferred = False
+            nghttp2_session_resume_data(conn._session, self.stream_id)
+        conn._schedule_flush()
+        return 0
+
+    cdef int _add_status(self, _Headers headers) except -1:
+        headers.add(b"grpc-status", str(self._status).encode("ascii"))
+        if self._details:
+            headers.add(b"grpc-message", _percent_encode(self._details))
+        headers.add_metadata(self.trailing_metadata)
+        return 0
+
+    cdef int _reject(self, int http_status, int status, str details) except -1:
+        cdef _Headers headers = _Headers()
+        self._finished = True
+        self._headers_sent = True
+        self._status = status
+        self._details = details
+        headers.add(b":status", str(http_status).encode("ascii"))
+        headers.add(b"content-type", b"application/grpc")
+        self._add_status(headers)
+        nghttp2_submit_response2(self._conn._session, self.stream_id, headers.nva, headers.n, NULL)
+        self._conn._schedule_flush()
+        return 0
+
+    def _expire(self):
+        self._timer = None
+        if self._closed or self._finished:
+            return
+        task = self._task
+        if task is not None:
+            self._task = None
+            task.cancel()
+        self._finish(DEADLINE_EXCEEDED, "Deadline Exceeded")
+
+    cdef nghttp2_ssize _read(self, uint8_t *buf, size_t length, uint32_t *flags) except? -1:
+        cdef Py_ssize_t left = PyByteArray_GET_SIZE(self._out) - self._out_pos
+        cdef Py_ssize_t take = left if <size_t>left < length else <Py_ssize_t>length
+        cdef _Headers headers
+        if take:
+            memcpy(buf, PyByteArray_AS_STRING(self._out) + self._out_pos, take)
+            self._out_pos += take
+            if self._out_pos == PyByteArray_GET_SIZE(self._out):
+                del self._out[:]
+                self._out_pos = 0
+            elif self._out_pos > (1 << 16) and self._out_pos * 2 > PyByteArray_GET_SIZE(self._out):
+                del self._out[:self._out_pos]
+                self._out_pos = 0
+            waiter = self._write_waiter
+            if waiter is not None and PyByteArray_GET_SIZE(self._out) - self._out_pos <= WRITE_HIGH:
+                self._write_waiter = None
+                if not waiter.done():
+                    waiter.set_result(None)
+        if PyByteArray_GET_SIZE(self._out) - self._out_pos == 0:
+            if self._finished:
+                flags[0] |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM
+                headers = _Headers()
+                self._add_status(headers)
+                nghttp2_submit_trailer(self._conn._session, self.stream_id, headers.nva, headers.n)
+            elif take == 0:
+                self._deferred = True
+                return NGHTTP2_ERR_DEFERRED
+        return take
+
+    cdef int _on_close(self, uint32_t error_code) except -1:
+        """nghttp2 closed the stream: after our end, or by RST_STREAM, or the connection."""
+        self._closed = True
+        if not self._finished:
+            self.cancelled = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        task = self._task
+        if task is not None:
+            self._task = None
+            task.cancel()
+        self._wake_reader()
+        waiter = self._write_waiter
+        if waiter is not None:
+            self._write_waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+        self._route = None
+        self._messages = None
+        self._buf = None
+        self._out = None
+        return 0
+
+
+cdef nghttp2_ssize _read_data(nghttp2_session *session, int32_t stream_id, uint8_t *buf,
+                              size_t length, uint32_t *flags, nghttp2_data_source *source,
+                              void *user_data) noexcept:
+    try:
+        return (<Stream>source.ptr)._read(buf, length, flags)
+    except BaseException:
+        _log.exception("gRPC stream %d: writing the response failed", stream_id)
+        return NGHTTP2_ERR_CALLBACK_FAILURE
+
+
+cdef int _on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
+                           void *user_data) noexcept:
+    cdef H2Protocol conn = <H2Protocol>user_data
+    if frame.hd.type != NGHTTP2_HEADERS or frame.headers.cat != NGHTTP2_HCAT_REQUEST:
+        return 0
+    try:
+        conn._streams[frame.hd.stream_id] = Stream(conn, frame.hd.stream_id)
+    except BaseException:
+        return NGHTTP2_ERR_CALLBACK_FAILURE
+    return 0
+
+
+cdef int _on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
+                    size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                    void *user_data) noexcept:
+    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef Stream stream
+    if frame.hd.type != NGHTTP2_HEADERS or frame.headers.cat != NGHTTP2_HCAT_REQUEST:
+        return 0  # trailers of a request carry nothing gRPC reads
+    try:
+        stream = conn._streams.get(frame.hd.stream_id)
+        if stream is None:
+            return 0
+        if stream._header(name, namelen, value, valuelen):
+            # Over the header list limit: this stream is reset, the connection lives on.
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
+    except BaseException:
+        return NGHTTP2_ERR_CALLBACK_FAILURE
+    return 0
+
+
+cdef int _on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
+                        void *user_data) noexcept:
+    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef Stream stream
+    if frame.hd.type != NGHTTP2_HEADERS and frame.hd.type != NGHTTP2_DATA:
+        return 0
+    try:
+        stream = conn._streams.get(frame.hd.stream_id)
+        if stream is None:
+            return 0
+        if frame.hd.type == NGHTTP2_HEADERS and frame.headers.cat == NGHTTP2_HCAT_REQUEST:
+            stream._headers_done()
+        if frame.hd.flags & NGHTTP2_FLAG_END_STREAM and not stream._closed:
+            stream._end()
+    except BaseException:
+        _log.exception("gRPC stream %d failed", frame.hd.stream_id)
+        return NGHTTP2_ERR_CALLBACK_FAILURE
+    return 0
+
+
+cdef int _on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_id,
+                        const uint8_t *data, size_t length, void *user_data) noexcept:
+    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef Stream stream
+    try:
+        stream = conn._streams.get(stream_id)
+        if stream is None:
+            nghttp2_session_consume(session, stream_id, length)
+            return 0
+        stream._data(data, length)
+    except BaseException:
+        _log.exception("gRPC stream %d failed", stream_id)
+        return NGHTTP2_ERR_CALLBACK_FAILURE
+    return 0
+
+
+cdef int _on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
+                          void *user_data) noexcept:
+    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef Stream stream
+    try:
+        stream = conn._streams.pop(stream_id, None)
+        if stream is not None:
+            stream._on_close(error_code)
+    except BaseException:
+        return NGHTTP2_ERR_CALLBACK_FAILURE
+    return 0
+
+
+cdef nghttp2_session_callbacks *_callbacks = NULL
+cdef nghttp2_option *_option = NULL
+
+
+cdef int _setup() except -1:
+    global _callbacks, _option
+    if nghttp2_session_callbacks_new(&_callbacks) != 0 or nghttp2_option_new(&_option) != 0:
+        raise MemoryError()
+    nghttp2_session_callbacks_set_on_begin_headers_callback(_callbacks, _on_begin_headers)
+    nghttp2_session_callbacks_set_on_header_callback(_callbacks, _on_header)
+    nghttp2_session_callbacks_set_on_frame_recv_callback(_callbacks, _on_frame_recv)
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(_callbacks, _on_data_chunk)
+    nghttp2_session_callbacks_set_on_stream_close_callback(_callbacks, _on_stream_close)
+    # Windows are given back as the request is read (Stream.read), so a client can never have
+    # more than the windows' worth of a stream's request waiting in memory.
+    nghttp2_option_set_no_auto_window_update(_option, 1)
+    # nghttp2's own limits, kept at its defaults (since 1.57 and 1.61, both on unless changed):
+    # RST_STREAM rate 1000 burst + 33/s (rapid reset, CVE-2023-44487), then GOAWAY; at most 8
+    # CONTINUATION frames after a HEADERS (CONTINUATION flood), then the connection closes.
+    nghttp2_option_set_stream_reset_rate_limit(_option, 1000, 33)
+    nghttp2_option_set_max_continuations(_option, 8)
+    return 0
+
+
+_setup()
+
+
+cdef class H2Protocol:
+    """An asyncio protocol for one HTTP/2 (h2c, prior knowledge) connection serving gRPC.
+
+    ``router.routes`` (``dict[bytes, Route]``) is read first, then ``router.route(path)``;
+    a Route has ``request_streaming`` and ``call(stream, message)``.
+    """
+
+    cdef nghttp2_session *_session
+    cdef object _router
+    cdef dict _routes
+    cdef readonly dict _streams
+    cdef object _loop
+    cdef object _transport
+    cdef str _peer
+    cdef Py_ssize_t _max_receive
+    cdef bint _flush_scheduled
+    cdef bint _receiving
+    cdef bint _paused
+    cdef bint _closing
+    cdef object _flush_cb
+
+    def __cinit__(self, router, *, max_receive_message_length=4 * 1024 * 1024,
+                  max_concurrent_streams=100):
+        self._router = router
+        self._routes = router.routes
+        self._streams = {}
+        self._max_receive = max_receive_message_length
+        self._peer = ""
+        if nghttp2_session_server_new2(&self._session, _callbacks, <void *>self, _option) != 0:
+            raise MemoryError()
+        cdef nghttp2_settings_entry iv[3]
+        iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS
+        iv[0].value = max_concurrent_streams
+        iv[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE
+        iv[1].value = STREAM_WINDOW
+        iv[2].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE
+        iv[2].value = MAX_HEADER_LIST
+        nghttp2_submit_settings(self._session, NGHTTP2_FLAG_NONE, iv, 3)
+        nghttp2_session_set_local_window_size(self._session, NGHTTP2_FLAG_NONE, 0,
+                                              CONNECTION_WINDOW)
+        self._flush_cb = self._flush
+
+    def __dealloc__(self):
+        if self._session is not NULL:
+            nghttp2_session_del(self._session)
+            self._session = NULL
+
+    @property
+    def active_streams(self):
+        return len(self._streams)
+
+    def connection_made(self, transport):
+        self._transport = transport
+        self._loop = asyncio.get_running_loop()
+        peer = transport.get_extra_info("peername")
+        if isinstance(peer, tuple) and len(peer) >= 2:
+            if ":" in peer[0]:
+                self._peer = "ipv6:[%s]:%d" % (peer[0], peer[1])
+            else:
+                self._peer = "ipv4:%s:%d" % (peer[0], peer[1])
+        elif peer:
+            self._peer = "unix:%s" % (peer,)
+        self._flush()
+
+    def data_received(self, data):
+        cdef nghttp2_ssize rv
+        if self._session is NULL:
+            return
+        self._receiving = True
+        try:
+            rv = nghttp2_session_mem_recv2(
+                self._session, <const uint8_t *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)
+            )
+        finally:
+            self._receiving = False
+        if rv < 0:
+            # A fatal protocol error or a callback failure: nghttp2 has queued its GOAWAY.
+            _log.debug("HTTP/2 connection from %s: %s", self._peer, nghttp2_strerror(<int>rv).decode())
+            self._closing = True
+        self._flush()
+
+    def eof_received(self):
+        return False
+
+    def connection_lost(self, exc):
+        cdef Stream stream
+        streams = list(self._streams.values())
+        self._streams.clear()
+        for stream in streams:
+            stream._on_close(NGHTTP2_CANCEL)
+        self._transport = None
+        if self._session is not NULL:
+            nghttp2_session_del(self._session)
+            self._session = NULL
+
+    def pause_writing(self):
+        self._paused = True
+
+    def resume_writing(self):
+        self._paused = False
+        self._flush()
+
+    cdef int _schedule_flush(self) except -1:
+        # data_received flushes once at its end; only work done outside it needs a turn.
+        if not self._flush_scheduled and not self._receiving and self._loop is not None:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush_cb)
+        return 0
+
+    def _flush(self):
+        """Everything nghttp2 has ready, every stream's frames, in one transport.write."""
+        cdef const uint8_t *data
+        cdef nghttp2_ssize n
+        self._flush_scheduled = False
+        if self._session is NULL or self._transport is None or self._paused:
+            return
+        chunks = []
+        while True:
+            n = nghttp2_session_mem_send2(self._session, &data)
+            if n < 0:
+                self._closing = True
+                break
+            if n == 0:
+                break
+            chunks.append(PyBytes_FromStringAndSize(<const char *>data, n))
+        if chunks:
+            self._transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        if self._closing or (
+            not nghttp2_session_want_read(self._session)
+            and not nghttp2_session_want_write(self._session)
+        ):
+            self._transport.close()
+
+    def goaway(self):
+        """Refuse new streams (GOAWAY with the last stream taken); calls in flight go on."""
+        if self._session is NULL:
+            return
+        nghttp2_submit_goaway(self._session, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(self._session),
+                              NGHTTP2_NO_ERROR, NULL, 0)
+        self._flush()
+
+    def close(self):
+        """Cancel every call in flight and close the connection."""
+        cdef Stream stream
+        for stream in list(self._streams.values()):
+            if stream._task is not None:
+                stream._task.cancel()
+        if self._transport is not None:
+            self._transport.close()
