@@ -113,13 +113,16 @@ def test_without_the_native_build_native_falls_back_to_grpcio(
     from oipcodec.server.registry import ModelRegistry
     from oipcodec.server.runtime.apps import create_grpc_server
 
-    registry = ModelRegistry(demo_models())
-    native, _ = create_grpc_server(registry, grpc_impl="native")
-    assert isinstance(native, NativeGrpcServer)
-    monkeypatch.setattr(grpc_server, "native_grpc_available", lambda: False)
-    with caplog.at_level(logging.WARNING, "oipcodec.server"):
-        fallback, _ = create_grpc_server(registry, grpc_impl="native")
-    assert isinstance(fallback, grpc.aio.Server)
+    async def main() -> None:  # grpcio's server is made on a running loop
+        registry = ModelRegistry(demo_models())
+        native, _ = create_grpc_server(registry, grpc_impl="native")
+        assert isinstance(native, NativeGrpcServer)
+        monkeypatch.setattr(grpc_server, "native_grpc_available", lambda: False)
+        with caplog.at_level(logging.WARNING, "oipcodec.server"):
+            fallback, _ = create_grpc_server(registry, grpc_impl="native")
+        assert isinstance(fallback, grpc.aio.Server)
+
+    asyncio.run(main())
     assert caplog.messages == ["grpc_impl 'native' needs the native kernels: using 'grpcio'"]
 
 
