@@ -79,7 +79,9 @@ def test_c_constants_are_generated_from_the_shared_tables() -> None:
 # the native front end's request heads (a kernel family, twinned in _pure). load/ is the
 # bench's HTTP load generator (oipcodec.bench._sender): a tool, not a codec kernel, so it has no
 # pure twin in _pure (its Python twin is oipcodec.bench.sender) and its loop is a .c of its own.
-JOBS = ("common", "read", "write", "protobuf", "http", "load")
+# h2/ is the gRPC framing of the native gRPC path (oipcodec.server.h2._session, over the vendored
+# libnghttp2 in csrc/third_party): not a kernel either, checked by its C driver under sanitizers.
+JOBS = ("common", "read", "write", "protobuf", "http", "load", "h2")
 CPUS = ("x86", "arm64")
 _FOLDERS = {*JOBS, *(f"{job}/{cpu}" for job in ("read", "write") for cpu in CPUS)}
 # What each job may include besides itself and its own CPU folders (downward only).
@@ -90,6 +92,7 @@ _MAY_INCLUDE = {
     "protobuf": ("common",),
     "http": ("common",),
     "load": ("common",),
+    "h2": ("common",),
 }
 _QUOTED = re.compile(r'^\s*#\s*include\s+"oipcodec/([^"]+)"', re.MULTILINE)
 _EXTERN = re.compile(r'cdef extern from "oipcodec/([^"]+)"')

@@ -32,6 +32,8 @@ class Router:
 
     def route(self, path: bytes) -> Route | None:
         self.misses.append(path)
+        if path == b"/t.S/RouterBug":
+            raise RuntimeError("a router's bug")
         return None
 
 

@@ -34,10 +34,18 @@ def _broken(stream: Any, message: bytes) -> bytes:
     raise RuntimeError("bug")
 
 
+async def _not_bytes_later(stream: Any, message: bytes) -> Any:
+    return 42
+
+
+SEEN: list[Any] = []
+
+
 def _metadata(stream: Any, message: bytes) -> bytes:
     stream.initial_metadata.append(("x-first", "1"))
     stream.trailing_metadata.append(("x-last-bin", b"\x00\xff"))
-    return repr((stream.path, stream.peer.split(":")[:2], stream.metadata)).encode()
+    SEEN.append((stream.path, stream.peer.split(":")[:2], stream.metadata, stream.deadline))
+    return b"ok"
 
 
 ROUTES = {
@@ -47,6 +55,8 @@ ROUTES = {
     b"/t.S/RefuseLater": Route(_refuse_later),
     b"/t.S/Broken": Route(_broken),
     b"/t.S/Metadata": Route(_metadata),
+    b"/t.S/NotBytes": Route(lambda stream, message: "text"),
+    b"/t.S/NotBytesLater": Route(_not_bytes_later),
 }
 
 
@@ -108,17 +118,37 @@ def test_abort_and_errors_give_their_status() -> None:
     run(main())
 
 
+def test_a_handler_answering_wrong_is_internal_and_the_connection_lives() -> None:
+    async def main() -> None:
+        async with (
+            serve(ROUTES) as (port, _, made),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            for path in ("/t.S/NotBytes", "/t.S/NotBytesLater", "/t.S/RouterBug"):
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await channel.unary_unary(path)(b"x")
+                assert caught.value.code() == grpc.StatusCode.INTERNAL
+                assert caught.value.details() == "Unexpected error in the gRPC handler"
+                assert await channel.unary_unary("/t.S/Echo")(b"y") == b"echo:y"
+            assert len(made) == 1
+
+    run(main())
+
+
 def test_metadata_both_ways() -> None:
     async def main() -> None:
-        async with serve(ROUTES) as (port, _, _):
-            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                call = channel.unary_unary("/t.S/Metadata")(
-                    b"", metadata=(("x-a", "b"), ("x-c-bin", b"\x01\x02"))
-                )
-                answer = await call
-                initial = await call.initial_metadata()
-                trailing = await call.trailing_metadata()
-        path, peer, metadata = eval(answer)  # noqa: S307 - our own repr
+        async with (
+            serve(ROUTES) as (port, _, _),
+            grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel,
+        ):
+            call = channel.unary_unary("/t.S/Metadata")(
+                b"", metadata=(("x-a", "b"), ("x-c-bin", b"\x01\x02"))
+            )
+            assert await call == b"ok"
+            initial = await call.initial_metadata()
+            trailing = await call.trailing_metadata()
+        path, peer, metadata, deadline = SEEN.pop()
+        assert deadline is None
         assert path == "/t.S/Metadata" and peer == ["ipv4", "127.0.0.1"]
         assert ("x-a", "b") in metadata and ("x-c-bin", b"\x01\x02") in metadata
         assert ("x-first", "1") in tuple(initial)

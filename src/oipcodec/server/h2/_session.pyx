@@ -14,6 +14,7 @@ import asyncio
 import base64
 import logging
 import zlib
+from collections import deque
 
 __all__ = ["GrpcAbort", "H2Protocol", "Stream"]
 
@@ -76,6 +77,11 @@ cdef extern from "nghttp2/nghttp2.h":
         NGHTTP2_PROTOCOL_ERROR = 1
         NGHTTP2_INTERNAL_ERROR = 2
         NGHTTP2_CANCEL = 8
+        NGHTTP2_ENHANCE_YOUR_CALM = 11
+        NGHTTP2_ERR_BAD_CLIENT_MAGIC = -903
+        NGHTTP2_ERR_FLOODED = -904
+        NGHTTP2_ERR_TOO_MANY_CONTINUATIONS = -905
+        NGHTTP2_ERR_TOO_MANY_SETTINGS = -537
 
     ctypedef int (*nghttp2_on_begin_headers_callback)(
         nghttp2_session *, const nghttp2_frame *, void *) noexcept
@@ -124,6 +130,7 @@ cdef extern from "nghttp2/nghttp2.h":
     int nghttp2_submit_rst_stream(nghttp2_session *, uint8_t, int32_t, uint32_t)
     int nghttp2_submit_goaway(nghttp2_session *, uint8_t, int32_t, uint32_t, const uint8_t *, size_t)
     int nghttp2_submit_shutdown_notice(nghttp2_session *)
+    int nghttp2_session_terminate_session(nghttp2_session *, uint32_t)
     const char *nghttp2_strerror(int)
 
 cdef extern from "oipcodec/h2/grpc.h":
@@ -157,6 +164,9 @@ cdef enum:
     WRITE_HIGH = 1 << 20
     # The request header list a stream may send (grpcio's default hard limit is 16 KiB).
     MAX_HEADER_LIST = 16384
+    # One read from the socket: asyncio reads into this buffer of the connection's own, not a
+    # new 256 KiB bytes per read (docs/measurements.md has the before/after).
+    READ_BUFFER = 1 << 16
 ACCEPT_ENCODING = b"identity,deflate,gzip"
 _DROPPED = frozenset(
     (b"te", b"content-type", b"grpc-timeout", b"grpc-encoding", b"grpc-accept-encoding")
@@ -233,7 +243,7 @@ cdef class Stream:
     ``deadline``, ``peer``, ``cancelled``), sets (``initial_metadata``,
     ``trailing_metadata``) and awaits (``read``, ``write``)."""
 
-    cdef readonly H2Protocol _conn
+    cdef readonly _Connection _conn
     cdef readonly int32_t stream_id
     cdef public list initial_metadata
     cdef public list trailing_metadata
@@ -255,7 +265,8 @@ cdef class Stream:
     cdef object _messages  # unary: list of messages; streaming: deque
     cdef bint _half_closed
     cdef object _read_waiter
-    cdef size_t _unconsumed
+    cdef size_t _queued  # bytes of the whole messages waiting for read()
+    cdef size_t _held  # bytes received but not yet given back to the client's window
     # response side
     cdef bint _headers_sent
     cdef bint _finished
@@ -269,7 +280,7 @@ cdef class Stream:
     cdef object _task
     cdef object _timer
 
-    def __cinit__(self, H2Protocol conn, int32_t stream_id):
+    def __cinit__(self, _Connection conn, int32_t stream_id):
         self._conn = conn
         self.stream_id = stream_id
         self.initial_metadata = []
@@ -333,19 +344,21 @@ cdef class Stream:
 
     cdef int _headers_done(self) except -1:
         """The request's HEADERS are in: check them, find the route, start a streaming call."""
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef int64_t ns
         if self._method != b"POST":
-            self._reject(405, UNIMPLEMENTED, "method %s not allowed" % self._method.decode("latin-1"))
+            self._reject(405, UNIMPLEMENTED, ":method %s, expected POST" % self._method.decode("latin-1"))
             return 0
         if not oip_grpc_content_type(<const unsigned char *>PyBytes_AS_STRING(self._content_type),
                                      PyBytes_GET_SIZE(self._content_type)):
-            self._reject(415, UNKNOWN, "invalid content-type %r" % self._content_type.decode("latin-1"))
+            self._reject(415, UNKNOWN, "content-type %r, expected application/grpc[+proto]"
+                         % self._content_type.decode("latin-1"))
             return 0
         if self._timeout:
             if oip_grpc_timeout(<const unsigned char *>PyBytes_AS_STRING(self._timeout),
                                 PyBytes_GET_SIZE(self._timeout), &ns) != 0:
-                self._finish(INTERNAL, "invalid grpc-timeout %r" % self._timeout.decode("latin-1"))
+                self._finish(INTERNAL, "grpc-timeout %r, expected 1 to 8 digits and a unit "
+                             "(H, M, S, m, u or n)" % self._timeout.decode("latin-1"))
                 return 0
             self.deadline = conn._loop.time() + ns / 1e9
             self._timer = conn._loop.call_at(self.deadline, self._expire)
@@ -357,15 +370,17 @@ cdef class Stream:
             return 0
         route = conn._routes.get(self._path)
         if route is None:
-            route = conn._router.route(self._path)
+            try:
+                route = conn._router.route(self._path)
+            except Exception as exc:
+                self._fail(exc)
+                return 0
             if route is None:
                 self._finish(UNIMPLEMENTED, "Method not found!")
                 return 0
         self._route = route
         self._streaming = route.request_streaming
         if self._streaming:
-            from collections import deque
-
             self._messages = deque()
             self._started = True
             self._call(None)
@@ -374,7 +389,7 @@ cdef class Stream:
     cdef int _data(self, const uint8_t *data, size_t n) except -1:
         cdef int compressed = 0
         cdef uint32_t length = 0
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef int rc
         if self._finished or self._route is None:
             nghttp2_session_consume(conn._session, self.stream_id, n)
@@ -386,7 +401,8 @@ cdef class Stream:
             if rc == 0:
                 break
             if rc < 0:
-                self._finish(INTERNAL, "invalid gRPC message flag %d" % self._buf[0])
+                self._finish(INTERNAL, "gRPC message flag %d at byte 0 of a message, expected 0 or 1"
+                             % self._buf[0])
                 break
             if length > conn._max_receive:
                 self._finish(
@@ -400,27 +416,37 @@ cdef class Stream:
             del self._buf[:5 + length]
             if compressed:
                 if self._encoding in (b"", b"identity"):
-                    self._finish(INTERNAL, "compressed message with grpc-encoding identity")
+                    self._finish(INTERNAL, "compressed flag set with grpc-encoding identity, "
+                                 "expected gzip or deflate")
                     break
                 message = self._inflate(message)
                 if message is None:
                     break
             if self._streaming:
-                self._unconsumed += 5 + length
+                self._queued += 5 + length
                 self._messages.append((message, 5 + length))
                 self._wake_reader()
             else:
                 self._messages.append(message)
-        if self._finished:
-            nghttp2_session_consume(conn._session, self.stream_id, n)
-        elif not self._streaming:
-            # A unary request is held whole anyway (bounded by the receive limit): its window
-            # is given back as it arrives.
-            nghttp2_session_consume(conn._session, self.stream_id, n)
+        # The window is given back as bytes arrive while the messages waiting for read() are
+        # under one window's worth; past that it is held until read() takes them. So a message
+        # larger than the window still arrives, and an unread stream holds at most two windows
+        # plus one partial message (within the receive limit). A unary request is held whole
+        # anyway, so its window always goes back at once.
+        self._held += n
+        if self._finished or not self._streaming or self._queued <= STREAM_WINDOW:
+            self._give_back()
+        return 0
+
+    cdef int _give_back(self) except -1:
+        if self._held and not self._closed:
+            nghttp2_session_consume(self._conn._session, self.stream_id, self._held)
+            self._held = 0
+            self._conn._schedule_flush()
         return 0
 
     cdef object _inflate(self, bytes message):
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         # Bounded: a message that inflates past the receive limit is refused after limit + 1
         # bytes, never allocated whole.
         inflater = zlib.decompressobj(31 if self._encoding == b"gzip" else 15)
@@ -446,7 +472,8 @@ cdef class Stream:
         if self._finished or self._route is None:
             return 0
         if self._buf:
-            self._finish(INTERNAL, "request ends inside a gRPC message")
+            self._finish(INTERNAL, "request ends %d bytes into a gRPC message, expected the whole "
+                         "message (5-byte prefix and its length)" % len(self._buf))
             return 0
         if self._streaming:
             self._wake_reader()
@@ -463,17 +490,19 @@ cdef class Stream:
         return 0
 
     cdef int _call(self, message) except -1:
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         try:
-            result = self._route.call(self, message)
+            self._result(self._route.call(self, message))
         except GrpcAbort as exc:
             self._finish(exc.code, exc.details)
-            return 0
-        except Exception:
-            _log.exception("gRPC call %s failed", self.path)
-            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
-            return 0
-        self._result(result)
+        except Exception as exc:
+            self._fail(exc)
+        return 0
+
+    cdef int _fail(self, exc) except -1:
+        """A handler's error other than GrpcAbort: INTERNAL, logged once; the connection lives."""
+        _log.error("gRPC call %s failed", self.path, exc_info=exc)
+        self._finish(INTERNAL, "Unexpected error in the gRPC handler")
         return 0
 
     cdef int _result(self, result) except -1:
@@ -497,12 +526,16 @@ cdef class Stream:
             return
         exc = task.exception()
         if exc is None:
-            self._result(task.result())
+            result = task.result()
+            if result is None or isinstance(result, (bytes, bytearray, memoryview)):
+                self._result(result)
+            else:
+                self._fail(TypeError("a gRPC handler's awaitable gave %s, not bytes or None"
+                                     % type(result).__name__))
         elif isinstance(exc, GrpcAbort):
             self._finish(exc.code, exc.details)
         else:
-            _log.error("gRPC call %s failed", self.path, exc_info=exc)
-            self._finish(INTERNAL, "Unexpected error in the gRPC handler")
+            self._fail(exc)
 
     cdef int _wake_reader(self) except -1:
         waiter = self._read_waiter
@@ -514,16 +547,15 @@ cdef class Stream:
 
     async def read(self):
         """The next request message, or None once the client half-closed."""
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         while True:
             if self.cancelled:
                 raise asyncio.CancelledError("the client reset the stream")
             if self._messages:
                 message, size = self._messages.popleft()
-                self._unconsumed -= size
-                if not self._closed:
-                    nghttp2_session_consume(conn._session, self.stream_id, size)
-                    conn._schedule_flush()
+                self._queued -= size
+                if self._queued <= STREAM_WINDOW:
+                    self._give_back()
                 return message
             if self._half_closed or self._closed:
                 return None
@@ -534,7 +566,7 @@ cdef class Stream:
 
     cdef int _queue(self, message) except -1:
         cdef unsigned char prefix[5]
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef nghttp2_data_provider2 provider
         cdef _Headers headers
         cdef int rv
@@ -573,7 +605,7 @@ cdef class Stream:
 
     cdef int _finish(self, int status, str details) except -1:
         """End the call with this status: trailers after the messages, or trailers-only."""
-        cdef H2Protocol conn = self._conn
+        cdef _Connection conn = self._conn
         cdef _Headers headers
         if self._finished or self._closed:
             return 0
@@ -694,7 +726,7 @@ cdef nghttp2_ssize _read_data(nghttp2_session *session, int32_t stream_id, uint8
 
 cdef int _on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
                            void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     if frame.hd.type != NGHTTP2_HEADERS or frame.headers.cat != NGHTTP2_HCAT_REQUEST:
         return 0
     try:
@@ -707,7 +739,7 @@ cdef int _on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
 cdef int _on_header(nghttp2_session *session, const nghttp2_frame *frame, const uint8_t *name,
                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                     void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     if frame.hd.type != NGHTTP2_HEADERS or frame.headers.cat != NGHTTP2_HCAT_REQUEST:
         return 0  # trailers of a request carry nothing gRPC reads
@@ -725,7 +757,7 @@ cdef int _on_header(nghttp2_session *session, const nghttp2_frame *frame, const 
 
 cdef int _on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
                         void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     if frame.hd.type != NGHTTP2_HEADERS and frame.hd.type != NGHTTP2_DATA:
         return 0
@@ -745,7 +777,7 @@ cdef int _on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
 
 cdef int _on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_id,
                         const uint8_t *data, size_t length, void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     try:
         stream = conn._streams.get(stream_id)
@@ -761,7 +793,7 @@ cdef int _on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t stream_
 
 cdef int _on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
                           void *user_data) noexcept:
-    cdef H2Protocol conn = <H2Protocol>user_data
+    cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
     try:
         stream = conn._streams.pop(stream_id, None)
@@ -799,12 +831,13 @@ cdef int _setup() except -1:
 _setup()
 
 
-cdef class H2Protocol:
-    """An asyncio protocol for one HTTP/2 (h2c, prior knowledge) connection serving gRPC.
+# Seconds a connection ended by GOAWAY waits for the client to close before closing itself.
+LINGER = 1.0
 
-    ``router.routes`` (``dict[bytes, Route]``) is read first, then ``router.route(path)``;
-    a Route has ``request_streaming`` and ``call(stream, message)``.
-    """
+
+cdef class _Connection:
+    """The connection of H2Protocol (below), an extension type: asyncio wants a subclass of
+    asyncio.BufferedProtocol to read into a buffer, which an extension type cannot be."""
 
     cdef nghttp2_session *_session
     cdef object _router
@@ -819,6 +852,9 @@ cdef class H2Protocol:
     cdef bint _paused
     cdef bint _closing
     cdef object _flush_cb
+    cdef bytearray _inbuf
+    cdef object _inview
+    cdef object _linger
 
     def __cinit__(self, router, *, max_receive_message_length=4 * 1024 * 1024,
                   max_concurrent_streams=100):
@@ -840,6 +876,8 @@ cdef class H2Protocol:
         nghttp2_session_set_local_window_size(self._session, NGHTTP2_FLAG_NONE, 0,
                                               CONNECTION_WINDOW)
         self._flush_cb = self._flush
+        self._inbuf = bytearray(READ_BUFFER)
+        self._inview = memoryview(self._inbuf)
 
     def __dealloc__(self):
         if self._session is not NULL:
@@ -863,32 +901,47 @@ cdef class H2Protocol:
             self._peer = "unix:%s" % (peer,)
         self._flush()
 
-    def data_received(self, data):
+    def get_buffer(self, sizehint):
+        return self._inview
+
+    def buffer_updated(self, Py_ssize_t nbytes):
+        self._receive(<const uint8_t *>PyByteArray_AS_STRING(self._inbuf), nbytes)
+
+    def data_received(self, bytes data):
+        self._receive(<const uint8_t *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+    cdef int _receive(self, const uint8_t *data, Py_ssize_t n) except -1:
         cdef nghttp2_ssize rv
-        if self._session is NULL:
-            return
+        if self._session is NULL or self._linger is not None:
+            return 0
         self._receiving = True
         try:
-            rv = nghttp2_session_mem_recv2(
-                self._session, <const uint8_t *>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data)
-            )
+            rv = nghttp2_session_mem_recv2(self._session, data, n)
         finally:
             self._receiving = False
         if rv < 0:
-            # A fatal protocol error or a callback failure: nghttp2 has queued its GOAWAY.
+            # A fatal error: nghttp2 stops reading and queues no GOAWAY of its own, so one is
+            # sent here (floods get ENHANCE_YOUR_CALM), then the connection is closed.
             _log.debug("HTTP/2 connection from %s: %s", self._peer, nghttp2_strerror(<int>rv).decode())
+            nghttp2_session_terminate_session(
+                self._session,
+                NGHTTP2_ENHANCE_YOUR_CALM
+                if rv in (NGHTTP2_ERR_FLOODED, NGHTTP2_ERR_TOO_MANY_CONTINUATIONS,
+                          NGHTTP2_ERR_TOO_MANY_SETTINGS)
+                else NGHTTP2_INTERNAL_ERROR if rv == NGHTTP2_ERR_CALLBACK_FAILURE
+                else NGHTTP2_PROTOCOL_ERROR,
+            )
             self._closing = True
         self._flush()
+        return 0
 
     def eof_received(self):
         return False
 
     def connection_lost(self, exc):
-        cdef Stream stream
-        streams = list(self._streams.values())
-        self._streams.clear()
-        for stream in streams:
-            stream._on_close(NGHTTP2_CANCEL)
+        if self._linger is not None:
+            self._linger.cancel()
+        self._drop_streams()
         self._transport = None
         if self._session is not NULL:
             nghttp2_session_del(self._session)
@@ -913,7 +966,10 @@ cdef class H2Protocol:
         cdef const uint8_t *data
         cdef nghttp2_ssize n
         self._flush_scheduled = False
+        # Lingering, the streams are gone: nghttp2 must not call back into them.
         if self._session is NULL or self._transport is None or self._paused:
+            return
+        if self._linger is not None:
             return
         chunks = []
         while True:
@@ -930,7 +986,31 @@ cdef class H2Protocol:
             not nghttp2_session_want_read(self._session)
             and not nghttp2_session_want_write(self._session)
         ):
+            self._close_after_goaway()
+
+    cdef int _drop_streams(self) except -1:
+        """The connection is over: every call on it cancelled and released."""
+        cdef Stream stream
+        streams = list(self._streams.values())
+        self._streams.clear()
+        for stream in streams:
+            stream._on_close(NGHTTP2_CANCEL)
+        return 0
+
+    cdef int _close_after_goaway(self) except -1:
+        """Close once the GOAWAY is out: closing a socket with unread input makes the kernel
+        send RST, and the client may then lose the GOAWAY still in its buffers. So the write
+        side is shut (FIN after what is queued), what the client still sends is read and
+        dropped, and the socket closes when the client closes or after LINGER seconds."""
+        if self._linger is not None or self._transport is None:
+            return 0
+        self._drop_streams()
+        if not self._transport.can_write_eof():
             self._transport.close()
+            return 0
+        self._transport.write_eof()
+        self._linger = self._loop.call_later(LINGER, self._transport.close)
+        return 0
 
     def goaway(self):
         """Refuse new streams (GOAWAY with the last stream taken); calls in flight go on."""
@@ -949,3 +1029,13 @@ cdef class H2Protocol:
                 stream._task.cancel()
         if self._transport is not None:
             self._transport.close()
+
+
+class H2Protocol(_Connection, asyncio.BufferedProtocol):
+    """An asyncio protocol for one HTTP/2 (h2c, prior knowledge) connection serving gRPC.
+
+    ``router.routes`` (``dict[bytes, Route]``) is read first, then ``router.route(path)``;
+    a Route has ``request_streaming`` and ``call(stream, message)``.
+    """
+
+    __slots__ = ()
