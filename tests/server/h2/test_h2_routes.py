@@ -275,3 +275,25 @@ def test_every_rpc_the_grpcio_server_registers_is_routed() -> None:
         "/inference.GRPCInferenceService/ModelStreamInfer",
         "/nvidia.inferenceserver.GRPCService/StreamInfer",
     }
+
+
+def test_each_write_gives_the_loop_a_turn() -> None:
+    """A handler writing in a loop into a stream below its bound (whose write does not wait)
+    still lets the loop run between messages: the flush, and a client's RST_STREAM read."""
+    order: list[str] = []
+
+    async def behavior(request: bytes, context: Any) -> None:
+        for _ in range(2):
+            await context.write(b"x")
+            order.append("written")
+
+    async def other() -> None:
+        order.append("other")
+
+    async def main() -> None:
+        asyncio.get_running_loop().create_task(other())
+        route = Route(grpc.unary_stream_rpc_method_handler(behavior))
+        await route.call(StreamStandIn(), b"")
+
+    asyncio.run(main())
+    assert order == ["other", "written", "written"]

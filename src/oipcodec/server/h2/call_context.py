@@ -149,6 +149,10 @@ class CallContext:
             await self.stream.write(data)
         except _GONE as exc:
             raise grpc.aio.UsageError(f"the client has left the call ({exc})") from None
+        # One loop turn per message, as grpcio's write takes: the stream's write returns at
+        # once below its bound, and a handler that writes in a loop would otherwise hold the
+        # loop (no flush, no RST_STREAM read) until a megabyte of messages is queued.
+        await asyncio.sleep(0)
 
     async def requests(self) -> Any:
         """The request messages, as the async iterator a request-streaming handler takes."""
