@@ -387,22 +387,45 @@ cdef class Stream:
         return 0
 
     cdef int _data(self, const uint8_t *data, size_t n) except -1:
-        cdef int compressed = 0
-        cdef uint32_t length = 0
         cdef _Connection conn = self._conn
-        cdef int rc
+        cdef Py_ssize_t used, have = PyByteArray_GET_SIZE(self._buf)
         if self._finished or self._route is None:
             nghttp2_session_consume(conn._session, self.stream_id, n)
             return 0
-        self._buf += (<const char *>data)[:n]
-        while True:
-            rc = oip_grpc_prefix(<const unsigned char *>PyByteArray_AS_STRING(self._buf),
-                                 PyByteArray_GET_SIZE(self._buf), &compressed, &length)
+        if have == 0:
+            # The usual case, whole messages in one chunk: read straight from nghttp2's buffer.
+            used = self._take(data, n)
+            if not self._finished and <size_t>used < n:
+                self._buf += (<const char *>data)[used:n]
+        else:
+            self._buf += (<const char *>data)[:n]
+            used = self._take(<const uint8_t *>PyByteArray_AS_STRING(self._buf),
+                              PyByteArray_GET_SIZE(self._buf))
+            if not self._finished:
+                del self._buf[:used]
+        # The window is given back as bytes arrive while the messages waiting for read() are
+        # under one window's worth; past that it is held until read() takes them. So a message
+        # larger than the window still arrives, and an unread stream holds at most two windows
+        # plus one partial message (within the receive limit). A unary request is held whole
+        # anyway, so its window always goes back at once.
+        self._held += n
+        if self._finished or not self._streaming or self._queued <= STREAM_WINDOW:
+            self._give_back()
+        return 0
+
+    cdef Py_ssize_t _take(self, const uint8_t *p, size_t n) except -1:
+        """Every whole message at ``p`` queued (inflated if compressed); the bytes used."""
+        cdef _Connection conn = self._conn
+        cdef int compressed = 0, rc
+        cdef uint32_t length = 0
+        cdef size_t at = 0
+        while not self._finished:
+            rc = oip_grpc_prefix(p + at, n - at, &compressed, &length)
             if rc == 0:
                 break
             if rc < 0:
                 self._finish(INTERNAL, "gRPC message flag %d at byte 0 of a message, expected 0 or 1"
-                             % self._buf[0])
+                             % p[at])
                 break
             if length > conn._max_receive:
                 self._finish(
@@ -410,10 +433,10 @@ cdef class Stream:
                     "Received message larger than max (%d vs. %d)" % (length, conn._max_receive),
                 )
                 break
-            if <size_t>PyByteArray_GET_SIZE(self._buf) < 5 + <size_t>length:
+            if n - at < 5 + <size_t>length:
                 break
-            message = bytes(self._buf[5:5 + length])
-            del self._buf[:5 + length]
+            message = PyBytes_FromStringAndSize(<const char *>p + at + 5, length)
+            at += 5 + length
             if compressed:
                 if self._encoding in (b"", b"identity"):
                     self._finish(INTERNAL, "compressed flag set with grpc-encoding identity, "
@@ -428,15 +451,7 @@ cdef class Stream:
                 self._wake_reader()
             else:
                 self._messages.append(message)
-        # The window is given back as bytes arrive while the messages waiting for read() are
-        # under one window's worth; past that it is held until read() takes them. So a message
-        # larger than the window still arrives, and an unread stream holds at most two windows
-        # plus one partial message (within the receive limit). A unary request is held whole
-        # anyway, so its window always goes back at once.
-        self._held += n
-        if self._finished or not self._streaming or self._queued <= STREAM_WINDOW:
-            self._give_back()
-        return 0
+        return at
 
     cdef int _give_back(self) except -1:
         if self._held and not self._closed:
