@@ -6,6 +6,8 @@
 - ``OIPCODEC_TEST_HTTP_PROTOCOL=native`` (any of ``HTTP_PROTOCOLS``): every server a test
   starts with ``oipcodec.testing.background`` runs on that HTTP protocol unless the test
   chooses one itself; .ci/run runs the REST suites a second time so, on the native front end.
+- ``OIPCODEC_TEST_GRPC_IMPL=native`` (any of ``GRPC_IMPLS``): the same for the gRPC server
+  (``grpc_impl``); .ci/run sets it with the HTTP protocol's, so that run serves gRPC natively.
 - Every test fails if Python reports an exception it had to ignore ("Exception ignored in ..."),
   the symptom of an error swallowed in a destructor or a ``noexcept`` native function.
 """
@@ -64,28 +66,37 @@ def impl(request: pytest.FixtureRequest) -> SimpleNamespace:
     return _kernels(request.param)
 
 
-def _serve_on(protocol: str) -> None:
-    """Make ``oipcodec.testing.background`` run its servers on ``protocol`` where the test
-    leaves the default (the test modules import it after this file ran)."""
+def _serve_on(setting: str, value: str, choices: tuple[str, ...], default: str) -> None:
+    """Make ``oipcodec.testing.background`` run its servers with ``setting=value`` where the
+    test leaves the default (the test modules import it after this file ran)."""
     from oipcodec import testing
-    from oipcodec.server.config import HTTP_PROTOCOLS
 
-    if protocol not in HTTP_PROTOCOLS:
-        raise pytest.UsageError(f"OIPCODEC_TEST_HTTP_PROTOCOL must be one of {HTTP_PROTOCOLS}")
+    if value not in choices:
+        raise pytest.UsageError(f"the test run's {setting} must be one of {choices}")
     chosen = testing.background
 
     @functools.wraps(chosen)
     def background(models: Any = None, *, config: Any = None, **settings: Any) -> Any:
         config = testing.BACKGROUND_DEFAULTS if config is None else config
-        if "http_protocol" not in settings and config.http_protocol == "oipcodec":
-            settings["http_protocol"] = protocol
+        if setting not in settings and getattr(config, setting) == default:
+            settings[setting] = value
         return chosen(models, config=config, **settings)
 
     testing.background = background
 
 
-if os.environ.get("OIPCODEC_TEST_HTTP_PROTOCOL"):
-    _serve_on(os.environ["OIPCODEC_TEST_HTTP_PROTOCOL"])
+def _serve_as_the_run_says() -> None:
+    from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS
+
+    for variable, setting, choices, default in (
+        ("OIPCODEC_TEST_HTTP_PROTOCOL", "http_protocol", HTTP_PROTOCOLS, "oipcodec"),
+        ("OIPCODEC_TEST_GRPC_IMPL", "grpc_impl", GRPC_IMPLS, "grpcio"),
+    ):
+        if os.environ.get(variable):
+            _serve_on(setting, os.environ[variable], choices, default)
+
+
+_serve_as_the_run_says()
 
 
 @pytest.fixture

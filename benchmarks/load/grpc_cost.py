@@ -1,6 +1,6 @@
 """Where a small gRPC request's CPU goes: oipcodec's server and clients against grpcio's floor.
 
-    python benchmarks/load/grpc_cost.py [--requests 3000] [--threads 8]
+    python benchmarks/load/grpc_cost.py [--requests 3000] [--threads 8] [--grpc-impl grpcio,native]
 
 Sends the same small request (identity model, one 1x16 FP32 input) from ``--threads`` threads,
 ``--requests`` in all per row (bounded), and reports requests/s and the CPU time per request of
@@ -8,6 +8,10 @@ the server process and of the client process (user + system, from /proc; Linux o
 machine whose cores are shared (the client and the server on two cores, other jobs beside
 them) requests/s move with the neighbours; CPU per request does not, and it decides how many
 requests the two cores carry. Rows, in one run:
+
+``--grpc-impl`` lists the gRPC servers ``oipcodec serve`` runs (``--grpc-impl``), one server per
+name, in that order (``grpcio,native,grpcio,native`` alternates them); each gives the oipcodec
+rows, named after it.
 
 - oipcodec REST binary: HttpClient -> ``oipcodec serve`` (the path gRPC is compared with);
 - oipcodec gRPC raw and typed: GrpcClient -> the same server;
@@ -30,6 +34,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -135,23 +140,15 @@ def wait_ready(check: Callable[[], object], process: subprocess.Popen[bytes]) ->
             time.sleep(0.1)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=3000)
-    parser.add_argument("--threads", type=int, default=8)
-    args = parser.parse_args()
-
-    import grpc
-
+def served(impl: str, request: InferRequest, args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """The rows of one ``oipcodec serve --grpc-impl impl``."""
     from oipcodec.client import GrpcClient, HttpClient
 
-    tensor = Tensor("INPUT0", "FP32", (1, 16), np.arange(16, dtype=np.float32).reshape(1, 16))
-    request = InferRequest([tensor], model_name=MODEL)
-    rows: list[tuple[str, tuple[float, float, float]]] = []
-
+    rows: list[tuple[str, Any]] = []
     http_port, grpc_port = free_ports(2)
     command = (
-        f"-m oipcodec serve --http-port {http_port} --grpc-port {grpc_port} --log-level warning"
+        f"-m oipcodec serve --http-port {http_port} --grpc-port {grpc_port} --log-level warning "
+        f"--grpc-impl {impl}"
     )
     server = subprocess.Popen([sys.executable, *command.split()])
     try:
@@ -174,7 +171,7 @@ def main() -> None:
         if tg is not None:
             triton = tg.InferenceServerClient(f"127.0.0.1:{grpc_port}")
             item = tg.InferInput("INPUT0", [1, 16], "FP32")
-            item.set_data_from_numpy(tensor.data)
+            item.set_data_from_numpy(request.inputs[0].data)
             cost = load(
                 lambda: triton.infer(MODEL, [item]), server.pid, args.threads, args.requests
             )
@@ -183,7 +180,24 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(30)
+    return rows
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--grpc-impl", default="grpcio", help="comma-separated (default: grpcio)")
+    args = parser.parse_args()
+
+    import grpc
+
+    tensor = Tensor("INPUT0", "FP32", (1, 16), np.arange(16, dtype=np.float32).reshape(1, 16))
+    request = InferRequest([tensor], model_name=MODEL)
+    rows: list[tuple[str, Any]] = []
+
+    for impl in args.grpc_impl.split(","):
+        rows += [(f"{impl}: {name}", cost) for name, cost in served(impl, request, args)]
     data = pb.encode_request(request, raw=True)
     for kind in ("asyncio", "sync"):
         port = free_port()

@@ -50,6 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             malloc_top_pad=args.malloc_top_pad << 20,
             http_protocol=args.http_protocol,
+            grpc_impl=args.grpc_impl,
             codec_threads=args.codec_threads,
             body_budget=None if args.body_budget is None else args.body_budget << 20,
             max_queued_requests=args.max_queued_requests,
@@ -209,6 +210,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         "into one buffer), its native front end (small inference requests and probes "
         "answered in C, everything else by oipcodec's) or one of uvicorn's "
         "(default: %(default)s)",
+    )
+    add(
+        "--grpc-impl",
+        choices=["grpcio", "native"],  # server.GRPC_IMPLS (tested)
+        default="grpcio",
+        help="gRPC server: grpcio's asyncio server or oipcodec's native one (HTTP/2 in C, "
+        "h2c only; needs the compiled kernels) (default: %(default)s)",
     )
     add(
         "--codec-threads",

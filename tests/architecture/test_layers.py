@@ -128,7 +128,7 @@ def test_sources_were_found() -> None:
 # ------------------------------------------------------------------ the server's rooms
 
 SERVER = SRC / "server"
-ROOMS = ("frontends", "http11", "inference", "runtime")
+ROOMS = ("frontends", "h2", "http11", "inference", "runtime")
 SHARED_FRONTEND_HELPERS = ("oipcodec.server.frontends._asgi", "oipcodec.server.frontends._grpc")
 #: The native HTTP/1.1 front end's routes: the transport module that knows the REST app.
 FAST_PATH = "oipcodec.server.http11.fastpath"
@@ -136,7 +136,7 @@ REST_APP = "oipcodec.server.frontends.rest_frontend"
 
 
 def _room(module: str) -> str:
-    """The room of a module of oipcodec.server: ``frontends``, ``http11``, ``inference``,
+    """The room of a module of oipcodec.server: ``frontends``, ``h2``, ``http11``, ``inference``,
     ``runtime``, ``core`` (the flat modules) or ``facade`` (the package itself)."""
     parts = module.split(".")
     if len(parts) == 2:
@@ -174,6 +174,8 @@ def _may_import(module: str, target: str) -> bool:
         return goes_to in ("core", "http11") or target in (REST_APP, *SHARED_FRONTEND_HELPERS)
     if room == "http11":  # the transport knows no server: it could be any ASGI app's
         return goes_to == "http11"
+    if room == "h2":  # the gRPC transport: any grpcio handler's, the core's shared pieces only
+        return goes_to in ("core", "h2")
     if room == "core":
         return goes_to == "core"
     if room == "inference":  # the one inference step: the core below it, no front end above
@@ -212,6 +214,9 @@ def test_the_server_rooms_are_there() -> None:
     assert not _may_import("oipcodec.server.http11.protocol", "oipcodec.server.metadata")
     assert _may_import(FAST_PATH, REST_APP)
     assert not _may_import("oipcodec.server.http11.protocol", REST_APP)
+    assert _may_import("oipcodec.server.h2.grpc_server", "oipcodec.server.resumed")
+    assert not _may_import("oipcodec.server.h2.grpc_server", "oipcodec.server.runtime.sockets")
+    assert not _may_import("oipcodec.server.h2.call_context", "oipcodec.server.frontends._grpc")
     assert not _may_import(FAST_PATH, "oipcodec.server.runtime.apps")
     assert not _may_import("oipcodec.testing", "oipcodec.server.frontends.rest_frontend")
     inference = "oipcodec.server.inference.pipeline"

@@ -504,6 +504,7 @@ def test_server_config_defaults_are_serves() -> None:
     assert (config.http_protocol, config.codec_threads, config.log_level) == (
         "oipcodec", None, "info",
     )  # fmt: skip
+    assert config.grpc_impl == "grpcio"
     assert (BACKGROUND_DEFAULTS.http_port, BACKGROUND_DEFAULTS.grpc_port) == (0, 0)
     assert BACKGROUND_DEFAULTS.log_level is None
     with pytest.raises(AttributeError):
@@ -543,6 +544,7 @@ def test_server_settings_name_every_config_field_with_its_type() -> None:
             ValueError,
             "http_protocol must be one of oipcodec, native, httptools",
         ),
+        ({"grpc_impl": "grpclib"}, ValueError, "grpc_impl must be one of grpcio, native, got"),
         ({"codec_threads": 0}, ValueError, "codec_threads must be at least 1, got 0"),
         ({"codec_threads": 1.5}, TypeError, "codec_threads must be an int, got float 1.5"),
     ],
@@ -696,14 +698,16 @@ def test_a_request_error_subclass_takes_its_status_from_the_table() -> None:
             grpc_code = "NOPE"
 
 
-def test_cli_offers_the_http_protocols_the_config_takes() -> None:
+def test_cli_offers_the_http_protocols_and_grpc_impls_the_config_takes() -> None:
     from oipcodec.cli import build_parser
-    from oipcodec.server.config import HTTP_PROTOCOLS
+    from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS
 
     commands = next(a for a in build_parser()._actions if a.dest == "command")
     serve = commands.choices["serve"]
     option = next(a for a in serve._actions if a.dest == "http_protocol")
     assert tuple(option.choices) == HTTP_PROTOCOLS
+    option = next(a for a in serve._actions if a.dest == "grpc_impl")
+    assert tuple(option.choices) == GRPC_IMPLS
 
 
 def test_importing_the_server_leaves_grpc_and_uvicorn_for_when_a_port_needs_them() -> None:

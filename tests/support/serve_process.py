@@ -5,6 +5,7 @@ it."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -28,10 +29,15 @@ def run_serve(log_dir: Path, *args: str, statistics: bool = False) -> Iterator[d
     """``oipcodec serve ARGS`` (the demo models unless ARGS say otherwise) with free REST and
     gRPC ports and no metrics port (nor inference statistics, unless ``statistics``: the
     clients that ask for them, as perf_analyzer does), until ``v2/health/ready`` answers 200
-    (at most 60 s); yields ``{"http": host:port, "grpc": host:port}``, then stops it."""
+    (at most 60 s); yields ``{"http": host:port, "grpc": host:port}``, then stops it. The
+    gRPC server is ``OIPCODEC_TEST_GRPC_IMPL``'s when set and ARGS choose none
+    (tests/conftest.py)."""
     http_port, grpc_port = free_ports(2)
     command = [*serve_command(), "serve", "--http-port", str(http_port),
                "--grpc-port", str(grpc_port), *args]  # fmt: skip
+    impl = os.environ.get("OIPCODEC_TEST_GRPC_IMPL")
+    if impl and "--grpc-impl" not in args:
+        command += ["--grpc-impl", impl]
     if not statistics:
         command.append("--no-metrics")
     http = f"127.0.0.1:{http_port}"

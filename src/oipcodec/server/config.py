@@ -21,6 +21,7 @@ from oipcodec.server.repository import MODEL_CONTROL_MODES
 
 __all__ = [
     "DEFAULT_MALLOC_TOP_PAD",
+    "GRPC_IMPLS",
     "HTTP_PROTOCOLS",
     "SHARED_MEMORY_KINDS",
     "ServerConfig",
@@ -37,6 +38,10 @@ DEFAULT_MALLOC_TOP_PAD = 64 << 20
 #: (small inference requests and probes answered in C, the rest handed to oipcodec's), or
 #: uvicorn's.
 HTTP_PROTOCOLS = ("oipcodec", "native", "httptools", "h11")
+
+#: The gRPC servers the gRPC port can run on: grpcio's asyncio server, or oipcodec's native
+#: one (HTTP/2 in C on libnghttp2, server/h2/; every RPC of the grpcio one, over h2c only).
+GRPC_IMPLS = ("grpcio", "native")
 
 #: The shared-memory extensions a server can enable: ``"system"`` (POSIX shared memory,
 #: docs/shared-memory.md); CUDA shared memory is answered as unsupported.
@@ -103,6 +108,9 @@ class ServerConfig:
     """
     http_protocol: str = "oipcodec"
     """The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`."""
+    grpc_impl: str = "grpcio"
+    """The gRPC server: one of :data:`GRPC_IMPLS`; ``"native"`` needs the compiled kernels
+    (without them the server runs grpcio's and logs a warning)."""
     codec_threads: int | None = None
     """Threads per process that parse and write large JSON bodies off the event loop; ``None``:
     the CPUs this process may use, divided among the ``workers`` (at least 1).
@@ -206,6 +214,10 @@ class ServerConfig:
             raise ValueError(
                 f"http_protocol must be one of {', '.join(HTTP_PROTOCOLS)}, "
                 f"got {self.http_protocol!r}"
+            )
+        if self.grpc_impl not in GRPC_IMPLS:
+            raise ValueError(
+                f"grpc_impl must be one of {', '.join(GRPC_IMPLS)}, got {self.grpc_impl!r}"
             )
         if self.codec_threads is not None:
             _check_int("codec_threads", self.codec_threads)
@@ -354,6 +366,7 @@ class ServerSettings(TypedDict, total=False):
     log_level: str | None
     malloc_top_pad: int
     http_protocol: str
+    grpc_impl: str
     codec_threads: int | None
     body_budget: int | None
     max_queued_requests: int

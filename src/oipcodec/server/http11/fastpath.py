@@ -16,13 +16,14 @@ included, in the same order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine
 from typing import Any
 
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.frontends._asgi import Answer, failed, framed
 from oipcodec.server.frontends.rest_frontend import RestApp
 from oipcodec.server.model import Model
+from oipcodec.server.resumed import Resumed
 from oipcodec.sharedmem import Location
 
 __all__ = ["FastPath", "Probe", "Slot", "WireAnswer", "fast_path_of", "wire"]
@@ -126,7 +127,7 @@ class Slot:
         except Exception as exc:
             return wire(failed(exc, "POST", self.path))
         # A large answer is encoded in a codec thread: the rest runs as a task.
-        return _answered(_Resumed(work, waiting), self.path)
+        return _answered(Resumed(work, waiting), self.path)
 
 
 async def _answered(work: Any, path: str) -> WireAnswer:
@@ -164,33 +165,6 @@ async def _queued(
             gone.set_result({"type": "http.disconnect"})
         await asyncio.wait((work,))
         raise
-
-
-class _Resumed:
-    """The rest of a coroutine that stopped on a future outside any task: awaiting this hands
-    that future to the awaiting task, then drives the coroutine on."""
-
-    __slots__ = ("_coroutine", "_waiting")
-
-    def __init__(self, coroutine: Coroutine[Any, Any, Answer], waiting: Any) -> None:
-        self._coroutine = coroutine
-        self._waiting = waiting
-
-    def __await__(self) -> Generator[Any, Any, Answer]:
-        coroutine, waiting = self._coroutine, self._waiting
-        while True:
-            try:
-                value = yield waiting
-            except BaseException as exc:  # the task cancelled: on into the coroutine
-                try:
-                    waiting = coroutine.throw(exc)
-                except StopIteration as done:
-                    return done.value
-                continue
-            try:
-                waiting = coroutine.send(value)
-            except StopIteration as done:
-                return done.value
 
 
 class FastPath:

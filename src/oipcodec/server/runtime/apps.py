@@ -9,6 +9,7 @@ Only this module wires front ends together: each of them knows the registry, nev
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from oipcodec.server.frontends.trtis_frontend import V1Frontend, V1Routes
 from oipcodec.server.metadata import SERVER_NAME
 from oipcodec.server.model import Model
 from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.runtime.sockets import _BACKLOG, _bind
 from oipcodec.server.stats import Statistics
 
 if TYPE_CHECKING:
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
     from oipcodec.server.frontends.tracing import Tracing
 
 __all__ = ["create_app", "create_grpc_server", "create_rest_app", "graphpipe_app", "metrics_app"]
+
+log = logging.getLogger("oipcodec.server")
 
 
 def create_rest_app(
@@ -98,15 +102,20 @@ def create_grpc_server(
     options: list[tuple[str, Any]] | None = None,
     server_name: str = SERVER_NAME,
     tracing: Tracing | None = None,
+    grpc_impl: str = "grpcio",
 ) -> tuple[Any, InferenceServicer]:
-    """A ``grpc.aio.Server`` serving ``registry`` over the OIP and the v1 API (no port added
-    yet), and the OIP servicer.
+    """A ``grpc.aio.Server`` (or, with ``grpc_impl="native"``, a
+    :class:`~oipcodec.server.h2.grpc_server.NativeGrpcServer`) serving ``registry`` over the
+    OIP and the v1 API (no port added yet), and the OIP servicer.
 
     Messages up to ``limits.max_body_bytes`` are accepted (larger ones get
-    RESOURCE_EXHAUSTED from grpc itself). ``reuse_port`` lets several processes share a port
-    (SO_REUSEPORT); it is off by default so that a port in use is an error. ``server_name``
-    is the name in the server metadata. ``tracing``: the server traces (the TraceSetting RPC,
-    and the propagation metadata of the inference RPCs).
+    RESOURCE_EXHAUSTED). ``reuse_port`` lets several processes share a port
+    (SO_REUSEPORT); it is off by default so that a port in use is an error. ``options``:
+    more grpcio channel arguments (grpcio's server only). ``server_name`` is the name in the
+    server metadata. ``tracing``: the server traces (the TraceSetting RPC, and the
+    propagation metadata of the inference RPCs). ``grpc_impl``: one of
+    :data:`~oipcodec.server.config.GRPC_IMPLS`; ``"native"`` without the native build
+    falls back to grpcio with a warning.
     """
     # grpcio is imported when a gRPC port is served, not with the package.
     import grpc
@@ -115,14 +124,27 @@ def create_grpc_server(
     from oipcodec.server.frontends.trtis_frontend import add_to_server
 
     servicer = InferenceServicer(registry, limits=limits, server_name=server_name)
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", limits.max_body_bytes),
-            ("grpc.max_send_message_length", -1),
-            ("grpc.so_reuseport", 1 if reuse_port else 0),
-            *(options or []),
-        ]
-    )
+    server: Any = None
+    if grpc_impl == "native":
+        from oipcodec.server.h2.grpc_server import NativeGrpcServer, native_grpc_available
+
+        if native_grpc_available():
+            server = NativeGrpcServer(
+                max_receive_message_length=limits.max_body_bytes,
+                bind=lambda host, port: _bind(host, port, reuse_port, "gRPC"),
+                backlog=_BACKLOG,
+            )
+        else:
+            log.warning("grpc_impl 'native' needs the native kernels: using 'grpcio'")
+    if server is None:
+        server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limits.max_body_bytes),
+                ("grpc.max_send_message_length", -1),
+                ("grpc.so_reuseport", 1 if reuse_port else 0),
+                *(options or []),
+            ]
+        )
     handler = servicer.handler()
     server.add_generic_rpc_handlers(
         (handler,) if tracing is None else tracing.grpc_handlers(handler)

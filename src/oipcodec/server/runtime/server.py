@@ -198,6 +198,7 @@ class Server:
                 reuse_port=self.reuse_port,
                 server_name=self.server_name,
                 tracing=self.tracing,
+                grpc_impl=self.config.grpc_impl,
             )
             address = _grpc_address(self.host, self.grpc_port)
             try:
