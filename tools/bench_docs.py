@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from oipcodec.bench.load import level_label, level_of, run_levels
+from oipcodec.bench.runner import BenchOptions
 from oipcodec.bench.table import render_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +59,8 @@ def provenance(results: dict[str, Any]) -> str:
         else ""
     )
     rounds = int(results["options"].get("rounds", 1) or 1)
-    quick += f" --rounds {rounds}" if rounds > 1 else ""
+    default_rounds = BenchOptions.quick_defaults().rounds if quick else 1
+    quick += f" --rounds {rounds}" if rounds != default_rounds else ""
     return (
         f"`oipcodec bench{quick}` (oipcodec {results['oipcodec_version']}), "
         f"{results['created']}, {results['seconds']:.0f} s; {machine['cpus']} CPUs "
@@ -357,7 +359,8 @@ compare --slo` applies it to NEW.
 
 ```bash
 pip install ".[bench]"                     # ".[bench-kserve]" adds KServe's rows
-oipcodec bench --quick                     # small and tokens at c=8, 0.2 s windows, <= 5
+oipcodec bench --quick                     # small and tokens at c=8, 3 rounds of two
+                                           # 100 ms windows a row
 oipcodec bench                             # all payloads: small, image, logits_bf16,
                                            # logits_fp32, strings, tokens; 1 s windows
 oipcodec bench --payload image --path rest-json --concurrency 1,8,32
@@ -400,12 +403,12 @@ The load options take perf_analyzer's names, so a command line moves between the
   16) threads send; a request due while all are busy waits, and the wait counts.
 - `--latency-threshold MS` stops the sweep after the first level whose p99 latency (or
   `--percentile`'s) is above MS.
-- Windows: `--measurement-interval MS` (default 1000; `--quick` 200) or
+- Windows: `--measurement-interval MS` (default 1000; `--quick` 100) or
   `--measurement-mode count_windows` with `--measurement-request-count N`, after
   `--warmup-request-count N` answers (default one per sending thread). A level is stable once
   its last three windows are within `--stability-percentage` (default 10) of each other
   (max/min) in requests/s and in latency (the average, or `--percentile 50|90|95|99`); it
-  stops there, or after `--max-trials` windows (default 10; `--quick` 5), and is then marked
+  stops there, or after `--max-trials` windows (default 10; `--quick` 2), and is then marked
   unstable in the table, the CSV and `results.json`. The figures are the last three windows
   together: requests/s, and latency average, p50, p90, p95, p99 and max.
 - The load generator: `--load-processes N` spreads the sending threads over N processes,

@@ -648,7 +648,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add = bench.add_argument
     add("--quick", action="store_true",
         help="about a minute: the small and tokens payloads, concurrency 8 only, 3 rounds "
-        "of two 100 ms windows a row, the implementations taking turns A B, B A, A B "
+        "of two short windows a row, the implementations taking turns A B, B A, A B "
         "(--rounds 3 --measurement-interval 100 --max-trials 2)")  # fmt: skip
     add("--payload", action="extend", type=_names(PAYLOADS), metavar="NAME[,NAME]",
         help=f"payloads to measure (repeatable, or a,b): {', '.join(PAYLOADS)}")  # fmt: skip

@@ -86,8 +86,8 @@ def _threads_ns(pid: int) -> dict[int, int] | None:
 def proc_reader(pids: Iterable[int]) -> CpuReader | None:
     """The summed CPU seconds of ``pids`` (every thread of each), or None when /proc cannot
     read them. Read from each thread's nanoseconds where the kernel gives them, else from
-    ``/proc/PID/stat``, whose clock ticks (10 ms) are a fifth of what a server spends in a
-    100 ms window on a busy machine."""
+    ``/proc/PID/stat``, whose clock ticks are too coarse for ``--quick``'s short windows
+    (docs/measurements.md)."""
     pids = list(pids)
     if not pids or any(_proc_seconds(pid) is None for pid in pids):
         return None

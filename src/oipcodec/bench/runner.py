@@ -140,7 +140,7 @@ class BenchOptions:
             # One level, the one the verdicts are read at: half the time of two (--concurrency
             # 1,8 adds c=1 back). Three short rounds rather than one long one: the noise
             # between rounds, which the verdicts need, is what a busy machine varies, and
-            # two 100 ms windows a round keep the whole at about a minute on two cores.
+            # the two short windows of a round keep the whole at about a minute on two cores.
             concurrency=[8],
             duration=0.1,
             max_trials=2,
