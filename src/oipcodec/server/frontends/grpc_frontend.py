@@ -194,13 +194,14 @@ class InferenceServicer:
     async def _decode(self, exchange: Exchange, data: bytes) -> InferRequest:
         """A ModelInferRequest's message decoded (tensors in shared memory read through the
         exchange), its model looked up into ``exchange.model``."""
-        decode = functools.partial(
-            pb.decode_request_form, data, limits=self.limits, shared_memory=exchange.shared_memory
-        )
+        limits, regions = self.limits, exchange.shared_memory
         try:
-            request, raw = decode()
+            request, raw = pb.decode_request_form(data, limits=limits, shared_memory=regions)
         except CopyOffLoop:  # a large copy out of shared memory: in a worker thread
             exchange.off_loop()
+            decode = functools.partial(
+                pb.decode_request_form, data, limits=limits, shared_memory=regions
+            )
             request, raw = await asyncio.get_running_loop().run_in_executor(None, decode)
         if raw:
             exchange.path = "grpc_raw"

@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import logging
 import socket
+import types
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -61,9 +62,21 @@ class Route:
         generator, or a plain function run on the loop).
     """
 
-    __slots__ = ("_behavior", "_deserialize", "_serialize", "call", "request_streaming")
+    __slots__ = (
+        "_behavior",
+        "_context_type",
+        "_deserialize",
+        "_serialize",
+        "call",
+        "request_streaming",
+    )
 
     def __init__(self, handler: Any) -> None:
+        # Imported once per route, not per call: a route exists only once the native
+        # connection (which call_context needs) is built.
+        from oipcodec.server.h2.call_context import CallContext
+
+        self._context_type = CallContext
         self.request_streaming: bool = handler.request_streaming
         self._deserialize = handler.request_deserializer
         self._serialize = handler.response_serializer
@@ -84,16 +97,15 @@ class Route:
         )
 
     def _context(self, stream: Any) -> Any:
-        from oipcodec.server.h2.call_context import CallContext
-
-        return CallContext(stream, self._deserialize, self._serialize)
+        return self._context_type(stream, self._deserialize, self._serialize)
 
     def _unary(self, stream: Any, message: bytes) -> bytes | Awaitable[bytes]:
         """A unary call: the response's bytes, or an awaitable of them when the handler
         waits (its first step run here, the rest by the connection's task)."""
         context = self._context(stream)
-        work = self._behavior(context.request(message), context)
-        if not inspect.iscoroutine(work):
+        request = message if self._deserialize is None else context.request(message)
+        work = self._behavior(request, context)
+        if type(work) is not types.CoroutineType:
             return _answer(context, work)
         # In a context of its own, as a task would run it: a handler that sets a context
         # variable and resets it after an await must find it in the same context.
