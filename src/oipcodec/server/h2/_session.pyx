@@ -1,8 +1,9 @@
 # The native gRPC path's HTTP/2 connection (issue 47): Cython on libnghttp2, vendored in
 # csrc/third_party/nghttp2. nghttp2 does HTTP/2 (the preface, SETTINGS, HPACK, flow control,
-# stream states, PING, RST_STREAM, GOAWAY, and the rapid-reset and CONTINUATION-flood limits);
-# this module does gRPC on top: the message framing, grpc-timeout deadlines, grpc-encoding, the
-# size limits, and the hand-over of each call to the Python side (oipcodec.server.h2's server).
+# stream states, PING, RST_STREAM, GOAWAY, and the CONTINUATION-flood limit); this module does
+# the rapid-reset limit, and gRPC on top: the message framing, grpc-timeout deadlines,
+# grpc-encoding, the size limits, and the hand-over of each call to the Python side
+# (oipcodec.server.h2's server).
 # Not a kernel (no pure twin): without this module the server runs on grpcio.
 # h2c with prior knowledge only: no TLS on this path.
 
