@@ -167,3 +167,47 @@ def test_stop_lets_a_call_in_flight_finish_within_the_grace() -> None:
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
 
     asyncio.run(main())
+
+
+def test_clients_leaving_streams_draw_no_goaway(server: RunningServer) -> None:
+    # Issue 47: grpcio's channels to one address share a connection; each channel that closed
+    # on a stream it was answered on reset it, and nghttp2's rapid-reset limit (every reset
+    # counted) answered the 1001st with GOAWAY INTERNAL_ERROR, failing the other channels.
+    import threading
+    import time
+
+    import grpc
+
+    from oipcodec import pb
+    from oipcodec.types import InferRequest, Tensor
+
+    # Large answers: the server still has answers to write when a client goes.
+    x = Tensor.from_array("INPUT0", np.ones((1, 65536), np.float32))
+    body = pb.encode_request(InferRequest([x], model_name="identity"), raw=True)
+    errors: list[str] = []
+
+    def requests() -> Iterator[bytes]:
+        for _ in range(20):
+            yield body
+            time.sleep(0.01)
+
+    def leave(count: int) -> None:
+        for _ in range(count):
+            channel = grpc.insecure_channel(server.grpc_address)
+            try:
+                call = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer")
+                next(call(requests(), timeout=10))
+            except grpc.RpcError as exc:
+                errors.append(str(exc.details()))
+            finally:
+                channel.close()
+
+    # 3,200 resets in a few seconds: past the 1000 + 33/s budget of resets of unanswered
+    # streams, so a reset counted wrongly shows (2 in 3 runs before the fix).
+    threads = [threading.Thread(target=leave, args=(400,)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []

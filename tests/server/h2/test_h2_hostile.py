@@ -161,6 +161,26 @@ def test_malformed_frames_end_the_connection_with_goaway(garbage: bytes) -> None
     run(main())
 
 
+def test_resets_of_answered_streams_are_not_rapid_reset() -> None:
+    # Issue 47: a client cancelling calls it was answered on (grpcio's cancel, a closed
+    # channel on a shared connection) drew nghttp2's GOAWAY INTERNAL_ERROR after 1000.
+    async def main() -> None:
+        message = b"\x00\x00\x00\x00\x02hi"
+        async with serve(ROUTES) as (port, _, made):
+            data = b"".join(
+                full(HEADERS, END_HEADERS, sid, request(b"/t.S/Echo"))
+                + full(DATA, END_STREAM, sid, message)
+                + full(RST_STREAM, 0, sid, struct.pack(">I", 8))
+                for sid in range(1, 2 * 1500, 2)
+            )
+            frames = await exchange(port, data, wait=1.0)
+            assert goaway_code(frames) is None
+            await asyncio.sleep(0.05)
+            assert made[0].active_streams == 0
+
+    run(main())
+
+
 def test_headers_past_max_concurrent_streams_are_refused() -> None:
     async def main() -> None:
         STARTED.clear()
@@ -221,14 +241,16 @@ def test_rapid_reset_is_cut_off_with_goaway() -> None:
     async def main() -> None:
         STARTED.clear()
         async with serve(ROUTES) as (port, _, made):
+            # Each call started (a whole request), then reset before its answer.
             data = b"".join(
-                full(HEADERS, END_HEADERS | END_STREAM, sid, request(b"/t.S/Slow"))
+                full(HEADERS, END_HEADERS, sid, request(b"/t.S/Slow"))
+                + full(DATA, END_STREAM, sid, b"\x00\x00\x00\x00\x00")
                 + full(RST_STREAM, 0, sid, struct.pack(">I", 8))
                 for sid in range(1, 2 * 3000, 2)
             )
             frames = await exchange(port, data, wait=2.0)
-            # nghttp2's limit: 1000 resets at once, then GOAWAY (INTERNAL_ERROR, its choice).
-            assert goaway_code(frames) == INTERNAL_ERROR
+            # 1000 resets of unanswered streams at once, then GOAWAY.
+            assert goaway_code(frames) == ENHANCE_YOUR_CALM
             (last,) = [struct.unpack(">I", f[3][:4])[0] for f in frames if f[0] == GOAWAY]
             assert last < 2 * 1100
             # Every call started was cancelled and released with its stream.

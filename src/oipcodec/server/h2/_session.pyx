@@ -1,13 +1,14 @@
 # The native gRPC path's HTTP/2 connection (issue 47): Cython on libnghttp2, vendored in
 # csrc/third_party/nghttp2. nghttp2 does HTTP/2 (the preface, SETTINGS, HPACK, flow control,
-# stream states, PING, RST_STREAM, GOAWAY, and the rapid-reset and CONTINUATION-flood limits);
-# this module does gRPC on top: the message framing, grpc-timeout deadlines, grpc-encoding, the
-# size limits, and the hand-over of each call to the Python side (oipcodec.server.h2's server).
+# stream states, PING, RST_STREAM, GOAWAY, and the CONTINUATION-flood limit); this module does
+# the rapid-reset limit, and gRPC on top: the message framing, grpc-timeout deadlines,
+# grpc-encoding, the size limits, and the hand-over of each call to the Python side
+# (oipcodec.server.h2's server).
 # Not a kernel (no pure twin): without this module the server runs on grpcio.
 # h2c with prior knowledge only: no TLS on this path.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport UINT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 import asyncio
@@ -61,6 +62,7 @@ cdef extern from "nghttp2/nghttp2.h":
     enum:
         NGHTTP2_DATA = 0
         NGHTTP2_HEADERS = 1
+        NGHTTP2_RST_STREAM = 3
         NGHTTP2_HCAT_REQUEST = 0
         NGHTTP2_FLAG_NONE = 0
         NGHTTP2_FLAG_END_STREAM = 1
@@ -167,6 +169,10 @@ cdef enum:
     # One read from the socket: asyncio reads into this buffer of the connection's own, not a
     # new 256 KiB bytes per read (docs/measurements.md has the before/after).
     READ_BUFFER = 1 << 16
+    # Rapid reset (CVE-2023-44487): RST_STREAM of streams not yet answered, this many at once,
+    # then this many a second, before GOAWAY (nghttp2's own defaults).
+    RESET_BURST = 1000
+    RESET_RATE = 33
 ACCEPT_ENCODING = b"identity,deflate,gzip"
 _DROPPED = frozenset(
     (b"te", b"content-type", b"grpc-timeout", b"grpc-encoding", b"grpc-accept-encoding")
@@ -774,6 +780,13 @@ cdef int _on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
                         void *user_data) noexcept:
     cdef _Connection conn = <_Connection>user_data
     cdef Stream stream
+    if frame.hd.type == NGHTTP2_RST_STREAM:
+        try:
+            conn._count_reset(frame.hd.stream_id)
+        except BaseException:
+            _log.exception("gRPC stream %d: counting its reset failed", frame.hd.stream_id)
+            return NGHTTP2_ERR_CALLBACK_FAILURE
+        return 0
     if frame.hd.type != NGHTTP2_HEADERS and frame.hd.type != NGHTTP2_DATA:
         return 0
     try:
@@ -835,10 +848,12 @@ cdef int _setup() except -1:
     # Windows are given back as the request is read (Stream.read), so a client can never have
     # more than the windows' worth of a stream's request waiting in memory.
     nghttp2_option_set_no_auto_window_update(_option, 1)
-    # nghttp2's own limits, kept at its defaults (since 1.57 and 1.61, both on unless changed):
-    # RST_STREAM rate 1000 burst + 33/s (rapid reset, CVE-2023-44487), then GOAWAY; at most 8
+    # nghttp2's rapid-reset limit is off: it counts every RST_STREAM, so many clients that
+    # cancel streams they were answered on (a grpc client's cancel, a closed channel) on one
+    # shared connection drew GOAWAY INTERNAL_ERROR for all of them (issue 47);
+    # _Connection._count_reset counts only the resets of streams not yet answered. At most 8
     # CONTINUATION frames after a HEADERS (CONTINUATION flood), then the connection closes.
-    nghttp2_option_set_stream_reset_rate_limit(_option, 1000, 33)
+    nghttp2_option_set_stream_reset_rate_limit(_option, UINT64_MAX, UINT64_MAX)
     nghttp2_option_set_max_continuations(_option, 8)
     return 0
 
@@ -870,6 +885,9 @@ cdef class _Connection:
     cdef bytearray _inbuf
     cdef object _inview
     cdef object _linger
+    cdef double _reset_tokens
+    cdef double _reset_at
+    cdef bint _calmed
 
     def __cinit__(self, router, *, max_receive_message_length=4 * 1024 * 1024,
                   max_concurrent_streams=100):
@@ -878,6 +896,7 @@ cdef class _Connection:
         self._streams = {}
         self._max_receive = max_receive_message_length
         self._peer = ""
+        self._reset_tokens = RESET_BURST
         if nghttp2_session_server_new2(&self._session, _callbacks, <void *>self, _option) != 0:
             raise MemoryError()
         cdef nghttp2_settings_entry iv[3]
@@ -948,6 +967,28 @@ cdef class _Connection:
             )
             self._closing = True
         self._flush()
+        return 0
+
+    cdef int _count_reset(self, int32_t stream_id) except -1:
+        """A RST_STREAM from the client: one of the rapid-reset budget unless the stream was
+        answered (a client leaving a call it had answers on ends only that call); over the
+        budget, GOAWAY ENHANCE_YOUR_CALM, once, and the calls in flight go on."""
+        cdef Stream stream = self._streams.get(stream_id)
+        cdef double now
+        if stream is not None and stream._headers_sent:
+            return 0
+        now = self._loop.time()
+        self._reset_tokens = min(<double>RESET_BURST,
+                                 self._reset_tokens + (now - self._reset_at) * RESET_RATE)
+        self._reset_at = now
+        if self._reset_tokens >= 1:
+            self._reset_tokens -= 1
+        elif not self._calmed:
+            self._calmed = True
+            _log.debug("HTTP/2 connection from %s: too many streams reset", self._peer)
+            nghttp2_submit_goaway(self._session, NGHTTP2_FLAG_NONE,
+                                  nghttp2_session_get_last_proc_stream_id(self._session),
+                                  NGHTTP2_ENHANCE_YOUR_CALM, NULL, 0)
         return 0
 
     def eof_received(self):
