@@ -312,7 +312,7 @@ static int oip_h2_submit(oip_sender_run *run, const oip_h2_options *h2, oip_h2_c
 
 int oip_h2_sender_run_load(oip_sender_run *run, const oip_h2_options *h2) {
     struct sockaddr_storage storage;
-    socklen_t addrlen = oip_load_address(run, &storage);
+    socklen_t addrlen = (socklen_t)oip_load_address(run, &storage);
     if (!addrlen || run->connections < 1 || run->n_requests < 1 || h2->streams < 1 ||
         !h2->path || !h2->authority || (run->duration <= 0 && run->count == 0) ||
         run->timeout <= 0) {

@@ -387,7 +387,7 @@ static ptrdiff_t oip_feed(oip_sender_run *run, oip_conn *c, int index, const cha
     return (ptrdiff_t)i;
 }
 
-socklen_t oip_load_address(const oip_sender_run *run, struct sockaddr_storage *storage) {
+unsigned oip_load_address(const oip_sender_run *run, struct sockaddr_storage *storage) {
     memset(storage, 0, sizeof *storage);
     if (run->family == AF_INET6) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)storage;
@@ -415,7 +415,7 @@ int oip_load_wait(struct pollfd *fds, int nfds, int64_t wait_ns) {
 
 int oip_sender_run_load(oip_sender_run *run) {
     struct sockaddr_storage storage;
-    socklen_t addrlen = oip_load_address(run, &storage);
+    socklen_t addrlen = (socklen_t)oip_load_address(run, &storage);
     if (!addrlen || run->connections < 1 || run->n_requests < 1 ||
         (run->duration <= 0 && run->count == 0) || run->timeout <= 0) {
         run->setup_failed = 1;
