@@ -3,6 +3,8 @@
     python benchmarks/load/batching.py --mlserver-python ENV/bin/python   # the full run (manual)
     python benchmarks/load/batching.py --quick                # a smoke run (CI's Triton stage)
     python benchmarks/load/batching.py --servers oipcodec,oipcodec-batching --protocols grpc
+    python benchmarks/load/batching.py --servers oipcodec-batching,triton --protocols grpc \
+        --grpc-impl native --concurrency 32 --rounds 2          # the native gRPC server
 
 The model costs mostly per call: FP32 ``INPUT0`` [n, 1024] @ a fixed [1024, 1024] matrix in
 numpy, the same arithmetic in each server's own model form, each server's numpy on one BLAS
@@ -395,6 +397,7 @@ def serve(name: str, root: Path, args: argparse.Namespace) -> Iterator[Running]:
         command = [
             sys.executable, "-m", "oipcodec", "serve", "--model-repository",
             str(folder / "repository"), "--http-port", str(http), "--grpc-port", str(grpc),
+            "--grpc-impl", args.grpc_impl,
         ]  # fmt: skip
         with started(name, command, (http, grpc), log, env=server_env(args)) as process:
             yield Running(name, f"127.0.0.1:{http}", f"127.0.0.1:{grpc}", process.pid,
@@ -755,6 +758,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=0.0,
         help="add a fixed cost per call to the model, one call at a time (default 0: the "
         "product alone)",
+    )
+    parser.add_argument(
+        "--grpc-impl",
+        choices=("grpcio", "native"),
+        default="grpcio",
+        help="oipcodec serve's --grpc-impl for the oipcodec servers (default grpcio)",
     )
     parser.add_argument("--stability", type=int, help="perf_analyzer's --stability-percentage")
     parser.add_argument("--max-trials", type=int, default=5, help="perf_analyzer's --max-trials")
