@@ -86,6 +86,11 @@ def _serve_on(setting: str, value: str, choices: tuple[str, ...], default: str) 
 
 
 def _serve_as_the_run_says() -> None:
+    variables = ("OIPCODEC_TEST_HTTP_PROTOCOL", "OIPCODEC_TEST_GRPC_IMPL")
+    if not any(os.environ.get(variable) for variable in variables):
+        # Nothing to import: the server package needs the main environment's protobuf, and
+        # the v1 reference's environment (protobuf 3.20) loads this file too.
+        return
     from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS
 
     for variable, setting, choices, default in (
