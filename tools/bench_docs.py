@@ -305,8 +305,10 @@ Each figure is then the median of the rounds (requests/s, and the CPU per reques
 side), with a 95% bootstrap interval of the median (percentile method, 2,000 resamples, a
 fixed seed); in one round the samples are the level's last three windows instead, which show
 the noise within a run but not between runs. With 3 to 5 samples the interval is their whole
-range. With rounds, a figure marked `~` is one whose rounds' requests/s differ by more than
-the stability percentage. `results.json` keeps each round's figures under `rounds` (with the
+range. With rounds, a figure marked `~` is one whose median requests/s is not pinned within
+the stability percentage: the interval's high over its low. Up to 5 rounds that is the rounds'
+whole range; from 7 rounds on, one stray round on either side no longer widens it, so more
+rounds can make a row stable where a range could only grow. `results.json` keeps each round's figures under `rounds` (with the
 round and its place in the order measured) and the intervals under `ci` of every level; the
 CSV has `Rounds` and the requests/s interval.
 

@@ -321,3 +321,16 @@ def test_the_side_ahead_of_a_verdict() -> None:
     assert ahead(f"{NO_DIFFERENCE} (requests/s higher; CPU per request not 1.5x apart)") == (
         "neither"
     )
+
+
+def test_more_rounds_pin_the_median_past_a_stray_round() -> None:
+    """Up to 5 rounds, stable means the rounds' whole range within 10%; with 7 or more, the
+    interval of their median, which a single stray round on either side no longer widens."""
+    steady = [(1000, 100), (1020, 100), (990, 100), (1010, 100), (1005, 100)]
+    few = merge_rounds(_rounds("native", [*steady[:2], (700, 100)]))
+    assert few[0]["load"][0]["stable"] is False
+    many = merge_rounds(_rounds("native", [*steady, (700, 100), (1400, 100)]))
+    (entry,) = many[0]["load"]
+    assert entry["ci"]["rps"]["n"] == 7 and entry["stable"] is True
+    spread = merge_rounds(_rounds("native", [(1000, 100), (800, 100), (1200, 100)] * 3))
+    assert spread[0]["load"][0]["stable"] is False

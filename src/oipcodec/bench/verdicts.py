@@ -111,9 +111,9 @@ def merge_rounds(
     order first seen). A level's entry is the round whose requests/s is the median's (its
     latency and windows with it), its ``rps`` the median, ``rounds`` each round's figures
     (with the record's ``round`` and ``turn``, its place in the order measured), and
-    ``stable`` whether the rounds' requests/s are within ``stability`` (max / min - 1) of
-    each other; every entry gets its intervals (:func:`add_intervals`). An error in any
-    round is the row's error."""
+    ``stable`` whether the interval of the rounds' median requests/s is within
+    ``stability`` (high / low - 1; with up to 5 rounds, their range); every entry gets its
+    intervals (:func:`add_intervals`). An error in any round is the row's error."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(row_key(record), []).append(record)
@@ -146,11 +146,15 @@ def merge_rounds(
                      "turn": r.get("turn")}
                     for r, e in pairs
                 ]  # fmt: skip
-                # The rounds are the samples: their spread, not each round's windows', is
-                # the noise a reader must see.
-                rates = [e["rps"] for e in answered]
-                entry["stable"] = len(answered) == len(entries) and (
-                    max(rates) / min(rates) <= 1 + stability
+                # The rounds are the samples: the interval of their median, not each round's
+                # windows', is the noise a reader must see. With up to 5 rounds it is their
+                # whole range; more rounds pin the median down past a stray round, where a
+                # range could only widen.
+                rates = interval([e["rps"] for e in answered])
+                entry["stable"] = (
+                    len(answered) == len(entries)
+                    and rates is not None
+                    and rates["high"] <= rates["low"] * (1 + stability)
                 )
                 base["load"].append(entry)
         for entry in base.get("load", []):
