@@ -9,6 +9,7 @@
 # tools/check_f64_writer.py); FP16 and BF16 copy each element's text from a 65536-entry table
 # built on first use.
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.object cimport PyObject
@@ -136,13 +137,31 @@ cdef oipcodec_row_fn _row_writer(str dt):
     return oipcodec_row_i64
 
 
-cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t itemsize,
+cdef class _Elements:
+    """The elements of a C-contiguous array as bytes, held for a with block: a plain
+    Py_buffer, as a typed memoryview (with the reshape and view it needs) costs about a
+    microsecond per call, more than writing a small array's text."""
+
+    cdef Py_buffer view
+    cdef const unsigned char *raw
+    cdef bint held
+
+    def __cinit__(self, values):
+        PyObject_GetBuffer(values, &self.view, PyBUF_SIMPLE)
+        self.held = True
+        self.raw = <const unsigned char *>self.view.buf
+
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+
+
+cdef object _write_rows(const unsigned char *raw, tuple shape, Py_ssize_t itemsize,
                         Py_ssize_t text_bytes, oipcodec_row_fn row, const void *ctx):
     # text_bytes: at least the elements' text without commas (the buffer's size; _finish
     # shrinks a buffer the text fills less than half of, which costs fresh pages next call).
     cdef ptrdiff_t dims[64]
     cdef int ndim = len(shape), k
-    cdef Py_ssize_t n = raw.shape[0] // itemsize
     for k in range(ndim):
         dims[k] = shape[k]
     # The row writers store fixed-width chunks that may run past the text's end.
@@ -151,14 +170,14 @@ cdef object _write_rows(const unsigned char[::1] raw, tuple shape, Py_ssize_t it
     cdef char *end
     cdef char *start = PyBytes_AS_STRING(<object>out)
     with nogil:
-        end = oipcodec_write_nested(<const char *>&raw[0], itemsize, dims, ndim, start, row, ctx)
+        end = oipcodec_write_nested(<const char *>raw, itemsize, dims, ndim, start, row, ctx)
     return _finish(out, end)
 
 
 # ------------------------------------------------------------------ integers and BOOL
 
 cdef object _write_fixed(values, tuple shape, str dt):
-    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
+    cdef _Elements elements = _Elements(values)
     cdef Py_ssize_t max_token = _MAX_TOKEN[dt]
     if dt != "BOOL" and values.size >= _TIGHT_BOUND_MIN:
         # The buffer sized by the longest text the values have, not the type's: a 1M INT64
@@ -167,7 +186,7 @@ cdef object _write_fixed(values, tuple shape, str dt):
         # more than writing the text). The SIMD rows store 64 bytes ahead of at least 16
         # elements; 2 bytes each plus the slack covers that, hence the floor of 2.
         max_token = max(len(str(int(values.min()))), len(str(int(values.max()))), 2)
-    return _write_rows(raw, shape, values.dtype.itemsize, values.size * max_token,
+    return _write_rows(elements.raw, shape, values.dtype.itemsize, values.size * max_token,
                        _row_writer(dt), NULL)
 
 
@@ -191,9 +210,9 @@ cdef const char *_half_table(int bf16) except NULL:
 
 cdef object _write_half(values, tuple shape, int bf16, bint strict):
     cdef const char *table = _half_table(bf16)
-    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
-    cdef const unsigned short *bits = <const unsigned short *>&raw[0]
-    cdef Py_ssize_t n = raw.shape[0] // 2, i
+    cdef _Elements elements = _Elements(values)
+    cdef const unsigned short *bits = <const unsigned short *>elements.raw
+    cdef Py_ssize_t n = values.size, i
     cdef const unsigned char *lens = <const unsigned char *>table + 65536 * OIPCODEC_HALF_SLOT
     cdef int efield_mask = 0x7F80 if bf16 else 0x7C00
     if strict:
@@ -208,21 +227,22 @@ cdef object _write_half(values, tuple shape, int bf16, bint strict):
     with nogil:
         for i in range(n):
             text_bytes += lens[bits[i]]
-    return _write_rows(raw, shape, 2, text_bytes, oipcodec_row_half, table)
+    return _write_rows(elements.raw, shape, 2, text_bytes, oipcodec_row_half, table)
 
 
 # ------------------------------------------------------------------ FP32 and FP64
 
 cdef object _write_binary_float(values, tuple shape, bint wide, bint strict):
-    cdef const unsigned char[::1] raw = values.reshape(-1).view(np.uint8)
+    cdef _Elements elements = _Elements(values)
+    cdef const unsigned char *raw = elements.raw
     cdef ptrdiff_t n = values.size, count, first = -1
     cdef size_t length = 0
     cdef const char *token
     if strict:
         with nogil:
-            count = oipcodec_count_nonfinite(&raw[0], n, wide, &first)
+            count = oipcodec_count_nonfinite(raw, n, wide, &first)
         if count:
-            token = oipcodec_nonfinite_token(&raw[0], first, wide, &length)
+            token = oipcodec_nonfinite_token(raw, first, wide, &length)
             raise nonfinite_error(first, token[:length].decode("ascii"))
     if wide:
         return _write_rows(raw, shape, 8, n * OIPCODEC_F64_MAX, oipcodec_row_f64, NULL)

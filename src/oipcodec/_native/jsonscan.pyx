@@ -6,6 +6,7 @@
 # to its next occurrence found with memchr (vectorised in every libc) and moves from one to
 # the nearest, instead of looking at every byte.
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.string cimport memchr
 
 from oipcodec._shared import contract
@@ -201,47 +202,54 @@ cdef int _section(Scan *s, int section, list found) except -2:
 
 @contract(CONTRACTS)
 def locate_data(buffer):
-    cdef const unsigned char[::1] view = byte_view(buffer, "body")
+    view = byte_view(buffer, "body")
+    # A plain Py_buffer, not a typed memoryview, whose acquisition costs more than the scan
+    # of a small request's JSON.
+    cdef Py_buffer data
     cdef Scan s
     cdef list found = []
     cdef const char *key
     cdef int section, rc
     cdef const char *empty = ""
-    s.base = <const char *>&view[0] if view.shape[0] else empty
-    s.end = s.base + view.shape[0]
-    s.pos = s.base
-    s.error = OK
-    if _ws(&s) != b'{':
-        _fail(&s, EXPECTED, "a JSON object")
-        _raise(&s, view)
-    s.pos += 1
-    if _ws(&s) == b'}':
+    PyObject_GetBuffer(view, &data, PyBUF_SIMPLE)
+    try:
+        s.base = <const char *>data.buf if data.len else empty
+        s.end = s.base + data.len
+        s.pos = s.base
+        s.error = OK
+        if _ws(&s) != b'{':
+            _fail(&s, EXPECTED, "a JSON object")
+            _raise(&s, view)
         s.pos += 1
-    else:
-        while True:
-            if _key(&s, &key) < 0:
-                _raise(&s, view)
-            section = -1
-            if _key_equals(key, s.key_end, "inputs", 6):
-                section = SECTION_INPUTS
-            elif _key_equals(key, s.key_end, "outputs", 7):
-                section = SECTION_OUTPUTS
-            if section >= 0 and _ws(&s) == b'[':
-                rc = _section(&s, section, found)
-            else:
-                with nogil:
-                    rc = _value(&s)
-            if rc < 0:
-                _raise(&s, view)
-            if _ws(&s) == b',':
-                s.pos += 1
-                continue
-            if _expect(&s, b'}', "',' or '}'") < 0:
-                _raise(&s, view)
-            break
-    if _ws(&s) != -1:
-        _fail(&s, EXPECTED, "the end of the JSON text")
-        _raise(&s, view)
+        if _ws(&s) == b'}':
+            s.pos += 1
+        else:
+            while True:
+                if _key(&s, &key) < 0:
+                    _raise(&s, view)
+                section = -1
+                if _key_equals(key, s.key_end, "inputs", 6):
+                    section = SECTION_INPUTS
+                elif _key_equals(key, s.key_end, "outputs", 7):
+                    section = SECTION_OUTPUTS
+                if section >= 0 and _ws(&s) == b'[':
+                    rc = _section(&s, section, found)
+                else:
+                    with nogil:
+                        rc = _value(&s)
+                if rc < 0:
+                    _raise(&s, view)
+                if _ws(&s) == b',':
+                    s.pos += 1
+                    continue
+                if _expect(&s, b'}', "',' or '}'") < 0:
+                    _raise(&s, view)
+                break
+        if _ws(&s) != -1:
+            _fail(&s, EXPECTED, "the end of the JSON text")
+            _raise(&s, view)
+    finally:
+        PyBuffer_Release(&data)
     return found
 
 

@@ -141,8 +141,11 @@ def framed(answer: Answer) -> tuple[int, list[bytes | memoryview], list[tuple[by
     """An answer as it is sent: its status, its body's parts, its headers with
     ``content-length`` last (every HTTP front end frames its answers with this one call)."""
     status, body, headers = answer
-    parts: list[bytes | memoryview] = body if isinstance(body, list) else [body]
-    headers.append((b"content-length", b"%d" % sum(len(part) for part in parts)))
+    if isinstance(body, list):
+        parts, size = body, sum(len(part) for part in body)
+    else:  # the common small answer: no generator
+        parts, size = [body], len(body)
+    headers.append((b"content-length", b"%d" % size))
     return status, parts, headers
 
 

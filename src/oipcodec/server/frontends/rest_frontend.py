@@ -351,10 +351,12 @@ class RestApp:
         body as parts; ``receive``: watched for the client going away while the request waits
         in a model's queue (None: the caller watches); ``shared_memory``: what resolves a
         tensor in shared memory (default: the exchange's reader)."""
-        with self.pipeline.exchange(_path_of(headers), len(body), model) as exchange:
+        encoding = _content_encoding(headers)
+        with self.pipeline.exchange(_path_of(headers, encoding), len(body), model) as exchange:
             run = self._run(
                 exchange,
                 headers,
+                encoding,
                 body,
                 name,
                 version,
@@ -372,16 +374,16 @@ class RestApp:
         self,
         exchange: Exchange,
         headers: Mapping[bytes, bytes],
+        encoding: bytes | None,
         body: Any,
         name: str,
         version: str | None,
         buffers: bool,
         shared_memory: Resolver,
     ) -> Answer:
-        """Decode, run and encode one inference."""
+        """Decode, run and encode one inference (``encoding``: the body's, or None)."""
         model = exchange.model
         assert model is not None
-        encoding = _content_encoding(headers)
         if encoding is not None:
             inflate_limit = self.limits.max_decompressed_bytes
             try:
@@ -406,32 +408,36 @@ class RestApp:
             text = len(body) if header_length is None else min(_int_or(header_length, 0), len(body))
             if text >= OFF_LOOP_BYTES:
                 exchange.off_loop()  # decoded in a codec thread: copies of any size there
-            decode = functools.partial(
-                rest.decode_request,
-                body,
-                None if header_length is None else header_length.decode("latin-1"),
-                model_name=name,
-                model_version=version,
-                limits=self.limits,
-                shared_memory=shared_memory,
-            )
+            decode = rest.decode_request
+            given = None if header_length is None else header_length.decode("latin-1")
+            # (arguments, not a functools.partial: making one costs more than the call)
+            options: dict[str, Any] = {
+                "model_name": name,
+                "model_version": version,
+                "limits": self.limits,
+                "shared_memory": shared_memory,
+            }
             try:
                 # On the loop, a large copy out of shared memory stops the decode first
                 # (a small decode is called here: no coroutine of _codec per request)...
-                request = decode() if text < OFF_LOOP_BYTES else await self._codec(text, decode)
+                request = (
+                    decode(body, given, **options)
+                    if text < OFF_LOOP_BYTES
+                    else await self._codec(text, decode, body, given, **options)
+                )
             except CopyOffLoop:  # ...and it runs again in a codec thread
                 exchange.off_loop()
-                request = await self._codec(OFF_LOOP_BYTES, decode)
+                request = await self._codec(OFF_LOOP_BYTES, decode, body, given, **options)
             binary = rest.binary_outputs(request)
         response = await exchange.run(request, model)
         # JSON text is about twice the bytes of the tensors written as JSON.
-        as_json = sum(
-            t.data.nbytes
-            for t in response.outputs
-            if binary is not True
-            and (binary is False or t.name not in binary)
-            and not (t.parameters and names_region(t.parameters))
-        )
+        as_json = 0
+        if binary is not True:  # (a loop, not a generator: this runs for every request)
+            for t in response.outputs:
+                if (binary is False or t.name not in binary) and not (
+                    t.parameters and names_region(t.parameters)
+                ):
+                    as_json += t.data.nbytes
         accept = headers.get(b"accept-encoding")
         if 2 * as_json < OFF_LOOP_BYTES:
             return self._infer_answer(response, binary, accept, buffers)
@@ -516,9 +522,10 @@ def _content_encoding(headers: Mapping[bytes, bytes]) -> bytes | None:
     return encoding
 
 
-def _path_of(headers: Mapping[bytes, bytes]) -> str:
-    """The encoding path of a REST inference request, for the per-path statistics."""
-    if _content_encoding(headers) is not None:
+def _path_of(headers: Mapping[bytes, bytes], encoding: bytes | None) -> str:
+    """The encoding path of a REST inference request whose body's ``encoding`` is that, for
+    the per-path statistics."""
+    if encoding is not None:
         return "compressed"
     return "json" if _HEADER_LENGTH not in headers else "binary"
 
