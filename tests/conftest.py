@@ -8,6 +8,8 @@
   chooses one itself; .ci/run runs the REST suites a second time so, on the native front end.
 - ``OIPCODEC_TEST_GRPC_IMPL=native`` (any of ``GRPC_IMPLS``): the same for the gRPC server
   (``grpc_impl``); .ci/run sets it with the HTTP protocol's, so that run serves gRPC natively.
+- A test taking the ``grpc`` fixture (tritonclient's gRPC client, tests/server/conftest.py) also
+  answers to ``-k grpc``, whatever its name: .ci/run's native run selects the gRPC tests so.
 - Every test fails if Python reports an exception it had to ignore ("Exception ignored in ..."),
   the symptom of an error swallowed in a destructor or a ``noexcept`` native function.
 """
@@ -102,6 +104,12 @@ def _serve_as_the_run_says() -> None:
 
 
 _serve_as_the_run_says()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "grpc" in getattr(item, "fixturenames", ()):
+            item.extra_keyword_matches.add("grpc")
 
 
 @pytest.fixture

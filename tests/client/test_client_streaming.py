@@ -92,6 +92,7 @@ def test_async_http_generate_stream(server: RunningServer) -> None:
     assert asyncio.run(main()) == (["t0", "t1", "t2"], 1)
 
 
+@pytest.mark.grpc
 def test_tritonclient_asyncio_stream_infer(server: RunningServer) -> None:
     aio = pytest.importorskip("tritonclient.grpc.aio")
 

@@ -108,6 +108,26 @@ def test_ignored_exceptions_fail_the_test(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*Exception ignored in*boom in __del__*"])
 
 
+def test_a_test_taking_the_client_fixture_answers_to_its_name(pytester: pytest.Pytester) -> None:
+    # .ci/run's native gRPC run selects by -k grpc: a test named otherwise but taking the
+    # grpc fixture (tritonclient's client, tests/server/conftest.py) must be selected too.
+    pytester.makeconftest(
+        (Path(__file__).parents[1] / "conftest.py").read_text()
+        + "\n\n@pytest.fixture\ndef grpc():\n    return None\n"
+    )
+    pytester.makepyfile(
+        """
+        def test_shapes(grpc):
+            pass
+
+        def test_rest_only():
+            pass
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-k", "grpc")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
 def test_codec_modules_are_attributes_and_the_server_loads_on_demand() -> None:
     code = (
         "import sys, oipcodec\n"

@@ -96,6 +96,7 @@ def test_simple_int8_wraps_around(http: Any, grpc: Any, protocol: str) -> None:
     np.testing.assert_array_equal(difference, ((a.astype(np.int64) - b + 128) % 256 - 128))
 
 
+@pytest.mark.grpc
 def test_simple_int8_typed_contents_and_wrong_version(server: RunningServer) -> None:
     """What Triton's grpc_explicit_int8_content_client does, step by step."""
     with grpc_module.insecure_channel(server.grpc_address) as channel:

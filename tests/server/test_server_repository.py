@@ -334,6 +334,7 @@ def test_model_files_in_a_load_request_are_refused(http: Any) -> None:
 # ------------------------------------------------------------------------------ none mode
 
 
+@pytest.mark.grpc
 def test_none_mode_loads_everything_and_refuses_control(tmp_path: Path) -> None:
     root = make_repository(tmp_path)
     with background(model_repository=str(root), log_level="critical") as running:

@@ -290,6 +290,7 @@ def _call(
 LONG = "m" * 256  # one byte over a folder name's limit
 
 
+@pytest.mark.grpc
 def test_a_long_name_is_refused_on_every_endpoint(
     names_server: RunningServer, names_root: Path
 ) -> None:
@@ -351,6 +352,7 @@ def test_a_long_name_is_refused_on_every_endpoint(
         channel.close()
 
 
+@pytest.mark.grpc
 def test_status_answers_with_a_folder_not_loaded(names_server: RunningServer) -> None:
     status, headers, body = _call(names_server, "GET", "/api/status")
     assert status == 200, headers
@@ -373,6 +375,7 @@ def test_status_answers_with_a_folder_not_loaded(names_server: RunningServer) ->
         channel.close()
 
 
+@pytest.mark.grpc
 def test_a_version_folder_that_is_no_number_is_skipped(names_server: RunningServer) -> None:
     client = grpcclient.InferenceServerClient(names_server.grpc_address)
     try:
@@ -383,6 +386,7 @@ def test_a_version_folder_that_is_no_number_is_skipped(names_server: RunningServ
         client.close()
 
 
+@pytest.mark.grpc
 def test_a_version_folder_that_is_no_number_in_control_mode_none(tmp_path: Path) -> None:
     root = _names_repository(tmp_path)
     with background(model_repository=str(root), log_level="critical") as running:
@@ -500,6 +504,7 @@ def test_the_symlink_option_from_the_command_line(tmp_path: Path) -> None:
         _repository_settings(args)
 
 
+@pytest.mark.grpc
 def test_a_linked_folder_in_a_running_server(tmp_path: Path) -> None:
     root = tmp_path / "repository"
     root.mkdir()

@@ -187,6 +187,7 @@ def test_a_request_is_a_child_of_its_traceparent(
     assert len(spans.spans) == 1
 
 
+@pytest.mark.grpc
 def test_a_stream_carries_its_metadata_to_each_request(
     server: RunningServer, spans: Receiver
 ) -> None:
@@ -228,6 +229,7 @@ def test_a_refused_request_is_an_error_span(server: RunningServer, spans: Receiv
     assert root["parent"] == PARENT_ID
 
 
+@pytest.mark.grpc
 def test_probes_and_metadata_are_not_traced(server: RunningServer, spans: Receiver) -> None:
     with httpclient.InferenceServerClient(server.http_address) as client:
         assert client.is_server_live() and client.is_server_ready()

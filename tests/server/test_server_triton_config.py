@@ -155,6 +155,7 @@ def _folder(root: Path, name: str, config: str, filename: str = "config.pbtxt") 
     return root / name
 
 
+@pytest.mark.grpc
 def test_every_field_of_a_triton_configuration_parses_and_the_model_loads(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -112,7 +112,8 @@ def _interceptor(name: str, value: str) -> Any:
 @contextlib.contextmanager
 def tls_server(directory: Path, header: tuple[str, str]) -> Iterator[TlsServer]:
     """Serve the demo models and the v1 paths' typed identity models over TLS (REST and
-    gRPC), refusing requests without ``header``."""
+    gRPC), refusing requests without ``header``. The gRPC server is grpcio's whatever
+    ``OIPCODEC_TEST_GRPC_IMPL`` says: the native one has no TLS."""
     import grpc
     import uvicorn
 

@@ -95,7 +95,9 @@ def test_a_slow_reader_pauses_the_model(server: RunningServer, transport: str) -
     key = f"slow-{transport}-{server.http_address}"
     n = 10_000_000
     if transport == "grpc":
-        channel = grpc.insecure_channel(server.grpc_address)
+        # No BDP probing: the client's HTTP/2 window stays at its first size instead of
+        # growing while the model fills it, so the model pauses sooner.
+        channel = grpc.insecure_channel(server.grpc_address, [("grpc.http2.bdp_probe", 0)])
         call = channel.stream_stream("/inference.GRPCInferenceService/ModelStreamInfer")(
             iter([_grpc_request(key, n, 0.0)]), timeout=30
         )

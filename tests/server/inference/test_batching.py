@@ -327,6 +327,7 @@ dynamic_batching { max_queue_delay_microseconds: 30000 preferred_batch_size: [ 8
 """
 
 
+@pytest.mark.grpc
 def test_a_config_pbtxt_with_dynamic_batching_loads_and_batches(tmp_path: Path) -> None:
     folder = tmp_path / "sized"
     (folder / "1").mkdir(parents=True)

@@ -386,6 +386,7 @@ def test_an_unbatched_model_refuses_past_max_queued_requests(
 # ----------------------------------------------------------------------------- 429
 
 
+@pytest.mark.grpc
 def test_overload_retry_after_answers_429_with_retry_after(pool: ThreadPoolExecutor) -> None:
     model = Gated("busy", None, max_queued_requests=1)
     with background([model], process=False, log_level="critical", overload_retry_after=3) as up:
@@ -459,6 +460,7 @@ def _repository(root: Path, name: str, filename: str, text: str) -> None:
     (root / name / filename).write_text(text)
 
 
+@pytest.mark.grpc
 def test_the_queue_policy_is_read_from_both_configuration_formats(tmp_path: Path) -> None:
     _repository(tmp_path, "text", "config.pbtxt", PBTXT)
     _repository(tmp_path, "json", "config.json", json.dumps(JSON_CONFIG))
