@@ -101,7 +101,8 @@ def raw_to_array(
             bad = int(np.argmax(array > 1))
             raise DecodeError(f"BOOL bytes must be 0 or 1, got {array[bad]}", index=bad, offset=bad)
         array = array.view(np.bool_)
-    array.flags.writeable = False
+    if not view.readonly:  # a view of read-only bytes (a message's) is read-only already
+        array.flags.writeable = False
     return array.reshape(shape)
 
 

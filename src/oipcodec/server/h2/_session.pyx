@@ -174,6 +174,8 @@ cdef enum:
     RESET_BURST = 1000
     RESET_RATE = 33
 ACCEPT_ENCODING = b"identity,deflate,gzip"
+# grpc-status values of the codes gRPC defines (0-16), made once rather than per call.
+cdef tuple _STATUS = tuple(str(code).encode("ascii") for code in range(17))
 
 
 cdef inline bint _named(const uint8_t *name, size_t namelen, const char *what,
@@ -533,7 +535,7 @@ cdef class Stream:
     cdef int _result(self, result) except -1:
         if result is None:
             self._finish(OK, "")
-        elif isinstance(result, (bytes, bytearray, memoryview)):
+        elif type(result) is bytes or isinstance(result, (bytearray, memoryview)):
             self._queue(result)
             self._finish(OK, "")
         else:
@@ -656,7 +658,8 @@ cdef class Stream:
         return 0
 
     cdef int _add_status(self, _Headers headers) except -1:
-        headers.add(b"grpc-status", str(self._status).encode("ascii"))
+        headers.add(b"grpc-status", _STATUS[self._status] if 0 <= self._status < 17
+                    else str(self._status).encode("ascii"))
         if self._details:
             headers.add(b"grpc-message", _percent_encode(self._details))
         headers.add_metadata(self.trailing_metadata)
