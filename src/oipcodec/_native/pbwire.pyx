@@ -420,12 +420,20 @@ cdef tuple _requested(const uint8_t *base, Py_ssize_t pos, Py_ssize_t end):
 @contract(CONTRACTS)
 def read_infer_message(data, kind="request", limits=DEFAULT_LIMITS):
     kind = pc.check_kind(kind)
-    buf = byte_view(data, "message").toreadonly()
-    cdef const uint8_t[::1] view = buf
-    cdef Py_ssize_t end = view.shape[0]
+    cdef const uint8_t[::1] view
+    cdef Py_ssize_t end
+    cdef const uint8_t *base
+    if type(data) is bytes:  # a server's message: read-only already, read in place
+        buf = memoryview(data)
+        end = PyBytes_GET_SIZE(data)
+        base = <const uint8_t *>PyBytes_AS_STRING(data)
+    else:
+        buf = byte_view(data, "message").toreadonly()
+        view = buf
+        end = view.shape[0]
+        base = &view[0] if end else <const uint8_t *>b""
     if end > limits.max_body_bytes:
         raise pc.message_too_large(end, limits)
-    cdef const uint8_t *base = &view[0] if end else <const uint8_t *>b""
     cdef dict fields = pc.ENVELOPE_FIELDS[kind]
     cdef str message = pc.MESSAGE_NAME[kind]
     cdef uint32_t raw_field = pc.RAW_FIELD[kind]
