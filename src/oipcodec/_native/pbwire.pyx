@@ -471,7 +471,8 @@ def read_infer_message(data, kind="request", limits=DEFAULT_LIMITS):
             if len(requested) == max_tensors:
                 raise pc.too_many_tensors(tag_offset, "requested outputs", limits)
             requested.append(_requested(base, start, pos))
-    if raw:
+    if raw and (len(raw) != len(tensors) or any((<tuple>t)[4] for t in tensors)):
+        # What check_raw_contents refuses needs one of these (the usual message: neither).
         pc.check_raw_contents(kind, strings[0], tensors, raw, raw_offset)
     return strings[0], strings[1], strings[2], parameters, tensors, requested, raw
 
