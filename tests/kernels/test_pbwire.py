@@ -499,6 +499,16 @@ raw_tensor = st.tuples(
 )
 
 
+def test_a_strided_raw_payload_is_written_as_its_copy(both) -> None:
+    native, _ = both
+    strided = memoryview(np.arange(6, dtype=np.uint8)[::2])
+    head = ("response", "m", None, None, {})
+    copied = native.write_infer_message(*head, [("x", "UINT8", [3], {}, 0, strided.tobytes())])
+    assert native.write_infer_message(*head, [("x", "UINT8", [3], {}, 0, strided)]) == copied
+    with pytest.raises(TypeError, match="bytes-like"):
+        native.write_infer_message(*head, [("x", "UINT8", [3], {}, 0, 12)])
+
+
 @pytest.mark.parametrize("kind", ["request", "response"])
 @given(data=st.data())
 @settings(max_examples=300, deadline=None)

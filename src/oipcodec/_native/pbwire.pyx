@@ -595,7 +595,9 @@ cdef object _write_raw(kind, model_name, model_version, id, parameters, list ten
                 if dim < 0:
                     return None
                 row.shape_size += oipcodec_pb_varint_size(<uint64_t>dim)
-            if PyObject_GetBuffer(payload, &row.payload, PyBUF_C_CONTIGUOUS) != 0:
+            try:
+                PyObject_GetBuffer(payload, &row.payload, PyBUF_C_CONTIGUOUS)
+            except (BufferError, TypeError):  # strided (the planner copies it), or no buffer
                 return None
             row.held = True
             row.head_size = (_field_size(row.name_size) + _field_size(row.datatype_size)
