@@ -30,7 +30,7 @@ from oipcodec._shared.pbwire import varint_bytes
 from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError, UnavailableError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
-from oipcodec.raw import array_to_raw, raw_to_array
+from oipcodec.raw import LITTLE_ENDIAN, array_to_raw, raw_to_array
 from oipcodec.sharedmem import Resolver, location, names_region, no_regions
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
@@ -45,8 +45,6 @@ __all__ = [
 ]
 
 
-_LE = {name: row.numpy_dtype.newbyteorder("<") for name, row in datatypes.DATATYPES.items()
-       if row.numpy_dtype is not None and not row.is_bytes}  # fmt: skip
 _HALF = ("FP16", "BF16")
 # Typed contents: InferTensorContents field number per datatype, and the range a decoded
 # int_contents / uint_contents value must fit for the narrower datatypes.
@@ -311,12 +309,12 @@ def _decode_tensors(
                 next_raw += 0 if skip_shm else 1
                 part = (shared_memory or no_regions)(where, name, role, False)
                 array = raw_to_array(part, row.name, shape, limits=limits, kernels=k)
-            elif raw:
+            elif raw:  # in the tensor's shape already
                 array = raw_to_array(raw[next_raw], row.name, shape, limits=limits, kernels=k)
                 next_raw += 1
             else:
-                array = _from_contents(row, count, contents)
-            out.append(Tensor(name, datatype, shape, array.reshape(shape), parameters))
+                array = _from_contents(row, count, contents).reshape(shape)
+            out.append(Tensor(name, datatype, shape, array, parameters))
         except DecodeError as exc:
             raise exc.for_tensor(name, role) from None
         except UnavailableError:  # a full server, not a bad request: the resolver's words
@@ -355,7 +353,7 @@ def _from_contents(
     if payload is None:
         return np.empty(0, dtype=row.numpy_dtype)
     if row.name in ("FP32", "FP64"):
-        return np.frombuffer(payload, dtype=_LE[row.name])
+        return np.frombuffer(payload, dtype=LITTLE_ENDIAN[row.name])
     array: np.ndarray[Any, Any] = payload
     if row.name in _NARROW:
         info = _NARROW[row.name]

@@ -25,7 +25,24 @@ from oipcodec.errors import DecodeError, LimitError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 
-__all__ = ["Kernels", "array_to_raw", "raw_to_array"]
+__all__ = ["LITTLE_ENDIAN", "Kernels", "array_to_raw", "raw_to_array"]
+
+
+def _little_endian_dtypes() -> dict[str, np.dtype[Any]]:
+    """Each fixed-size datatype's little-endian numpy dtype: the row's own object where that is
+    already little-endian, so that a decoded array's dtype is met by identity in
+    :meth:`~oipcodec.datatypes.Datatype.carries` (no byte-order work per tensor)."""
+    out = {}
+    for name, row in datatypes.DATATYPES.items():
+        if row.numpy_dtype is not None and not row.is_bytes:
+            wire = row.numpy_dtype.newbyteorder("<")
+            out[name] = row.numpy_dtype if wire == row.numpy_dtype else wire
+    return out
+
+
+#: The little-endian numpy dtype of each fixed-size datatype, by name.
+LITTLE_ENDIAN = _little_endian_dtypes()
+_BOOL_WIRE = np.dtype(np.uint8)
 
 
 def raw_to_array(
@@ -77,14 +94,15 @@ def raw_to_array(
         )
     if row.name == "BF16" and datatypes.BF16_DTYPE is None:
         return k.unpack_bf16(view, count).reshape(shape)
-    wire_dtype = np.dtype(np.uint8) if row.name == "BOOL" else _little_endian(row)
+    wire_dtype = _BOOL_WIRE if row.name == "BOOL" else LITTLE_ENDIAN[row.name]
     array = np.frombuffer(view, dtype=wire_dtype, count=count)
     if row.name == "BOOL":
         if count and int(array.max()) > 1:
             bad = int(np.argmax(array > 1))
             raise DecodeError(f"BOOL bytes must be 0 or 1, got {array[bad]}", index=bad, offset=bad)
         array = array.view(np.bool_)
-    array.flags.writeable = False
+    if not view.readonly:  # a view of read-only bytes (a message's) is read-only already
+        array.flags.writeable = False
     return array.reshape(shape)
 
 
@@ -134,8 +152,3 @@ def _check_bytes_lengths(view: memoryview, count: int, limits: Limits, k: Kernel
             index=first,
             offset=int(offsets[first]) - 4,
         )
-
-
-def _little_endian(row: datatypes.Datatype) -> np.dtype[Any]:
-    assert row.numpy_dtype is not None
-    return row.numpy_dtype.newbyteorder("<")

@@ -3,7 +3,9 @@
 # every error message live in oipcodec/_shared/pbwire.py. The structure of the reader below follows
 # the twin function by function, so that both stop at the same byte with the same error.
 
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
@@ -32,6 +34,7 @@ __all__ = ["read_infer_message", "write_infer_message"]
 
 cdef extern from "Python.h":
     object PyUnicode_DecodeUTF8(const char *s, Py_ssize_t size, const char *errors)
+    const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
 
 # The wire types (VARINT ... I32) are C constants from pbwire.pxd.
 
@@ -417,12 +420,20 @@ cdef tuple _requested(const uint8_t *base, Py_ssize_t pos, Py_ssize_t end):
 @contract(CONTRACTS)
 def read_infer_message(data, kind="request", limits=DEFAULT_LIMITS):
     kind = pc.check_kind(kind)
-    buf = byte_view(data, "message").toreadonly()
-    cdef const uint8_t[::1] view = buf
-    cdef Py_ssize_t end = view.shape[0]
+    cdef const uint8_t[::1] view
+    cdef Py_ssize_t end
+    cdef const uint8_t *base
+    if type(data) is bytes:  # a server's message: read-only already, read in place
+        buf = memoryview(data)
+        end = PyBytes_GET_SIZE(data)
+        base = <const uint8_t *>PyBytes_AS_STRING(data)
+    else:
+        buf = byte_view(data, "message").toreadonly()
+        view = buf
+        end = view.shape[0]
+        base = &view[0] if end else <const uint8_t *>b""
     if end > limits.max_body_bytes:
         raise pc.message_too_large(end, limits)
-    cdef const uint8_t *base = &view[0] if end else <const uint8_t *>b""
     cdef dict fields = pc.ENVELOPE_FIELDS[kind]
     cdef str message = pc.MESSAGE_NAME[kind]
     cdef uint32_t raw_field = pc.RAW_FIELD[kind]
@@ -460,7 +471,8 @@ def read_infer_message(data, kind="request", limits=DEFAULT_LIMITS):
             if len(requested) == max_tensors:
                 raise pc.too_many_tensors(tag_offset, "requested outputs", limits)
             requested.append(_requested(base, start, pos))
-    if raw:
+    if raw and (len(raw) != len(tensors) or any((<tuple>t)[4] for t in tensors)):
+        # What check_raw_contents refuses needs one of these (the usual message: neither).
         pc.check_raw_contents(kind, strings[0], tensors, raw, raw_offset)
     return strings[0], strings[1], strings[2], parameters, tensors, requested, raw
 
@@ -487,9 +499,153 @@ def _payload_size(int field, payload):
     return total
 
 
+# The raw form (every tensor in raw contents, as the server answers ModelInfer) is sized and
+# written here in two passes over the tensors, with no segment list: planning it in Python
+# cost about as much as the rest of a small call's encode. Anything else, and anything the
+# planner would refuse, takes plan_message, so its errors stay the one source.
+
+
+cdef struct _RawTensor:
+    const char *name
+    Py_ssize_t name_size
+    const char *datatype
+    Py_ssize_t datatype_size
+    Py_ssize_t shape_size  # the packed dims' bytes
+    Py_ssize_t head_size  # the InferInputTensor / InferOutputTensor message's bytes
+    Py_buffer payload
+    bint held
+
+
+cdef inline Py_ssize_t _field_size(Py_ssize_t size) noexcept:
+    """A LEN field of a one-byte tag holding ``size`` bytes (none when empty)."""
+    return 1 + oipcodec_pb_varint_size(<uint64_t>size) + size if size else 0
+
+
+cdef inline uint8_t *_put_field(uint8_t *dst, uint8_t tag, const char *data,
+                                Py_ssize_t size) noexcept:
+    if size:
+        dst[0] = tag
+        dst = oipcodec_pb_write_varint(dst + 1, <uint64_t>size)
+        memcpy(dst, data, size)
+        dst += size
+    return dst
+
+
+cdef inline bint _text(value, const char **data, Py_ssize_t *size):
+    """A str's UTF-8 (None and "" are absent fields); False for what plan_message must judge."""
+    if value is None:
+        size[0] = 0
+        return True
+    if type(value) is not str:
+        return False
+    try:
+        data[0] = PyUnicode_AsUTF8AndSize(value, size)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+cdef object _write_raw(kind, model_name, model_version, id, parameters, list tensors, requested):
+    """The message in the raw form, or None when it is not one (plan_message writes it)."""
+    cdef const char *text[3]
+    cdef Py_ssize_t text_size[3]
+    cdef Py_ssize_t n = len(tensors), i, total, size
+    cdef _RawTensor *rows
+    cdef _RawTensor *row
+    cdef uint8_t *dst
+    cdef uint8_t raw_tag = 0x3A if kind == "request" else 0x32  # field 7 or 6, LEN
+    cdef object d
+    cdef long long dim
+    cdef bytes out, message_parameters
+    if requested or not (
+        _text(model_name, &text[0], &text_size[0])
+        and _text(model_version, &text[1], &text_size[1])
+        and _text(id, &text[2], &text_size[2])
+    ):
+        return None
+    for entry in tensors:
+        if type(entry) is not tuple or len(<tuple>entry) != 6 or (<tuple>entry)[4] != 0 \
+                or (<tuple>entry)[5] is None or (<tuple>entry)[3]:
+            return None
+    message_parameters = pc.encode_parameters(4, parameters)
+    rows = <_RawTensor *>PyMem_Malloc(n * sizeof(_RawTensor) + 1)
+    if rows is NULL:
+        raise MemoryError()
+    for i in range(n):
+        rows[i].held = False
+    try:
+        total = (_field_size(text_size[0]) + _field_size(text_size[1])
+                 + _field_size(text_size[2]) + PyBytes_GET_SIZE(message_parameters))
+        for i in range(n):
+            row = &rows[i]
+            name, datatype, shape, _, _, payload = <tuple>tensors[i]
+            if not (_text(name, &row.name, &row.name_size)
+                    and _text(datatype, &row.datatype, &row.datatype_size)):
+                return None
+            if type(shape) is not tuple and type(shape) is not list:
+                return None
+            row.shape_size = 0
+            for d in shape:
+                if type(d) is not int:
+                    return None
+                try:
+                    dim = d
+                except OverflowError:
+                    return None
+                if dim < 0:
+                    return None
+                row.shape_size += oipcodec_pb_varint_size(<uint64_t>dim)
+            try:
+                PyObject_GetBuffer(payload, &row.payload, PyBUF_C_CONTIGUOUS)
+            except (BufferError, TypeError):  # strided (the planner copies it), or no buffer
+                return None
+            row.held = True
+            row.head_size = (_field_size(row.name_size) + _field_size(row.datatype_size)
+                             + _field_size(row.shape_size))
+            total += 1 + oipcodec_pb_varint_size(<uint64_t>row.head_size) + row.head_size
+            total += 1 + oipcodec_pb_varint_size(<uint64_t>row.payload.len) + row.payload.len
+        out = PyBytes_FromStringAndSize(NULL, total)
+        dst = <uint8_t *>PyBytes_AS_STRING(out)
+        for i in range(3):
+            dst = _put_field(dst, 0x0A + 8 * i, text[i], text_size[i])
+        size = PyBytes_GET_SIZE(message_parameters)
+        memcpy(dst, PyBytes_AS_STRING(message_parameters), size)
+        dst += size
+        for i in range(n):
+            row = &rows[i]
+            dst[0] = 0x2A  # field 5, LEN
+            dst = oipcodec_pb_write_varint(dst + 1, <uint64_t>row.head_size)
+            dst = _put_field(dst, 0x0A, row.name, row.name_size)
+            dst = _put_field(dst, 0x12, row.datatype, row.datatype_size)
+            if row.shape_size:
+                dst[0] = 0x1A
+                dst = oipcodec_pb_write_varint(dst + 1, <uint64_t>row.shape_size)
+                for d in (<tuple>tensors[i])[2]:
+                    dim = d
+                    dst = oipcodec_pb_write_varint(dst, <uint64_t>dim)
+        for i in range(n):
+            row = &rows[i]
+            dst[0] = raw_tag
+            dst = oipcodec_pb_write_varint(dst + 1, <uint64_t>row.payload.len)
+            memcpy(dst, row.payload.buf, row.payload.len)
+            dst += row.payload.len
+        if dst != <uint8_t *>PyBytes_AS_STRING(out) + total:
+            raise AssertionError("pbwire writer: planned and written sizes differ")
+        return out
+    finally:
+        for i in range(n):
+            if rows[i].held:
+                PyBuffer_Release(&rows[i].payload)
+        PyMem_Free(rows)
+
+
 @contract(CONTRACTS)
 def write_infer_message(kind, model_name, model_version, id, parameters, tensors,
                         requested=None):
+    if (kind == "request" or kind == "response") and type(tensors) is list:
+        raw = _write_raw(kind, model_name, model_version, id, parameters, tensors, requested)
+        if raw is not None:
+            return raw
     segments, total = pc.plan_message(
         kind, model_name, model_version, id, parameters, tensors, requested, _payload_size
     )

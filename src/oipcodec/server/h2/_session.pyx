@@ -9,7 +9,7 @@
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport UINT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 import asyncio
 import base64
@@ -174,9 +174,13 @@ cdef enum:
     RESET_BURST = 1000
     RESET_RATE = 33
 ACCEPT_ENCODING = b"identity,deflate,gzip"
-_DROPPED = frozenset(
-    (b"te", b"content-type", b"grpc-timeout", b"grpc-encoding", b"grpc-accept-encoding")
-)
+# grpc-status values of the codes gRPC defines (0-16), made once rather than per call.
+cdef tuple _STATUS = tuple(str(code).encode("ascii") for code in range(17))
+
+
+cdef inline bint _named(const uint8_t *name, size_t namelen, const char *what,
+                        size_t size) noexcept:
+    return namelen == size and memcmp(name, what, size) == 0
 
 
 class GrpcAbort(Exception):
@@ -330,22 +334,24 @@ cdef class Stream:
         self._header_bytes += namelen + valuelen + 32
         if self._header_bytes > MAX_HEADER_LIST:
             return 1
-        key = PyBytes_FromStringAndSize(<const char *>name, namelen)
-        val = PyBytes_FromStringAndSize(<const char *>value, valuelen)
+        # Names compared in C: only the values kept become bytes (a pseudo-header gRPC does
+        # not read, te and grpc-accept-encoding make none).
         if namelen and name[0] == b":":
-            if key == b":path":
-                self._path = val
-            elif key == b":method":
-                self._method = val
+            if _named(name, namelen, b":path", 5):
+                self._path = PyBytes_FromStringAndSize(<const char *>value, valuelen)
+            elif _named(name, namelen, b":method", 7):
+                self._method = PyBytes_FromStringAndSize(<const char *>value, valuelen)
             return 0
-        if key == b"content-type":
-            self._content_type = val
-        elif key == b"grpc-timeout":
-            self._timeout = val
-        elif key == b"grpc-encoding":
-            self._encoding = val
-        if key not in _DROPPED:
-            self._raw.append((key, val))
+        if _named(name, namelen, b"content-type", 12):
+            self._content_type = PyBytes_FromStringAndSize(<const char *>value, valuelen)
+        elif _named(name, namelen, b"grpc-timeout", 12):
+            self._timeout = PyBytes_FromStringAndSize(<const char *>value, valuelen)
+        elif _named(name, namelen, b"grpc-encoding", 13):
+            self._encoding = PyBytes_FromStringAndSize(<const char *>value, valuelen)
+        elif not (_named(name, namelen, b"te", 2)
+                  or _named(name, namelen, b"grpc-accept-encoding", 20)):
+            self._raw.append((PyBytes_FromStringAndSize(<const char *>name, namelen),
+                              PyBytes_FromStringAndSize(<const char *>value, valuelen)))
         return 0
 
     cdef int _headers_done(self) except -1:
@@ -529,7 +535,7 @@ cdef class Stream:
     cdef int _result(self, result) except -1:
         if result is None:
             self._finish(OK, "")
-        elif isinstance(result, (bytes, bytearray, memoryview)):
+        elif type(result) is bytes or isinstance(result, (bytearray, memoryview)):
             self._queue(result)
             self._finish(OK, "")
         else:
@@ -652,7 +658,8 @@ cdef class Stream:
         return 0
 
     cdef int _add_status(self, _Headers headers) except -1:
-        headers.add(b"grpc-status", str(self._status).encode("ascii"))
+        headers.add(b"grpc-status", _STATUS[self._status] if 0 <= self._status < 17
+                    else str(self._status).encode("ascii"))
         if self._details:
             headers.add(b"grpc-message", _percent_encode(self._details))
         headers.add_metadata(self.trailing_metadata)
