@@ -334,3 +334,26 @@ def test_a_streaming_call_that_never_reads_holds_a_bounded_request() -> None:
             assert 1 << 20 <= sent <= 2 << 20
 
     run(main())
+
+
+@pytest.mark.parametrize("value", [b"", b"S", b"123456789S", b"10x"])
+def test_a_malformed_grpc_timeout_ends_the_call_with_internal(value: bytes) -> None:
+    # Found by tools/h2_fuzz.py: an empty grpc-timeout was taken as no timeout at all.
+    hpack = pytest.importorskip("hpack", reason="the test extra's HPACK decoder")
+
+    async def main() -> None:
+        async with serve(ROUTES) as (port, _, _):
+            frames = await exchange(
+                port,
+                full(HEADERS, END_HEADERS, 1, request(b"/t.S/Echo", (b"grpc-timeout", value)))
+                + full(DATA, END_STREAM, 1, b"\x00\x00\x00\x00\x02hi"),
+                wait=0.5,
+            )
+            decoder = hpack.Decoder()
+            fields = [
+                dict(decoder.decode(f[3], raw=True)) for f in frames if f[0] == HEADERS and f[2] == 1
+            ]
+            assert [f.get(b"grpc-status") for f in fields] == [b"13"]
+            assert b"grpc-timeout" in fields[0][b"grpc-message"]
+
+    run(main())

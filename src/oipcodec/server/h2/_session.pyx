@@ -300,7 +300,7 @@ cdef class Stream:
         self._method = b""
         self._content_type = b""
         self._encoding = b""
-        self._timeout = b""
+        self._timeout = None  # None: no grpc-timeout field (an empty one is malformed)
 
     @property
     def path(self):
@@ -360,7 +360,7 @@ cdef class Stream:
             self._reject(415, UNKNOWN, "content-type %r, expected application/grpc[+proto]"
                          % self._content_type.decode("latin-1"))
             return 0
-        if self._timeout:
+        if self._timeout is not None:
             if oip_grpc_timeout(<const unsigned char *>PyBytes_AS_STRING(self._timeout),
                                 PyBytes_GET_SIZE(self._timeout), &ns) != 0:
                 self._finish(INTERNAL, "grpc-timeout %r, expected 1 to 8 digits and a unit "
