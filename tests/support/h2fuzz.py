@@ -37,6 +37,7 @@ COMPRESSION_ERROR, ENHANCE_YOUR_CALM = 9, 11
 SERVER_TYPES = {DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE}
 INFER = b"/inference.GRPCInferenceService/ModelInfer"
 STREAMING = b"/t.S/NeverReads"
+CHAT = b"/t.S/Chat"
 #: The largest request message the fuzzed connections take (small, so "past the limit" is cheap).
 MAX_RECEIVE = 1 << 16
 #: The recorded exchange: grpcio's channel sending one ModelInfer (tools/h2_fuzz.py --record).
@@ -109,9 +110,11 @@ class Case:
 
     kind: str
     data: bytes
-    goaway: frozenset[int] = frozenset()
-    reset: dict[int, frozenset[int]] | None = None
+    goaway: frozenset[int | None] = frozenset()
+    reset: dict[int, frozenset[int | None]] | None = None
     status: dict[int, int] | None = None
+    #: stream -> the DATA its answer must carry (an echo of the request's messages).
+    echo: dict[int, bytes] | None = None
     #: Ignored by nghttp2 where the RFC names an error (EXCEPTIONS): no error GOAWAY, no reset.
     ignored: bool = False
 
@@ -132,7 +135,7 @@ EXCEPTIONS = {
 RARE = {"data_past_window"}
 
 
-def _conn_error(kind: str, data: bytes, *codes: int) -> Case:
+def _conn_error(kind: str, data: bytes, *codes: int | None) -> Case:
     return Case(kind, data, goaway=frozenset(codes))
 
 
@@ -227,9 +230,9 @@ class Generator:
         return Case("decreasing_stream", data + call(9), status={9: 0}, ignored=True)
 
     def case_reused_stream(self) -> Case:
-        # HEADERS again on a stream the client closed: STREAM_CLOSED (RFC 9113 5.1, the
-        # stream is closed once answered; half-closed (remote) before then).
-        return _conn_error("reused_stream", call(1) + call(1), STREAM_CLOSED, PROTOCOL_ERROR)
+        # HEADERS again on a stream the client half-closed: STREAM_CLOSED (RFC 9113 5.1); once
+        # the server has answered and closed it too, nghttp2 drops it (None: no GOAWAY).
+        return _conn_error("reused_stream", call(1) + call(1), STREAM_CLOSED, PROTOCOL_ERROR, None)
 
     def case_data_on_idle(self) -> Case:
         return _conn_error("data_on_idle", frame(DATA, 0, self.sid(), b"x"), PROTOCOL_ERROR)
@@ -396,9 +399,10 @@ class Generator:
         return Case("bad_value", call(1, b"hi", INFER, (b"x-a", value)), status={1: 0}, ignored=True)
 
     def case_data_after_end(self) -> Case:
-        # DATA on a stream the client half-closed: STREAM_CLOSED (RFC 9113 5.1).
+        # DATA on a stream the client half-closed: STREAM_CLOSED (RFC 9113 5.1); once the
+        # server has answered and closed the stream too, nghttp2 drops it (None: no reset).
         data = frame(HEADERS, END_HEADERS | END_STREAM, 1, request_block()) + frame(DATA, 0, 1, b"x")
-        return _stream_error("data_after_end", data, 1, STREAM_CLOSED)
+        return Case("data_after_end", data, goaway=frozenset({STREAM_CLOSED}), reset={1: frozenset({STREAM_CLOSED, None})})
 
     def case_request_trailers(self) -> Case:
         # Trailers end the request: read as the end of the stream, the call answered.
@@ -422,6 +426,28 @@ class Generator:
         # cancelled and released (the driver checks that no stream or task is left).
         data = frame(SETTINGS, ACK, 0) + b"".join(frame(HEADERS, END_HEADERS, sid, request_block(STREAMING)) + frame(DATA, 0, sid, message(b"x")) for sid in range(1, 17, 2))
         return Case("open_streams_dropped", data)
+
+    def case_streaming(self) -> Case:
+        # Request-streaming calls echoed message by message, their messages split anywhere
+        # across DATA frames, some reset or windows updated on the way.
+        r = self.rng
+        out, status, echo = b"", {}, {}
+        for sid in range(1, 2 * r.randrange(1, 5), 2):
+            body = b"".join(message(r.randbytes(r.randrange(0, 2000))) for _ in range(r.randrange(0, 6)))
+            out += frame(HEADERS, END_HEADERS, sid, request_block(CHAT))
+            at = 0
+            while at < len(body):
+                step = r.randrange(1, 3000)
+                out += frame(DATA, 0, sid, body[at : at + step])
+                at += step
+                if r.random() < 0.1:
+                    out += frame(WINDOW_UPDATE, 0, r.choice((0, sid)), struct.pack(">I", r.randrange(1, 1 << 20)))
+            if r.random() < 0.2:
+                out += frame(RST_STREAM, 0, sid, struct.pack(">I", CANCEL))
+            elif r.random() < 0.9:
+                out += frame(DATA, END_STREAM, sid, b"")
+                status[sid], echo[sid] = 0, body
+        return Case("streaming", out, status=status, echo=echo)
 
     # -- HPACK (RFC 7541): each ends the connection with COMPRESSION_ERROR
 
@@ -505,13 +531,13 @@ class Generator:
     def case_valid_calls(self) -> Case:
         # Valid calls, some split in several DATA frames: each is echoed, status 0.
         r = self.rng
-        out, status = b"", {}
+        out, status, echo = b"", {}, {}
         for sid in range(1, 2 * r.randrange(1, 8), 2):
             body = message(r.randbytes(r.randrange(0, 3000)))
             cut = r.randrange(len(body) + 1)
             out += frame(HEADERS, END_HEADERS, sid, request_block()) + frame(DATA, 0, sid, body[:cut]) + frame(DATA, END_STREAM, sid, body[cut:])
-            status[sid] = 0
-        return Case("valid_calls", out, status=status)
+            status[sid], echo[sid] = 0, body
+        return Case("valid_calls", out, status=status, echo=echo)
 
 
 def load_recorded() -> bytes:
@@ -577,7 +603,7 @@ def check(case: Case, answer: Answer) -> None:
     codes = [code for _, code in answer.goaway]
     assert all(code == codes[0] for code in codes if code), f"GOAWAY codes {codes}"
     error = next((code for code in codes if code), None)
-    if case.goaway and not case.reset:
+    if case.goaway and (error is not None or not case.reset):
         assert error in case.goaway, f"GOAWAY {codes}, expected one of {sorted(case.goaway)}"
     if case.reset:
         for sid, allowed in case.reset.items():
@@ -594,6 +620,8 @@ def check(case: Case, answer: Answer) -> None:
             assert answer.statuses.get(sid) == status, (
                 f"stream {sid}: grpc-status {answer.statuses.get(sid)}, expected {status}"
             )
+    for sid, body in (case.echo or {}).items():
+        assert answer.data.get(sid, b"") == body, f"stream {sid}: {answer.data.get(sid)!r}, expected {body!r}"
 
 
 # ---------------------------------------------------------------------------- in-process driver
@@ -637,8 +665,14 @@ async def _never_reads(stream: Any, message: None) -> None:
     await asyncio.sleep(3600)
 
 
+async def _chat(stream: Any, message: None) -> None:
+    while (request := await stream.read()) is not None:
+        await stream.write(request)
+
+
 class _Router:
     routes = {
+        CHAT: _Route(_chat, request_streaming=True),
         INFER: _Route(lambda stream, message: message),
         STREAMING: _Route(_never_reads, request_streaming=True),
     }
@@ -664,7 +698,7 @@ async def feed(data: bytes, rng: random.Random | None = None) -> tuple[bytes, An
             step = rng.randrange(1, 4096)
             protocol.data_received(stream[at : at + step])
             at += step
-    for _ in range(3):
+    for _ in range(8):
         await asyncio.sleep(0)
     written = bytes(transport.out)
     protocol.connection_lost(None)
