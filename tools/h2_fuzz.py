@@ -77,7 +77,7 @@ def main() -> int:
         record()
         return 0
     try:
-        tally = asyncio.run(h2fuzz.run(args.cases, args.seed, args.batch, report=print))
+        tally = asyncio.run(h2fuzz.run(args.cases, args.seed, args.batch, report=lambda line: print(line, flush=True)))
     except AssertionError as exc:
         print(f"FAILED: {exc}")
         return 1

@@ -727,6 +727,7 @@ async def run(cases: int, seed: int, batch: int = 2000, report: Callable[[str], 
     tally: Counter[str] = Counter()
     base = None
     started = time.perf_counter()
+    around = asyncio.all_tasks()  # the caller's own (this one, a wait_for around it)
     for index in range(cases):
         case = gen.next()
         began = time.perf_counter()
@@ -742,7 +743,7 @@ async def run(cases: int, seed: int, batch: int = 2000, report: Callable[[str], 
             await still_serves()
             for _ in range(3):
                 await asyncio.sleep(0)
-            left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            left = list(asyncio.all_tasks() - around)
             assert not left, f"{len(left)} tasks left after {index + 1} cases: {left[:3]}"
             rss = rss_kib()
             base = rss if base is None else base
@@ -753,5 +754,46 @@ async def run(cases: int, seed: int, batch: int = 2000, report: Callable[[str], 
     return tally
 
 
-def iter_classes() -> Iterator[str]:
-    return (name for name, _ in Generator(0, b"").classes)
+def classes() -> list[str]:
+    return [name for name, _ in Generator(0, b"").classes]
+
+
+# ---------------------------------------------------------------------------- over a socket
+
+
+def for_any_server(case: Case) -> bool:
+    """Whether ``case`` expects nothing of the driver's router (its echo, its streaming
+    routes, its small receive limit, its concurrency limit of 8), so a real server's answer can
+    be checked against it."""
+    return (
+        not case.status
+        and not case.echo
+        and not case.ignored
+        and case.kind not in ("past_concurrency", "data_past_window")
+        and STREAMING not in case.data
+        and CHAT not in case.data
+    )
+
+
+async def over_socket(port: int, data: bytes, quiet: float = 0.3, bound: float = 5.0) -> tuple[bytes, bool]:
+    """Send the preface, an empty SETTINGS and ``data`` to 127.0.0.1:``port``; what the server
+    wrote until it closed (True) or was quiet ``quiet`` seconds (False). AssertionError if it
+    is still writing after ``bound`` seconds."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    got = bytearray()
+    closed = False
+    deadline = time.monotonic() + bound
+    try:
+        writer.write(PREFACE + frame(SETTINGS, 0, 0) + data)
+        while True:
+            assert time.monotonic() < deadline, f"still writing after {bound} s ({len(got)} bytes)"
+            chunk = await asyncio.wait_for(reader.read(1 << 16), quiet)
+            if not chunk:
+                closed = True
+                break
+            got += chunk
+    except (asyncio.TimeoutError, ConnectionResetError, BrokenPipeError):
+        pass
+    finally:
+        writer.close()
+    return bytes(got), closed
