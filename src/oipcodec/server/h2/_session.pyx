@@ -636,6 +636,12 @@ cdef class Stream:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        # Ended from this side (a bad message, the deadline) with the handler still running: it
+        # is cancelled, so it neither runs on for nothing nor meets the ended call as an error.
+        task = self._task
+        if task is not None:
+            self._task = None
+            task.cancel()
         if not self._headers_sent:
             self._headers_sent = True
             headers = _Headers()
@@ -675,10 +681,6 @@ cdef class Stream:
         self._timer = None
         if self._closed or self._finished:
             return
-        task = self._task
-        if task is not None:
-            self._task = None
-            task.cancel()
         self._finish(DEADLINE_EXCEEDED, "Deadline Exceeded")
 
     cdef nghttp2_ssize _read(self, uint8_t *buf, size_t length, uint32_t *flags) except? -1:
