@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support import h2fuzz  # noqa: E402
+from tests.support import h2fuzz
 
 
 def record() -> None:
@@ -77,7 +77,11 @@ def main() -> int:
         record()
         return 0
     try:
-        tally = asyncio.run(h2fuzz.run(args.cases, args.seed, args.batch, report=lambda line: print(line, flush=True)))
+        tally = asyncio.run(
+            h2fuzz.run(
+                args.cases, args.seed, args.batch, report=lambda line: print(line, flush=True)
+            )
+        )
     except AssertionError as exc:
         print(f"FAILED: {exc}")
         return 1

@@ -17,7 +17,7 @@ from tests.server.h2.conftest import run
 
 pytest.importorskip("hpack", reason="the test extra's HPACK decoder reads the answers")
 
-from tests.support import h2fuzz  # noqa: E402
+from tests.support import h2fuzz
 
 #: In-process cases per run: about 10 s here on two shared cores.
 CASES = 30_000

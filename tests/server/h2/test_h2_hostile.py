@@ -357,7 +357,9 @@ def test_a_malformed_grpc_timeout_ends_the_call_with_internal(value: bytes) -> N
             )
             decoder = hpack.Decoder()
             fields = [
-                dict(decoder.decode(f[3], raw=True)) for f in frames if f[0] == HEADERS and f[2] == 1
+                dict(decoder.decode(f[3], raw=True))
+                for f in frames
+                if f[0] == HEADERS and f[2] == 1
             ]
             assert [f.get(b"grpc-status") for f in fields] == [b"13"]
             assert b"grpc-timeout" in fields[0][b"grpc-message"]
