@@ -77,10 +77,12 @@ def test_a_sample_on_sockets_to_the_native_server() -> None:
             raise AssertionError(f"{case.kind} {case.data[:120]!r}: {exc}") from exc
 
     with background(grpc_impl="native", http_port=None, log_level="critical") as server:
+        port = server.grpc_port
+        assert port is not None
 
         async def main() -> None:
             for at in range(0, len(cases), 20):
-                await asyncio.gather(*(one(server.grpc_port, c) for c in cases[at : at + 20]))
+                await asyncio.gather(*(one(port, c) for c in cases[at : at + 20]))
 
         run(main(), timeout=120)
         client = grpcclient.InferenceServerClient(server.grpc_address)
