@@ -42,10 +42,12 @@ def record() -> None:
 
     with background(grpc_impl="native", http_port=None, log_level="critical") as server:
         listener = socket.create_server(("127.0.0.1", 0))
+        port = server.grpc_port
+        assert port is not None
 
         def proxy() -> None:
             client, _ = listener.accept()
-            upstream = socket.create_connection((server.host, server.grpc_port))
+            upstream = socket.create_connection((server.host, port))
             threading.Thread(target=pump, args=(upstream, client, False), daemon=True).start()
             pump(client, upstream, True)
 
