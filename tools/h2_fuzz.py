@@ -34,11 +34,14 @@ def record() -> None:
     sent = bytearray()
 
     def pump(src: socket.socket, dst: socket.socket, keep: bool) -> None:
-        while data := src.recv(1 << 16):
-            if keep:
-                sent.extend(data)
-            dst.sendall(data)
-        dst.shutdown(socket.SHUT_WR)
+        try:
+            while data := src.recv(1 << 16):
+                if keep:
+                    sent.extend(data)
+                dst.sendall(data)
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:  # the other side closed first: the exchange is over
+            pass
 
     with background(grpc_impl="native", http_port=None, log_level="critical") as server:
         listener = socket.create_server(("127.0.0.1", 0))
