@@ -76,6 +76,9 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=20_000)
+    parser.add_argument(
+        "--rss-mib", type=int, default=64, help="the RSS growth allowed over the first batch's"
+    )
     parser.add_argument("--record", action="store_true", help="record the ModelInfer exchange")
     args = parser.parse_args()
     if args.record:

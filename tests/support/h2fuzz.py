@@ -932,11 +932,15 @@ class _Errors(logging.Handler):
 
 
 async def run(
-    cases: int, seed: int, batch: int = 2000, report: Callable[[str], None] | None = None
+    cases: int,
+    seed: int,
+    batch: int = 2000,
+    report: Callable[[str], None] | None = None,
+    rss_mib: int = 64,
 ) -> Counter[str]:
     """``cases`` generated cases, each on a fresh in-process connection, checked; after each
-    batch a valid call on a new connection, no task left, and the RSS bound (64 MiB over the
-    first batch's). Returns the count per class; raises AssertionError naming the case's seed
+    batch a valid call on a new connection, no task left, and the RSS within ``rss_mib`` MiB
+    of the first batch's. Returns the count per class; raises AssertionError naming the case's seed
     and index."""
     gen = Generator(seed)
     split = random.Random(seed + 1)
@@ -972,7 +976,9 @@ async def run(
                 assert not left, f"{len(left)} tasks left after {index + 1} cases: {left[:3]}"
                 rss = rss_kib()
                 base = rss if base is None else base
-                assert rss - base < 64 << 10, f"RSS grew {rss - base} KiB after {index + 1} cases"
+                assert rss - base < rss_mib << 10, (
+                    f"RSS grew {rss - base} KiB after {index + 1} cases"
+                )
                 if report is not None:
                     rate = (index + 1) / (time.perf_counter() - started)
                     report(f"{index + 1} cases, {rate:.0f}/s, RSS {rss >> 10} MiB")
