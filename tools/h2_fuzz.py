@@ -87,7 +87,11 @@ def main() -> int:
     try:
         tally = asyncio.run(
             h2fuzz.run(
-                args.cases, args.seed, args.batch, report=lambda line: print(line, flush=True)
+                args.cases,
+                args.seed,
+                args.batch,
+                report=lambda line: print(line, flush=True),
+                rss_mib=args.rss_mib,
             )
         )
     except AssertionError as exc:
