@@ -1,7 +1,8 @@
 """Hostile HTTP/2 input on a raw socket: malformed frames, a HEADERS flood past the concurrency
 limit, a huge HPACK header, rapid RST_STREAM, a CONTINUATION flood. The server must not crash,
 must hold bounded state, must answer with the right GOAWAY or RST_STREAM, and must go on
-serving other connections. Frames are built by hand (HPACK literals without indexing)."""
+serving other connections. Frames are built by hand (HPACK literals without indexing, with
+tests/support/h2fuzz.py's encoder)."""
 
 from __future__ import annotations
 
@@ -12,55 +13,25 @@ from typing import Any
 import pytest
 
 from tests.server.h2.conftest import Route, run, serve
+from tests.support.h2fuzz import (
+    COMPRESSION_ERROR,
+    CONTINUATION,
+    DATA,
+    END_HEADERS,
+    END_STREAM,
+    ENHANCE_YOUR_CALM,
+    GOAWAY,
+    HEADERS,
+    PREFACE,
+    PROTOCOL_ERROR,
+    RST_STREAM,
+    SETTINGS,
+    literal,
+)
+from tests.support.h2fuzz import frame as full
+from tests.support.h2fuzz import request_block as request
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-DATA, HEADERS, RST_STREAM, SETTINGS, GOAWAY, CONTINUATION = 0, 1, 3, 4, 7, 9
-END_STREAM, END_HEADERS = 1, 4
-PROTOCOL_ERROR, INTERNAL_ERROR, COMPRESSION_ERROR, ENHANCE_YOUR_CALM = 1, 2, 9, 11
 STARTED: list[int] = []
-
-
-def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
-    return struct.pack(">I", len(payload))[1:] + bytes((kind, flags)) + struct.pack(">I", stream)
-
-
-def full(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
-    return frame(kind, flags, stream, payload) + payload
-
-
-def _int(value: int, prefix: int) -> bytes:
-    top = (1 << prefix) - 1
-    if value < top:
-        return bytes((value,))
-    out = bytearray((top,))
-    value -= top
-    while value >= 128:
-        out.append(value % 128 + 128)
-        value //= 128
-    out.append(value)
-    return bytes(out)
-
-
-def hpack(headers: list[tuple[bytes, bytes]]) -> bytes:
-    """Literal header fields without indexing, new names, no Huffman (RFC 7541 6.2.2)."""
-    out = bytearray()
-    for name, value in headers:
-        out += b"\x00" + _int(len(name), 7) + name + _int(len(value), 7) + value
-    return bytes(out)
-
-
-def request(path: bytes, *extra: tuple[bytes, bytes]) -> bytes:
-    return hpack(
-        [
-            (b":method", b"POST"),
-            (b":scheme", b"http"),
-            (b":path", path),
-            (b":authority", b"test"),
-            (b"content-type", b"application/grpc"),
-            (b"te", b"trailers"),
-            *extra,
-        ]
-    )
 
 
 async def _slow(stream: Any, message: bytes) -> bytes:
@@ -85,7 +56,13 @@ async def _never_reads(stream: Any, message: None) -> None:
     await asyncio.sleep(30)
 
 
+async def _chat(stream: Any, message: None) -> None:
+    while (request := await stream.read()) is not None:
+        await stream.write(request)
+
+
 ROUTES = {
+    b"/t.S/Chat": Route(_chat, request_streaming=True),
     b"/t.S/NeverReads": Route(_never_reads, request_streaming=True),
     b"/t.S/Slow": Route(_slow),
     b"/t.S/Echo": Route(lambda stream, message: message),
@@ -266,7 +243,7 @@ def test_a_continuation_flood_is_cut_off() -> None:
         async with serve(ROUTES) as (port, _, made):
             block = request(b"/t.S/Echo")
             data = full(HEADERS, 0, 1, block) + b"".join(
-                full(CONTINUATION, 0, 1, hpack([(b"x-a", b"b")])) for _ in range(100)
+                full(CONTINUATION, 0, 1, literal(b"x-a", b"b")) for _ in range(100)
             )
             frames = await exchange(port, data)
             assert goaway_code(frames) == ENHANCE_YOUR_CALM
@@ -334,3 +311,53 @@ def test_a_streaming_call_that_never_reads_holds_a_bounded_request() -> None:
             assert 1 << 20 <= sent <= 2 << 20
 
     run(main())
+
+
+@pytest.mark.parametrize("value", [b"", b"S", b"123456789S", b"10x"])
+def test_a_malformed_grpc_timeout_ends_the_call_with_internal(value: bytes) -> None:
+    # Found by tools/h2_fuzz.py: an empty grpc-timeout was taken as no timeout at all.
+    hpack = pytest.importorskip("hpack", reason="the test extra's HPACK decoder")
+
+    async def main() -> None:
+        async with serve(ROUTES) as (port, _, _):
+            frames = await exchange(
+                port,
+                full(HEADERS, END_HEADERS, 1, request(b"/t.S/Echo", (b"grpc-timeout", value)))
+                + full(DATA, END_STREAM, 1, b"\x00\x00\x00\x00\x02hi"),
+                wait=0.5,
+            )
+            decoder = hpack.Decoder()
+            fields = [
+                dict(decoder.decode(f[3], raw=True))
+                for f in frames
+                if f[0] == HEADERS and f[2] == 1
+            ]
+            assert [f.get(b"grpc-status") for f in fields] == [b"13"]
+            assert b"grpc-timeout" in fields[0][b"grpc-message"]
+
+    run(main())
+
+
+def test_a_bad_message_mid_stream_cancels_the_handler_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Found by tools/h2_fuzz.py: the call ended with INTERNAL but its handler ran on, and its
+    # next write (on the ended call) was logged as the handler's error, with a traceback.
+    hpack = pytest.importorskip("hpack", reason="the test extra's HPACK decoder")
+
+    async def main() -> None:
+        async with serve(ROUTES) as (port, _, _):
+            frames = await exchange(
+                port,
+                full(HEADERS, END_HEADERS, 1, request(b"/t.S/Chat"))
+                + full(DATA, 0, 1, b"\x00\x00\x00\x00\x02hi" + b"\x07\x00\x00\x00\x02hi"),
+                wait=0.5,
+            )
+            decoder = hpack.Decoder()
+            fields = [dict(decoder.decode(f[3], raw=True)) for f in frames if f[0] == HEADERS]
+            assert [f.get(b"grpc-status") for f in fields] == [b"13"]
+            assert not [f for f in frames if f[0] == DATA]
+
+    with caplog.at_level("ERROR", logger="oipcodec.server.h2"):
+        run(main())
+    assert not caplog.records, caplog.records

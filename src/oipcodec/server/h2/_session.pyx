@@ -304,7 +304,7 @@ cdef class Stream:
         self._method = b""
         self._content_type = b""
         self._encoding = b""
-        self._timeout = b""
+        self._timeout = None  # None: no grpc-timeout field (an empty one is malformed)
 
     @property
     def path(self):
@@ -366,7 +366,7 @@ cdef class Stream:
             self._reject(415, UNKNOWN, "content-type %r, expected application/grpc[+proto]"
                          % self._content_type.decode("latin-1"))
             return 0
-        if self._timeout:
+        if self._timeout is not None:
             if oip_grpc_timeout(<const unsigned char *>PyBytes_AS_STRING(self._timeout),
                                 PyBytes_GET_SIZE(self._timeout), &ns) != 0:
                 self._finish(INTERNAL, "grpc-timeout %r, expected 1 to 8 digits and a unit "
@@ -642,6 +642,12 @@ cdef class Stream:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        # Ended from this side (a bad message, the deadline) with the handler still running: it
+        # is cancelled, so it neither runs on for nothing nor meets the ended call as an error.
+        task = self._task
+        if task is not None:
+            self._task = None
+            task.cancel()
         if not self._headers_sent:
             self._headers_sent = True
             headers = _Headers()
@@ -682,10 +688,6 @@ cdef class Stream:
         self._timer = None
         if self._closed or self._finished:
             return
-        task = self._task
-        if task is not None:
-            self._task = None
-            task.cancel()
         self._finish(DEADLINE_EXCEEDED, "Deadline Exceeded")
 
     cdef nghttp2_ssize _read(self, uint8_t *buf, size_t length, uint32_t *flags) except? -1:
