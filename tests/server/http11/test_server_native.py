@@ -289,14 +289,13 @@ def test_a_head_that_stops_arriving_goes_to_the_python_protocol() -> None:
     (body_timeout, BODY_TIMEOUT here) answers 408 as the Python protocol alone does."""
     from oipcodec._native.http11 import PIECE_WAIT
 
-    with serving(ROUTES) as (server, port):
-        with Conn(port) as conn:
-            conn.send(get("/v2/health/ready")[:20])
-            time.sleep(PIECE_WAIT / 2)
-            assert _protocols(server) == ["NativeProtocol"]
-            started = time.monotonic()
-            answer = conn.read_to_close()
-            waited = time.monotonic() - started
+    with serving(ROUTES) as (server, port), Conn(port) as conn:
+        conn.send(get("/v2/health/ready")[:20])
+        time.sleep(PIECE_WAIT / 2)
+        assert _protocols(server) == ["NativeProtocol"]
+        started = time.monotonic()
+        answer = conn.read_to_close()
+        waited = time.monotonic() - started
     assert answer.startswith(b"HTTP/1.1 408 ")
     assert PIECE_WAIT / 2 + BODY_TIMEOUT - 0.1 < waited < PIECE_WAIT + BODY_TIMEOUT + 2
 
