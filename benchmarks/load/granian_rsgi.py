@@ -13,10 +13,10 @@ request over the same :class:`~oipcodec.server.registry.ModelRegistry` and
 
 Each round starts, one after another, nginx (one process, ``return 200`` with a body the size
 of each answer), ``oipcodec serve``, and granian with each ``--loop`` given; each answers once
-checked against the Python path's answer, then ``wrk -t1 -c8`` for ``--seconds`` per case
-(small REST JSON, small REST binary, health). It reports requests/s and the server's CPU
-(user + system of the process and its children, from /proc; Linux) per request, per round and
-the median. Needs ``wrk`` and ``nginx`` on PATH. docs/measurements.md has the figures.
+checked against the Python path's answer, then ``wrk -t1 -c8 --latency`` for ``--seconds``
+per case (small REST JSON, small REST binary, health). It reports requests/s, the server's CPU
+(user + system of the process and its children, from /proc; Linux) per request and wrk's p99,
+per round and the median. Needs ``wrk`` and ``nginx`` on PATH. docs/measurements.md has the figures.
 """
 
 from __future__ import annotations
