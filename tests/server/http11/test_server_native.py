@@ -264,6 +264,22 @@ def test_a_request_cut_anywhere_stays_on_the_fast_path(data: bytes) -> None:
         loop.close()
 
 
+def test_a_head_in_pieces_over_the_head_limit_is_handed_over_at_once() -> None:
+    """Waited for only up to the head limit: past it (no end yet), handed over to the Python
+    protocol (which answers 431) with no wait (the stand-in transport's set_protocol
+    raises)."""
+    loop = asyncio.new_event_loop()
+    try:
+        proto, _, _ = _connection(ROUTES, loop)
+        head = get("/v2/health/ready", "X-Pad: " + "p" * (8 << 10))
+        _feed(proto, head[: 8 << 10])
+        with pytest.raises(NotImplementedError):
+            _feed(proto, head[8 << 10 : (8 << 10) + 2])
+        proto.connection_lost(None)
+    finally:
+        loop.close()
+
+
 def test_heads_cut_on_the_wire_answer_as_the_python_protocol(native: Any, python: Any) -> None:
     """Pipelined requests sent in two pieces, cut inside a head (a few places, each side of
     the request line's end and the empty line): the Python protocol's bytes, none handed."""
