@@ -13,10 +13,10 @@ request over the same :class:`~oipcodec.server.registry.ModelRegistry` and
 
 Each round starts, one after another, nginx (one process, ``return 200`` with a body the size
 of each answer), ``oipcodec serve``, and granian with each ``--loop`` given; each answers once
-checked against the Python path's answer, then ``wrk -t1 -c8`` for ``--seconds`` per case
-(small REST JSON, small REST binary, health). It reports requests/s and the server's CPU
-(user + system of the process and its children, from /proc; Linux) per request, per round and
-the median. Needs ``wrk`` and ``nginx`` on PATH. docs/measurements.md has the figures.
+checked against the Python path's answer, then ``wrk -t1 -c8 --latency`` for ``--seconds``
+per case (small REST JSON, small REST binary, health). It reports requests/s, the server's CPU
+(user + system of the process and its children, from /proc; Linux) per request and wrk's p99,
+per round and the median. Needs ``wrk`` and ``nginx`` on PATH. docs/measurements.md has the figures.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def nginx_command(port: int, answers: dict[str, bytes], directory: str) -> list[
     config = f"""
 master_process off; worker_processes 1; daemon off; error_log stderr error;
 pid {directory}/nginx.pid;
-events {{ worker_connections 64; }}
+events {{ worker_connections 1024; }}
 http {{
   access_log off; client_body_temp_path {directory};
   server {{
@@ -196,9 +196,26 @@ http {{
     return ["nginx", "-p", directory, "-c", f"{directory}/nginx.conf"]
 
 
+#: wrk --latency's unit suffixes, in microseconds.
+_UNITS = {"us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def wrk_p99(out: str) -> float:
+    """The 99th percentile latency (µs) of wrk --latency's report ``out``."""
+    found = re.search(r"^\s*99%\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+    if found is None:
+        raise SystemExit(f"no 99% line in wrk's report:\n{out}")
+    return float(found.group(1)) * _UNITS[found.group(2)]
+
+
 def wrk(
-    port: int, case: tuple[str, str, bytes, dict[str, str]], seconds: int, directory: str
-) -> int:
+    port: int,
+    case: tuple[str, str, bytes, dict[str, str]],
+    seconds: int,
+    directory: str,
+    connections: int = 8,
+) -> tuple[int, float]:
+    """(requests answered, p99 latency in µs) of ``wrk -t1 -c<connections> --latency``."""
     method, path, body, headers = case
     Path(directory, "body").write_bytes(body)
     lines = [f'wrk.method = "{method}"']
@@ -212,7 +229,8 @@ def wrk(
         [
             "wrk",
             "-t1",
-            "-c8",
+            f"-c{connections}",
+            "--latency",
             f"-d{seconds}s",
             "-s",
             f"{directory}/case.lua",
@@ -225,7 +243,7 @@ def wrk(
     found = re.search(r"(\d+) requests in", out)
     if found is None or "Non-2xx" in out:
         raise SystemExit(f"non-2xx answers from port {port}:\n{out}")
-    return int(found.group(1))
+    return int(found.group(1)), wrk_p99(out)
 
 
 def measure(
@@ -236,16 +254,18 @@ def measure(
     seconds: int,
     directory: str,
     cases: dict[str, tuple[str, str, bytes, dict[str, str]]] | None = None,
-) -> dict[str, tuple[float, float]]:
-    """(requests/s, CPU µs per request) of each case (default: :func:`_cases`) on a server
-    started for them, its answers first checked against ``expected`` (None: not checked)."""
+    connections: int = 8,
+) -> dict[str, tuple[float, float, float]]:
+    """(requests/s, CPU µs per request, p99 µs) of each case (default: :func:`_cases`) on a
+    server started for them, its answers first checked against ``expected`` (None: not
+    checked), with wrk's ``connections``."""
     cases = _cases() if cases is None else cases
     server = subprocess.Popen(
         command, cwd=directory if name == "nginx" else None, stdout=subprocess.DEVNULL
     )
     try:
         wait_for(port, server)
-        wrk(port, cases["json"], 1, directory)  # warm
+        wrk(port, next(iter(cases.values())), 1, directory, connections)  # warm
         figures = {}
         for case_name, case in cases.items():
             if expected is not None:
@@ -253,9 +273,9 @@ def measure(
                 if status != 200 or data != expected[case_name]:
                     raise SystemExit(f"{name} {case_name}: {status} {data[:200]!r}")
             before, started = tree_cpu(server.pid), time.monotonic()
-            count = wrk(port, case, seconds, directory)
+            count, p99 = wrk(port, case, seconds, directory, connections)
             cpu, elapsed = tree_cpu(server.pid) - before, time.monotonic() - started
-            figures[case_name] = (count / elapsed, cpu / count * 1e6)
+            figures[case_name] = (count / elapsed, cpu / count * 1e6, p99)
         return figures
     finally:
         server.terminate()
@@ -273,28 +293,41 @@ def alternate(
     expected: dict[str, bytes],
     seconds: int,
     directory: str,
+    connections: int = 8,
 ) -> None:
     """Measure every server once a round (in the reverse order every other round), then
     print each case's medians."""
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in servers}
+    results: dict[str, dict[str, list[tuple[float, float, float]]]] = {n: {} for n in servers}
     names = list(servers)
     for round_ in range(rounds):
         for name in names if round_ % 2 == 0 else names[::-1]:
             command, cases, check = servers[name]
             figures = measure(
-                name, command, port, expected if check else None, seconds, directory, cases
+                name,
+                command,
+                port,
+                expected if check else None,
+                seconds,
+                directory,
+                cases,
+                connections,
             )
             for case, value in figures.items():
                 results[name].setdefault(case, []).append(value)
-            shown = {case: f"{rps:.0f}/s {cpu:.1f}us" for case, (rps, cpu) in figures.items()}
+            shown = {
+                case: f"{v[0]:.0f}/s {v[1]:.1f}us p99 {v[2]:.0f}us" for case, v in figures.items()
+            }
             print(name, shown, flush=True)
-    print("server          case        req/s (median)  CPU us/request (median; runs)")
+    print(f"wrk -t1 -c{connections}; medians of {rounds} rounds (each round's in brackets)")
+    print("server          case        req/s     CPU us/request (runs)   p99 us (runs)")
     for name in names:
         for case, values_ in results[name].items():
             rps = statistics.median(v[0] for v in values_)
             cpu = statistics.median(v[1] for v in values_)
+            p99 = statistics.median(v[2] for v in values_)
             runs = ", ".join(f"{v[1]:.1f}" for v in values_)
-            print(f"{name:15} {case:10} {rps:9.0f}       {cpu:8.1f} ({runs})")
+            p99s = ", ".join(f"{v[2]:.0f}" for v in values_)
+            print(f"{name:15} {case:10} {rps:9.0f} {cpu:8.1f} ({runs}) {p99:9.0f} ({p99s})")
 
 
 def main() -> None:

@@ -2,15 +2,18 @@
 server CPU per request, in one sitting, alternating.
 
     python benchmarks/load/native_http.py [--rounds 3] [--seconds 5] [--protocol native ...]
+        [--connections 64] [--case json --case image-bin ...] [--no-nginx]
 
 Each round starts, one after another (in the reverse order every other round), nginx (one
 process, ``return 200`` with a body the size of each small answer), then ``oipcodec serve``
 with each ``--protocol`` (default: ``native`` and ``oipcodec``; a protocol this build does not
 have is left out with a note); each server's answers are first checked against the Python
-path's, byte for byte, then ``wrk -t1 -c8`` runs ``--seconds`` per case: small REST JSON and
-small binary (FP32 [1,16] to ``identity``), the readiness probe, image JSON and image binary
-(FP32 [1,3,224,224]; nginx is not asked those). It reports requests/s and the server's CPU
-(user + system of the process tree, from /proc; Linux) per request, per round and the median.
+path's, byte for byte, then ``wrk -t1 -c<--connections> --latency`` (default 8 connections)
+runs ``--seconds`` per case (``--case``, default all): small REST JSON and small binary (FP32
+[1,16] to ``identity``), the readiness probe, image JSON and image binary (FP32
+[1,3,224,224]; nginx is not asked those). It reports requests/s, the server's CPU (user +
+system of the process tree, from /proc; Linux) per request and wrk's p99 latency, per round
+and the median.
 Needs ``wrk`` and ``nginx`` on PATH (``apt-get install wrk nginx-light``); it reuses the
 helpers of granian_rsgi.py. docs/measurements.md has the figures.
 """
@@ -87,7 +90,7 @@ def _serves_natively() -> bool:
     return True
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
@@ -98,7 +101,17 @@ def main() -> None:
         help="--http-protocol of each oipcodec server (default: native, oipcodec)",
     )
     parser.add_argument("--no-nginx", action="store_true", help="leave nginx out")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--connections", type=int, default=8, help="wrk's connections (-c; default 8)"
+    )
+    parser.add_argument(
+        "--case", action="append", choices=list(CASES), help="the cases (default: all)"
+    )
+    return parser
+
+
+def main() -> None:
+    args = arguments().parse_args()
     for tool in ("wrk", *(() if args.no_nginx else ("nginx",))):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not on PATH (apt-get install wrk nginx-light)")
@@ -121,14 +134,15 @@ def main() -> None:
     document = json.loads(expected["json"])
     assert document["outputs"][0]["data"] == list(range(16)), document
     assert expected["image-bin"].endswith(_IMAGE.tobytes())
+    cases = {name: CASES[name] for name in args.case or CASES}
     servers: dict[str, Server] = {}
     port = free_port()
-    if not args.no_nginx:
-        small = {name: CASES[name] for name in NGINX_CASES}
+    small = {name: case for name, case in cases.items() if name in NGINX_CASES}
+    if small and not args.no_nginx:
         servers["nginx"] = (nginx_command(port, expected, directory), small, False)
     for protocol in protocols:
-        servers[protocol] = ([*python, str(port), *grpc, "--http-protocol", protocol], CASES, True)
-    alternate(servers, args.rounds, port, expected, args.seconds, directory)
+        servers[protocol] = ([*python, str(port), *grpc, "--http-protocol", protocol], cases, True)
+    alternate(servers, args.rounds, port, expected, args.seconds, directory, args.connections)
 
 
 if __name__ == "__main__":

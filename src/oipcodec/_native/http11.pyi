@@ -6,7 +6,7 @@ def parse_head(data: Any) -> tuple[int, int, int, int, int, bool, bool]: ...
 
 MAX_FAST_HEAD: int
 MAX_FAST_BODY: int
-BODY_WAIT: float
+PIECE_WAIT: float
 
 class Connection:
     def __init__(

@@ -67,12 +67,14 @@ cdef enum:
 #: The longest head and the largest Content-Length body served fast (above: handed over).
 MAX_FAST_HEAD = 8 << 10
 MAX_FAST_BODY = 64 << 10
-#: How long the rest of a fast request's body is waited for once its head is in (seconds):
-#: clients that write the head and the body apart (Python's http.client) are read in two
-#: pieces, and handing those over cost their whole connection the fast path. A body still
-#: incomplete then goes to the Python protocol, whose body timeout starts there. Half a
-#: second, not less: a client (or this server) descheduled on a loaded machine misses 0.1 s.
-BODY_WAIT = 0.5
+#: How long the rest of a request (its head or its body) is waited for, from the first read
+#: that left it incomplete (seconds): clients that write the head and the body apart
+#: (Python's http.client), a head cut by TCP segments, and the next of pipelined requests
+#: are read in pieces, and handing those over cost their whole connection the fast path. A
+#: request still incomplete then goes to the Python protocol, whose head and body timeouts
+#: start there (so a slowloris is closed as before, PIECE_WAIT later). Half a second, not
+#: less: a client (or this server) descheduled on a loaded machine misses 0.1 s.
+PIECE_WAIT = 0.5
 
 cdef bytes _CRLF = b"\r\n"
 cdef bytes _CLOSE = b"connection: close\r\n\r\n"
@@ -169,7 +171,7 @@ cdef class Connection:
     cdef RouteTable table
     cdef object default_source
     cdef bytes default_lines
-    cdef object task, timer, body_timer
+    cdef object task, timer, wait_timer
     cdef double activity, keep_alive_timeout
     cdef Py_ssize_t max_head
     cdef bint closed, handed, write_paused, reading_paused, closing, pending_keep_alive
@@ -207,7 +209,7 @@ cdef class Connection:
     def connection_lost(self, exc):
         self.closed = True
         self.server_state.connections.discard(self)
-        self._stop_body_wait()
+        self._stop_wait()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -301,14 +303,15 @@ cdef class Connection:
         cdef Py_ssize_t length, total, offset
         cdef const unsigned char *p
         cdef list out = []
-        cdef bint keep_alive, arriving = False, body_due = False
+        cdef bint keep_alive, due = False
+        cdef Py_ssize_t first = self.start
         if self.table is None or self.table.generation != self.fast.generation:
             self.table = _table_of(self.fast, self.status_lines)
         while self.start < self.end:
             p = <const unsigned char *>PyByteArray_AS_STRING(self.buf) + self.start
             kind = oip_http_parse_head(p, <size_t>(self.end - self.start), &h)
-            if kind == HEAD_PARTIAL:
-                arriving = self.end - self.start <= self.max_head
+            if kind == HEAD_PARTIAL:  # the rest waited for, up to the Python protocol's limit
+                due = self.end - self.start <= self.max_head
                 break
             length = h.content_length if h.content_length > 0 else 0
             total = <Py_ssize_t>h.head_length + length
@@ -322,7 +325,7 @@ cdef class Connection:
             if entry is None:
                 break
             if total > self.end - self.start:  # the rest of the body in a later read
-                arriving = body_due = True
+                due = True
                 break
             keep_alive = h.keep_alive and not self.closing
             if isinstance(entry, tuple):
@@ -343,6 +346,7 @@ cdef class Connection:
                 if not isinstance(answer, tuple):  # a coroutine: its answer comes later
                     self.start += total
                     self._write(out)
+                    self._stop_wait()
                     self.pending_keep_alive = keep_alive
                     self.task = self.loop.create_task(answer)
                     self.server_state.tasks.add(self.task)
@@ -356,37 +360,36 @@ cdef class Connection:
                 self._close()
                 return
         self._write(out)
-        if not body_due:
-            self._stop_body_wait()
+        if self.start != first or not due:  # the wait is the current request's
+            self._stop_wait()
         if self.start == self.end:
             self.start = self.end = 0
-        elif body_due:  # waited for a moment (BODY_WAIT), from the first read that lacked it
-            if self.body_timer is None:
-                self.body_timer = self.loop.call_later(BODY_WAIT, self._body_late)
-        elif not (arriving and self.end == len(self.buf)):
-            # Waited for only when this read filled the buffer (more is already on its way):
-            # a client sending a request in pieces gets the Python protocol's timeouts.
+        elif due:  # waited for a moment (PIECE_WAIT), from the first read that lacked it
+            if self.wait_timer is None:
+                self.wait_timer = self.loop.call_later(PIECE_WAIT, self._late)
+        else:
             self._hand_over()
 
     cdef void _write(self, list out):
         if out:
             self.transport.write(b"".join(out))
 
-    cdef void _stop_body_wait(self):
-        if self.body_timer is not None:
-            self.body_timer.cancel()
-            self.body_timer = None
+    cdef void _stop_wait(self):
+        if self.wait_timer is not None:
+            self.wait_timer.cancel()
+            self.wait_timer = None
 
-    def _body_late(self):
-        """A body not complete BODY_WAIT after its head: the connection to the Python
-        protocol (unless an answer is pending: the request is looked at again after it)."""
-        self.body_timer = None
+    def _late(self):
+        """A request not complete PIECE_WAIT after its first piece: the connection to the
+        Python protocol (unless an answer is pending: the request is looked at again after
+        it)."""
+        self.wait_timer = None
         if not (self.closed or self.handed or self._busy()) and self.start < self.end:
             self._hand_over()
 
     cdef void _close(self):
         self.closed = True
-        self._stop_body_wait()
+        self._stop_wait()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -441,7 +444,7 @@ cdef class Connection:
         """The rest of the connection to the Python protocol: it gets the transport and the
         bytes not consumed yet."""
         self.handed = True
-        self._stop_body_wait()
+        self._stop_wait()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from oipcodec import kernels
-from tests.server.http11.test_server_protocol import Conn, get, post, run_app
+from tests.server.http11.test_server_protocol import BODY_TIMEOUT, Conn, get, post, run_app
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
@@ -189,12 +189,14 @@ def test_a_hand_over_answers_as_the_python_protocol(native: Any, python: Any, da
 
 
 def test_heads_and_bodies_in_pieces(native: Any, python: Any) -> None:
-    """Byte by byte (handed over at the first incomplete head: the Python protocol's head
-    and body timeouts then apply), the same answers. A body whose rest comes within
-    BODY_WAIT of its head (a client that writes the head and the body apart) stays on the
-    fast path; one that comes later goes to the Python protocol."""
-    data = get("/v2/health/ready") + post("/x", b"0123456789")
+    """Byte by byte (the fast requests kept, then handed over at the route not in the
+    table), the same answers. A body whose rest comes within PIECE_WAIT of its head (a
+    client that writes the head and the body apart) stays on the fast path; one that comes
+    later goes to the Python protocol."""
+    calls = ROUTES.slots["sync"].calls
+    data = get("/v2/health/ready") + post("/sync", b"01234") + post("/x", b"0123456789")
     assert _talk(native[1], data + CLOSE, pieces=1) == _talk(python[1], data + CLOSE, pieces=1)
+    assert ROUTES.slots["sync"].calls == calls + 1
     data = post("/sync", b"0123456789")  # the head whole, the body in two reads
     for pause, fast in ((0.02, 2), (0.8, 0)):
         calls = ROUTES.slots["sync"].calls
@@ -219,6 +221,99 @@ def test_pipelined_answers_come_in_order(native: Any) -> None:
     assert bodies == [b'{"ready":true}', b"sync -1 a", b"async -1 b", b"sync -1 c"] * 25 + [
         b'{"ready":true}'
     ]
+
+
+#: Requests cut at every byte (test_a_request_cut_anywhere_stays_on_the_fast_path).
+CUT = {
+    "a probe": get("/v2/health/ready"),
+    "a binary inference": post("/sync", b"0123456789", "Inference-Header-Content-Length: 4"),
+    "pipelined": get("/v2/health/ready")
+    + post("/async", b"ab")
+    + post("/sync", b"cd", "Connection: keep-alive")
+    + get("/v2/health/ready", "Connection: close"),
+}
+
+
+@pytest.mark.parametrize("data", CUT.values(), ids=CUT.keys())
+def test_a_request_cut_anywhere_stays_on_the_fast_path(data: bytes) -> None:
+    """Fed in two reads, cut at every byte (heads split anywhere, the next of pipelined
+    requests begun): the same bytes written as for one read, every request answered on the
+    fast path (the stand-in transport cannot be handed over: set_protocol raises)."""
+    loop = asyncio.new_event_loop()
+
+    def written(*reads: bytes) -> bytes:
+        proto, transport, state = _connection(ROUTES, loop)
+        try:
+            for read in reads:
+                _feed(proto, read)
+            for _ in range(100):  # the async slot's answer, then what was read meanwhile
+                if state.total_requests == data.count(b" HTTP/1."):
+                    break
+                loop.run_until_complete(asyncio.sleep(0.001))
+            assert state.total_requests == data.count(b" HTTP/1.")
+            return b"".join(transport.written)
+        finally:
+            proto.connection_lost(None)
+
+    try:
+        whole = written(data)
+        assert whole.count(b"HTTP/1.1 200 OK\r\n") == data.count(b" HTTP/1.")
+        for cut in range(1, len(data)):
+            assert written(data[:cut], data[cut:]) == whole, cut
+    finally:
+        loop.close()
+
+
+def test_a_head_in_pieces_over_the_head_limit_is_handed_over_at_once() -> None:
+    """Waited for only up to the head limit: past it (no end yet), handed over to the Python
+    protocol (which answers 431) with no wait (the stand-in transport's set_protocol
+    raises)."""
+    loop = asyncio.new_event_loop()
+    try:
+        proto, _, _ = _connection(ROUTES, loop)
+        head = get("/v2/health/ready", "X-Pad: " + "p" * (8 << 10))
+        _feed(proto, head[: 8 << 10])
+        with pytest.raises(NotImplementedError):
+            _feed(proto, head[8 << 10 : (8 << 10) + 2])
+        proto.connection_lost(None)
+    finally:
+        loop.close()
+
+
+def test_heads_cut_on_the_wire_answer_as_the_python_protocol(native: Any, python: Any) -> None:
+    """Pipelined requests sent in two pieces, cut inside a head (a few places, each side of
+    the request line's end and the empty line): the Python protocol's bytes, none handed."""
+    server, port = native
+    data = CUT["pipelined"]
+    second = len(get("/v2/health/ready"))
+    cuts = [3, 20, data.index(b"\r\n") + 1, second - 2, second + 9, len(data) - 3]
+    before = server.server_state.total_requests
+    for cut in cuts:
+        got = []
+        for port_ in (port, python[1]):
+            with Conn(port_) as conn:
+                conn.send(data[:cut])
+                time.sleep(0.02)
+                conn.send(data[cut:])
+                got.append(re.sub(rb"date: [^\r]*\r\n", b"", conn.read_to_close()))
+        assert got[0] == got[1], cut
+    assert server.server_state.total_requests == before + 4 * len(cuts)
+
+
+def test_a_head_that_stops_arriving_goes_to_the_python_protocol() -> None:
+    """Waited for PIECE_WAIT, then handed over with what came, whose head timeout
+    (body_timeout, BODY_TIMEOUT here) answers 408 as the Python protocol alone does."""
+    from oipcodec._native.http11 import PIECE_WAIT
+
+    with serving(ROUTES) as (server, port), Conn(port) as conn:
+        conn.send(get("/v2/health/ready")[:20])
+        time.sleep(PIECE_WAIT / 2)
+        assert _protocols(server) == ["NativeProtocol"]
+        started = time.monotonic()
+        answer = conn.read_to_close()
+        waited = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert PIECE_WAIT / 2 + BODY_TIMEOUT - 0.1 < waited < PIECE_WAIT + BODY_TIMEOUT + 2
 
 
 def _protocols(server: uvicorn.Server) -> list[str]:

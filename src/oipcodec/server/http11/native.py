@@ -12,9 +12,9 @@ At the first request that is anything else, once the answers it owes are written
 connection is handed to :class:`~oipcodec.server.http11.HttpProtocol` for good, with the bytes
 not consumed yet: a head outside the subset or over 8 KiB, a body over 64 KiB (MAX_FAST_HEAD,
 MAX_FAST_BODY in _native/http11.pyx), a route not in the table (a query string, HEAD, any other
-path), a request the slot declines, a request whose head is not complete in the buffer, and
-one whose body is not complete BODY_WAIT after its head came (so a slow client meets the
-Python protocol's head and body timeouts, 408 and 431, unchanged). With uvicorn's access
+path), a request the slot declines, and a request (head or body) not complete PIECE_WAIT after
+the first read that left it incomplete (so a slow client meets the Python protocol's head and
+body timeouts, 408 and 431, unchanged, that much later). With uvicorn's access
 log on, or an app without a fast path, every connection is handed over at once. The
 keep-alive wait (``timeout_keep_alive``) is kept as the Python protocol keeps it.
 """
