@@ -314,7 +314,10 @@ def _decode_tensors(
                 next_raw += 1
             else:
                 array = _from_contents(row, count, contents).reshape(shape)
-            out.append(Tensor(name, datatype, shape, array, parameters))
+                out.append(Tensor(name, datatype, shape, array, parameters))
+                continue
+            # raw_to_array has checked the size and dtype against the shape and datatype.
+            out.append(Tensor.checked(name, datatype, shape, array, parameters))
         except DecodeError as exc:
             raise exc.for_tensor(name, role) from None
         except UnavailableError:  # a full server, not a bad request: the resolver's words

@@ -80,6 +80,23 @@ class Tensor:
                 tensor=self.name,
             )
 
+    @classmethod
+    def checked(
+        cls,
+        name: str,
+        datatype: str,
+        shape: tuple[int, ...],
+        data: np.ndarray[Any, Any],
+        parameters: Parameters,
+    ) -> Tensor:
+        """A tensor whose parts a decoder has checked already (``shape`` a tuple the limits
+        allow, ``data`` an array of its dtype and size): built without checking them again, as
+        that check is a part of every request's cost."""
+        tensor = object.__new__(cls)
+        tensor.name, tensor.datatype, tensor.shape = name, datatype, shape
+        tensor.data, tensor.parameters = data, parameters
+        return tensor
+
     def into(self, out: np.ndarray[Any, Any]) -> None:
         """Write this tensor's elements into ``out`` (a dynamic batch's rows for this request).
 
