@@ -102,7 +102,7 @@ class Route:
     def _unary(self, stream: Any, message: bytes) -> bytes | Awaitable[bytes]:
         """A unary call: the response's bytes, or an awaitable of them when the handler
         waits (its first step run here, the rest by the connection's task)."""
-        context = self._context(stream)
+        context = self._context_type(stream, self._deserialize, self._serialize)
         request = message if self._deserialize is None else context.request(message)
         work = self._behavior(request, context)
         if type(work) is not types.CoroutineType:

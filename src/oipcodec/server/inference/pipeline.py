@@ -28,6 +28,7 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
+from oipcodec.limits import element_count
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.batching import Batcher, check_batchable
 from oipcodec.server.inference.failure import failure
@@ -554,7 +555,10 @@ def _output_tensor(
             )
         elif spec is None:
             array = value if isinstance(value, np.ndarray) else np.asarray(value)
-            tensor = Tensor(name, datatypes.datatype_of(array), array.shape, array)
+            # The array's own datatype carries it and its shape holds its size: only the
+            # shape's limits are left of Tensor's checks.
+            element_count(array.shape)
+            tensor = Tensor.checked(name, datatypes.datatype_of(array), array.shape, array, {})
         else:
             array = datatypes.fit_datatype(value, spec.datatype)
             tensor = Tensor(name, spec.datatype, array.shape, array)
