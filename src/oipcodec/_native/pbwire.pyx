@@ -569,7 +569,8 @@ cdef object _write_raw(kind, model_name, model_version, id, parameters, list ten
         if type(entry) is not tuple or len(<tuple>entry) != 6 or (<tuple>entry)[4] != 0 \
                 or (<tuple>entry)[5] is None or (<tuple>entry)[3]:
             return None
-    message_parameters = pc.encode_parameters(4, parameters)
+    # An answer's parameters are nearly always none: no Python call for them then.
+    message_parameters = pc.encode_parameters(4, parameters) if parameters else b""
     rows = <_RawTensor *>PyMem_Malloc(n * sizeof(_RawTensor) + 1)
     if rows is NULL:
         raise MemoryError()
