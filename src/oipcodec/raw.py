@@ -91,10 +91,24 @@ def view_to_array(
     limits: Limits,
     k: Kernels,
 ) -> np.ndarray[Any, Any]:
-    """:func:`raw_to_array` once its arguments are known good: ``view`` a one-dimensional
-    byte view, ``row`` the datatype's row, ``count`` the element count of the tuple ``shape``
-    (a decoder that has them already skips finding them again, a part of every tensor's
-    cost)."""
+    """:func:`raw_to_array` once its arguments are known good (a decoder that has them
+    already skips finding them again, a part of every tensor's cost).
+
+    Parameters
+    ----------
+    view
+        The tensor's raw bytes as a one-dimensional byte view.
+    row
+        The datatype's row (:func:`oipcodec.datatypes.get`).
+    count
+        The element count of ``shape``, checked against ``limits``.
+    shape
+        The tensor's shape, a tuple.
+    limits
+        As in :func:`raw_to_array`.
+    k
+        The kernel implementation.
+    """
     if row.is_bytes:
         _check_bytes_lengths(view, count, limits, k)
         return k.deserialize_bytes(view, count).reshape(shape)

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import numpy as np
-
 from oipcodec import datatypes
 from oipcodec.errors import (
     InternalError,
@@ -28,7 +26,6 @@ from oipcodec.errors import (
     UnavailableError,
     request_error_for,
 )
-from oipcodec.limits import element_count
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.batching import Batcher, check_batchable
 from oipcodec.server.inference.failure import failure
@@ -554,11 +551,7 @@ def _output_tensor(
                 else Tensor(name, value.datatype, value.shape, value.data, dict(value.parameters))
             )
         elif spec is None:
-            array = value if isinstance(value, np.ndarray) else np.asarray(value)
-            # The array's own datatype carries it and its shape holds its size: only the
-            # shape's limits are left of Tensor's checks.
-            element_count(array.shape)
-            tensor = Tensor.checked(name, datatypes.datatype_of(array), array.shape, array, {})
+            tensor = Tensor.from_array(name, value)
         else:
             array = datatypes.fit_datatype(value, spec.datatype)
             tensor = Tensor(name, spec.datatype, array.shape, array)
