@@ -202,7 +202,8 @@ def datatype_of(array: np.ndarray[Any, Any]) -> str:
     array
         The array.
     """
-    return from_numpy(array.dtype)
+    # An array of a row's own dtype (nearly every output) is one lookup.
+    return _BY_DTYPE.get(array.dtype) or from_numpy(array.dtype)
 
 
 def fit_datatype(value: Any, datatype: str) -> np.ndarray[Any, Any]:

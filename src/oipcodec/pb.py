@@ -30,7 +30,7 @@ from oipcodec._shared.pbwire import varint_bytes
 from oipcodec.errors import DecodeError, EncodeError, LimitError, OIPError, UnavailableError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
-from oipcodec.raw import LITTLE_ENDIAN, array_to_raw, raw_to_array
+from oipcodec.raw import LITTLE_ENDIAN, array_to_raw, raw_to_array, view_to_array
 from oipcodec.sharedmem import Resolver, location, names_region, no_regions
 from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
@@ -309,12 +309,15 @@ def _decode_tensors(
                 next_raw += 0 if skip_shm else 1
                 part = (shared_memory or no_regions)(where, name, role, False)
                 array = raw_to_array(part, row.name, shape, limits=limits, kernels=k)
-            elif raw:  # in the tensor's shape already
-                array = raw_to_array(raw[next_raw], row.name, shape, limits=limits, kernels=k)
+            elif raw:  # in the tensor's shape already; the reader's entries are byte views
+                array = view_to_array(raw[next_raw], row, count, shape, limits, k)
                 next_raw += 1
             else:
                 array = _from_contents(row, count, contents).reshape(shape)
-            out.append(Tensor(name, datatype, shape, array, parameters))
+                out.append(Tensor(name, datatype, shape, array, parameters))
+                continue
+            # raw_to_array has checked the size and dtype against the shape and datatype.
+            out.append(Tensor.checked(name, datatype, shape, array, parameters))
         except DecodeError as exc:
             raise exc.for_tensor(name, role) from None
         except UnavailableError:  # a full server, not a bad request: the resolver's words

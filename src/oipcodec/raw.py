@@ -25,7 +25,7 @@ from oipcodec.errors import DecodeError, LimitError
 from oipcodec.kernels import Kernels
 from oipcodec.limits import DEFAULT_LIMITS, Limits, element_count
 
-__all__ = ["LITTLE_ENDIAN", "Kernels", "array_to_raw", "raw_to_array"]
+__all__ = ["LITTLE_ENDIAN", "Kernels", "array_to_raw", "raw_to_array", "view_to_array"]
 
 
 def _little_endian_dtypes() -> dict[str, np.dtype[Any]]:
@@ -78,18 +78,44 @@ def raw_to_array(
         A size that disagrees with ``shape`` (naming both), bad BYTES framing, a BOOL byte not 0
         or 1; :class:`LimitError` for a BYTES element over the limit.
     """
-    k = kernels or _facade
     row = datatypes.get(datatype)
     count = element_count(shape, limits)
-    shape = tuple(shape)
-    view = byte_view(buffer)
+    return view_to_array(byte_view(buffer), row, count, tuple(shape), limits, kernels or _facade)
+
+
+def view_to_array(
+    view: memoryview,
+    row: datatypes.Datatype,
+    count: int,
+    shape: tuple[int, ...],
+    limits: Limits,
+    k: Kernels,
+) -> np.ndarray[Any, Any]:
+    """:func:`raw_to_array` once its arguments are known good (a decoder that has them
+    already skips finding them again, a part of every tensor's cost).
+
+    Parameters
+    ----------
+    view
+        The tensor's raw bytes as a one-dimensional byte view.
+    row
+        The datatype's row (:func:`oipcodec.datatypes.get`).
+    count
+        The element count of ``shape``, checked against ``limits``.
+    shape
+        The tensor's shape, a tuple.
+    limits
+        As in :func:`raw_to_array`.
+    k
+        The kernel implementation.
+    """
     if row.is_bytes:
         _check_bytes_lengths(view, count, limits, k)
         return k.deserialize_bytes(view, count).reshape(shape)
     expected = count * row.itemsize
     if len(view) != expected:
         raise DecodeError(
-            f"expected {expected} bytes for {count} {datatype} elements of shape "
+            f"expected {expected} bytes for {count} {row.name} elements of shape "
             f"{list(shape)}, got {len(view)}"
         )
     if row.name == "BF16" and datatypes.BF16_DTYPE is None:

@@ -80,6 +80,36 @@ class Tensor:
                 tensor=self.name,
             )
 
+    @classmethod
+    def checked(
+        cls,
+        name: str,
+        datatype: str,
+        shape: tuple[int, ...],
+        data: np.ndarray[Any, Any],
+        parameters: Parameters,
+    ) -> Tensor:
+        """A tensor whose parts a decoder has checked already, built without checking them
+        again (that check is a part of every request's cost).
+
+        Parameters
+        ----------
+        name
+            The tensor's name.
+        datatype
+            A valid OIP datatype name.
+        shape
+            A tuple the limits allow.
+        data
+            An array whose dtype carries ``datatype`` and whose size is the shape's.
+        parameters
+            The tensor's parameters.
+        """
+        tensor = object.__new__(cls)
+        tensor.name, tensor.datatype, tensor.shape = name, datatype, shape
+        tensor.data, tensor.parameters = data, parameters
+        return tensor
+
     def into(self, out: np.ndarray[Any, Any]) -> None:
         """Write this tensor's elements into ``out`` (a dynamic batch's rows for this request).
 
@@ -123,7 +153,14 @@ class Tensor:
             The tensor's parameters.
         """
         data = np.asarray(array)
-        return cls(name, datatypes.datatype_of(data), data.shape, data, dict(parameters or {}))
+        # Its datatype and size are the array's own: of the checks only the shape's limits are
+        # left (every output of a model that declares none comes this way).
+        try:
+            element_count(data.shape)
+        except ShapeError as exc:
+            raise exc.for_tensor(name) from None
+        datatype = datatypes.datatype_of(data)
+        return cls.checked(name, datatype, data.shape, data, dict(parameters or {}))
 
 
 @dataclass(slots=True)

@@ -134,11 +134,13 @@ cdef inline int _expect(int wire_type, int expected, Py_ssize_t tag_offset, str 
 
 
 cdef inline str _string(const uint8_t *base, Py_ssize_t start, Py_ssize_t stop,
-                        Py_ssize_t tag_offset, str what):
+                        Py_ssize_t tag_offset, str what, str field=None):
+    # The error's words (``what``, or ``what.field``) joined only on an error: a good
+    # message's three strings would otherwise build three labels per call.
     try:
         return PyUnicode_DecodeUTF8(<const char *>base + start, stop - start, NULL)
     except UnicodeDecodeError:
-        raise pc.invalid_utf8(tag_offset, what) from None
+        raise pc.invalid_utf8(tag_offset, what if field is None else what + "." + field) from None
 
 
 cdef inline int64_t _signed(uint64_t bits) noexcept:
@@ -245,9 +247,9 @@ cdef tuple _tensor(object buf, const uint8_t *base, Py_ssize_t pos, Py_ssize_t e
             _expect(wire_type, LEN, tag_offset, message, pc.TENSOR_FIELDS, field)
             _length(base, &pos, end, tag_offset, &start)
             if field == 1:
-                name = _string(base, start, pos, tag_offset, message + ".name")
+                name = _string(base, start, pos, tag_offset, message, "name")
             elif field == 2:
-                datatype = _string(base, start, pos, tag_offset, message + ".datatype")
+                datatype = _string(base, start, pos, tag_offset, message, "datatype")
             elif field == 4:
                 _entry(base, start, pos, tag_offset, parameters)
             else:
@@ -453,8 +455,8 @@ def read_infer_message(data, kind="request", limits=DEFAULT_LIMITS):
         _expect(wire_type, LEN, tag_offset, message, fields, field)
         _length(base, &pos, end, tag_offset, &start)
         if field <= 3:
-            strings[field - 1] = _string(base, start, pos, tag_offset,
-                                         message + "." + fields[field][0])
+            strings[field - 1] = _string(base, start, pos, tag_offset, message,
+                                         fields[field][0])
         elif field == 4:
             _entry(base, start, pos, tag_offset, parameters)
         elif field == 5:
@@ -567,7 +569,8 @@ cdef object _write_raw(kind, model_name, model_version, id, parameters, list ten
         if type(entry) is not tuple or len(<tuple>entry) != 6 or (<tuple>entry)[4] != 0 \
                 or (<tuple>entry)[5] is None or (<tuple>entry)[3]:
             return None
-    message_parameters = pc.encode_parameters(4, parameters)
+    # An answer's parameters are nearly always none: no Python call for them then.
+    message_parameters = pc.encode_parameters(4, parameters) if parameters else b""
     rows = <_RawTensor *>PyMem_Malloc(n * sizeof(_RawTensor) + 1)
     if rows is NULL:
         raise MemoryError()

@@ -36,7 +36,17 @@ def body(tmp_path: Path) -> str:
 @pytest.mark.parametrize(
     ("headers", "expected"),
     [
-        (GRPC, ["grpc-status: 0", "DATA frame <length=10, flags=0x00"]),
+        (
+            # An OK answer's headers and trailers (sent from ready lists) as they were built.
+            GRPC,
+            [
+                ":status: 200",
+                "content-type: application/grpc",
+                "grpc-accept-encoding: identity,deflate,gzip",
+                "grpc-status: 0",
+                "DATA frame <length=10, flags=0x00",
+            ],
+        ),
         (
             (*GRPC, "-H", "grpc-encoding: br"),
             ["grpc-status: 12", "grpc-accept-encoding: identity,deflate,gzip"],

@@ -9,7 +9,7 @@
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport UINT64_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, strlen
 
 import asyncio
 import base64
@@ -178,6 +178,24 @@ ACCEPT_ENCODING = b"identity,deflate,gzip"
 cdef tuple _STATUS = tuple(str(code).encode("ascii") for code in range(17))
 
 
+cdef inline void _set_nv(nghttp2_nv *nv, const char *name, const char *value) noexcept:
+    nv.name = <uint8_t *>name
+    nv.namelen = strlen(name)
+    nv.value = <uint8_t *>value
+    nv.valuelen = strlen(value)
+    nv.flags = NGHTTP2_NV_FLAG_NONE
+
+
+# A call answered OK with no metadata (nearly every call) sends these ready header lists, not
+# a _Headers built per call: nghttp2 copies them, so static strings do.
+cdef nghttp2_nv _OK_HEADERS[3]
+cdef nghttp2_nv _OK_TRAILERS[1]
+_set_nv(&_OK_HEADERS[0], b":status", b"200")
+_set_nv(&_OK_HEADERS[1], b"content-type", b"application/grpc")
+_set_nv(&_OK_HEADERS[2], b"grpc-accept-encoding", b"identity,deflate,gzip")
+_set_nv(&_OK_TRAILERS[0], b"grpc-status", b"0")
+
+
 cdef inline bint _named(const uint8_t *name, size_t namelen, const char *what,
                         size_t size) noexcept:
     return namelen == size and memcmp(name, what, size) == 0
@@ -255,8 +273,9 @@ cdef class Stream:
 
     cdef readonly _Connection _conn
     cdef readonly int32_t stream_id
-    cdef public list initial_metadata
-    cdef public list trailing_metadata
+    # None until a handler asks for them (most calls set no metadata).
+    cdef list _initial_metadata
+    cdef list _trailing_metadata
     cdef readonly object deadline
     cdef readonly bint cancelled
     cdef bytes _path
@@ -293,8 +312,6 @@ cdef class Stream:
     def __cinit__(self, _Connection conn, int32_t stream_id):
         self._conn = conn
         self.stream_id = stream_id
-        self.initial_metadata = []
-        self.trailing_metadata = []
         self.deadline = None
         self._raw = []
         self._messages = []
@@ -305,6 +322,26 @@ cdef class Stream:
         self._content_type = b""
         self._encoding = b""
         self._timeout = None  # None: no grpc-timeout field (an empty one is malformed)
+
+    @property
+    def initial_metadata(self):
+        if self._initial_metadata is None:
+            self._initial_metadata = []
+        return self._initial_metadata
+
+    @initial_metadata.setter
+    def initial_metadata(self, list value):
+        self._initial_metadata = value
+
+    @property
+    def trailing_metadata(self):
+        if self._trailing_metadata is None:
+            self._trailing_metadata = []
+        return self._trailing_metadata
+
+    @trailing_metadata.setter
+    def trailing_metadata(self, list value):
+        self._trailing_metadata = value
 
     @property
     def path(self):
@@ -602,15 +639,19 @@ cdef class Stream:
         self._out += message
         if not self._headers_sent:
             self._headers_sent = True
-            headers = _Headers()
-            headers.add(b":status", b"200")
-            headers.add(b"content-type", b"application/grpc")
-            headers.add(b"grpc-accept-encoding", ACCEPT_ENCODING)
-            headers.add_metadata(self.initial_metadata)
             provider.source.ptr = <void *>self
             provider.read_callback = _read_data
-            rv = nghttp2_submit_response2(conn._session, self.stream_id, headers.nva, headers.n,
-                                          &provider)
+            if self._initial_metadata:
+                headers = _Headers()
+                headers.add(b":status", b"200")
+                headers.add(b"content-type", b"application/grpc")
+                headers.add(b"grpc-accept-encoding", ACCEPT_ENCODING)
+                headers.add_metadata(self._initial_metadata)
+                rv = nghttp2_submit_response2(conn._session, self.stream_id, headers.nva,
+                                              headers.n, &provider)
+            else:
+                rv = nghttp2_submit_response2(conn._session, self.stream_id, _OK_HEADERS, 3,
+                                              &provider)
             if rv != 0:
                 raise ConnectionError(nghttp2_strerror(rv).decode())
         elif self._deferred:
@@ -668,7 +709,8 @@ cdef class Stream:
                     else str(self._status).encode("ascii"))
         if self._details:
             headers.add(b"grpc-message", _percent_encode(self._details))
-        headers.add_metadata(self.trailing_metadata)
+        if self._trailing_metadata:
+            headers.add_metadata(self._trailing_metadata)
         return 0
 
     cdef int _reject(self, int http_status, int status, str details) except -1:
@@ -711,9 +753,13 @@ cdef class Stream:
         if PyByteArray_GET_SIZE(self._out) - self._out_pos == 0:
             if self._finished:
                 flags[0] |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM
-                headers = _Headers()
-                self._add_status(headers)
-                nghttp2_submit_trailer(self._conn._session, self.stream_id, headers.nva, headers.n)
+                if self._status == OK and not self._details and not self._trailing_metadata:
+                    nghttp2_submit_trailer(self._conn._session, self.stream_id, _OK_TRAILERS, 1)
+                else:
+                    headers = _Headers()
+                    self._add_status(headers)
+                    nghttp2_submit_trailer(self._conn._session, self.stream_id, headers.nva,
+                                           headers.n)
             elif take == 0:
                 self._deferred = True
                 return NGHTTP2_ERR_DEFERRED

@@ -88,6 +88,12 @@ class CallContext:
         if code is not None and code != grpc.StatusCode.OK:
             raise GrpcAbort(code.value[0], self._details or "")
 
+    def answer(self, response: Any) -> bytes:
+        """The handler returned ``response``: its bytes, or :class:`GrpcAbort` for a status
+        other than OK that it set (:meth:`ended`)."""
+        self.ended()
+        return response if self._serialize is None else self._serialize(response)
+
     def done(self) -> bool:
         return self._done
 

@@ -102,24 +102,24 @@ class Route:
     def _unary(self, stream: Any, message: bytes) -> bytes | Awaitable[bytes]:
         """A unary call: the response's bytes, or an awaitable of them when the handler
         waits (its first step run here, the rest by the connection's task)."""
-        context = self._context(stream)
+        context = self._context_type(stream, self._deserialize, self._serialize)
         request = message if self._deserialize is None else context.request(message)
         work = self._behavior(request, context)
         if type(work) is not types.CoroutineType:
-            return _answer(context, work)
+            return context.answer(work)
         # In a context of its own, as a task would run it: a handler that sets a context
         # variable and resets it after an await must find it in the same context.
         run = contextvars.copy_context()
         try:
             waiting = run.run(work.send, None)
         except StopIteration as done:
-            return _answer(context, done.value)
+            return context.answer(done.value)
         return _answered(context, Resumed(work, waiting, run))
 
     async def _collected(self, stream: Any, message: None) -> bytes:
         """A request-streaming call with one response."""
         context = self._context(stream)
-        return _answer(context, await self._behavior(context.requests(), context))
+        return context.answer(await self._behavior(context.requests(), context))
 
     async def _streamed(self, stream: Any, message: bytes | None) -> None:
         """A call with streamed responses: yielded by an async generator or written with
@@ -135,14 +135,8 @@ class Route:
         context.ended()
 
 
-def _answer(context: Any, response: Any) -> bytes:
-    """The bytes of a unary response, or :class:`GrpcAbort` for a status the handler set."""
-    context.ended()
-    return context.response(response)
-
-
 async def _answered(context: Any, work: Awaitable[Any]) -> bytes:
-    return _answer(context, await work)
+    return context.answer(await work)
 
 
 class NativeGrpcServer:

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import numpy as np
-
 from oipcodec import datatypes
 from oipcodec.errors import (
     InternalError,
@@ -553,8 +551,7 @@ def _output_tensor(
                 else Tensor(name, value.datatype, value.shape, value.data, dict(value.parameters))
             )
         elif spec is None:
-            array = value if isinstance(value, np.ndarray) else np.asarray(value)
-            tensor = Tensor(name, datatypes.datatype_of(array), array.shape, array)
+            tensor = Tensor.from_array(name, value)
         else:
             array = datatypes.fit_datatype(value, spec.datatype)
             tensor = Tensor(name, spec.datatype, array.shape, array)
