@@ -308,9 +308,9 @@ the noise within a run but not between runs. With 3 to 5 samples the interval is
 range. With rounds, a figure marked `~` is one whose median requests/s is not pinned within
 the stability percentage: the interval's high over its low. Up to 5 rounds that is the rounds'
 whole range; from 7 rounds on, one stray round on either side no longer widens it, so more
-rounds can make a row stable where a range could only grow. `results.json` keeps each round's figures under `rounds` (with the
-round and its place in the order measured) and the intervals under `ci` of every level; the
-CSV has `Rounds` and the requests/s interval.
+rounds can make a row stable where a range could only grow. `results.json` keeps each
+round's figures under `rounds` (with the round and its place in the order measured) and the
+intervals under `ci` of every level; the CSV has `Rounds` and the requests/s interval.
 
 Two rows differ only where their intervals do not overlap. The verdict of native against pure
 on a path reads ratios, native's figure over pure's, one a round (the two were measured
