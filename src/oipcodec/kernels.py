@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 FAMILIES: tuple[str, ...] = (
     "flatbuf",
     "framing",
+    "fusedrest",
     "halffloat",
     "http11",
     "jsondecode",
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     # match them, tests/kernels/test_stubs.py); at run time the names come from load().
     from oipcodec._pure.flatbuf import *  # noqa: F403
     from oipcodec._pure.framing import *  # noqa: F403
+    from oipcodec._pure.fusedrest import *  # noqa: F403
     from oipcodec._pure.halffloat import *  # noqa: F403
     from oipcodec._pure.http11 import *  # noqa: F403
     from oipcodec._pure.jsondecode import *  # noqa: F403

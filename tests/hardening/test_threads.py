@@ -26,6 +26,7 @@ import pytest
 import oipcodec
 from oipcodec import kernels as facade
 from oipcodec import pb, rest
+from oipcodec._shared.fusedrest import fused_plan
 from oipcodec.errors import OIPError
 
 NATIVE = SimpleNamespace(**vars(facade.load("native", partial=True)))
@@ -169,6 +170,10 @@ HTTP_HEAD = (
     b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: 127.0.0.1\r\n"
     b"Content-Type: application/json\r\nContent-Length: 64\r\n\r\n"
 )
+FUSED_PLAN = fused_plan("m", "1", [("x", "FP32", (-1,))], [("y", "FP32")])
+FUSED_BODY = b'{"inputs":[{"name":"x","shape":[4096],"datatype":"FP32","data":%s}]}' % (
+    oipcodec.kernels.array_to_json(SMALL_F32, "FP32")
+)
 V1_REQUEST = (
     'batch_size: 2 input { name: "INPUT0" dims: 16 dims: -1 batch_byte_size: 128 } '
     'output { name: "OUTPUT1" cls: { count: 3 } } id: 18446744073709551615 flags: 7'
@@ -191,6 +196,8 @@ FAMILY_JOBS: dict[str, Callable[[Any], Any]] = {
     "halffloat.unpack_fp16": lambda k: k.unpack_fp16(HALF[2:8194]),
     "halffloat.unpack_bf16": lambda k: k.unpack_bf16(BF16[1:8193]),  # unaligned
     "halffloat.view_bf16": lambda k: k.view_bf16(BF16[:8192]).view(np.uint16),
+    "fusedrest.decode_inputs": lambda k: k.decode_inputs(FUSED_BODY, FUSED_PLAN),
+    "fusedrest.encode_outputs": lambda k: k.encode_outputs(FUSED_PLAN, "id", {"y": SMALL_F32}),
     "jsondecode.json_to_array-fp32": lambda k: k.json_to_array(
         oipcodec.kernels.array_to_json(SMALL_F32, "FP32"), "FP32", [4096]
     ),

@@ -1,0 +1,291 @@
+# The fused REST kernels: the native twin. Its reference is oipcodec/_pure/fusedrest.py; the
+# plan and the contracts are oipcodec/_shared/fusedrest.py.
+#
+# PROTOTYPE (issue 45). The envelope is walked here in C; the data arrays still go through the
+# Python-level json_to_array / array_to_json of the native kernels (one call each). Landing it
+# means calling jsondecode's _walk and jsonencode's row writers through their .pxd instead.
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcmp
+
+import numpy as np
+
+from oipcodec._native.jsondecode import json_to_array
+from oipcodec._native.jsonencode import array_to_json
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.fusedrest import CONTRACTS
+from oipcodec.errors import OIPError
+
+__all__ = ["decode_inputs", "encode_outputs"]
+
+cdef enum:
+    MAX_DIMS = 64
+    MAX_DIGITS = 18  # an int64 dim; longer ones are the general decoder's to refuse
+
+
+cdef struct Scan:
+    const unsigned char *base
+    const unsigned char *pos
+    const unsigned char *end
+
+
+cdef inline int _peek(Scan *s) noexcept nogil:
+    """The next byte after white space, or -1 at the end."""
+    cdef const unsigned char *p = s.pos
+    while p < s.end and (p[0] == b' ' or p[0] == b'\t' or p[0] == b'\n' or p[0] == b'\r'):
+        p += 1
+    s.pos = p
+    return p[0] if p < s.end else -1
+
+
+cdef inline bint _expect(Scan *s, unsigned char c) noexcept nogil:
+    if _peek(s) != c:
+        return False
+    s.pos += 1
+    return True
+
+
+cdef bint _string(Scan *s, const unsigned char **start, Py_ssize_t *length) noexcept nogil:
+    """A string with no escapes and no control characters: where its bytes are."""
+    cdef const unsigned char *p
+    if not _expect(s, b'"'):
+        return False
+    p = s.pos
+    while p < s.end and p[0] != b'"':
+        if p[0] == b'\\' or p[0] < 0x20:
+            return False
+        p += 1
+    if p == s.end:
+        return False
+    start[0] = s.pos
+    length[0] = p - s.pos
+    s.pos = p + 1
+    return True
+
+
+cdef inline bint _is(const unsigned char *key, Py_ssize_t n, const char *word, Py_ssize_t m) noexcept nogil:
+    return n == m and memcmp(key, word, m) == 0
+
+
+cdef bint _dim(Scan *s, long long *value) noexcept nogil:
+    """A positive integer as JSON writes it (no leading zero, sign or fraction)."""
+    cdef const unsigned char *p
+    cdef const unsigned char *start
+    cdef long long v = 0
+    _peek(s)
+    start = p = s.pos
+    while p < s.end and 0x30 <= p[0] <= 0x39:  # a digit
+        v = v * 10 + (p[0] - 0x30)
+        p += 1
+        if p - start > MAX_DIGITS:
+            return False
+    if p == start or (start[0] == b'0' and p - start > 1):
+        return False
+    if p < s.end and (p[0] == b'.' or p[0] == b'e' or p[0] == b'E'):
+        return False
+    s.pos = p
+    value[0] = v
+    return True
+
+
+cdef int _more(Scan *s, unsigned char close) noexcept nogil:
+    """After a member or an entry: 1 on ',', 0 on ``close``, -1 on anything else."""
+    cdef int c = _peek(s)
+    s.pos += 1
+    if c == b',':
+        return 1
+    return 0 if c == close else -1
+
+
+cdef bint _array_span(Scan *s, Py_ssize_t *start, Py_ssize_t *stop) noexcept nogil:
+    """Move past an array of numbers, booleans and arrays."""
+    cdef const unsigned char *p
+    cdef Py_ssize_t depth = 0
+    if _peek(s) != b'[':
+        return False
+    p = s.pos
+    while p < s.end:
+        if p[0] == b'[':
+            depth += 1
+        elif p[0] == b']':
+            depth -= 1
+            if depth == 0:
+                start[0] = s.pos - s.base
+                stop[0] = p + 1 - s.base
+                s.pos = p + 1
+                return True
+        elif p[0] == b'"' or p[0] == b'{':
+            return False
+        p += 1
+    return False
+
+
+cdef Py_ssize_t _input(Scan *s, plan, body, dict arrays, Py_ssize_t total) except -2:
+    """One input object: the request's element count so far with its own, or -1 to fall back."""
+    cdef const unsigned char *key
+    cdef const unsigned char *name = NULL
+    cdef const unsigned char *datatype = NULL
+    cdef Py_ssize_t n, name_n = 0, datatype_n = 0, start = -1, stop = -1, i
+    cdef Py_ssize_t ndim = -1, count = 1, max_tensor
+    cdef long long[MAX_DIMS] shape
+    cdef long long size
+    cdef int more
+    if not _expect(s, b'{'):
+        return -1
+    while True:
+        if not _string(s, &key, &n) or not _expect(s, b':'):
+            return -1
+        if _is(key, n, "name", 4) and name == NULL:
+            if not _string(s, &name, &name_n):
+                return -1
+        elif _is(key, n, "datatype", 8) and datatype == NULL:
+            if not _string(s, &datatype, &datatype_n):
+                return -1
+        elif _is(key, n, "shape", 5) and ndim < 0:
+            if not _expect(s, b'['):
+                return -1
+            ndim = 0
+            if _peek(s) == b']':
+                s.pos += 1
+            else:
+                while True:
+                    if ndim == MAX_DIMS or not _dim(s, &shape[ndim]):
+                        return -1
+                    ndim += 1
+                    more = _more(s, b']')
+                    if more < 0:
+                        return -1
+                    if more == 0:
+                        break
+        elif _is(key, n, "data", 4) and start < 0:
+            if not _array_span(s, &start, &stop):
+                return -1
+        else:
+            return -1
+        more = _more(s, b'}')
+        if more < 0:
+            return -1
+        if more == 0:
+            break
+    if name == NULL or datatype == NULL or ndim < 0 or start < 0:
+        return -1
+    declared = plan.inputs.get(PyBytes_FromStringAndSize(<const char *>name, name_n))
+    if declared is None:
+        return -1
+    input_name, dt, dt_bytes, dims = declared
+    if input_name in arrays or len(dims) != ndim:
+        return -1
+    if not _is(datatype, datatype_n, dt_bytes, len(dt_bytes)):
+        return -1
+    max_tensor = plan.max_tensor_elements
+    for i in range(ndim):
+        size = shape[i]
+        # (no zero dimension: the count then grows at each step and is checked as it does)
+        if size == 0 or (dims[i] != -1 and size != dims[i]) or size > max_tensor // count:
+            return -1
+        count *= size
+    if count > plan.max_request_elements - total:
+        return -1
+    try:
+        arrays[input_name] = json_to_array(
+            memoryview(body)[start:stop],
+            dt,
+            tuple([shape[i] for i in range(ndim)]),
+            max_depth=plan.max_depth,
+        )
+    except OIPError:
+        return -1
+    return total + count
+
+
+@contract(CONTRACTS)
+def decode_inputs(body, plan):
+    view = byte_view(body, "body")
+    cdef Py_buffer data
+    cdef Scan s
+    cdef const unsigned char *key
+    cdef const unsigned char *id_start = NULL
+    cdef Py_ssize_t n, id_n = 0, total = 0, i
+    cdef bint inputs = False, parameters = False
+    cdef int more
+    cdef dict arrays = {}
+    PyObject_GetBuffer(view, &data, PyBUF_SIMPLE)
+    try:
+        s.base = s.pos = <const unsigned char *>data.buf
+        s.end = s.base + data.len
+        if not _expect(&s, b'{'):
+            return None
+        while True:
+            if not _string(&s, &key, &n) or not _expect(&s, b':'):
+                return None
+            if _is(key, n, "id", 2) and id_start == NULL:
+                if not _string(&s, &id_start, &id_n):
+                    return None
+                for i in range(id_n):
+                    if id_start[i] > 0x7E:
+                        return None
+            elif _is(key, n, "parameters", 10) and not parameters:
+                parameters = True
+                if not _expect(&s, b'{') or not _expect(&s, b'}'):
+                    return None
+            elif _is(key, n, "inputs", 6) and not inputs:
+                inputs = True
+                if not _expect(&s, b'['):
+                    return None
+                while True:
+                    total = _input(&s, plan, view, arrays, total)
+                    if total < 0:
+                        return None
+                    more = _more(&s, b']')
+                    if more < 0:
+                        return None
+                    if more == 0:
+                        break
+            else:
+                return None
+            more = _more(&s, b'}')
+            if more < 0:
+                return None
+            if more == 0:
+                break
+        if _peek(&s) != -1 or not inputs or len(arrays) != len(plan.inputs):
+            return None
+        request_id = (
+            None if id_start == NULL
+            else PyBytes_FromStringAndSize(<const char *>id_start, id_n).decode("ascii")
+        )
+    finally:
+        PyBuffer_Release(&data)
+    return arrays, request_id
+
+
+@contract(CONTRACTS)
+def encode_outputs(plan, request_id, outputs):
+    cdef list parts = [plan.head]
+    cdef bint first = True
+    cdef bytes raw
+    cdef Py_ssize_t i
+    if request_id is not None:
+        if type(request_id) is not str or not request_id.isascii():
+            return None
+        raw = request_id.encode("ascii")
+        for i in range(len(raw)):
+            if raw[i] < 0x20 or raw[i] > 0x7E or raw[i] == b'"' or raw[i] == b'\\':
+                return None
+        parts += (b',"id":"', raw, b'"')
+    parts.append(b',"outputs":[')
+    declared_outputs = plan.outputs
+    for name, array in outputs.items():
+        declared = declared_outputs.get(name)
+        if declared is None or type(array) is not np.ndarray:
+            return None
+        datatype, dtype, before, between = declared
+        if array.dtype != dtype:
+            return None
+        shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
+        parts += (b"" if first else b",", before, shape, between, array_to_json(array, datatype), b"}")
+        first = False
+    parts.append(b"]}")
+    return b"".join(parts)

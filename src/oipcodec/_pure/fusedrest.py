@@ -1,0 +1,242 @@
+"""The fused REST kernels in Python: the twin and reference of ``oipcodec._native.fusedrest``.
+
+PROTOTYPE (issue 45), see :mod:`oipcodec._shared.fusedrest`. A strict scanner over the body's
+bytes: whatever it does not expect ends the scan with None (``_Miss``), never an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oipcodec._pure.jsondecode import json_to_array
+from oipcodec._pure.jsonencode import array_to_json
+from oipcodec._shared import contract
+from oipcodec._shared.buffers import byte_view
+from oipcodec._shared.fusedrest import CONTRACTS, FusedPlan
+from oipcodec.errors import OIPError
+
+__all__ = ["decode_inputs", "encode_outputs"]
+
+_WS = b" \t\n\r"
+_DIGITS = b"0123456789"
+_MAX_DIMS = 64
+_MAX_DIGITS = 18  # an int64 dim; longer ones are the general decoder's to refuse
+
+
+class _Miss(Exception):
+    """The body is not one the fused path takes."""
+
+
+class _Scan:
+    __slots__ = ("pos", "text")
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self.pos = 0
+
+    def peek(self) -> int:
+        """The next byte after white space, or -1 at the end."""
+        text, pos = self.text, self.pos
+        while pos < len(text) and text[pos] in _WS:
+            pos += 1
+        self.pos = pos
+        return text[pos] if pos < len(text) else -1
+
+    def expect(self, char: bytes) -> None:
+        if self.peek() != char[0]:
+            raise _Miss
+        self.pos += 1
+
+    def string(self) -> bytes:
+        """A string with no escapes and no control characters; its bytes."""
+        self.expect(b'"')
+        start = self.pos
+        end = self.text.find(b'"', start)
+        if end < 0:
+            raise _Miss
+        value = self.text[start:end]
+        if b"\\" in value or any(c < 0x20 for c in value):
+            raise _Miss
+        self.pos = end + 1
+        return value
+
+    def dim(self) -> int:
+        """A non-negative integer as JSON writes it (no leading zero, sign or fraction)."""
+        self.peek()
+        text, start = self.text, self.pos
+        pos = start
+        while pos < len(text) and text[pos] in _DIGITS:
+            pos += 1
+        if pos == start or pos - start > _MAX_DIGITS or (text[start] == 0x30 and pos - start > 1):
+            raise _Miss
+        if pos < len(text) and text[pos] in b".eE":
+            raise _Miss
+        self.pos = pos
+        return int(text[start:pos])
+
+    def array_span(self) -> tuple[int, int]:
+        """Move past an array of numbers, booleans and arrays; its start and end."""
+        if self.peek() != 0x5B:  # [
+            raise _Miss
+        text, start = self.text, self.pos
+        depth = 0
+        for pos in range(start, len(text)):
+            c = text[pos]
+            if c == 0x5B:
+                depth += 1
+            elif c == 0x5D:  # ]
+                depth -= 1
+                if depth == 0:
+                    self.pos = pos + 1
+                    return start, pos + 1
+            elif c == 0x22 or c == 0x7B:  # a string or an object: not numbers
+                raise _Miss
+        raise _Miss
+
+    def more(self, close: bytes) -> bool:
+        """After a member or an entry: True on ',', False on ``close``."""
+        c = self.peek()
+        self.pos += 1
+        if c == 0x2C:
+            return True
+        if c != close[0]:
+            raise _Miss
+        return False
+
+
+def _shape(scan: _Scan) -> list[int]:
+    scan.expect(b"[")
+    dims: list[int] = []
+    if scan.peek() == 0x5D:
+        scan.pos += 1
+        return dims
+    while True:
+        dims.append(scan.dim())
+        if len(dims) > _MAX_DIMS:
+            raise _Miss
+        if not scan.more(b"]"):
+            return dims
+
+
+def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], total: int) -> int:
+    """One input object; the request's element count so far, this input's added."""
+    fields: dict[bytes, Any] = {}
+    scan.expect(b"{")
+    while True:
+        key = scan.string()
+        scan.expect(b":")
+        if key in fields:
+            raise _Miss
+        if key == b"name" or key == b"datatype":
+            fields[key] = scan.string()
+        elif key == b"shape":
+            fields[key] = _shape(scan)
+        elif key == b"data":
+            fields[key] = scan.array_span()
+        else:
+            raise _Miss
+        if not scan.more(b"}"):
+            break
+    if len(fields) != 4:
+        raise _Miss
+    declared = plan.inputs.get(fields[b"name"])
+    if declared is None:
+        raise _Miss
+    name, datatype, datatype_bytes, dims = declared
+    shape = fields[b"shape"]
+    if name in arrays or fields[b"datatype"] != datatype_bytes or len(shape) != len(dims):
+        raise _Miss
+    count = 1
+    for size, want in zip(shape, dims, strict=True):
+        # (no zero dimension: the count then grows at each step and is checked as it does)
+        if size == 0 or (want != -1 and size != want):
+            raise _Miss
+        count *= size
+        if count > plan.max_tensor_elements:
+            raise _Miss
+    total += count
+    if total > plan.max_request_elements:
+        raise _Miss
+    start, end = fields[b"data"]
+    try:
+        arrays[name] = json_to_array(
+            memoryview(text)[start:end], datatype, shape, max_depth=plan.max_depth
+        )
+    except OIPError:
+        raise _Miss from None
+    return total
+
+
+@contract(CONTRACTS)
+def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | None] | None:
+    scan = _Scan(bytes(byte_view(body, "body")))
+    arrays: dict[str, Any] = {}
+    request_id = None
+    seen: set[bytes] = set()
+    try:
+        scan.expect(b"{")
+        while True:
+            key = scan.string()
+            scan.expect(b":")
+            if key in seen:
+                raise _Miss
+            seen.add(key)
+            if key == b"id":
+                value = scan.string()
+                if any(c > 0x7E for c in value):
+                    raise _Miss
+                request_id = value.decode("ascii")
+            elif key == b"parameters":
+                scan.expect(b"{")
+                scan.expect(b"}")
+            elif key == b"inputs":
+                scan.expect(b"[")
+                total = 0
+                while True:
+                    total = _input(scan, plan, scan.text, arrays, total)
+                    if not scan.more(b"]"):
+                        break
+            else:
+                raise _Miss
+            if not scan.more(b"}"):
+                break
+        if scan.peek() != -1 or b"inputs" not in seen or len(arrays) != len(plan.inputs):
+            raise _Miss
+    except _Miss:
+        return None
+    return arrays, request_id
+
+
+def _id_as_written(request_id: str) -> bool:
+    """Whether orjson writes ``request_id`` as its characters between quotes."""
+    return request_id.isascii() and all(
+        0x20 <= ord(c) <= 0x7E and c not in '"\\' for c in request_id
+    )
+
+
+@contract(CONTRACTS)
+def encode_outputs(
+    plan: FusedPlan, request_id: str | None, outputs: dict[str, Any]
+) -> bytes | None:
+    parts = [plan.head]
+    if request_id is not None:
+        if not isinstance(request_id, str) or not _id_as_written(request_id):
+            return None
+        parts += (b',"id":"', request_id.encode("ascii"), b'"')
+    parts.append(b',"outputs":[')
+    first = True
+    for name, array in outputs.items():
+        declared = plan.outputs.get(name)
+        if declared is None or type(array) is not np.ndarray:
+            return None
+        datatype, dtype, before, between = declared
+        if array.dtype != dtype:
+            return None
+        shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
+        text = array_to_json(array, datatype)
+        parts += (b"" if first else b",", before, shape, between, text, b"}")
+        first = False
+    parts.append(b"]}")
+    return b"".join(parts)

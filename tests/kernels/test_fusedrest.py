@@ -1,0 +1,186 @@
+"""The fused REST kernels (prototype, issue 45) on both implementations: what they take gives
+what rest.decode_request / rest.encode_response give, byte for byte; what they do not take
+gives None (the general codec's work)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from oipcodec import rest
+from oipcodec._shared.fusedrest import FIXED_WIDTH, fused_plan
+from oipcodec.datatypes import DATATYPES
+from oipcodec.limits import Limits
+from oipcodec.types import InferRequest, InferResponse, Tensor
+
+# Names orjson writes as they are (no escapes), non-ASCII included.
+names = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters='"\\'),
+    min_size=1,
+    max_size=6,
+)
+plain_ids = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E).filter(lambda c: c not in '"\\'),
+    max_size=8,
+)
+
+
+@st.composite
+def tensors(draw: Any, count: int) -> list[tuple[str, str, np.ndarray, tuple[int, ...]]]:
+    """(name, datatype, array, declared dims) per tensor, names distinct."""
+    chosen = draw(st.lists(names, min_size=count, max_size=count, unique=True))
+    out = []
+    for name in chosen:
+        datatype = draw(st.sampled_from(sorted(FIXED_WIDTH)))
+        shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+        array = draw(hnp.arrays(DATATYPES[datatype].numpy_dtype, shape))
+        dims = tuple(-1 if draw(st.booleans()) else d for d in shape)
+        out.append((name, datatype, array, dims))
+    return out
+
+
+def spaced(body: bytes, indent: int | None) -> bytes:
+    """The same JSON with white space between its tokens (the numbers' text unchanged)."""
+    spread = json.dumps(
+        json.loads(body), indent=indent, separators=(" , ", " : "), ensure_ascii=False
+    )
+    return spread.encode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    given_inputs=st.integers(1, 3).flatmap(tensors),
+    request_id=st.none() | plain_ids,
+    nested=st.booleans(),
+    indent=st.sampled_from([None, -1, 0, 2]),
+)
+def test_decode_gives_what_decode_request_gives(
+    impl, given_inputs, request_id, nested, indent
+) -> None:
+    plan = fused_plan("m", "1", [(n, dt, dims) for n, dt, _, dims in given_inputs], [])
+    assert plan is not None
+    request = InferRequest(
+        [Tensor(n, dt, a.shape, a) for n, dt, a, _ in given_inputs], id=request_id
+    )
+    body, _ = rest.encode_request(request, binary=False, nested=nested)
+    if indent != -1:
+        body = spaced(body, indent)
+    expected = rest.decode_request(body, model_name="m", kernels=impl)
+    got = impl.decode_inputs(body, plan)
+    assert got is not None, body
+    arrays, got_id = got
+    assert got_id == expected.id
+    assert list(arrays) == [t.name for t in expected.inputs]
+    for tensor in expected.inputs:
+        array = arrays[tensor.name]
+        assert array.dtype == tensor.data.dtype
+        assert array.shape == tensor.shape
+        assert array.tobytes() == tensor.data.tobytes()
+
+
+BASE = (
+    b'{"id":"7","inputs":[{"name":"x","shape":[1,3],"datatype":"FP32","data":[1,2.5,3]},'
+    b'{"name":"k","shape":[2],"datatype":"INT64","data":[4,5]}]}'
+)
+PLAN = fused_plan("m", "1", [("x", "FP32", (1, -1)), ("k", "INT64", (2,))], [])
+
+
+def test_the_base_body_is_taken(impl) -> None:
+    got = impl.decode_inputs(BASE, PLAN)
+    assert got is not None
+    assert got[1] == "7"
+    assert got[0]["x"].tolist() == [[1.0, 2.5, 3.0]]
+    assert got[0]["k"].dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'{"id"', b'{"parameters":{"a":1},"id"'),  # request parameters
+        (b'"id":"7",', b'"outputs":[{"name":"y"}],'),  # requested outputs
+        (b'"id":"7",', b'"id":"7","id":"8",'),  # a key twice
+        (b'"id":"7"', b'"id":"\xc3\xa9"'),  # an id that is not printable ASCII
+        (b'"id":"7"', b'"id":"\\u0037"'),  # an escape
+        (b'"id":"7"', b'"id":7'),  # not a string
+        (b'"id":"7"', b'"other":"7"'),  # a member the fused path does not know
+        (b'{"name":"x"', b'{"n\\u0061me":"x"'),  # a key written with an escape
+        (b'{"name":"x"', b'{"name":"x","parameters":{}'),  # input parameters
+        (b'"name":"x"', b'"name":"z"'),  # an undeclared input
+        (b'"name":"k"', b'"name":"x"'),  # an input twice
+        (b',{"name":"k","shape":[2],"datatype":"INT64","data":[4,5]}', b""),  # one missing
+        (b'"datatype":"FP32"', b'"datatype":"FP64"'),  # not the declared datatype
+        (b'"shape":[2]', b'"shape":[3]'),  # not the declared shape
+        (b'"shape":[1,3]', b'"shape":[01,3]'),  # a number JSON does not allow
+        (b'"shape":[1,3]', b'"shape":[1.0,3]'),  # a float dimension
+        (b'"shape":[1,3]', b'"shape":[1,-3]'),  # a negative one
+        (b'"shape":[2]', b'"shape":[0]'),  # a zero dimension
+        (b"[1,2.5,3]", b'[1,"2.5",3]'),  # a string element
+        (b"[1,2.5,3]", b"[1,2.5]"),  # too few elements
+        (b"[1,2.5,3]", b"[1,2.5,x]"),  # not a number
+        (b"[4,5]", b"[4,5.5]"),  # not an integer
+        (b"]}", b"]} x"),  # text after the object
+        (b"]}", b"]"),  # the object not closed
+    ],
+)
+def test_what_is_not_taken_gives_none(impl, old: bytes, new: bytes) -> None:
+    assert old in BASE
+    body = BASE.replace(old, new, 1) if old != b"]}" else BASE[: -len(old)] + new
+    assert impl.decode_inputs(body, PLAN) is None
+
+
+def test_the_limits_give_none(impl) -> None:
+    for limits in (Limits(max_tensor_elements=2), Limits(max_request_elements=4)):
+        plan = fused_plan("m", "1", [("x", "FP32", (1, -1)), ("k", "INT64", (2,))], [], limits)
+        assert impl.decode_inputs(BASE, plan) is None
+    assert impl.decode_inputs(BASE, PLAN) is not None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    given_outputs=st.integers(1, 3).flatmap(tensors),
+    request_id=st.none() | plain_ids,
+    version=st.sampled_from(["1", "v é"]),
+    transpose=st.booleans(),
+)
+def test_encode_gives_what_encode_response_gives(
+    impl, given_outputs, request_id, version, transpose
+) -> None:
+    plan = fused_plan("m é", version, [], [(n, dt) for n, dt, _, _ in given_outputs])
+    assert plan is not None
+    arrays = {n: (a.T if transpose else a) for n, _, a, _ in given_outputs}
+    response = InferResponse(
+        "m é",
+        [Tensor(n, dt, arrays[n].shape, arrays[n]) for n, dt, _, _ in given_outputs],
+        id=request_id,
+        model_version=version,
+    )
+    expected, _ = rest.encode_response(response, kernels=impl)
+    assert impl.encode_outputs(plan, request_id, arrays) == expected
+
+
+class _Sub(np.ndarray):
+    pass
+
+
+def test_what_encode_does_not_take_gives_none(impl) -> None:
+    plan = fused_plan("m", "1", [], [("y", "FP32")])
+    y = np.ones((1, 2), np.float32)
+    assert impl.encode_outputs(plan, None, {"y": y}) is not None
+    assert impl.encode_outputs(plan, None, {"z": y}) is None  # undeclared
+    assert impl.encode_outputs(plan, None, {"y": y.astype(np.float64)}) is None  # dtype
+    assert impl.encode_outputs(plan, None, {"y": y.astype(">f4")}) is None  # byte order
+    assert impl.encode_outputs(plan, None, {"y": y.view(_Sub)}) is None  # a subclass
+    assert impl.encode_outputs(plan, None, {"y": [1.0, 2.0]}) is None  # not an array
+    for request_id in ('a"b', "a\\b", "\x01", "é"):  # ids orjson escapes or leaves UTF-8
+        assert impl.encode_outputs(plan, request_id, {"y": y}) is None
+
+
+def test_a_plan_only_for_fixed_width_datatypes() -> None:
+    assert fused_plan("m", "1", [("x", "BYTES", (1,))], []) is None
+    assert fused_plan("m", "1", [], [("y", "BF16")]) is None
