@@ -5,8 +5,9 @@ type) has to be a C constant in the ``.pyx`` and a Python value in the twins' sh
 which turns it into an error. It is declared once, in ``oipcodec._shared.<family>``, whose
 ``C_CONSTANTS`` names the values the native kernel needs; this tool writes them as a
 ``cdef enum`` into ``src/oipcodec/_native/<family>.pxd``, which Cython includes in
-``<family>.pyx`` by its name. tests/kernels/test_constants.py fails when a written file is out
-of date.
+``<family>.pyx`` by its name, followed by an ``include`` of ``<family>_api.pxi`` when there is
+one (the declarations other native modules cimport). tests/kernels/test_constants.py fails
+when a written file is out of date.
 
 Run from the repository root: ``python tools/gen_constants.py`` (``--check`` only compares).
 """
@@ -41,6 +42,8 @@ def families() -> dict[str, str]:
             "cdef enum:",
         ]
         lines += [f"    {name} = {int(getattr(module, name))}" for name in names]
+        if (NATIVE / f"{info.name}_api.pxi").exists():  # what other native modules cimport
+            lines += ["", f'include "{info.name}_api.pxi"']
         out[info.name] = "\n".join(lines) + "\n"
     return out
 

@@ -40,7 +40,7 @@ _IGNORED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".egg-info")
 # it reads (examples/: the deployment recipes the compat tests check), the benchmarks, and the
 # generator of csrc/oipcodec/common/pow5_table.h.
 _SHIPPED_DIRS = ("csrc", "tests", "fuzz", "benchmarks", "tools", "docs", "examples")
-_SOURCE_SUFFIXES = (".pyx", ".pxd", ".c", ".h")
+_SOURCE_SUFFIXES = (".pyx", ".pxd", ".pxi", ".c", ".h")
 
 
 def _ignored(directory: str, names: list[str]) -> set[str]:
@@ -146,6 +146,7 @@ def test_sdist_holds_what_a_build_and_the_tests_need(sdist: Path) -> None:
     files = _sdist_files(sdist)
     kernel_sources = _checkout_files("src/oipcodec/_native", "*.pyx")
     cython_headers = _checkout_files("src/oipcodec", "*.pxd")
+    cython_headers |= _checkout_files("src/oipcodec", "*.pxi")
     c_headers = _checkout_files("csrc", "*.h")
     protos = _checkout_files("src/oipcodec/proto", "*.proto")
     # Not vacuous: there are kernels, headers and a .proto to look for.

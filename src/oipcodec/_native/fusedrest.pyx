@@ -1,22 +1,23 @@
 # The fused REST kernels: the native twin. Its reference is oipcodec/_pure/fusedrest.py; the
 # plan and the contracts are oipcodec/_shared/fusedrest.py.
 #
-# PROTOTYPE (issue 45). The envelope is walked here in C; the data arrays still go through the
-# Python-level json_to_array / array_to_json of the native kernels (one call each). Landing it
-# means calling jsondecode's _walk and jsonencode's row writers through their .pxd instead.
+# PROTOTYPE (issue 45). The envelope is walked here in C, each data array read by jsondecode's
+# walk straight into the input's array, and each output's text written by jsonencode's writer
+# without array_to_json's argument checks (the plan made them: C-contiguous, native dtype).
 
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcmp
 
+from oipcodec._native.jsondecode cimport OK, Walk, walk, walk_init
+from oipcodec._native.jsonencode cimport write_elements
+
 import numpy as np
 
-from oipcodec._native.jsondecode import json_to_array
 from oipcodec._native.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
 from oipcodec._shared.fusedrest import CONTRACTS
-from oipcodec.errors import OIPError
 
 __all__ = ["decode_inputs", "encode_outputs"]
 
@@ -122,7 +123,7 @@ cdef bint _array_span(Scan *s, Py_ssize_t *start, Py_ssize_t *stop) noexcept nog
     return False
 
 
-cdef Py_ssize_t _input(Scan *s, plan, body, dict arrays, Py_ssize_t total) except -2:
+cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
     """One input object: the request's element count so far with its own, or -1 to fall back."""
     cdef const unsigned char *key
     cdef const unsigned char *name = NULL
@@ -130,8 +131,11 @@ cdef Py_ssize_t _input(Scan *s, plan, body, dict arrays, Py_ssize_t total) excep
     cdef Py_ssize_t n, name_n = 0, datatype_n = 0, start = -1, stop = -1, i
     cdef Py_ssize_t ndim = -1, count = 1, max_tensor
     cdef long long[MAX_DIMS] shape
+    cdef Py_ssize_t[MAX_DIMS] dims_c
     cdef long long size
-    cdef int more
+    cdef Py_buffer cells
+    cdef Walk w
+    cdef int more, code
     if not _expect(s, b'{'):
         return -1
     while True:
@@ -174,7 +178,7 @@ cdef Py_ssize_t _input(Scan *s, plan, body, dict arrays, Py_ssize_t total) excep
     declared = plan.inputs.get(PyBytes_FromStringAndSize(<const char *>name, name_n))
     if declared is None:
         return -1
-    input_name, dt, dt_bytes, dims = declared
+    input_name, dt, dt_bytes, dims, kind, dtype = declared
     if input_name in arrays or len(dims) != ndim:
         return -1
     if not _is(datatype, datatype_n, dt_bytes, len(dt_bytes)):
@@ -188,15 +192,19 @@ cdef Py_ssize_t _input(Scan *s, plan, body, dict arrays, Py_ssize_t total) excep
         count *= size
     if count > plan.max_request_elements - total:
         return -1
-    try:
-        arrays[input_name] = json_to_array(
-            memoryview(body)[start:stop],
-            dt,
-            tuple([shape[i] for i in range(ndim)]),
-            max_depth=plan.max_depth,
-        )
-    except OIPError:
-        return -1
+    if count > (stop - start + 1) // 2:
+        return -1  # more elements than the text can hold: nothing allocated for them
+    for i in range(ndim):
+        dims_c[i] = shape[i]
+    out = np.empty(tuple([shape[i] for i in range(ndim)]), dtype)
+    PyObject_GetBuffer(out, &cells, PyBUF_WRITABLE)
+    walk_init(&w, kind, dtype.itemsize, count, plan.max_depth, s.base + start, stop - start)
+    w.out = <unsigned char *>cells.buf
+    code = walk(&w, ndim, dims_c, count)
+    PyBuffer_Release(&cells)
+    if code != OK:
+        return -1  # the general decoder names the element at fault
+    arrays[input_name] = out
     return total + count
 
 
@@ -235,7 +243,7 @@ def decode_inputs(body, plan):
                 if not _expect(&s, b'['):
                     return None
                 while True:
-                    total = _input(&s, plan, view, arrays, total)
+                    total = _input(&s, plan, arrays, total)
                     if total < 0:
                         return None
                     more = _more(&s, b']')
@@ -285,7 +293,11 @@ def encode_outputs(plan, request_id, outputs):
         if array.dtype != dtype:
             return None
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
-        parts += (b"" if first else b",", before, shape, between, array_to_json(array, datatype), b"}")
+        if array.ndim and datatype != "FP16" and array.flags.c_contiguous:
+            text = write_elements(array, (array.size,), datatype, False)
+        else:  # a scalar, FP16's bits, a strided array: array_to_json prepares them
+            text = array_to_json(array, datatype)
+        parts += (b"" if first else b",", before, shape, between, text, b"}")
         first = False
     parts.append(b"]}")
     return b"".join(parts)

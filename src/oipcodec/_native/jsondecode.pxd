@@ -27,3 +27,5 @@ cdef enum:
     TRAILING = 7
     DEPTH = 8
     PYTHON_ERROR = 9
+
+include "jsondecode_api.pxi"

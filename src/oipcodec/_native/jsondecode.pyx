@@ -37,10 +37,8 @@ from oipcodec._shared.jsondecode import CONTRACTS, exact_side, prepare
 __all__ = ["json_to_array"]
 
 # The element kinds (K_*) and stop codes (OK ... PYTHON_ERROR) are C constants from
-# jsondecode.pxd, written from oipcodec._shared.jsondecode.
-
-cdef enum:
-    MAX_LEVELS = 65  # numpy's 64 dimensions (element_count refuses more), plus one to spare
+# jsondecode.pxd, written from oipcodec._shared.jsondecode; the Walk and the functions other
+# native modules call (walk_init, walk) are declared in jsondecode_api.pxi, which it includes.
 
 # Bit patterns written for the non-finite tokens: canonical quiet NaN, +inf, -inf.
 cdef uint64_t[3] F64_WORDS = [0x7FF8000000000000ULL, 0x7FF0000000000000ULL, 0xFFF0000000000000ULL]
@@ -49,33 +47,39 @@ cdef uint16_t[3] FP16_WORDS = [0x7E00, 0x7C00, 0xFC00]
 cdef uint16_t[3] BF16_WORDS = [0x7FC0, 0x7F80, 0xFF80]
 
 
-cdef struct Walk:
-    const unsigned char *base
-    const unsigned char *end
-    int kind
-    bint float_lane             # a float datatype: try oipcodec_float_run first
-    bint int_lane               # an integer datatype: try oipcodec_int_run first
-    uint64_t max_positive       # integer datatypes: the largest magnitude of each sign
-    uint64_t max_negative
-    Py_ssize_t itemsize
-    unsigned char *out          # the flat output buffer (unused for BYTES)
-    Py_ssize_t index            # elements read so far
-    Py_ssize_t alloc            # elements the buffer holds
-    Py_ssize_t max_depth
-    bint flat
-    int nopen                   # arrays open
-    Py_ssize_t counts[MAX_LEVELS]  # entries so far in each open array
-    int code                    # why the walk stopped
-    const unsigned char *stop   # where
-
-
 cdef inline const unsigned char *_stop(Walk *w, int code, const unsigned char *p) noexcept nogil:
     w.code = code
     w.stop = p
     return NULL
 
 
-cdef int _walk(Walk *w, int ndim, const Py_ssize_t *shape, Py_ssize_t count) noexcept nogil:
+cdef void walk_init(
+    Walk *w, int kind, Py_ssize_t itemsize, Py_ssize_t alloc, Py_ssize_t max_depth,
+    const unsigned char *base, Py_ssize_t length
+) noexcept nogil:
+    w.kind = kind
+    w.float_lane = K_FP16 <= kind <= K_BF16_AS_FP32
+    w.int_lane = K_UINT8 <= kind <= K_INT64
+    if K_UINT8 <= kind <= K_UINT64:
+        w.max_negative = 0
+        w.max_positive = 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * itemsize)
+    else:
+        w.max_negative = 1ULL << (8 * itemsize - 1)
+        w.max_positive = w.max_negative - 1
+    w.itemsize = itemsize
+    w.index = 0
+    w.alloc = alloc
+    w.max_depth = max_depth
+    w.flat = True
+    w.nopen = 0
+    w.code = OK
+    w.out = NULL
+    w.base = base
+    w.end = base + length
+    w.stop = base
+
+
+cdef int walk(Walk *w, int ndim, const Py_ssize_t *shape, Py_ssize_t count) noexcept nogil:
     cdef const unsigned char *end = w.end
     cdef const unsigned char *p = oipcodec_skip_ws(w.base, end)
     cdef const unsigned char *first
@@ -424,35 +428,17 @@ def json_to_array(text, datatype, shape, *, max_depth=100, out=None):
     cdef Py_ssize_t count = job.count
     for i in range(ndim):
         dims[i] = job.shape[i]
-    w.kind = job.kind
-    w.float_lane = K_FP16 <= w.kind <= K_BF16_AS_FP32
-    w.int_lane = K_UINT8 <= w.kind <= K_INT64
-    if K_UINT8 <= w.kind <= K_UINT64:
-        w.max_negative = 0
-        w.max_positive = 0xFFFFFFFFFFFFFFFFULL >> (64 - 8 * out.itemsize)
-    else:
-        w.max_negative = 1ULL << (8 * out.itemsize - 1)
-        w.max_positive = w.max_negative - 1
-    w.itemsize = out.itemsize
-    w.index = 0
-    w.alloc = job.alloc
-    w.max_depth = job.max_depth
-    w.flat = True
-    w.nopen = 0
-    w.code = OK
-    w.out = NULL
     PyObject_GetBuffer(job.data, &data, PyBUF_SIMPLE)
     try:
-        w.base = <const unsigned char *>data.buf if data.len else &empty
-        w.end = w.base + data.len
-        w.stop = w.base
+        walk_init(&w, job.kind, out.itemsize, job.alloc, job.max_depth,
+                  <const unsigned char *>data.buf if data.len else &empty, data.len)
         if w.kind != K_BYTES and job.alloc:
             # (PyBUF_SIMPLE asks numpy for a C-contiguous array, as the walk writes it)
             PyObject_GetBuffer(out, &cells, PyBUF_WRITABLE)
             writing = True
             w.out = <unsigned char *>cells.buf
         with nogil:
-            code = _walk(&w, ndim, dims, count)
+            code = walk(&w, ndim, dims, count)
         if code == OK and w.kind == K_BYTES:
             _fill_strings(out, w.base, w.end, job.count)
     finally:

@@ -64,17 +64,18 @@ _half_lock = threading.Lock()
 @contract(CONTRACTS)
 def array_to_json(array, datatype, nested=False, *, nonfinite="tokens"):
     prepared = prepare(array, datatype, nested, nonfinite)
-    cdef str dt = prepared.datatype
-    shape = prepared.shape
-    values = prepared.values
+    return write_elements(prepared.values, prepared.shape, prepared.datatype, nonfinite == "error")
+
+
+cdef object write_elements(values, tuple shape, str dt, bint strict):
     if dt == "BYTES":
         return _write_bytes(values, shape)
     if 0 in shape:
         return empty_nested(shape)
     if dt == "FP32" or dt == "FP64":
-        return _write_binary_float(values, shape, dt == "FP64", nonfinite == "error")
+        return _write_binary_float(values, shape, dt == "FP64", strict)
     if dt == "FP16" or dt == "BF16":
-        return _write_half(values, shape, dt == "BF16", nonfinite == "error")
+        return _write_half(values, shape, dt == "BF16", strict)
     return _write_fixed(values, shape, dt)
 
 

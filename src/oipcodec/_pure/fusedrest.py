@@ -144,7 +144,7 @@ def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], to
     declared = plan.inputs.get(fields[b"name"])
     if declared is None:
         raise _Miss
-    name, datatype, datatype_bytes, dims = declared
+    name, datatype, datatype_bytes, dims, _, _ = declared
     shape = fields[b"shape"]
     if name in arrays or fields[b"datatype"] != datatype_bytes or len(shape) != len(dims):
         raise _Miss

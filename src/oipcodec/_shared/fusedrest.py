@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import orjson
 
+from oipcodec._shared.jsondecode import _KINDS
 from oipcodec.datatypes import DATATYPES
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 
@@ -29,11 +30,11 @@ class FusedPlan(NamedTuple):
     """What a model's requests and answers must look like, computed once per model.
 
     ``inputs``: declared input name as UTF-8 -> (name, datatype, datatype as bytes, declared
-    dims, -1 for any); ``outputs``: declared output name -> (datatype, numpy dtype, the
-    answer's bytes before the shape, those between the shape and the data); ``head``: the
-    answer's bytes before ``,"id"`` / ``,"outputs"``."""
+    dims, -1 for any, the data walk's element kind, numpy dtype); ``outputs``: declared output
+    name -> (datatype, numpy dtype, the answer's bytes before the shape, those between the
+    shape and the data); ``head``: the answer's bytes before ``,"id"`` / ``,"outputs"``."""
 
-    inputs: dict[bytes, tuple[str, str, bytes, tuple[int, ...]]]
+    inputs: dict[bytes, tuple[str, str, bytes, tuple[int, ...], int, np.dtype[Any]]]
     outputs: dict[str, tuple[str, np.dtype[Any], bytes, bytes]]
     head: bytes
     max_depth: int
@@ -57,7 +58,10 @@ def fused_plan(
         return None
     head = orjson.dumps({"model_name": model_name, "model_version": model_version})[:-1]
     return FusedPlan(
-        {n.encode(): (n, dt, dt.encode(), tuple(dims)) for n, dt, dims in inputs},
+        {
+            n.encode(): (n, dt, dt.encode(), tuple(dims), _KINDS[dt], _dtype(dt))
+            for n, dt, dims in inputs
+        },
         {
             # The bytes orjson writes for an answer's output entry (rest._encode_tensors'
             # member order: name, shape, datatype, data).
@@ -74,6 +78,10 @@ def fused_plan(
         limits.max_tensor_elements,
         limits.max_request_elements,
     )
+
+
+def _dtype(datatype: str) -> np.dtype[Any]:
+    return np.dtype(DATATYPES[datatype].numpy_dtype)
 
 
 #: The contract of each kernel of the family, given to both twins as its docstring.
