@@ -6,6 +6,7 @@ bytes: whatever it does not expect ends the scan with None (``_Miss``), never an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,21 @@ class _Scan:
                 raise _Miss
         raise _Miss
 
+    def members(self) -> Iterator[bytes]:
+        """The keys of the object at the scan, each read up to its ':' (the caller reads the
+        value); a key twice misses, as orjson would keep the last one."""
+        self.expect(b"{")
+        seen: set[bytes] = set()
+        while True:
+            key = self.string()
+            self.expect(b":")
+            if key in seen:
+                raise _Miss
+            seen.add(key)
+            yield key
+            if not self.more(b"}"):
+                return
+
     def more(self, close: bytes) -> bool:
         """After a member or an entry: True on ',', False on ``close``."""
         c = self.peek()
@@ -123,12 +139,7 @@ def _shape(scan: _Scan) -> list[int]:
 def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], total: int) -> int:
     """One input object; the request's element count so far, this input's added."""
     fields: dict[bytes, Any] = {}
-    scan.expect(b"{")
-    while True:
-        key = scan.string()
-        scan.expect(b":")
-        if key in fields:
-            raise _Miss
+    for key in scan.members():
         if key == b"name" or key == b"datatype":
             fields[key] = scan.string()
         elif key == b"shape":
@@ -137,8 +148,6 @@ def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], to
             fields[key] = scan.array_span()
         else:
             raise _Miss
-        if not scan.more(b"}"):
-            break
     if len(fields) != 4:
         raise _Miss
     declared = plan.inputs.get(fields[b"name"])
@@ -174,15 +183,9 @@ def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | Non
     scan = _Scan(bytes(byte_view(body, "body")))
     arrays: dict[str, Any] = {}
     request_id = None
-    seen: set[bytes] = set()
+    inputs = False
     try:
-        scan.expect(b"{")
-        while True:
-            key = scan.string()
-            scan.expect(b":")
-            if key in seen:
-                raise _Miss
-            seen.add(key)
+        for key in scan.members():
             if key == b"id":
                 value = scan.string()
                 if any(c > 0x7E for c in value):
@@ -192,6 +195,7 @@ def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | Non
                 scan.expect(b"{")
                 scan.expect(b"}")
             elif key == b"inputs":
+                inputs = True
                 scan.expect(b"[")
                 total = 0
                 while True:
@@ -200,9 +204,7 @@ def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | Non
                         break
             else:
                 raise _Miss
-            if not scan.more(b"}"):
-                break
-        if scan.peek() != -1 or b"inputs" not in seen or len(arrays) != len(plan.inputs):
+        if scan.peek() != -1 or not inputs or len(arrays) != len(plan.inputs):
             raise _Miss
     except _Miss:
         return None
