@@ -59,11 +59,13 @@ def spaced(body: bytes, indent: int | None) -> bytes:
     request_id=st.none() | plain_ids,
     nested=st.booleans(),
     indent=st.sampled_from([None, -1, 0, 2]),
+    declared=st.booleans(),
 )
 def test_decode_gives_what_decode_request_gives(
-    impl, given_inputs, request_id, nested, indent
+    impl, given_inputs, request_id, nested, indent, declared
 ) -> None:
-    plan = fused_plan("m", "1", [(n, dt, dims) for n, dt, _, dims in given_inputs], [])
+    inputs = [(n, dt, dims) for n, dt, _, dims in given_inputs] if declared else None
+    plan = fused_plan("m", "1", inputs, [])
     assert plan is not None
     request = InferRequest(
         [Tensor(n, dt, a.shape, a) for n, dt, a, _ in given_inputs], id=request_id
@@ -147,11 +149,13 @@ def test_the_limits_give_none(impl) -> None:
     request_id=st.none() | plain_ids,
     version=st.sampled_from(["1", "v é"]),
     transpose=st.booleans(),
+    declared=st.booleans(),
 )
 def test_encode_gives_what_encode_response_gives(
-    impl, given_outputs, request_id, version, transpose
+    impl, given_outputs, request_id, version, transpose, declared
 ) -> None:
-    plan = fused_plan("m é", version, [], [(n, dt) for n, dt, _, _ in given_outputs])
+    outputs = [(n, dt) for n, dt, _, _ in given_outputs] if declared else None
+    plan = fused_plan("m é", version, [], outputs)
     assert plan is not None
     arrays = {n: (a.T if transpose else a) for n, _, a, _ in given_outputs}
     response = InferResponse(
@@ -179,6 +183,35 @@ def test_what_encode_does_not_take_gives_none(impl) -> None:
     assert impl.encode_outputs(plan, None, {"y": [1.0, 2.0]}) is None  # not an array
     for request_id in ('a"b', "a\\b", "\x01", "é"):  # ids orjson escapes or leaves UTF-8
         assert impl.encode_outputs(plan, request_id, {"y": y}) is None
+
+
+OPEN = fused_plan("m", "1", None, None)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (b'"datatype":"FP32"', b'"datatype":"BYTES"'),  # not a fixed-width datatype
+        (b'"datatype":"FP32"', b'"datatype":"fp32"'),  # not a datatype
+        (b'"name":"x"', b'"name":"\xff"'),  # not UTF-8
+        (b'"name":"x"', b'"name":"\\u0078"'),  # an escape
+        (b'"name":"k"', b'"name":"x"'),  # an input twice
+    ],
+)
+def test_what_an_open_plan_does_not_take_gives_none(impl, old: bytes, new: bytes) -> None:
+    assert impl.decode_inputs(BASE, OPEN) is not None
+    body = BASE.replace(old, new, 1)
+    assert body != BASE
+    assert impl.decode_inputs(body, OPEN) is None
+
+
+def test_what_an_open_plan_does_not_encode_gives_none(impl) -> None:
+    y = np.ones((1, 2), np.float32)
+    assert impl.encode_outputs(OPEN, None, {"y é": y}) is not None
+    for name in ('a"b', "a\\b", "a\nb", "\ud800"):  # escaped by orjson, or not UTF-8
+        assert impl.encode_outputs(OPEN, None, {name: y}) is None
+    assert impl.encode_outputs(OPEN, None, {"y": y.astype(">f4")}) is None  # byte order
+    assert impl.encode_outputs(OPEN, None, {"y": np.array([b"a"], object)}) is None  # BYTES
 
 
 def test_a_plan_only_for_fixed_width_datatypes() -> None:

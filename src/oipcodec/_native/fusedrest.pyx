@@ -17,7 +17,7 @@ import numpy as np
 from oipcodec._native.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
-from oipcodec._shared.fusedrest import CONTRACTS
+from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS
 
 __all__ = ["decode_inputs", "encode_outputs"]
 
@@ -175,19 +175,33 @@ cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
             break
     if name == NULL or datatype == NULL or ndim < 0 or start < 0:
         return -1
-    declared = plan.inputs.get(PyBytes_FromStringAndSize(<const char *>name, name_n))
-    if declared is None:
-        return -1
-    input_name, dt, dt_bytes, dims, kind, dtype = declared
-    if input_name in arrays or len(dims) != ndim:
-        return -1
-    if not _is(datatype, datatype_n, dt_bytes, len(dt_bytes)):
+    name_bytes = PyBytes_FromStringAndSize(<const char *>name, name_n)
+    if plan.inputs is None:  # the model declares none: any name and fixed-width datatype
+        facts = ANY_INPUT.get(PyBytes_FromStringAndSize(<const char *>datatype, datatype_n))
+        if facts is None:
+            return -1
+        try:
+            input_name = name_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            return -1
+        dt, kind, dtype = facts
+        dims = None
+    else:
+        declared = plan.inputs.get(name_bytes)
+        if declared is None:
+            return -1
+        input_name, dt, dt_bytes, dims, kind, dtype = declared
+        if len(dims) != ndim or not _is(datatype, datatype_n, dt_bytes, len(dt_bytes)):
+            return -1
+    if input_name in arrays:
         return -1
     max_tensor = plan.max_tensor_elements
     for i in range(ndim):
         size = shape[i]
         # (no zero dimension: the count then grows at each step and is checked as it does)
-        if size == 0 or (dims[i] != -1 and size != dims[i]) or size > max_tensor // count:
+        if size == 0 or size > max_tensor // count:
+            return -1
+        if dims is not None and dims[i] != -1 and size != dims[i]:
             return -1
         count *= size
     if count > plan.max_request_elements - total:
@@ -258,7 +272,9 @@ def decode_inputs(body, plan):
                 return None
             if more == 0:
                 break
-        if _peek(&s) != -1 or not inputs or len(arrays) != len(plan.inputs):
+        if _peek(&s) != -1 or not inputs:
+            return None
+        if plan.inputs is not None and len(arrays) != len(plan.inputs):
             return None
         request_id = (
             None if id_start == NULL
@@ -267,6 +283,26 @@ def decode_inputs(body, plan):
     finally:
         PyBuffer_Release(&data)
     return arrays, request_id
+
+
+cdef _undeclared(name, array):
+    """An undeclared output's datatype and entry bytes (as the plan's), or None when its
+    dtype is not in ANY_OUTPUT or orjson would escape its name."""
+    cdef const unsigned char *raw
+    cdef Py_ssize_t n, i
+    datatype = ANY_OUTPUT.get(array.dtype)
+    if datatype is None or type(name) is not str:
+        return None
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    raw = encoded
+    n = len(encoded)
+    for i in range(n):
+        if raw[i] < 0x20 or raw[i] == b'"' or raw[i] == b'\\':
+            return None
+    return datatype, b'{"name":"%s","shape":' % encoded, b',"datatype":"%s","data":' % datatype.encode()
 
 
 @contract(CONTRACTS)
@@ -286,12 +322,18 @@ def encode_outputs(plan, request_id, outputs):
     parts.append(b',"outputs":[')
     declared_outputs = plan.outputs
     for name, array in outputs.items():
-        declared = declared_outputs.get(name)
-        if declared is None or type(array) is not np.ndarray:
+        if type(array) is not np.ndarray:
             return None
-        datatype, dtype, before, between = declared
-        if array.dtype != dtype:
-            return None
+        if declared_outputs is None:
+            entry = _undeclared(name, array)
+            if entry is None:
+                return None
+            datatype, before, between = entry
+        else:
+            declared = declared_outputs.get(name)
+            if declared is None or array.dtype != declared[1]:
+                return None
+            datatype, _, before, between = declared
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
         if array.ndim and datatype != "FP16" and array.flags.c_contiguous:
             text = write_elements(array, (array.size,), datatype, False)

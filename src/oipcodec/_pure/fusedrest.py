@@ -15,7 +15,7 @@ from oipcodec._pure.jsondecode import json_to_array
 from oipcodec._pure.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
-from oipcodec._shared.fusedrest import CONTRACTS, FusedPlan
+from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS, FusedPlan
 from oipcodec.errors import OIPError
 
 __all__ = ["decode_inputs", "encode_outputs"]
@@ -136,6 +136,24 @@ def _shape(scan: _Scan) -> list[int]:
             return dims
 
 
+def _declared(
+    plan: FusedPlan, name: bytes, datatype: bytes
+) -> tuple[str, str, tuple[int, ...] | None]:
+    """The input's name, datatype and declared dims (None: any), or a miss."""
+    if plan.inputs is None:  # the model declares none: any name and fixed-width datatype
+        facts = ANY_INPUT.get(datatype)
+        if facts is None:
+            raise _Miss
+        try:
+            return name.decode("utf-8"), facts[0], None
+        except UnicodeDecodeError:
+            raise _Miss from None
+    declared = plan.inputs.get(name)
+    if declared is None or datatype != declared[2]:
+        raise _Miss
+    return declared[0], declared[1], declared[3]
+
+
 def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], total: int) -> int:
     """One input object; the request's element count so far, this input's added."""
     fields: dict[bytes, Any] = {}
@@ -150,15 +168,12 @@ def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], to
             raise _Miss
     if len(fields) != 4:
         raise _Miss
-    declared = plan.inputs.get(fields[b"name"])
-    if declared is None:
-        raise _Miss
-    name, datatype, datatype_bytes, dims, _, _ = declared
+    name, datatype, dims = _declared(plan, fields[b"name"], fields[b"datatype"])
     shape = fields[b"shape"]
-    if name in arrays or fields[b"datatype"] != datatype_bytes or len(shape) != len(dims):
+    if name in arrays or (dims is not None and len(shape) != len(dims)):
         raise _Miss
     count = 1
-    for size, want in zip(shape, dims, strict=True):
+    for size, want in zip(shape, dims or [-1] * len(shape), strict=True):
         # (no zero dimension: the count then grows at each step and is checked as it does)
         if size == 0 or (want != -1 and size != want):
             raise _Miss
@@ -204,7 +219,9 @@ def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | Non
                         break
             else:
                 raise _Miss
-        if scan.peek() != -1 or not inputs or len(arrays) != len(plan.inputs):
+        if scan.peek() != -1 or not inputs:
+            raise _Miss
+        if plan.inputs is not None and len(arrays) != len(plan.inputs):
             raise _Miss
     except _Miss:
         return None
@@ -216,6 +233,21 @@ def _id_as_written(request_id: str) -> bool:
     return request_id.isascii() and all(
         0x20 <= ord(c) <= 0x7E and c not in '"\\' for c in request_id
     )
+
+
+def _undeclared(name: Any, array: np.ndarray[Any, Any]) -> tuple[str, bytes, bytes] | None:
+    """An undeclared output's datatype and entry bytes (as the plan's), or None when its
+    dtype is not in ANY_OUTPUT or orjson would escape its name."""
+    datatype = ANY_OUTPUT.get(array.dtype)
+    if datatype is None or type(name) is not str:
+        return None
+    try:
+        raw = name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return None
+    if any(c < 0x20 or c == 0x22 or c == 0x5C for c in raw):
+        return None
+    return datatype, b'{"name":"%s","shape":' % raw, b',"datatype":"%s","data":' % datatype.encode()
 
 
 @contract(CONTRACTS)
@@ -230,12 +262,18 @@ def encode_outputs(
     parts.append(b',"outputs":[')
     first = True
     for name, array in outputs.items():
-        declared = plan.outputs.get(name)
-        if declared is None or type(array) is not np.ndarray:
+        if type(array) is not np.ndarray:
             return None
-        datatype, dtype, before, between = declared
-        if array.dtype != dtype:
-            return None
+        if plan.outputs is None:
+            entry = _undeclared(name, array)
+            if entry is None:
+                return None
+            datatype, before, between = entry
+        else:
+            declared = plan.outputs.get(name)
+            if declared is None or array.dtype != declared[1]:
+                return None
+            datatype, _, before, between = declared
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
         text = array_to_json(array, datatype)
         parts += (b"" if first else b",", before, shape, between, text, b"}")
