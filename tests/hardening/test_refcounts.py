@@ -21,6 +21,7 @@ import pytest
 import oipcodec
 from oipcodec import kernels as facade
 from oipcodec import pb, rest
+from oipcodec._shared.fusedrest import fused_plan
 from oipcodec.errors import OIPError
 
 NATIVE = SimpleNamespace(**vars(facade.load("native", partial=True)))
@@ -43,6 +44,15 @@ REQUEST = oipcodec.InferRequest(
 BODY = rest.encode_request(REQUEST, binary=False)[0]
 MESSAGE = pb.encode_request(REQUEST)
 TYPED = pb.encode_request(REQUEST, raw=False)
+FUSED_PLAN = fused_plan("m", "1", [("x", "FP32", (-1,))], [("y", "FP32")])
+OPEN_PLAN = fused_plan("m", "1", None, None)
+FUSED_TEXT = oipcodec.kernels.array_to_json(FP32, "FP32")
+FUSED_BODY = b'{"id":"7","inputs":[{"name":"x","shape":[1000],"datatype":"FP32","data":%s}]}' % (
+    FUSED_TEXT
+)
+# One element short: the walk stops after the input's array was made.
+FUSED_SHORT = FUSED_BODY.replace(b"[1000]", b"[1001]")
+FUSED_OUTPUTS = {"y": FP32, "z é": np.arange(4, dtype=np.int64)}
 # (values, indices) as top_k answers them, and labels for some of the indices.
 RANKED = (np.array([[2.5, 1.0, -3.0]] * 4, np.float32), np.array([[7, 0, 1]] * 4, np.int64))
 LABELS = ["zero", "one", "", "three", "four", "five", "six", "seven"]
@@ -84,6 +94,10 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("top_k", lambda k, a: k.top_k(a, 2**62), (FP32.reshape(10, 100)[:, ::3],)),
     ("classification_strings", lambda k, a: k.classification_strings(*a), (RANKED,)),
     ("classification_strings", lambda k, a: k.classification_strings(*a, LABELS), (RANKED,)),
+    ("decode_inputs", lambda k, a: k.decode_inputs(a, FUSED_PLAN), (FUSED_BODY,)),
+    ("decode_inputs", lambda k, a: k.decode_inputs(a, OPEN_PLAN), (FUSED_BODY,)),
+    ("encode_outputs", lambda k, a: k.encode_outputs(FUSED_PLAN, "7", a), ({"y": FP32},)),
+    ("encode_outputs", lambda k, a: k.encode_outputs(OPEN_PLAN, "7", a), (FUSED_OUTPUTS,)),
 ]
 
 # Inputs each kernel refuses: the error paths must release what they took, too.
@@ -105,6 +119,11 @@ ERRORS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("top_k", lambda k, a: k.top_k(a, 0), (FP32.reshape(10, 100),)),
     ("classification_strings", lambda k, a: k.classification_strings(a[0], a[1][:, :1]), (RANKED,)),
     ("classification_strings", lambda k, a: k.classification_strings(*a, [b"x", 1]), (RANKED,)),
+    (
+        "decode_inputs",
+        lambda k, a: k.decode_inputs(a, FUSED_PLAN),
+        (FUSED_SHORT,),
+    ),  # None: no error, the fallback
 ]
 
 
@@ -175,6 +194,7 @@ def test_results_are_owned_by_their_holder_only(name: str, call: Callable, args:
         ("view_bf16", lambda k, b: k.view_bf16(b)),
         ("json_to_array", lambda k, b: k.json_to_array(b, "UINT8", [len(b) // 2])),
         ("locate_data", lambda k, b: k.locate_data(b)),
+        ("decode_inputs", lambda k, b: k.decode_inputs(b, OPEN_PLAN)),
         ("read_infer_message", lambda k, b: k.read_infer_message(b)),
     ],
 )
