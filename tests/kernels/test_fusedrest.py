@@ -217,3 +217,36 @@ def test_what_an_open_plan_does_not_encode_gives_none(impl) -> None:
 def test_a_plan_only_for_fixed_width_datatypes() -> None:
     assert fused_plan("m", "1", [("x", "BYTES", (1,))], []) is None
     assert fused_plan("m", "1", [], [("y", "BF16")]) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, len(BASE)), st.integers(0, 2), st.sampled_from(b' ",:[]{}01-.e\\x')
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    declared=st.booleans(),
+)
+def test_a_mangled_body_is_taken_only_as_decode_request_takes_it(impl, edits, declared) -> None:
+    """What the fused decode takes, the general one takes too, with the same arrays: byte
+    edits (insert, replace, delete) of a good body."""
+    body = bytearray(BASE)
+    for at, how, byte in edits:
+        at = min(at, len(body))
+        if how == 0:
+            body[at:at] = bytes([byte])
+        elif at < len(body):
+            body[at : at + 1] = b"" if how == 1 else bytes([byte])
+    got = impl.decode_inputs(body, PLAN if declared else OPEN)
+    if got is None:
+        return
+    expected = rest.decode_request(bytes(body), model_name="m", kernels=impl)
+    assert got[1] == expected.id
+    assert list(got[0]) == [t.name for t in expected.inputs]
+    for tensor in expected.inputs:
+        assert tensor.datatype == ("FP32" if tensor.name == "x" else "INT64") or not declared
+        assert got[0][tensor.name].shape == tensor.shape
+        assert got[0][tensor.name].tobytes() == tensor.data.tobytes()
