@@ -24,7 +24,7 @@ from oipcodec.server.model import Model, TensorSpec
 ARRAY = np.random.default_rng(0).standard_normal((1, 16)).astype(np.float32)
 REQUEST = InferRequest([Tensor("x", "FP32", (1, 16), ARRAY)])
 BODY = bytearray(rest.encode_request(REQUEST, binary=False)[0])
-PLAN = fused_plan("identity", "1", [("x", "FP32", (1, -1))], [("y", "FP32")])
+PLAN = fused_plan("identity", "1", [("x", "FP32", (1, -1))], [("y", "FP32", (1, -1), False)])
 RESPONSE = InferResponse("identity", [Tensor("y", "FP32", (1, 16), ARRAY)], model_version="1")
 
 
@@ -90,7 +90,7 @@ def test_request_small(benchmark: Any, native: Any, app: Any, path: str) -> None
     assert fast is not None
     slot = fast.routes[b"POST /v2/models/ident/infer"]
     model = app.pipeline.model("ident", None)
-    plan = fused_plan("ident", model.version, [("x", "FP32", (1, -1))], [("y", "FP32")])
+    plan = fused_plan("ident", model.version, [("x", "FP32", (1, -1))], [("y", "FP32", (1, -1), False)])
     sums = [0] * 9
     clock = time.perf_counter_ns
 

@@ -130,9 +130,11 @@ def test_sources_were_found() -> None:
 SERVER = SRC / "server"
 ROOMS = ("frontends", "h2", "http11", "inference", "runtime")
 SHARED_FRONTEND_HELPERS = ("oipcodec.server.frontends._asgi", "oipcodec.server.frontends._grpc")
-#: The native HTTP/1.1 front end's routes: the transport module that knows the REST app.
+#: The native HTTP/1.1 front end's routes: the transport module that knows the REST app, and
+#: the fused inference step it runs for small JSON requests.
 FAST_PATH = "oipcodec.server.http11.fastpath"
 REST_APP = "oipcodec.server.frontends.rest_frontend"
+FUSED_STEP = "oipcodec.server.inference.fused"
 
 
 def _room(module: str) -> str:
@@ -171,7 +173,11 @@ def _may_import(module: str, target: str) -> bool:
             return goes_to in ("facade", "core", "runtime")
         return True
     if module == FAST_PATH:  # the native transport's one bridge to the REST app it answers for
-        return goes_to in ("core", "http11") or target in (REST_APP, *SHARED_FRONTEND_HELPERS)
+        return goes_to in ("core", "http11") or target in (
+            REST_APP,
+            FUSED_STEP,
+            *SHARED_FRONTEND_HELPERS,
+        )
     if room == "http11":  # the transport knows no server: it could be any ASGI app's
         return goes_to == "http11"
     if room == "h2":  # the gRPC transport: any grpcio handler's, the core's shared pieces only

@@ -44,7 +44,7 @@ REQUEST = oipcodec.InferRequest(
 BODY = rest.encode_request(REQUEST, binary=False)[0]
 MESSAGE = pb.encode_request(REQUEST)
 TYPED = pb.encode_request(REQUEST, raw=False)
-FUSED_PLAN = fused_plan("m", "1", [("x", "FP32", (-1,))], [("y", "FP32")])
+FUSED_PLAN = fused_plan("m", "1", [("x", "FP32", (-1,))], [("y", "FP32", (-1,), False)])
 OPEN_PLAN = fused_plan("m", "1", None, None)
 FUSED_TEXT = oipcodec.kernels.array_to_json(FP32, "FP32")
 FUSED_BODY = b'{"id":"7","inputs":[{"name":"x","shape":[1000],"datatype":"FP32","data":%s}]}' % (

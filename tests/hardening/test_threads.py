@@ -170,7 +170,7 @@ HTTP_HEAD = (
     b"POST /v2/models/simple/infer HTTP/1.1\r\nHost: 127.0.0.1\r\n"
     b"Content-Type: application/json\r\nContent-Length: 64\r\n\r\n"
 )
-FUSED_PLAN = fused_plan("m", "1", [("x", "FP32", (-1,))], [("y", "FP32")])
+FUSED_PLAN = fused_plan("m", "1", [("x", "FP32", (-1,))], [("y", "FP32", (-1,), False)])
 FUSED_BODY = b'{"inputs":[{"name":"x","shape":[4096],"datatype":"FP32","data":%s}]}' % (
     oipcodec.kernels.array_to_json(SMALL_F32, "FP32")
 )

@@ -154,7 +154,11 @@ def test_the_limits_give_none(impl) -> None:
 def test_encode_gives_what_encode_response_gives(
     impl, given_outputs, request_id, version, transpose, declared
 ) -> None:
-    outputs = [(n, dt) for n, dt, _, _ in given_outputs] if declared else None
+    outputs = (
+        [(n, dt, dims[::-1] if transpose else dims, False) for n, dt, _, dims in given_outputs]
+        if declared
+        else None
+    )
     plan = fused_plan("m é", version, [], outputs)
     assert plan is not None
     arrays = {n: (a.T if transpose else a) for n, _, a, _ in given_outputs}
@@ -173,10 +177,21 @@ class _Sub(np.ndarray):
 
 
 def test_what_encode_does_not_take_gives_none(impl) -> None:
-    plan = fused_plan("m", "1", [], [("y", "FP32")])
+    plan = fused_plan("m", "1", [], [("y", "FP32", (1, -1), False), ("o", "INT8", (1,), True)])
     y = np.ones((1, 2), np.float32)
-    assert impl.encode_outputs(plan, None, {"y": y}) is not None
-    assert impl.encode_outputs(plan, None, {"z": y}) is None  # undeclared
+    o = np.ones(1, np.int8)
+    assert impl.encode_outputs(plan, None, {"y": y}) is not None  # "o" is optional
+    assert impl.encode_outputs(plan, None, {"o": o, "y": y}) is not None
+    assert impl.encode_outputs(plan, None, {"o": o}) is None  # "y" is missing
+    assert impl.encode_outputs(plan, None, {"y": y, "z": y}) is None  # undeclared
+    assert impl.encode_outputs(plan, None, {"y": y.reshape(2, 1)}) is None  # shape
+    assert impl.encode_outputs(plan, None, {"y": y[0]}) is None  # dims
+    assert impl.encode_outputs(plan, None, [("y", y)]) is None  # not a dict
+    assert impl.encode_outputs(plan, None, {np.str_("y"): y}) is None  # a str subclass
+    small = fused_plan("m", "1", [], [("y", "FP32", (1, -1), False)], max_output_bytes=7)
+    assert small is not None
+    assert impl.encode_outputs(small, None, {"y": y[:, :1]}) is not None
+    assert impl.encode_outputs(small, None, {"y": y}) is None  # 8 bytes: the general encoder's
     assert impl.encode_outputs(plan, None, {"y": y.astype(np.float64)}) is None  # dtype
     assert impl.encode_outputs(plan, None, {"y": y.astype(">f4")}) is None  # byte order
     assert impl.encode_outputs(plan, None, {"y": y.view(_Sub)}) is None  # a subclass
@@ -216,7 +231,7 @@ def test_what_an_open_plan_does_not_encode_gives_none(impl) -> None:
 
 def test_a_plan_only_for_fixed_width_datatypes() -> None:
     assert fused_plan("m", "1", [("x", "BYTES", (1,))], []) is None
-    assert fused_plan("m", "1", [], [("y", "BF16")]) is None
+    assert fused_plan("m", "1", [], [("y", "BF16", (1,), False)]) is None
 
 
 @settings(max_examples=300, deadline=None)

@@ -433,7 +433,8 @@ def test_a_queue_head_over_the_limit_makes_a_batch_alone() -> None:
     ``submit`` refuses, would run alone."""
     from oipcodec.server.demo import Simple
     from oipcodec.server.inference.batching import Batcher, _Waiting
-    from oipcodec.server.inference.pipeline import call_predict, failure
+    from oipcodec.server.inference.failure import failure
+    from oipcodec.server.inference.pipeline import call_predict
     from oipcodec.types import Tensor
 
     async def plan() -> tuple[int, bool]:

@@ -1,10 +1,20 @@
+from collections.abc import Sequence
 from typing import Any
 
 from oipcodec._shared.fusedrest import FusedPlan
+from oipcodec.limits import Limits
 
-__all__ = ["decode_inputs", "encode_outputs"]
+__all__ = ["FusedPlan", "decode_inputs", "encode_outputs", "fused_plan"]
 
 def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | None] | None: ...
 def encode_outputs(
     plan: FusedPlan, request_id: str | None, outputs: dict[str, Any]
 ) -> bytes | None: ...
+def fused_plan(
+    model_name: str,
+    model_version: str,
+    inputs: Sequence[tuple[str, str, Sequence[int]]] | None,
+    outputs: Sequence[tuple[str, str, Sequence[int], bool]] | None,
+    limits: Limits = ...,
+    max_output_bytes: int | None = None,
+) -> FusedPlan | None: ...

@@ -1,7 +1,7 @@
 # The fused REST kernels: the native twin. Its reference is oipcodec/_pure/fusedrest.py; the
 # plan and the contracts are oipcodec/_shared/fusedrest.py.
 #
-# PROTOTYPE (issue 45). The envelope is walked here in C, each data array read by jsondecode's
+# The envelope is walked here in C, each data array read by jsondecode's
 # walk straight into the input's array, and each output's text written by jsonencode's writer
 # without array_to_json's argument checks (the plan made them: C-contiguous, native dtype).
 
@@ -17,9 +17,9 @@ import numpy as np
 from oipcodec._native.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
-from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS
+from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS, FusedPlan, fused_plan
 
-__all__ = ["decode_inputs", "encode_outputs"]
+__all__ = ["FusedPlan", "decode_inputs", "encode_outputs", "fused_plan"]
 
 cdef enum:
     MAX_DIMS = 64
@@ -310,7 +310,11 @@ def encode_outputs(plan, request_id, outputs):
     cdef list parts = [plan.head]
     cdef bint first = True
     cdef bytes raw
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, ndim, nbytes = 0, required = 0
+    cdef Py_ssize_t max_bytes = plan.max_output_bytes
+    cdef tuple dims
+    if type(outputs) is not dict:
+        return None
     if request_id is not None:
         if type(request_id) is not str or not request_id.isascii():
             return None
@@ -321,8 +325,11 @@ def encode_outputs(plan, request_id, outputs):
         parts += (b',"id":"', raw, b'"')
     parts.append(b',"outputs":[')
     declared_outputs = plan.outputs
-    for name, array in outputs.items():
-        if type(array) is not np.ndarray:
+    for name, array in (<dict>outputs).items():
+        if type(array) is not np.ndarray or type(name) is not str:
+            return None
+        nbytes += array.nbytes
+        if nbytes > max_bytes:
             return None
         if declared_outputs is None:
             entry = _undeclared(name, array)
@@ -333,7 +340,15 @@ def encode_outputs(plan, request_id, outputs):
             declared = declared_outputs.get(name)
             if declared is None or array.dtype != declared[1]:
                 return None
-            datatype, _, before, between = declared
+            datatype, _, before, between, dims, optional = declared
+            ndim = array.ndim
+            if len(dims) != ndim:
+                return None
+            shape_of = array.shape
+            for i in range(ndim):
+                if dims[i] != -1 and dims[i] != shape_of[i]:
+                    return None
+            required += not optional
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
         if array.ndim and datatype != "FP16" and array.flags.c_contiguous:
             text = write_elements(array, (array.size,), datatype, False)
@@ -341,5 +356,7 @@ def encode_outputs(plan, request_id, outputs):
             text = array_to_json(array, datatype)
         parts += (b"" if first else b",", before, shape, between, text, b"}")
         first = False
+    if declared_outputs is not None and required != plan.required:
+        return None
     parts.append(b"]}")
     return b"".join(parts)

@@ -1,6 +1,6 @@
 """The fused REST kernels in Python: the twin and reference of ``oipcodec._native.fusedrest``.
 
-PROTOTYPE (issue 45), see :mod:`oipcodec._shared.fusedrest`. A strict scanner over the body's
+See :mod:`oipcodec._shared.fusedrest`. A strict scanner over the body's
 bytes: whatever it does not expect ends the scan with None (``_Miss``), never an error.
 """
 
@@ -15,10 +15,10 @@ from oipcodec._pure.jsondecode import json_to_array
 from oipcodec._pure.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
-from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS, FusedPlan
+from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS, FusedPlan, fused_plan
 from oipcodec.errors import OIPError
 
-__all__ = ["decode_inputs", "encode_outputs"]
+__all__ = ["FusedPlan", "decode_inputs", "encode_outputs", "fused_plan"]
 
 _WS = b" \t\n\r"
 _DIGITS = b"0123456789"
@@ -254,6 +254,8 @@ def _undeclared(name: Any, array: np.ndarray[Any, Any]) -> tuple[str, bytes, byt
 def encode_outputs(
     plan: FusedPlan, request_id: str | None, outputs: dict[str, Any]
 ) -> bytes | None:
+    if type(outputs) is not dict:
+        return None
     parts = [plan.head]
     if request_id is not None:
         if not isinstance(request_id, str) or not _id_as_written(request_id):
@@ -261,8 +263,12 @@ def encode_outputs(
         parts += (b',"id":"', request_id.encode("ascii"), b'"')
     parts.append(b',"outputs":[')
     first = True
+    required = nbytes = 0
     for name, array in outputs.items():
-        if type(array) is not np.ndarray:
+        if type(array) is not np.ndarray or type(name) is not str:
+            return None
+        nbytes += array.nbytes
+        if nbytes > plan.max_output_bytes:
             return None
         if plan.outputs is None:
             entry = _undeclared(name, array)
@@ -273,10 +279,17 @@ def encode_outputs(
             declared = plan.outputs.get(name)
             if declared is None or array.dtype != declared[1]:
                 return None
-            datatype, _, before, between = declared
+            datatype, _, before, between, dims, optional = declared
+            if len(dims) != array.ndim or any(
+                d != -1 and d != n for d, n in zip(dims, array.shape, strict=True)
+            ):
+                return None
+            required += not optional
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
         text = array_to_json(array, datatype)
         parts += (b"" if first else b",", before, shape, between, text, b"}")
         first = False
+    if plan.outputs is not None and required != plan.required:
+        return None
     parts.append(b"]}")
     return b"".join(parts)

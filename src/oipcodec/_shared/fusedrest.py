@@ -1,14 +1,16 @@
 """What the twins of the fused REST kernels (``oipcodec._native.fusedrest``,
 ``oipcodec._pure.fusedrest``) share: the model's plan and the kernels' contracts.
 
-PROTOTYPE (issue 45): the hot part of a fused decode -> predict -> encode path for the small
-JSON request; nothing in the server uses it yet. The kernels never raise on a body they do not
-take: they return None, and the caller runs the general codec (:mod:`oipcodec.rest`) on the
-same bytes, which answers exactly as it does today, errors included.
+The two halves of the native HTTP/1.1 front end's fused inference
+(:mod:`oipcodec.server.http11.fused`): a small JSON request's inputs read in one pass, its
+answer written in one pass. The kernels never raise on a body or outputs they do not take:
+they return None, and the caller runs the general codec (:mod:`oipcodec.rest`) and checks,
+which answer exactly as they would have, errors included.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -46,30 +48,37 @@ class FusedPlan(NamedTuple):
     ``inputs``: declared input name as UTF-8 -> (name, datatype, datatype as bytes, declared
     dims, -1 for any, the data walk's element kind, numpy dtype); ``outputs``: declared output
     name -> (datatype, numpy dtype, the answer's bytes before the shape, those between the
-    shape and the data); ``head``: the answer's bytes before ``,"id"`` / ``,"outputs"``.
-    ``inputs`` / ``outputs`` None: the model declares none (any name, any :data:`FIXED_WIDTH`
-    datatype, any shape; an output's datatype is its array's, :data:`ANY_OUTPUT`)."""
+    shape and the data, declared dims, whether it is optional); ``required``: how many
+    declared outputs are not optional; ``head``: the answer's bytes before ``,"id"`` /
+    ``,"outputs"``. ``inputs`` / ``outputs`` None: the model declares none (any name, any
+    :data:`FIXED_WIDTH` datatype, any shape; an output's datatype is its array's,
+    :data:`ANY_OUTPUT`). ``max_output_bytes``: the most bytes of output arrays an answer
+    written here may hold (more is the general encoder's, which may run in a thread)."""
 
     inputs: dict[bytes, tuple[str, str, bytes, tuple[int, ...], int, np.dtype[Any]]] | None
-    outputs: dict[str, tuple[str, np.dtype[Any], bytes, bytes]] | None
+    outputs: dict[str, tuple[str, np.dtype[Any], bytes, bytes, tuple[int, ...], bool]] | None
+    required: int
     head: bytes
     max_depth: int
     max_tensor_elements: int
     max_request_elements: int
+    max_output_bytes: int
 
 
 def fused_plan(
     model_name: str,
     model_version: str,
     inputs: Sequence[tuple[str, str, Sequence[int]]] | None,
-    outputs: Sequence[tuple[str, str]] | None,
+    outputs: Sequence[tuple[str, str, Sequence[int], bool]] | None,
     limits: Limits = DEFAULT_LIMITS,
+    max_output_bytes: int | None = None,
 ) -> FusedPlan | None:
     """The plan of a model that declares ``inputs`` ((name, datatype, dims), every one
-    required) and ``outputs`` ((name, datatype)), None for either when it declares none; or
-    None when a datatype is not one the fused path takes (:data:`FIXED_WIDTH`)."""
+    required) and ``outputs`` ((name, datatype, dims, optional)), None for either when it
+    declares none; or None when a datatype is not one the fused path takes
+    (:data:`FIXED_WIDTH`). ``max_output_bytes``: the plan's (None: no limit)."""
     if any(dt not in FIXED_WIDTH for _, dt, _ in inputs or ()) or any(
-        dt not in FIXED_WIDTH for _, dt in outputs or ()
+        dt not in FIXED_WIDTH for _, dt, _, _ in outputs or ()
     ):
         return None
     head = orjson.dumps({"model_name": model_name, "model_version": model_version})[:-1]
@@ -90,13 +99,17 @@ def fused_plan(
                 _dtype(dt),
                 b'{"name":%s,"shape":' % orjson.dumps(n),
                 b',"datatype":"%s","data":' % dt.encode(),
+                tuple(dims),
+                optional,
             )
-            for n, dt in outputs
+            for n, dt, dims, optional in outputs
         },
+        sum(not optional for _, _, _, optional in outputs or ()),
         head,
         limits.max_depth,
         limits.max_tensor_elements,
         limits.max_request_elements,
+        sys.maxsize if max_output_bytes is None else max_output_bytes,
     )
 
 
@@ -141,8 +154,11 @@ CONTRACTS: dict[str, str] = {
     Returns
     -------
     bytes or None
-        None when an output is not declared, is not exactly a numpy array of its declared
-        datatype's dtype (a model that declares no outputs: of a dtype in ``ANY_OUTPUT``), or
-        the id or an undeclared output's name needs escaping: the caller encodes with ``rest``.
+        None when ``outputs`` is not exactly a dict; when an output is not declared, is not
+        exactly a numpy array of its declared datatype's dtype (a model that declares no
+        outputs: of a dtype in ``ANY_OUTPUT``) and of a shape its dims accept; when a declared
+        output that is not optional is missing; when the arrays hold more than
+        ``max_output_bytes``; or when the id or an undeclared output's name needs escaping: the
+        caller checks and encodes them with the general code, which names what is wrong.
     """,
 }

@@ -430,6 +430,12 @@ class RestApp:
                 request = await self._codec(OFF_LOOP_BYTES, decode, body, given, **options)
             binary = rest.binary_outputs(request)
         response = await exchange.run(request, model)
+        return await self._encoded(response, binary, headers.get(b"accept-encoding"), buffers)
+
+    async def _encoded(
+        self, response: InferResponse, binary: bool | set[str], accept: bytes | None, buffers: bool
+    ) -> Answer:
+        """:meth:`_infer_answer`, in a codec thread when the answer is large."""
         # JSON text is about twice the bytes of the tensors written as JSON.
         as_json = 0
         if binary is not True:  # (a loop, not a generator: this runs for every request)
@@ -438,7 +444,6 @@ class RestApp:
                     t.parameters and names_region(t.parameters)
                 ):
                     as_json += t.data.nbytes
-        accept = headers.get(b"accept-encoding")
         if 2 * as_json < OFF_LOOP_BYTES:
             return self._infer_answer(response, binary, accept, buffers)
         return await self._codec(2 * as_json, self._infer_answer, response, binary, accept, buffers)

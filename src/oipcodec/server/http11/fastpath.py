@@ -20,11 +20,13 @@ from collections.abc import Coroutine
 from typing import Any
 
 from oipcodec.server.config import OFF_LOOP_BYTES
-from oipcodec.server.frontends._asgi import Answer, failed, framed
+from oipcodec.server.frontends._asgi import JSON, Answer, failed, framed
 from oipcodec.server.frontends.rest_frontend import RestApp
+from oipcodec.server.inference.fused import Fused
 from oipcodec.server.model import Model
 from oipcodec.server.resumed import Resumed
 from oipcodec.sharedmem import Location
+from oipcodec.types import InferResponse
 
 __all__ = ["FastPath", "Probe", "Slot", "WireAnswer", "fast_path_of", "wire"]
 
@@ -39,6 +41,8 @@ _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 #: The server's probes: GET on these paths.
 _SERVER_PROBES = ("/v2", "/v2/health/live", "/v2/health/ready")
 _JSON_HEADERS: dict[bytes, bytes] = {}
+#: The header line before ``content-length`` of a JSON answer, as :func:`wire` writes it.
+_JSON_TYPE = b"content-type: %s\r\n" % JSON
 _HEADER_LENGTH = b"inference-header-content-length"
 
 
@@ -70,7 +74,7 @@ def _queues_or_awaits(model: Model) -> bool:
 class Slot:
     """The inference route of one model name (and version, when the path gives one)."""
 
-    __slots__ = ("_app", "_awaits", "_model", "name", "path", "version")
+    __slots__ = ("_app", "_awaits", "_fused", "_model", "name", "path", "version")
 
     def __init__(self, app: RestApp, name: str, version: str | None) -> None:
         self._app = app
@@ -80,6 +84,7 @@ class Slot:
         self.path = f"/v2/models/{name}" + (f"/versions/{version}" if version else "") + "/infer"
         self._model: Model | None = None
         self._awaits = False
+        self._fused: Fused | None = None
 
     def infer(
         self, body: Any, header_length: int
@@ -105,6 +110,14 @@ class Slot:
             return wire(failed(exc, "POST", self.path))
         if model is not self._model:
             self._model, self._awaits = model, _queues_or_awaits(model)
+            self._fused = Fused.of(app.pipeline, model, app.limits, self._encode)
+        if header_length < 0 and self._fused is not None:
+            # A small JSON request in two kernel calls around predict (inference/fused.py).
+            fused = self._fused(body)
+            if type(fused) is bytes:
+                return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(fused), fused
+            if fused is not None:
+                return self._run(fused)
         # The body copied, as the Python protocol hands over a bytearray of its own: binary
         # inputs are views of it, which a model may keep past the call, while the native side
         # reuses its buffer at once (docs/measurements.md#the-native-front-ends-python-half).
@@ -115,9 +128,16 @@ class Slot:
                 work = app._exchange(model, headers, body, self.name, self.version, False, None)
                 return _answered(work, self.path)
             return _queued(app, model, headers, body, self.name, self.version, self.path)
-        work = app._exchange(
-            model, headers, body, self.name, self.version, False, None, _in_shared_memory
+        return self._run(
+            app._exchange(
+                model, headers, body, self.name, self.version, False, None, _in_shared_memory
+            )
         )
+
+    def _run(
+        self, work: Coroutine[Any, Any, Answer]
+    ) -> WireAnswer | Coroutine[Any, Any, WireAnswer] | None:
+        """``work``'s answer if it ends without waiting, else its rest as a coroutine."""
         try:
             waiting = work.send(None)
         except StopIteration as done:
@@ -128,6 +148,10 @@ class Slot:
             return wire(failed(exc, "POST", self.path))
         # A large answer is encoded in a codec thread: the rest runs as a task.
         return _answered(Resumed(work, waiting), self.path)
+
+    def _encode(self, response: InferResponse) -> Coroutine[Any, Any, Answer]:
+        """The general encoder of the fused inference's answers (JSON, no compression)."""
+        return self._app._encoded(response, False, None, False)
 
 
 async def _answered(work: Any, path: str) -> WireAnswer:

@@ -7,14 +7,8 @@ never a front end, the HTTP/1.1 transport or the runtime; the registry tells it 
 change and retire (:class:`~oipcodec.server.registry.Watcher`). docs/design.md#the-server.
 """
 
-from oipcodec.server.inference.pipeline import (
-    TRANSPORT_PARAMETERS,
-    Exchange,
-    Pipeline,
-    Result,
-    check_inputs,
-    output_tensors,
-)
+from oipcodec.server.inference.checks import check_inputs, output_tensors
+from oipcodec.server.inference.pipeline import TRANSPORT_PARAMETERS, Exchange, Pipeline, Result
 from oipcodec.server.registry import ModelRegistry
 from oipcodec.types import InferRequest, InferResponse
 

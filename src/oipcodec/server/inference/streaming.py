@@ -26,16 +26,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from oipcodec.errors import InvalidArgumentError, UnavailableError, UnsupportedError
+from oipcodec.server.inference.checks import check_inputs, output_tensors
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.outputs import OutputPlan
-from oipcodec.server.inference.pipeline import (
-    TRANSPORT_PARAMETERS,
-    Exchange,
-    Result,
-    call_predict,
-    check_inputs,
-    output_tensors,
-)
+from oipcodec.server.inference.pipeline import TRANSPORT_PARAMETERS, Exchange, Result, call_predict
 from oipcodec.server.model import Model
 from oipcodec.types import InferRequest, InferResponse
 

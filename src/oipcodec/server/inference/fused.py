@@ -1,0 +1,152 @@
+"""The inference step fused with the JSON codec, for the small requests the native HTTP/1.1
+front end answers: a body read by one kernel call (``decode_inputs``), ``predict`` called,
+the answer written by another (``encode_outputs``), and the statistics counted in place.
+
+A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model whose call may wait).
+Its call gives None before anything ran or was counted for a body the kernel does not take,
+so the caller decodes it with the general codec, which answers as it always does, errors
+included. After ``predict`` it never hands back: what the answer kernel does not write (an
+output to convert or refuse, a large answer) and an exception of ``predict`` are finished by
+the general step's own code (:func:`~oipcodec.server.inference.pipeline.answer_of`, the
+:class:`~oipcodec.server.inference.pipeline.Exchange`), in a coroutine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from oipcodec import kernels
+from oipcodec.limits import Limits
+from oipcodec.server.config import OFF_LOOP_BYTES
+from oipcodec.server.inference.failure import failure
+from oipcodec.server.inference.pipeline import Pipeline, Result, _timed, answer_of
+from oipcodec.server.model import Model
+from oipcodec.server.stats import ModelStats, PathStats, Statistics
+from oipcodec.types import InferResponse
+
+__all__ = ["Encoder", "Fused"]
+
+#: How the front end encodes an answer the kernel did not write (with the general encoder, in
+#: a codec thread when large): to its status, body and headers.
+Encoder = Callable[[InferResponse], Awaitable[tuple[int, Any, list[tuple[bytes, bytes]]]]]
+
+_now = time.perf_counter_ns
+
+
+def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
+    """The kernels' plan for ``model``, or None when its call may wait or queue (async, a
+    worker thread, a batch, a queue limit) or a declared tensor is not of a fixed width."""
+    if (
+        model.is_async
+        or model.run_in_thread
+        or model.dynamic_batching is not None
+        or model.max_queued_requests is not None
+        or model.max_batch_size > 0
+        or model.decoupled
+    ):
+        return None
+    inputs = None if model.inputs is None else [(s.name, s.datatype, s.shape) for s in model.inputs]
+    outputs = None
+    if model.outputs is not None:
+        outputs = [(s.name, s.datatype, s.shape, s.optional) for s in model.outputs]
+    # The general path encodes an answer of this many bytes of arrays or more in a thread.
+    return kernels.fused_plan(
+        model.name, model.version, inputs, outputs, limits, (OFF_LOOP_BYTES - 1) // 2
+    )
+
+
+class Fused:
+    """One model's fused inference (see the module).
+
+    Parameters
+    ----------
+    pipeline
+        The pipeline the model is served by (its registry's statistics, its overload limit).
+    model
+        The model.
+    plan
+        Its plan (:meth:`of` makes both).
+    encode
+        The front end's general encoder, for the answers the kernel does not write.
+    """
+
+    __slots__ = ("_counters", "_encode", "_pipeline", "_plan", "model")
+
+    def __init__(
+        self, pipeline: Pipeline, model: Model, plan: kernels.FusedPlan, encode: Encoder
+    ) -> None:
+        self._pipeline = pipeline
+        self.model = model
+        self._plan = plan
+        self._encode = encode
+        self._counters: tuple[Statistics, ModelStats, PathStats] | None = None
+
+    @classmethod
+    def of(cls, pipeline: Pipeline, model: Model, limits: Limits, encode: Encoder) -> Fused | None:
+        """``model``'s fused inference, or None when the model is not one it takes."""
+        plan = _plan(model, limits)
+        return None if plan is None else cls(pipeline, model, plan, encode)
+
+    def __call__(
+        self, body: Any
+    ) -> bytes | Coroutine[Any, Any, tuple[int, Any, list[tuple[bytes, bytes]]]] | None:
+        """The JSON answer to the request ``body`` (counted), or None (nothing done), or a
+        coroutine that finishes it with the general step's code (its answer, or its error
+        raised: counted either way)."""
+        if self._pipeline.overload.max_queued_requests:
+            return None  # the server limits what runs at once: the general step admits
+        received = _now()
+        decoded = kernels.decode_inputs(body, self._plan)
+        if decoded is None:
+            return None
+        arrays, request_id = decoded
+        try:
+            checked, produced = _timed(self.model, arrays, {})
+        except Exception as exc:
+            return self._finish(len(body), received, 0, 0, request_id, None, exc)
+        finished = _now()
+        answer = kernels.encode_outputs(self._plan, request_id, produced)
+        if answer is None:
+            return self._finish(len(body), received, checked, finished, request_id, produced)
+        statistics = self._pipeline.registry.statistics
+        if statistics is not None:
+            counters = self._counters
+            if counters is None or counters[0] is not statistics:
+                model_stats = statistics.of(self.model)
+                counters = self._counters = (statistics, model_stats, statistics.paths["json"])
+            counters[1].succeeded(
+                counters[2],
+                (),
+                received,
+                checked,
+                checked,
+                finished,
+                _now(),
+                len(body),
+                len(answer),
+            )
+        return answer
+
+    async def _finish(
+        self,
+        size: int,
+        received: int,
+        checked: int,
+        finished: int,
+        request_id: str | None,
+        produced: Any,
+        error: Exception | None = None,
+    ) -> tuple[int, Any, list[tuple[bytes, bytes]]]:
+        """The general step's end of a request whose ``predict`` returned ``produced`` or
+        raised ``error``."""
+        with self._pipeline.exchange("json", size, self.model) as exchange:
+            exchange.received = received
+            if error is not None:
+                raise failure(self.model, error) from None
+            response = answer_of(self.model, self.model.name, produced, None, None, (), request_id)
+            exchange.result = Result(response, checked, checked, finished)
+            answer = await self._encode(response)
+            exchange.sent(len(answer[1]))
+        return answer
