@@ -37,13 +37,13 @@ _now = time.perf_counter_ns
 
 def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
     """The kernels' plan for ``model``, or None when its call may wait or queue (async, a
-    worker thread, a batch, a queue limit) or a declared tensor is not of a fixed width."""
+    worker thread, a dynamic batch, a queue limit) or a declared tensor is not of a fixed
+    width."""
     if (
         model.is_async
         or model.run_in_thread
         or model.dynamic_batching is not None
         or model.max_queued_requests is not None
-        or model.max_batch_size > 0
         or model.decoupled
     ):
         return None
@@ -54,6 +54,25 @@ def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
     # The general path encodes an answer of this many bytes of arrays or more in a thread.
     return kernels.fused_plan(
         model.name, model.version, inputs, outputs, limits, (OFF_LOOP_BYTES - 1) // 2
+    )
+
+
+def _rows(arrays: dict[str, Any], most: int) -> tuple[tuple[Any, ...], int] | None:
+    """The first input (or none) and the request's batch size (-1: its inputs have no
+    dimension), or None when the inputs differ in batch size or it is over ``most``."""
+    rows = {array.shape[0] for array in arrays.values() if array.ndim}
+    if len(rows) > 1 or (rows and max(rows) > most):
+        return None
+    first = next(iter(arrays.values()), None)
+    if first is None:
+        return (), -1
+    return (first,), first.shape[0] if first.ndim else -1
+
+
+def _outputs_of(produced: Any, rows: int) -> bool:
+    """Whether every output ``predict`` returned has the request's ``rows``."""
+    return type(produced) is dict and all(
+        getattr(value, "ndim", 0) and value.shape[0] == rows for value in produced.values()
     )
 
 
@@ -102,14 +121,23 @@ class Fused:
         if decoded is None:
             return None
         arrays, request_id = decoded
+        first: tuple[Any, ...] = ()  # the first input, which the statistics read rows from
+        rows = -1
+        if self.model.max_batch_size > 0:  # one batch size, within the model's (checks.py)
+            batch = _rows(arrays, self.model.max_batch_size)
+            if batch is None:
+                return None
+            first, rows = batch
         try:
             checked, produced = _timed(self.model, arrays, {})
         except Exception as exc:
-            return self._finish(len(body), received, 0, 0, request_id, None, exc)
+            return self._finish(len(body), received, first, 0, 0, request_id, None, exc)
         finished = _now()
-        answer = kernels.encode_outputs(self._plan, request_id, produced)
+        answer = None
+        if rows < 0 or _outputs_of(produced, rows):
+            answer = kernels.encode_outputs(self._plan, request_id, produced)
         if answer is None:
-            return self._finish(len(body), received, checked, finished, request_id, produced)
+            return self._finish(len(body), received, first, checked, finished, request_id, produced)
         statistics = self._pipeline.registry.statistics
         if statistics is not None:
             counters = self._counters
@@ -118,7 +146,7 @@ class Fused:
                 counters = self._counters = (statistics, model_stats, statistics.paths["json"])
             counters[1].succeeded(
                 counters[2],
-                (),
+                first,
                 received,
                 checked,
                 checked,
@@ -133,6 +161,7 @@ class Fused:
         self,
         size: int,
         received: int,
+        inputs: tuple[Any, ...],
         checked: int,
         finished: int,
         request_id: str | None,
@@ -143,9 +172,12 @@ class Fused:
         raised ``error``."""
         with self._pipeline.exchange("json", size, self.model) as exchange:
             exchange.received = received
+            exchange.inputs = inputs
             if error is not None:
                 raise failure(self.model, error) from None
-            response = answer_of(self.model, self.model.name, produced, None, None, (), request_id)
+            response = answer_of(
+                self.model, self.model.name, produced, None, None, inputs, request_id
+            )
             exchange.result = Result(response, checked, checked, finished)
             answer = await self._encode(response)
             exchange.sent(len(answer[1]))
