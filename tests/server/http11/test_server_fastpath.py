@@ -147,12 +147,20 @@ def _python_path(server: RunningServer, method: str, target: str, body: bytes, h
         sock.sendall(head.encode() + b"\r\n" + body)
         received = b""
         while b"\r\n\r\n" not in received:
-            received += sock.recv(1 << 16)
+            received += _received(sock, 1 << 16)
         top, _, rest = received.partition(b"\r\n\r\n")
         length = int(re.search(rb"content-length: (\d+)", top).group(1))  # type: ignore[union-attr]
         while len(rest) < length:
-            rest += sock.recv(1 << 20)
+            rest += _received(sock, 1 << 20)
     return _DATE.sub(b"", top + b"\r\n\r\n" + rest, count=1)
+
+
+def _received(sock: socket.socket, size: int) -> bytes:
+    """Up to ``size`` bytes from ``sock``; EOFError when the server closed mid-answer."""
+    data = sock.recv(size)
+    if not data:
+        raise EOFError("the server closed the connection before the end of its answer")
+    return data
 
 
 def _as_sent(answer: tuple[int, bytes, bytes]) -> bytes:
