@@ -43,7 +43,7 @@ pytestmark = pytest.mark.skipif(
 
 #: The declared models: name -> (datatype, shape of X and Y, what Y is of X).
 _DECLARED: dict[str, tuple[str, list[int], Callable[[Any], Any]]] = {
-    "fp32": ("FP32", [1, 16], lambda x: x * np.float32(2)),
+    "fp32": ("FP32", [1, 16], lambda x: x - np.float32(0.5)),
     "int64": ("INT64", [-1, -1], lambda x: x - 1),
     "bool": ("BOOL", [-1], lambda x: ~x),
     "fp16": ("FP16", [1, -1], lambda x: x / np.float16(4)),
@@ -559,9 +559,32 @@ _NAMES = st.text(st.characters(codec="utf-8"), max_size=4)
 
 @st.composite
 def requests(draw: st.DrawFn) -> tuple[str, bytes]:
-    """A small valid request to one of the declared models (or the identity model), written
-    by orjson or by the json module (spaces, ASCII escapes), or such a request's bytes
-    mutated."""
+    """A request of the corpus, or a small valid request to one of the declared models (or the
+    identity or optional model) written by orjson or by the json module (spaces, ASCII
+    escapes); its bytes mutated or not."""
+    if draw(st.integers(0, 3)) == 0:
+        _, model, body = draw(st.sampled_from(CORPUS))
+    else:
+        model, body = draw(_valid())
+    for _ in range(draw(st.integers(0, 2))):
+        if not body:
+            break
+        at = draw(st.integers(0, len(body) - 1))
+        how = draw(st.sampled_from(["replace", "delete", "insert", "truncate"]))
+        byte = bytes([draw(st.integers(0, 255))])
+        if how == "replace":
+            body = body[:at] + byte + body[at + 1 :]
+        elif how == "delete":
+            body = body[:at] + body[at + 1 :]
+        elif how == "insert":
+            body = body[:at] + byte + body[at:]
+        else:
+            body = body[:at]
+    return model, body
+
+
+@st.composite
+def _valid(draw: st.DrawFn) -> tuple[str, bytes]:
     import json
 
     model = draw(st.sampled_from([*_DECLARED, "identity", "optional"]))
@@ -597,20 +620,6 @@ def requests(draw: st.DrawFn) -> tuple[str, bytes]:
         body = json.dumps(
             document, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1]))
         ).encode()
-    for _ in range(draw(st.integers(0, 2))):
-        if not body:
-            break
-        at = draw(st.integers(0, len(body) - 1))
-        how = draw(st.sampled_from(["replace", "delete", "insert", "truncate"]))
-        byte = bytes([draw(st.integers(0, 255))])
-        if how == "replace":
-            body = body[:at] + byte + body[at + 1 :]
-        elif how == "delete":
-            body = body[:at] + body[at + 1 :]
-        elif how == "insert":
-            body = body[:at] + byte + body[at:]
-        else:
-            body = body[:at]
     return model, body
 
 
@@ -633,6 +642,25 @@ def test_the_statistics_after_hypothesis_are_alike(
     _same_statistics(servers)
 
 
+# -------------------------------------------------------------------------------- found here
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rest.py: orjson's UTF-8 error is answered at byte offset 0 and as 'surrogates not "
+    "allowed', not at the offset of the invalid byte",
+)
+@pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xc0\xaf"])
+def test_a_body_that_is_not_utf8_is_answered_with_the_offset_of_the_bad_byte(
+    servers: tuple[RunningServer, RunningServer], bad: bytes
+) -> None:
+    body = _hand(tail=b',"id":"' + bad + b'"')
+    answer = _same_answer(servers, "fp32", body, "not UTF-8")
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert b"byte offset %d:" % body.index(bad) in answer
+    assert b"surrogates" not in answer
+
+
 # ------------------------------------------------------------------------------ tritonclient
 
 
@@ -650,7 +678,7 @@ def test_tritonclient_is_answered_by_the_native_server(
             tensor.set_data_from_numpy(x, binary_data=False)
             out = [httpclient.InferRequestedOutput("Y", binary_data=False)]
             answer = client.infer("fp32", [tensor], outputs=out, request_id="t1")
-            np.testing.assert_array_equal(answer.as_numpy("Y"), x * 2)
+            np.testing.assert_array_equal(answer.as_numpy("Y"), x - np.float32(0.5))
             assert answer.get_response()["id"] == "t1"
             inputs = []
             for name, value in (("A", a), ("B", a + 1)):
