@@ -16,6 +16,7 @@ side takes for small JSON requests (decoding, ``predict``, encoding, counting).
 from __future__ import annotations
 
 import math
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,7 +32,12 @@ from oipcodec.server import InvalidArgumentError, Model, TensorSpec
 from oipcodec.server.http11 import fastpath
 from oipcodec.server.http11.native import native_protocol_available
 from oipcodec.testing import RunningServer, background
-from tests.server.http11.test_server_fastpath import _counts, _python_path
+from tests.server.http11.test_server_fastpath import (
+    TIMEOUT,
+    _counts,
+    _python_path,
+    _read_answer,
+)
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
 
@@ -539,6 +545,38 @@ def test_the_corpus_is_answered_alike(servers: tuple[RunningServer, RunningServe
         answer = _same_answer(servers, model, body, what)
         statuses.add(answer[9:12])
     assert {b"200", b"400", b"500"} <= statuses
+    _same_statistics(servers)
+
+
+def _pipelined(server: RunningServer, requests: list[tuple[str, str, bytes]]) -> list[bytes]:
+    """The answers to ``requests`` written in one send on one connection, read in order,
+    each without its date line."""
+    stream = b"".join(
+        b"POST /v2/models/%s/infer HTTP/1.1\r\nhost: test\r\ncontent-length: %d\r\n\r\n%s"
+        % (model.encode(), len(body), body)
+        for _, model, body in requests
+    )
+    answers = []
+    with socket.create_connection(("127.0.0.1", server.http_port), timeout=TIMEOUT) as sock:
+        sock.sendall(stream)
+        received = b""
+        for _ in requests:
+            answer, received = _read_answer(sock, received)
+            answers.append(answer)
+    return answers
+
+
+def test_the_corpus_pipelined_on_one_connection_is_answered_alike(
+    servers: tuple[RunningServer, RunningServer],
+) -> None:
+    """Every request of the corpus in one write: the native side answers them from one read
+    buffer, in order (a large answer, encoded in a thread, among them)."""
+    native, python = servers
+    before = CALLS.answered
+    got = _pipelined(native, CORPUS)
+    assert CALLS.answered == before + len(CORPUS), "the native server handed some over"
+    for (what, _, _), answer, want in zip(CORPUS, got, _pipelined(python, CORPUS), strict=True):
+        assert answer == want, what
     _same_statistics(servers)
 
 
