@@ -226,16 +226,21 @@ def servers() -> Iterator[tuple[RunningServer, RunningServer]]:
 
 
 def _same_answer(
-    servers: tuple[RunningServer, RunningServer], model: str, body: bytes, what: str = ""
+    servers: tuple[RunningServer, RunningServer],
+    model: str,
+    body: bytes,
+    what: str = "",
+    header_length: int = -1,
 ) -> bytes:
-    """Both servers' answers to ``body`` POSTed to ``model``'s infer: equal, and the native
-    one answered by Slot.infer. Returns the answer."""
+    """Both servers' answers to ``body`` POSTed to ``model``'s infer (with
+    Inference-Header-Content-Length when ``header_length`` >= 0): equal, and the native one
+    answered by Slot.infer. Returns the answer."""
     native, python = servers
     target = f"/v2/models/{model}/infer"
     before = CALLS.answered
-    got = _python_path(native, "POST", target, body, -1)
+    got = _python_path(native, "POST", target, body, header_length)
     assert CALLS.answered == before + 1, f"{what}: the native server handed it over"
-    want = _python_path(python, "POST", target, body, -1)
+    want = _python_path(python, "POST", target, body, header_length)
     assert got == want, what or body
     return got
 
@@ -536,6 +541,35 @@ CORPUS: list[tuple[str, str, bytes]] = [
     ("rows one missing", "rows", _body(_x([1.0] * 4, shape=[1, 4], name="A"))),
     *((name, name, PLAIN) for name in _ODD),
     ("identity large", "identity", _body(_x(list(range(4000)), "INT32", [4000]))),
+    # The largest body the native side keeps (MAX_FAST_BODY in _native/http11.pyx).
+    (
+        "a body of 64 KiB",
+        "fp32",
+        _body(_x(F16), id="")[:-1] + b" " * (65536 - len(PLAIN) - 8) + b"}",
+    ),
+]
+assert len(CORPUS[-1][2]) == 65536
+
+_BINARY_HEAD = orjson.dumps(
+    {
+        "inputs": [
+            {
+                "name": "X",
+                "shape": [1, 16],
+                "datatype": "FP32",
+                "parameters": {"binary_data_size": 64},
+            }
+        ]
+    }
+)
+#: Requests with Inference-Header-Content-Length: (what, model, body, header length).
+HEADED = [
+    ("binary input", "fp32", _BINARY_HEAD + np.arange(16, dtype="f4").tobytes(), len(_BINARY_HEAD)),
+    ("binary input, short", "fp32", _BINARY_HEAD + bytes(63), len(_BINARY_HEAD)),
+    ("header length of all the JSON", "fp32", PLAIN, len(PLAIN)),
+    ("header length inside the JSON", "fp32", PLAIN, 10),
+    ("raw binary", "uint8", bytes(range(7)), 0),
+    ("raw binary, two inputs", "rows", bytes(32), 0),
 ]
 
 
@@ -545,6 +579,8 @@ def test_the_corpus_is_answered_alike(servers: tuple[RunningServer, RunningServe
         answer = _same_answer(servers, model, body, what)
         statuses.add(answer[9:12])
     assert {b"200", b"400", b"500"} <= statuses
+    for what, model, body, header_length in HEADED:
+        _same_answer(servers, model, body, what, header_length)
     _same_statistics(servers)
 
 
