@@ -145,14 +145,27 @@ def _python_path(server: RunningServer, method: str, target: str, body: bytes, h
         head += f"inference-header-content-length: {hl}\r\n"
     with socket.create_connection(("127.0.0.1", server.http_port), timeout=TIMEOUT) as sock:
         sock.sendall(head.encode() + b"\r\n" + body)
-        received = b""
-        while b"\r\n\r\n" not in received:
-            received += sock.recv(1 << 16)
-        top, _, rest = received.partition(b"\r\n\r\n")
-        length = int(re.search(rb"content-length: (\d+)", top).group(1))  # type: ignore[union-attr]
-        while len(rest) < length:
-            rest += sock.recv(1 << 20)
-    return _DATE.sub(b"", top + b"\r\n\r\n" + rest, count=1)
+        return _read_answer(sock)[0]
+
+
+def _read_answer(sock: socket.socket, received: bytes = b"") -> tuple[bytes, bytes]:
+    """The next whole answer on ``sock`` (framed by Content-Length), without its date line,
+    and the bytes received after it; ``received``: bytes read before and not used yet."""
+    while b"\r\n\r\n" not in received:
+        received += _received(sock, 1 << 16)
+    top, _, rest = received.partition(b"\r\n\r\n")
+    length = int(re.search(rb"\r\ncontent-length: (\d+)", top).group(1))  # type: ignore[union-attr]
+    while len(rest) < length:
+        rest += _received(sock, 1 << 20)
+    return _DATE.sub(b"", top + b"\r\n\r\n" + rest[:length], count=1), rest[length:]
+
+
+def _received(sock: socket.socket, size: int) -> bytes:
+    """Up to ``size`` bytes from ``sock``; EOFError when the server closed mid-answer."""
+    data = sock.recv(size)
+    if not data:
+        raise EOFError("the server closed the connection before the end of its answer")
+    return data
 
 
 def _as_sent(answer: tuple[int, bytes, bytes]) -> bytes:
