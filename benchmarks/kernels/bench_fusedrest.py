@@ -1,5 +1,5 @@
-"""The fused REST kernels (prototype, issue 45) against the general codec on the small request,
-and the whole request: ``Slot.infer`` against a Python sketch of the fused path.
+"""The fused REST kernels against the general codec on the small request, and the whole
+request: ``Slot.infer`` with the general step's code against the fused inference.
 
 Decode: ``rest.decode_request`` plus the arrays by name (what ``check_inputs`` hands to
 ``predict``) against ``decode_inputs``; encode: ``rest.encode_response_parts`` joined (what the
@@ -10,7 +10,6 @@ small request (docs/measurements.md, "The running server profiled").
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -78,43 +77,18 @@ def app() -> Iterator[Any]:
     rest_app.close()
 
 
-@pytest.mark.parametrize("path", ["slot", "fused"])
+@pytest.mark.parametrize("path", ["general", "fused"])
 def test_request_small(benchmark: Any, native: Any, app: Any, path: str) -> None:
-    """The whole request on the native front end's Python side: ``Slot.infer`` against a
-    Python sketch of the fused path (decode_inputs, predict, encode_outputs, the statistics'
-    nine sums kept in a list); in C that sketch's own Python goes too."""
-    from oipcodec.server.http11.fastpath import fast_path_of
+    """The whole request on the native front end's Python side, ``Slot.infer``: the general
+    step's code (its fused inference turned off) against the fused inference."""
+    from oipcodec.server.http11.fastpath import Slot
 
     benchmark.group = "request small16 json"
-    fast = fast_path_of(app)
-    assert fast is not None
-    slot = fast.routes[b"POST /v2/models/ident/infer"]
-    model = app.pipeline.model("ident", None)
-    plan = fused_plan("ident", model.version, [("x", "FP32", (1, -1))], [("y", "FP32", (1, -1), False)])
-    sums = [0] * 9
-    clock = time.perf_counter_ns
-
-    def fused() -> tuple[int, bytes, bytes]:
-        received = clock()
-        arrays, request_id = native.decode_inputs(BODY, plan)
-        checked = clock()
-        produced = model.predict(arrays, {})
-        finished = clock()
-        answer = native.encode_outputs(plan, request_id, produced)
-        encoded = clock()
-        sums[0] += 1
-        sums[1] += encoded - received
-        sums[2] += checked - received
-        sums[3] += finished - checked
-        sums[4] += encoded - finished
-        sums[5] = received
-        sums[6] += 1
-        sums[7] += len(BODY)
-        sums[8] += len(answer)
-        return 200, b"content-length: %d\r\n" % len(answer), answer
-
-    assert slot.infer(BODY, -1)[2] == fused()[2]  # the same answer's bytes
-    if path == "slot":
-        benchmark(slot.infer, BODY, -1)
-    else:
-        benchmark(fused)
+    slot = Slot(app, "ident", None)
+    fused = slot.infer(BODY, -1)
+    assert slot._fused is not None
+    if path == "general":
+        slot._fused = None  # kept off: the model is the one the slot saw
+    general = slot.infer(BODY, -1)
+    assert isinstance(general, tuple) and general == fused  # the same answer's bytes
+    benchmark(slot.infer, BODY, -1)

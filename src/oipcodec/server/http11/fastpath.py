@@ -3,8 +3,9 @@
 The native protocol (:mod:`oipcodec.server.http11.native`) matches a request's line
 (``METHOD SP TARGET``, the bytes as sent) against :attr:`FastPath.routes`: a :data:`Probe` is
 answered with its bytes and no Python call (health, readiness, server and model metadata); a
-:class:`Slot` runs one inference with :meth:`Slot.infer`, the very code the Python path runs
-(``RestApp._exchange``), so the answer and the statistics are the same. Anything else (another
+:class:`Slot` runs one inference with :meth:`Slot.infer`: a small JSON one by the fused
+inference (:mod:`oipcodec.server.inference.fused`) when its model takes it, else the very code
+the Python path runs (``RestApp._exchange``), so the answer and the statistics are the same. Anything else (another
 route, a query string, an unusual header, shared memory) goes to the Python path on the same
 connection.
 
@@ -114,7 +115,7 @@ class Slot:
         if header_length < 0 and self._fused is not None:
             # A small JSON request in two kernel calls around predict (inference/fused.py).
             fused = self._fused(body)
-            if type(fused) is bytes:
+            if isinstance(fused, bytes):
                 return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(fused), fused
             if fused is not None:
                 return self._run(fused)

@@ -1,0 +1,189 @@
+"""The fused inference step (server/inference/fused.py): which models it takes, what it hands
+back untouched, and the general step's end after ``predict`` (an exception, outputs to check).
+Its answers against the Python path's, byte for byte, over sockets:
+tests/server/http11/test_server_fused.py."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from oipcodec.errors import InternalError
+from oipcodec.limits import DEFAULT_LIMITS
+from oipcodec.server import Model, TensorSpec
+from oipcodec.server.inference import Pipeline
+from oipcodec.server.inference.fused import Fused
+from oipcodec.server.model_config import DynamicBatching
+from oipcodec.server.queue_policy import Overload
+from oipcodec.server.registry import ModelRegistry
+from oipcodec.server.stats import Statistics
+from oipcodec.types import InferResponse
+
+X = (TensorSpec("X", "FP32", [1, -1]),)
+BODY = orjson.dumps(
+    {"inputs": [{"name": "X", "shape": [1, 2], "datatype": "FP32", "data": [1, 2]}]}
+)
+
+
+class Double(Model):
+    name = "double"
+    inputs = X
+    outputs = (TensorSpec("Y", "FP32", [1, -1]),)
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
+        return {"Y": inputs["X"] * 2}
+
+
+class AsyncDouble(Double):
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:  # type: ignore[override]
+        return {"Y": inputs["X"] * 2}
+
+
+class Raises(Double):
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
+        raise ValueError("no")
+
+
+class Lists(Double):
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
+        return {"Y": [[2.0, 4.0]]}
+
+
+def _encode(response: InferResponse) -> Any:
+    async def encoded() -> tuple[int, Any, list[tuple[bytes, bytes]]]:
+        return 200, orjson.dumps([t.name for t in response.outputs]), []
+
+    return encoded()
+
+
+@pytest.fixture
+def pipeline() -> Iterator[Pipeline]:
+    registry = ModelRegistry([Double()])
+    registry.statistics = Statistics()
+    asyncio.run(registry.load_all())
+    yield Pipeline.of(registry)
+    asyncio.run(registry.unload_all())
+
+
+def _fused(pipeline: Pipeline, model: Model) -> Fused | None:
+    return Fused.of(pipeline, model, DEFAULT_LIMITS, _encode)
+
+
+def _model(**declared: Any) -> Model:
+    model = Double()
+    model.configure(**declared)
+    return model
+
+
+def _threaded() -> Model:
+    model = Double()
+    model.run_in_thread = True
+    return model
+
+
+def _limited() -> Model:
+    model = Double()
+    model.max_queued_requests = 2
+    return model
+
+
+@pytest.mark.parametrize(
+    ("what", "make"),
+    [
+        ("async", AsyncDouble),
+        ("thread", _threaded),
+        ("queue limit", _limited),
+        (
+            "dynamic batch",
+            lambda: _model(
+                max_batch_size=4,
+                inputs=(TensorSpec("X", "FP32", [-1, 2]),),
+                outputs=(TensorSpec("Y", "FP32", [-1, 2]),),
+                dynamic_batching=DynamicBatching(),
+            ),
+        ),
+        ("BYTES input", lambda: _model(inputs=(TensorSpec("X", "BYTES", [1, -1]),))),
+        ("BF16 output", lambda: _model(outputs=(TensorSpec("Y", "BF16", [1, -1]),))),
+    ],
+)
+def test_a_model_whose_call_may_wait_or_whose_tensors_vary_is_not_taken(
+    pipeline: Pipeline, what: str, make: Any
+) -> None:
+    assert _fused(pipeline, Double()) is not None
+    assert _fused(pipeline, make()) is None, what
+
+
+def test_a_plain_model_is_answered_and_counted(pipeline: Pipeline) -> None:
+    model = pipeline.model("double")
+    fused = _fused(pipeline, model)
+    assert fused is not None
+    answer = fused(BODY)
+    assert isinstance(answer, bytes)
+    assert orjson.loads(answer)["outputs"][0]["data"] == [2.0, 4.0]
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 1
+    assert fused(BODY.replace(b'"X"', b'"Z"')) is None  # not its input: the general step's
+    pipeline.overload = Overload(max_queued_requests=1)
+    assert fused(BODY) is None  # the server limits what runs: the general step admits it
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 1  # nothing counted when handed back
+
+
+def _end(work: Any) -> Any:
+    async def run() -> Any:
+        return await work
+
+    return asyncio.run(run())
+
+
+def test_after_predict_the_general_step_ends_the_request(pipeline: Pipeline) -> None:
+    raising = _fused(pipeline, Raises())
+    assert raising is not None
+    work = raising(BODY)
+    assert asyncio.iscoroutine(work)
+    with pytest.raises(InternalError, match="model 'double' failed: ValueError: no") as failed:
+        _end(work)
+    assert failed.value.executed
+    lists = _fused(pipeline, Lists())
+    assert lists is not None
+    work = lists(BODY)
+    assert asyncio.iscoroutine(work)  # converted by the general step, encoded by the front end
+    assert _end(work) == (200, b'["Y"]', [])
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 1
+    assert stats["inference_stats"]["fail"]["count"] == 1
+    assert stats["execution_count"] == 2
+
+
+class Halves(Model):
+    name = "double"
+    max_batch_size = 2
+    inputs = (TensorSpec("X", "FP32", [-1, 2]), TensorSpec("W", "FP32", [-1, 2]))
+    outputs = (TensorSpec("Y", "FP32", [-1, 2]),)
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
+        return {"Y": inputs["X"][:1]}
+
+
+def test_a_batching_model_takes_one_batch_size_within_its_own(pipeline: Pipeline) -> None:
+    fused = _fused(pipeline, Halves())
+    assert fused is not None
+
+    def body(rows: list[int]) -> bytes:
+        inputs = [
+            {"name": n, "shape": [r, 2], "datatype": "FP32", "data": [0.5] * 2 * r}
+            for n, r in zip("XW", rows, strict=True)
+        ]
+        return orjson.dumps({"inputs": inputs})
+
+    assert isinstance(fused(body([1, 1])), bytes)
+    assert fused(body([1, 2])) is None  # two batch sizes: the general step names them
+    assert fused(body([3, 3])) is None  # over max_batch_size
+    work = fused(body([2, 2]))  # one row answered for two: the general step refuses it
+    assert asyncio.iscoroutine(work)
+    with pytest.raises(InternalError, match="with 1 rows"):
+        _end(work)
