@@ -5,9 +5,9 @@ The native protocol (:mod:`oipcodec.server.http11.native`) matches a request's l
 answered with its bytes and no Python call (health, readiness, server and model metadata); a
 :class:`Slot` runs one inference with :meth:`Slot.infer`: a small JSON one by the fused
 inference (:mod:`oipcodec.server.inference.fused`) when its model takes it, else the very code
-the Python path runs (``RestApp._exchange``), so the answer and the statistics are the same. Anything else (another
-route, a query string, an unusual header, shared memory) goes to the Python path on the same
-connection.
+the Python path runs (``RestApp._exchange``), so the answer and the statistics are the same.
+Anything else (another route, a query string, an unusual header, shared memory) goes to the
+Python path on the same connection.
 
 An answer here is ``(status, headers, body)``: ``headers`` the ``name: value\\r\\n`` lines the
 Python protocol writes after the server's default headers (``date``), ``content-length``
