@@ -198,6 +198,8 @@ FAMILY_JOBS: dict[str, Callable[[Any], Any]] = {
     "halffloat.view_bf16": lambda k: k.view_bf16(BF16[:8192]).view(np.uint16),
     "fusedrest.decode_inputs": lambda k: k.decode_inputs(FUSED_BODY, FUSED_PLAN),
     "fusedrest.encode_outputs": lambda k: k.encode_outputs(FUSED_PLAN, "id", {"y": SMALL_F32}),
+    "fusedrest.fused_plan": lambda k: k.fused_plan("m", "1", [("x", "FP32", (-1,))], None),
+    "fusedrest.FusedPlan": lambda k: k.FusedPlan._fields,
     "jsondecode.json_to_array-fp32": lambda k: k.json_to_array(
         oipcodec.kernels.array_to_json(SMALL_F32, "FP32"), "FP32", [4096]
     ),

@@ -73,10 +73,26 @@ def fused_plan(
     limits: Limits = DEFAULT_LIMITS,
     max_output_bytes: int | None = None,
 ) -> FusedPlan | None:
-    """The plan of a model that declares ``inputs`` ((name, datatype, dims), every one
-    required) and ``outputs`` ((name, datatype, dims, optional)), None for either when it
-    declares none; or None when a datatype is not one the fused path takes
-    (:data:`FIXED_WIDTH`). ``max_output_bytes``: the plan's (None: no limit)."""
+    """The plan of a model's requests and answers for the fused kernels, or None when a
+    declared datatype is not one they take (:data:`FIXED_WIDTH`).
+
+    Parameters
+    ----------
+    model_name
+        The model's name, as the answer names it.
+    model_version
+        The model's version, as the answer names it.
+    inputs
+        The declared inputs, (name, datatype, dims with -1 for any size), every one
+        required; None: the model declares none (any name, datatype and shape).
+    outputs
+        The declared outputs, (name, datatype, dims, optional); None: the model declares
+        none (an output's datatype is its array's).
+    limits
+        The request limits the decode keeps (depth, elements per tensor and request).
+    max_output_bytes
+        The most bytes of output arrays ``encode_outputs`` writes (None: no limit).
+    """
     if any(dt not in FIXED_WIDTH for _, dt, _ in inputs or ()) or any(
         dt not in FIXED_WIDTH for _, dt, _, _ in outputs or ()
     ):
