@@ -46,8 +46,8 @@ def test_the_front_ends_asked_for_serve_the_rows(
     assert status == 0, err
     calls: dict[str, list[list[str]]] = {"0": [], "1": []}  # by the server's OIPCODEC_PURE
     for line in seen.read_text().splitlines():
-        pure, *modules = line.split()
-        calls[pure].append(modules)
+        kernels, *modules = line.split()
+        calls[kernels].append(modules)
     native, pure = calls["0"], calls["1"]
     assert any(FASTPATH in modules for modules in native), native
     assert any(NATIVE_GRPC in modules for modules in native), native
@@ -79,7 +79,7 @@ def test_front_ends_are_refused_with_a_server_given(capsys: pytest.CaptureFixtur
 def test_the_choices_are_the_configs() -> None:
     from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS
 
-    commands = next(a for a in cli.build_parser()._actions if a.dest == "command")
+    commands: Any = next(a for a in cli.build_parser()._actions if a.dest == "command")
     bench = commands.choices["bench"]
     choices = {a.dest: tuple(a.choices or ()) for a in bench._actions}
     assert choices["server_http_protocol"] == HTTP_PROTOCOLS

@@ -7,6 +7,7 @@ import os
 import sys
 import threading
 import time
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -100,12 +101,12 @@ class FrontEnds(Model):
 
     def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
         modules: list[str] = []
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             module = frame.f_globals.get("__name__", "")
             if module.startswith(self._PREFIXES) and module not in modules:
                 modules.append(module)
-            frame = frame.f_back  # type: ignore[assignment]
+            frame = frame.f_back
         line = f"{os.environ.get('OIPCODEC_PURE', '0')} {' '.join(modules)}\n"
         if line not in self.seen and os.environ.get("OIPCODEC_TEST_FRONT_ENDS"):
             self.seen.add(line)
