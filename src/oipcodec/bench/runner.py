@@ -36,7 +36,7 @@ from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.sending import default_sender
 from oipcodec.bench.stream_load import STREAM_PATHS
-from oipcodec.bench.table import plural, render_table
+from oipcodec.bench.table import DEFAULT_FRONT_ENDS, plural, render_table
 from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
@@ -94,8 +94,8 @@ class BenchOptions:
     #: The embedded server's front ends (``--server-http-protocol``, ``--server-grpc-impl``):
     #: a server config's ``http_protocol`` and ``grpc_impl``. Not used with ``url`` /
     #: ``grpc_target``.
-    server_http_protocol: str = "oipcodec"
-    server_grpc_impl: str = "grpcio"
+    server_http_protocol: str = DEFAULT_FRONT_ENDS[0]
+    server_grpc_impl: str = DEFAULT_FRONT_ENDS[1]
     timeout: float = 60.0
     #: Headers and TLS for a server given by --url / --grpc-target (bench.connection's
     #: Connection, as a dict).

@@ -110,7 +110,7 @@ def _front_ends(spec: dict[str, Any]) -> dict[str, str] | None:
     from oipcodec.server.h2.grpc_server import native_grpc_available
     from oipcodec.server.http11.native import native_protocol_available
 
-    http, grpc = spec.get("http_protocol", "oipcodec"), spec.get("grpc_impl", "grpcio")
+    http, grpc = spec["http_protocol"], spec["grpc_impl"]
     if http == "native" and not native_protocol_available():
         http = "oipcodec"
     if grpc == "native" and not native_grpc_available():
