@@ -367,6 +367,7 @@ oipcodec bench                             # all payloads: small, image, logits_
                                            # logits_fp32, strings, tokens; 1 s windows
 oipcodec bench --payload image --path rest-json --concurrency 1,8,32
 oipcodec bench --shape 4,128 --datatype FP16
+oipcodec bench --quick --server-http-protocol native --server-grpc-impl native
 oipcodec bench --url http://host:8000 --grpc-target host:8001 --model identity
 ```
 
@@ -511,6 +512,22 @@ or open loop, in one process or `--load-processes`; each answer is checked again
 declared outputs, and once per row against the payload sent to an echo model, so a server that
 answers wrong shows as an error, not as a fast path. Every window is bounded in time and in
 count, requests have a timeout, and the servers are stopped at the end, on Ctrl-C and on error.
+
+## The embedded server's front ends
+
+The embedded server runs `oipcodec serve`'s default front ends: oipcodec's HTTP/1.1 protocol and
+grpcio's gRPC server. `--server-http-protocol native` and `--server-grpc-impl native` run the
+native ones instead (as `oipcodec serve --http-protocol native --grpc-impl native`): the
+HTTP/1.1 front end in C, which answers a small JSON inference by one fused decode, `predict`
+and encode, and the gRPC server on HTTP/2 in C. `httptools` and `h11` (uvicorn's) are taken
+too. The native front ends are native code, so `pure`'s server runs oipcodec's protocol and
+grpcio in their place: with them, `native` against `pure` is the whole request path, front
+end included. `results.json` keeps the choice under `options` (`server_http_protocol`,
+`server_grpc_impl`) and what each implementation's server ran under `workers`
+(`server_front_ends`); the table says so above its rows when they are not the defaults, and
+`bench compare` prints each run's front ends before its rows. With `--url` / `--grpc-target`
+the server given runs its own, and these options are refused. Figures:
+[Kernels and servers](measurements.md#the-embedded-servers-native-front-ends-end-to-end).
 
 ## Other servers: `--url` and `--grpc-target`
 

@@ -442,6 +442,13 @@ def _bench(args: argparse.Namespace) -> int:
               "--url/--grpc-target serves its own models", file=sys.stderr)  # fmt: skip
         return 2
     options.model_module = args.model_module
+    if (args.server_http_protocol or args.server_grpc_impl) and (args.url or args.grpc_target):
+        print("oipcodec bench: --server-http-protocol and --server-grpc-impl are for the "
+              "embedded server; the server at --url/--grpc-target runs its own front ends",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    options.server_http_protocol = args.server_http_protocol or options.server_http_protocol
+    options.server_grpc_impl = args.server_grpc_impl or options.server_grpc_impl
     options.batch_size = args.batch_size
     options.input_data = args.input_data
     if args.streaming:
@@ -599,6 +606,7 @@ def _bench_compare(argv: Sequence[str]) -> int:
         read_results,
         render_comparison,
         render_goodput,
+        render_servers,
         write_comparison_chart,
     )
     from oipcodec.errors import BenchError
@@ -611,6 +619,9 @@ def _bench_compare(argv: Sequence[str]) -> int:
         return 2
     threshold = args.threshold / 100
     rows = compare(base, new, threshold)
+    servers = render_servers(base, new)
+    if servers is not None:
+        print(servers)
     print(render_comparison(rows, threshold))
     status = 1 if any(row["regression"] for row in rows) else 0
     if args.chart:
@@ -759,6 +770,13 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
     add("--model-module", metavar="MODULE",
         help="the embedded server serves MODULE's MODELS instead of the demo models (as "
         "oipcodec serve --model-module), so that --model can name one of them")  # fmt: skip
+    add("--server-http-protocol", choices=["oipcodec", "native", "httptools", "h11"],
+        help="the embedded server's HTTP/1.1 implementation, as oipcodec serve "
+        "--http-protocol (default: oipcodec; pure's server runs oipcodec's in place of "
+        "native: the native front end is native code)")  # fmt: skip
+    add("--server-grpc-impl", choices=["grpcio", "native"],
+        help="the embedded server's gRPC server, as oipcodec serve --grpc-impl (default: "
+        "grpcio; pure's server runs grpcio in place of native)")  # fmt: skip
     add("--batch-size", "-b", type=int, default=1, metavar="N",
         help="a batching --model's batch dimension (default 1)")  # fmt: skip
     add("--input-data", metavar="FILE",

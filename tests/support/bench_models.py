@@ -3,8 +3,11 @@ imports nothing from ``tests``): the harness must build their requests from thei
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -80,9 +83,41 @@ class Slow(Model):
         return {"Y": inputs["X"]}
 
 
+class FrontEnds(Model):
+    """An identity that appends to the file named by ``OIPCODEC_TEST_FRONT_ENDS`` a line per
+    kind of call: the server's kernels (its ``OIPCODEC_PURE``) and the server's front-end
+    modules on the stack of ``predict`` (the native HTTP/1.1 front end's ``fastpath``, the
+    native gRPC server's ``h2.grpc_server``, oipcodec's protocol's ``cycle``): which front
+    ends the embedded server of ``oipcodec bench`` runs."""
+
+    name = "front_ends"
+    inputs = (TensorSpec("X", "FP32", [4]),)
+    outputs = (TensorSpec("Y", "FP32", [4]),)
+    _PREFIXES = ("oipcodec.server.http11.", "oipcodec.server.h2.", "oipcodec.server.frontends.")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        modules: list[str] = []
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None:
+            module = frame.f_globals.get("__name__", "")
+            if module.startswith(self._PREFIXES) and module not in modules:
+                modules.append(module)
+            frame = frame.f_back
+        line = f"{os.environ.get('OIPCODEC_PURE', '0')} {' '.join(modules)}\n"
+        if line not in self.seen and os.environ.get("OIPCODEC_TEST_FRONT_ENDS"):
+            self.seen.add(line)
+            with open(os.environ["OIPCODEC_TEST_FRONT_ENDS"], "a") as out:
+                out.write(line)
+        return {"Y": inputs["X"]}
+
+
 def bench_models() -> list[Model]:
     """The models of the ``oipcodec bench --model`` tests."""
-    return [Score(), Batched(), Broken(), Renamed()]
+    return [Score(), Batched(), Broken(), Renamed(), FrontEnds()]
 
 
 #: What ``oipcodec serve --model-module`` serves from this module.

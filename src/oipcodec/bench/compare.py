@@ -17,6 +17,7 @@ from typing import Any
 
 from oipcodec.bench.encoding import PATHS
 from oipcodec.bench.load import level_label, level_of, run_levels
+from oipcodec.bench.table import front_ends
 from oipcodec.bench.verdicts import add_intervals, interval, merge_rounds
 from oipcodec.errors import BenchError
 
@@ -183,6 +184,18 @@ def compare(base: dict[str, Any], new: dict[str, Any], threshold: float) -> list
 
 
 _NAMES = {"rps": "req/s", "cpu_us": "CPU us/req", "client_cpu_us": "client CPU us/req"}
+
+
+def render_servers(base: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """The embedded server's front ends in each run, in a line (a change of them moves every
+    row's figures); None when neither run started one."""
+    servers = [front_ends(results) for results in (base, new)]
+    if servers == [None, None]:
+        return None
+    base_text, new_text = (s[1] if s else "given by --url/--grpc-target" for s in servers)
+    if base_text == new_text:
+        return f"server front ends (both runs): {new_text}"
+    return f"server front ends: {base_text} -> {new_text}"
 
 
 def render_comparison(rows: list[dict[str, Any]], threshold: float) -> str:

@@ -36,7 +36,7 @@ from oipcodec.bench.paths.peers import SERVER_PEERS
 from oipcodec.bench.payloads import PAYLOADS, QUICK_PAYLOADS, Payload
 from oipcodec.bench.sending import default_sender
 from oipcodec.bench.stream_load import STREAM_PATHS
-from oipcodec.bench.table import plural, render_table
+from oipcodec.bench.table import DEFAULT_FRONT_ENDS, plural, render_table
 from oipcodec.bench.verdicts import best_and_tied, merge_rounds, native_verdicts
 from oipcodec.bench.workload import read_input_data
 from oipcodec.errors import BenchError
@@ -91,6 +91,11 @@ class BenchOptions:
     input_data: str | None = None
     #: A module whose ``MODELS`` the embedded server serves too (``--model-module``).
     model_module: str | None = None
+    #: The embedded server's front ends (``--server-http-protocol``, ``--server-grpc-impl``):
+    #: a server config's ``http_protocol`` and ``grpc_impl``. Not used with ``url`` /
+    #: ``grpc_target``.
+    server_http_protocol: str = DEFAULT_FRONT_ENDS[0]
+    server_grpc_impl: str = DEFAULT_FRONT_ENDS[1]
     timeout: float = 60.0
     #: Headers and TLS for a server given by --url / --grpc-target (bench.connection's
     #: Connection, as a dict).
@@ -248,6 +253,8 @@ def _spec(options: BenchOptions, implementation: str) -> dict[str, Any]:
         "batch_size": options.batch_size,
         "input_data": options.input_data,
         "model_module": options.model_module,
+        "http_protocol": options.server_http_protocol,
+        "grpc_impl": options.server_grpc_impl,
         "timeout": options.timeout,
         "connection": options.connection,
         "streaming": options.streaming,
@@ -325,6 +332,8 @@ class _Worker:
             elif kind == "server":
                 self.info["url"] = event.get("url")
                 self.info["grpc_target"] = event.get("grpc_target")
+                if event.get("front_ends"):
+                    self.info["server_front_ends"] = event["front_ends"]
                 self.info["startup_seconds"] = round(event.get("seconds", 0.0), 2)
             elif kind == "workload":
                 model["metadata"], model["payload"] = event["metadata"], event["payload"]
@@ -526,7 +535,9 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
             skipped[name] = "no streaming workload (oipcodec's clients stream)"
     total = sum(_steps(options, i) for i in implementations) * options.rounds
     progress = Progress(total)
-    where = options.url or options.grpc_target or "the embedded server (127.0.0.1)"
+    embedded = (f"the embedded server (127.0.0.1; HTTP/1.1 {options.server_http_protocol}, "
+                f"gRPC {options.server_grpc_impl})")  # fmt: skip
+    where = options.url or options.grpc_target or embedded
     payloads = plural(len(options.payloads), "payload")
     if options.streaming:
         payloads = f"streams of {options.model} ({options.stream_responses} responses each)"
@@ -637,6 +648,8 @@ def run(options: BenchOptions, stream: TextIO | None = None) -> dict[str, Any]:
         "workers": workers,
         "results": records,
     }
+    if options.url or options.grpc_target:  # no embedded server ran: no front ends of ours
+        results["options"]["server_http_protocol"] = results["options"]["server_grpc_impl"] = None
     if model.get("metadata") is not None:
         results["model_metadata"] = model["metadata"]
     results["levels"] = {"mode": options.mode(), "values": options.levels()}

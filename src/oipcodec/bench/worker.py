@@ -99,11 +99,30 @@ def _cells(spec: dict[str, Any], items: list[str]) -> Iterator[str]:
             emit({"event": "turn_done"})
 
 
+def _front_ends(spec: dict[str, Any]) -> dict[str, str] | None:
+    """The embedded server's ``http_protocol`` and ``grpc_impl`` (None: no embedded server):
+    those asked for, but oipcodec's protocol and grpcio in place of the native front ends
+    where this process's kernels are pure (the server inherits its kernels). Decided here
+    rather than left to the server, which would fall back the same way but say so only in a
+    log line: results.json says which front ends each implementation's rows measured."""
+    if spec.get("url") or spec.get("grpc_target") or spec["implementation"] in SERVER_PEERS:
+        return None  # a peer server's codec is timed in-process: ours would not be measured
+    from oipcodec.server.h2.grpc_server import native_grpc_available
+    from oipcodec.server.http11.native import native_protocol_available
+
+    http, grpc = spec["http_protocol"], spec["grpc_impl"]
+    if http == "native" and not native_protocol_available():
+        http = "oipcodec"
+    if grpc == "native" and not native_grpc_available():
+        grpc = "grpcio"
+    return {"http_protocol": http, "grpc_impl": grpc}
+
+
 @contextlib.contextmanager
 def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None, CpuReader | None]]:
     """The server's URL, gRPC target and the reader of its CPU seconds (None: not readable)."""
-    if spec.get("url") or spec.get("grpc_target") or spec["implementation"] in SERVER_PEERS:
-        # A peer server's codec is timed in-process: ours would not be measured.
+    front_ends = _front_ends(spec)
+    if front_ends is None:
         url = spec.get("url")
         cpu = None
         if url:
@@ -124,7 +143,8 @@ def _server(spec: dict[str, Any]) -> Iterator[tuple[str | None, str | None, CpuR
     module = spec.get("model_module")
     models = [*([] if module else demo_models()), *v1_models()]
     with background(models, host="127.0.0.1", timeout=120.0, shared_memory="system",
-                    model_module=module) as server:  # fmt: skip
+                    model_module=module, http_protocol=front_ends["http_protocol"],
+                    grpc_impl=front_ends["grpc_impl"]) as server:  # fmt: skip
         # Its processes are this process's only children yet (no load process started).
         yield server.http_url, server.grpc_address, proc_reader(child_pids(os.getpid()))
 
@@ -535,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
                 emit({"event": "fatal", "message": f"the embedded server did not start: {exc}"})
                 return 2
             emit({"event": "server", "url": url, "grpc_target": target,
+                  "front_ends": _front_ends(spec),
                   "seconds": time.perf_counter() - started})  # fmt: skip
             if spec.get("streaming"):
                 from oipcodec.bench.stream_load import measure_streams
