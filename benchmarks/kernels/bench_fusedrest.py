@@ -90,13 +90,15 @@ def test_request_small(benchmark: Any, native: Any, app: Any, path: str) -> None
     assert fast is not None
     slot = fast.routes[b"POST /v2/models/ident/infer"]
     model = app.pipeline.model("ident", None)
-    plan = fused_plan("ident", model.version, [("x", "FP32", (1, -1))], [("y", "FP32", (1, -1), False)])
+    plan = fused_plan(
+        "ident", model.version, [("x", "FP32", (1, -1))], [("y", "FP32", (1, -1), False)]
+    )
     sums = [0] * 9
     clock = time.perf_counter_ns
 
     def fused() -> tuple[int, bytes, bytes]:
         received = clock()
-        arrays, request_id = native.decode_inputs(BODY, plan)
+        arrays, request_id, _ = native.decode_inputs(BODY, plan)
         checked = clock()
         produced = model.predict(arrays, {})
         finished = clock()
