@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oipcodec import Tensor
+from oipcodec.datatypes import DATATYPES
 from oipcodec.server import InvalidArgumentError, Model, TensorSpec
 from oipcodec.server.http11 import fastpath
 from oipcodec.server.http11.native import native_protocol_available
@@ -110,6 +111,20 @@ class Rows(Model):
         return {"Y": inputs["A"] + inputs["B"]}
 
 
+class Writes(Model):
+    """Adds 1 to its input in place (``writable_inputs``): a binary input is a copy then."""
+
+    name = "writes"
+    inputs = None
+    outputs = None
+    writable_inputs = True
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        x = inputs["X"]
+        x += 1
+        return {"Y": x}
+
+
 def _raises(message: str) -> Any:
     raise RuntimeError(message)
 
@@ -180,6 +195,7 @@ def models() -> list[Model]:
         Identity(),
         Optional(),
         Rows(),
+        Writes(),
         *(Odd(name) for name in _ODD),
     ]
 
@@ -661,6 +677,7 @@ BINARY = [
             outputs=[{"name": "NOPE", "parameters": {"binary_data": True}}],
         ),
     ),
+    ("binary, writable inputs", "writes", _binary(("X", "FP32", _X16, True), **_BIN_Y)),
     ("binary, trailing bytes", "fp32", _binary(("X", "FP32", _X16, True), tail=b"\0")),
     ("binary, bool byte 2", "bool", _binary(("X", "BOOL", np.array([1, 2], "u1"), True))),
     ("binary, wrong datatype", "fp32", _binary(("X", "FP64", _X16.astype("f8"), True))),
@@ -825,6 +842,46 @@ def test_requests_hypothesis_writes_are_answered_alike(
     servers: tuple[RunningServer, RunningServer], request: tuple[str, bytes]
 ) -> None:
     _same_answer(servers, *request)
+
+
+@st.composite
+def binary_requests(draw: st.DrawFn) -> tuple[str, bytes, int]:
+    """A valid request (:func:`_valid`) with some inputs moved to the binary part, outputs
+    asked in binary or not, its header length right or a little off, its bytes mutated or
+    not."""
+    model, body = draw(_valid())
+    document = orjson.loads(body)
+    parts = []
+    for entry in document["inputs"]:
+        if draw(st.booleans()):
+            dtype = np.dtype(DATATYPES[entry["datatype"]].numpy_dtype).newbyteorder("<")
+            raw = np.array(entry.pop("data"), dtype).tobytes()
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            parts.append(raw)
+    if draw(st.booleans()):
+        document["parameters"] = {"binary_data_output": draw(st.booleans())}
+    if "outputs" in document and draw(st.booleans()):
+        document["outputs"][0]["parameters"] = {"binary_data": draw(st.booleans())}
+    head = orjson.dumps(document)
+    body = head + b"".join(parts)
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(body) - 1))
+        body = body[:at] + bytes([draw(st.integers(0, 255))]) + body[at + 1 :]
+    return model, body, len(head) + draw(st.sampled_from([0, 0, 0, -1, 1, 4]))
+
+
+@given(request=binary_requests())
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_binary_requests_hypothesis_writes_are_answered_alike(
+    servers: tuple[RunningServer, RunningServer], request: tuple[str, bytes, int]
+) -> None:
+    model, body, header_length = request
+    _same_answer(servers, model, body, header_length=header_length)
 
 
 def test_the_statistics_after_hypothesis_are_alike(
