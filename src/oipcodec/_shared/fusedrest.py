@@ -123,6 +123,8 @@ def fused_plan(
     )
 
 
+#: Whether numpy's native dtypes are the wire's (little-endian) byte order.
+_LITTLE = sys.byteorder == "little"
 #: An input sent in binary, as the JSON head gives it: name, numpy dtype, shape, element count.
 Pending = tuple[str, np.dtype[Any], tuple[int, ...], int]
 
@@ -148,7 +150,9 @@ def binary_inputs(
                 return False
             array = array.view(np.bool_)
         else:
-            array = np.frombuffer(body, dtype.newbyteorder("<"), count, offset)
+            array = np.frombuffer(
+                body, dtype if _LITTLE else dtype.newbyteorder("<"), count, offset
+            )
         offset += count * dtype.itemsize
         array.flags.writeable = False
         arrays[name] = array.reshape(shape)
