@@ -98,7 +98,7 @@ def test_request_small(benchmark: Any, native: Any, app: Any, path: str) -> None
 
     def fused() -> tuple[int, bytes, bytes]:
         received = clock()
-        arrays, request_id, _ = native.decode_inputs(BODY, plan)
+        arrays, request_id, _, _ = native.decode_inputs(BODY, plan)
         checked = clock()
         produced = model.predict(arrays, {})
         finished = clock()

@@ -271,52 +271,54 @@ cdef int _flag(Scan *s, const char *word, Py_ssize_t m) noexcept nogil:
     return value if _expect(s, b'}') else -1
 
 
-cdef dict _outputs(Scan *s, plan):
-    """The requested outputs: name -> binary_data, in the body's order; None to fall back."""
+cdef bint _outputs(Scan *s, plan, list requested, set binary) except -1:
+    """The requested outputs' names in the body's order into ``requested``, those asked in
+    binary into ``binary``; False to fall back."""
     cdef const unsigned char *key
     cdef const unsigned char *name
     cdef Py_ssize_t n, name_n
-    cdef int binary, more
-    cdef dict requested = {}
+    cdef int asked, more
     declared = plan.outputs
     if not _expect(s, b'['):
-        return None
+        return False
     while True:
         name = NULL
-        binary = -2
+        asked = -2
         if not _expect(s, b'{'):
-            return None
+            return False
         while True:
             if not _string(s, &key, &n) or not _expect(s, b':'):
-                return None
+                return False
             if _is(key, n, "name", 4) and name == NULL:
                 if not _string(s, &name, &name_n):
-                    return None
-            elif _is(key, n, "parameters", 10) and binary == -2:
-                binary = _flag(s, "binary_data", 11)
-                if binary < 0:
-                    return None
+                    return False
+            elif _is(key, n, "parameters", 10) and asked == -2:
+                asked = _flag(s, "binary_data", 11)
+                if asked < 0:
+                    return False
             else:
-                return None
+                return False
             more = _more(s, b'}')
             if more < 0:
-                return None
+                return False
             if more == 0:
                 break
         if name == NULL:
-            return None
+            return False
         try:
             output = PyBytes_FromStringAndSize(<const char *>name, name_n).decode("utf-8")
         except UnicodeDecodeError:
-            return None
+            return False
         if output in requested or (declared is not None and output not in declared):
-            return None  # (an undeclared one: the general step refuses it before predict)
-        requested[output] = binary == 1
+            return False  # (an undeclared one: the general step refuses it before predict)
+        requested.append(output)
+        if asked == 1:
+            binary.add(output)
         more = _more(s, b']')
         if more < 0:
-            return None
+            return False
         if more == 0:
-            return requested
+            return True
 
 
 @contract(CONTRACTS)
@@ -328,10 +330,11 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
     cdef const unsigned char *id_start = NULL
     cdef Py_ssize_t n, id_n = 0, total = 0, i
     cdef bint inputs = False, parameters = False
-    cdef int more, flag
+    cdef int more, binary_output = 0
     cdef dict arrays = {}
     cdef list pending = None
-    outputs = False
+    cdef list requested = None
+    cdef set binary = None
     PyObject_GetBuffer(view, &data, PyBUF_SIMPLE)
     try:
         if header_length == 0 or header_length > data.len:
@@ -354,11 +357,9 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
                         return None
             elif _is(key, n, "parameters", 10) and not parameters:
                 parameters = True
-                flag = _flag(&s, "binary_data_output", 18)
-                if flag < 0:
+                binary_output = _flag(&s, "binary_data_output", 18)
+                if binary_output < 0:
                     return None
-                if flag and outputs is False:
-                    outputs = True
             elif _is(key, n, "inputs", 6) and not inputs:
                 inputs = True
                 if not _expect(&s, b'['):
@@ -372,9 +373,9 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
                         return None
                     if more == 0:
                         break
-            elif _is(key, n, "outputs", 7) and type(outputs) is not dict:
-                outputs = _outputs(&s, plan)
-                if outputs is None:
+            elif _is(key, n, "outputs", 7) and requested is None:
+                requested, binary = [], set()
+                if not _outputs(&s, plan, requested, binary):
                     return None
             else:
                 return None
@@ -393,9 +394,11 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
         )
     finally:
         PyBuffer_Release(&data)
-    if pending is not None and not binary_inputs(body, header_length, pending, arrays):
+    if pending is not None and not binary_inputs(view, header_length, pending, arrays):
         return None
-    return arrays, request_id, outputs
+    if requested is None:
+        return arrays, request_id, None, binary_output == 1
+    return arrays, request_id, requested, binary
 
 
 cdef _undeclared(name, array):

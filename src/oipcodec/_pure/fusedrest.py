@@ -246,13 +246,14 @@ def _flag(scan: _Scan, name: bytes) -> bool:
     raise _Miss
 
 
-def _outputs(scan: _Scan, plan: FusedPlan) -> dict[str, bool]:
-    """The requested outputs: name -> binary_data, in the body's order."""
-    requested: dict[str, bool] = {}
+def _outputs(scan: _Scan, plan: FusedPlan) -> tuple[list[str], set[str]]:
+    """The requested outputs' names in the body's order, and those asked in binary."""
+    requested: list[str] = []
+    binary: set[str] = set()
     scan.expect(b"[")
     while True:
         name = None
-        binary = False
+        asked = False
         for key in scan.members():
             if key == b"name":
                 try:
@@ -260,34 +261,37 @@ def _outputs(scan: _Scan, plan: FusedPlan) -> dict[str, bool]:
                 except UnicodeDecodeError:
                     raise _Miss from None
             elif key == b"parameters":
-                binary = _flag(scan, b"binary_data")
+                asked = _flag(scan, b"binary_data")
             else:
                 raise _Miss
         if name is None or name in requested:
             raise _Miss
         if plan.outputs is not None and name not in plan.outputs:
             raise _Miss  # the general step refuses it before predict
-        requested[name] = binary
+        requested.append(name)
+        if asked:
+            binary.add(name)
         if not scan.more(b"]"):
-            return requested
+            return requested, binary
 
 
 @contract(CONTRACTS)
 def decode_inputs(
     body: Any, plan: FusedPlan, header_length: int = -1
-) -> tuple[dict[str, Any], str | None, bool | dict[str, bool]] | None:
+) -> tuple[dict[str, Any], str | None, list[str] | None, bool | set[str]] | None:
     view = byte_view(body, "body")
     if header_length == 0 or header_length > len(view):
         return None
     pending: list[Pending] | None = None
     if header_length > 0:
         pending = []
-        view = view[:header_length]
-    scan = _Scan(bytes(view))
+    scan = _Scan(bytes(view if pending is None else view[:header_length]))
     arrays: dict[str, Any] = {}
     request_id = None
     inputs = False
-    outputs: bool | dict[str, bool] = False
+    requested: list[str] | None = None
+    binary: bool | set[str] = False
+    binary_output = False
     try:
         for key in scan.members():
             if key == b"id":
@@ -296,8 +300,7 @@ def decode_inputs(
                     raise _Miss
                 request_id = value.decode("ascii")
             elif key == b"parameters":
-                if _flag(scan, b"binary_data_output") and outputs is False:
-                    outputs = True
+                binary_output = _flag(scan, b"binary_data_output")
             elif key == b"inputs":
                 inputs = True
                 scan.expect(b"[")
@@ -307,7 +310,7 @@ def decode_inputs(
                     if not scan.more(b"]"):
                         break
             elif key == b"outputs":
-                outputs = _outputs(scan, plan)
+                requested, binary = _outputs(scan, plan)
             else:
                 raise _Miss
         if scan.peek() != -1 or not inputs:
@@ -316,9 +319,11 @@ def decode_inputs(
             raise _Miss
     except _Miss:
         return None
-    if pending is not None and not binary_inputs(body, header_length, pending, arrays):
+    if pending is not None and not binary_inputs(view, header_length, pending, arrays):
         return None
-    return arrays, request_id, outputs
+    if requested is None:
+        binary = binary_output
+    return arrays, request_id, requested, binary
 
 
 def _id_as_written(request_id: str) -> bool:

@@ -130,33 +130,31 @@ Pending = tuple[str, np.dtype[Any], tuple[int, ...], int]
 
 
 def binary_inputs(
-    body: Any, header_length: int, pending: list[Pending], arrays: dict[str, Any]
+    view: memoryview, header_length: int, pending: list[Pending], arrays: dict[str, Any]
 ) -> bool:
-    """The inputs sent in binary as read-only views of ``body``, each in its place in
-    ``arrays``, as ``rest.decode_request`` reads them (the parts one after the other from
-    ``header_length``); False when the parts do not fill the body exactly or a BOOL byte is
-    not 0 or 1 (the general decoder names what is wrong). The twins' shared step: numpy reads
-    the parts in both."""
+    """The inputs sent in binary as read-only views of the body's byte ``view``, each in its
+    place in ``arrays``, as ``rest.decode_request`` reads them (the parts one after the other
+    from ``header_length``); False when the parts do not fill the body exactly or a BOOL byte
+    is not 0 or 1 (the general decoder names what is wrong). The twins' shared step: numpy
+    reads the parts in both."""
+    view = view.toreadonly()  # (one read-only view: no flag to clear on each array)
     offset = header_length
-    for _, dtype, _, count in pending:
-        offset += count * dtype.itemsize
-    if offset != len(body):
-        return False
-    offset = header_length
+    end = len(view)
     for name, dtype, shape, count in pending:
+        size = count * dtype.itemsize
+        if offset + size > end:
+            return False
         if dtype.kind == "b":
-            array = np.frombuffer(body, np.uint8, count, offset)
+            array = np.frombuffer(view, np.uint8, count, offset)
             if int(array.max()) > 1:
                 return False
             array = array.view(np.bool_)
         else:
-            array = np.frombuffer(
-                body, dtype if _LITTLE else dtype.newbyteorder("<"), count, offset
-            )
-        offset += count * dtype.itemsize
-        array.flags.writeable = False
+            wire = dtype if _LITTLE else dtype.newbyteorder("<")
+            array = np.frombuffer(view, wire, count, offset)
         arrays[name] = array.reshape(shape)
-    return True
+        offset += size
+    return offset == end
 
 
 def binary_entry(between: bytes, array: np.ndarray[Any, Any]) -> tuple[bytes, bytes]:
@@ -197,10 +195,11 @@ CONTRACTS: dict[str, str] = {
     Returns
     -------
     tuple or None
-        ``(arrays, id, outputs)``: the arrays by input name in the body's order, each in its
-        shape, as ``decode_request`` decodes them (read-only views of ``body`` when sent in
-        binary); the request's id or None; the requested outputs as name -> whether asked in
-        binary (``binary_data``), or, none listed, whether ``binary_data_output`` is true.
+        ``(arrays, id, requested, binary)``: the arrays by input name in the body's order,
+        each in its shape, as ``decode_request`` decodes them (read-only views of ``body``
+        when sent in binary); the request's id or None; the requested outputs' names in the
+        body's order, or None; the outputs to answer in binary as
+        :func:`oipcodec.rest.binary_outputs` gives them (True, False or a set of names).
     """,
     "encode_outputs": """The body of an answer, as :func:`oipcodec.rest.encode_response`
     writes it, or None.

@@ -125,7 +125,7 @@ class Fused:
         decoded = kernels.decode_inputs(body, self._plan, header_length)
         if decoded is None:
             return None
-        arrays, request_id, outputs = decoded
+        arrays, request_id, requested, binary = decoded
         path = "json" if header_length < 0 else "binary"
         model = self.model
         first: tuple[Any, ...] = ()  # the first input, which the statistics read rows from
@@ -135,11 +135,6 @@ class Fused:
             if batch is None:
                 return None
             first, rows = batch
-        requested = None
-        binary: bool | set[str] = outputs is True
-        if type(outputs) is dict:
-            requested = list(outputs)
-            binary = {name for name, asked in outputs.items() if asked}
         if header_length > 0 and model.writable_inputs:  # (checks.check_inputs' copies)
             arrays = {n: a if a.flags.writeable else a.copy() for n, a in arrays.items()}
         finish = (path, len(body), received, first, request_id, requested, binary)
@@ -204,6 +199,9 @@ def _chosen(produced: Any, requested: list[str] | None) -> Any:
     one is missing: the general step names it)."""
     if requested is None:
         return produced
-    if type(produced) is not dict or any(name not in produced for name in requested):
+    if type(produced) is not dict:
         return None
-    return {name: produced[name] for name in requested}
+    try:
+        return {name: produced[name] for name in requested}
+    except KeyError:
+        return None
