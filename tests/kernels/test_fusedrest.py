@@ -53,6 +53,18 @@ def spaced(body: bytes, indent: int | None) -> bytes:
     return spread.encode()
 
 
+def _same_inputs(got: Any, expected: InferRequest) -> None:
+    """decode_inputs' arrays and id are decode_request's inputs and id."""
+    arrays, got_id, _, _ = got
+    assert got_id == expected.id
+    assert list(arrays) == [t.name for t in expected.inputs]
+    for tensor in expected.inputs:
+        array = arrays[tensor.name]
+        assert array.dtype == tensor.data.dtype
+        assert array.shape == tensor.shape
+        assert array.tobytes() == tensor.data.tobytes()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     given_inputs=st.integers(1, 3).flatmap(tensors),
@@ -76,14 +88,7 @@ def test_decode_gives_what_decode_request_gives(
     expected = rest.decode_request(body, model_name="m", kernels=impl)
     got = impl.decode_inputs(body, plan)
     assert got is not None, body
-    arrays, got_id, _, _ = got
-    assert got_id == expected.id
-    assert list(arrays) == [t.name for t in expected.inputs]
-    for tensor in expected.inputs:
-        array = arrays[tensor.name]
-        assert array.dtype == tensor.data.dtype
-        assert array.shape == tensor.shape
-        assert array.tobytes() == tensor.data.tobytes()
+    _same_inputs(got, expected)
 
 
 BASE = (
@@ -310,15 +315,10 @@ def test_a_binary_body_gives_what_decode_request_gives(
     expected = rest.decode_request(body, header_length, model_name="m", kernels=impl)
     got = impl.decode_inputs(body, plan, header_length)
     assert got is not None, body
-    arrays, got_id, got_requested, got_binary = got
-    assert got_id == expected.id
-    assert list(arrays) == [t.name for t in expected.inputs]
-    for tensor in expected.inputs:
-        array = arrays[tensor.name]
-        assert array.dtype == tensor.data.dtype
-        assert array.shape == tensor.shape
-        assert array.tobytes() == tensor.data.tobytes()
-        assert array.flags.writeable == (tensor.name not in binary)
+    _same_inputs(got, expected)
+    arrays, _, got_requested, got_binary = got
+    for name, array in arrays.items():
+        assert array.flags.writeable == (name not in binary)
     assert got_requested == (None if requested is None else names)
     assert got_binary == rest.binary_outputs(expected)
     assert type(got_binary) is type(rest.binary_outputs(expected))
