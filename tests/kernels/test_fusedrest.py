@@ -4,6 +4,7 @@ gives None (the general codec's work)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -408,3 +409,19 @@ def test_binary_encode_gives_what_encode_response_parts_gives(
         assert got == b"".join(parts)
     else:
         assert got == (b"".join(parts), header_length)
+
+
+def test_binary_inputs_are_views_of_the_body_until_released(impl) -> None:
+    """The binary inputs hold the body (a model may keep them); nothing else does after."""
+    body = bytearray(BINARY_BODY)
+    got = impl.decode_inputs(body, BINARY_PLAN, len(BINARY_HEAD))
+    assert got is not None
+    with pytest.raises(BufferError):
+        body.extend(b"x")  # exported to the view of x
+    assert got[0]["x"].tolist() == [[1.0, 2.5, 3.0]]
+    del got
+    gc.collect()
+    body.extend(b"x")
+    assert impl.decode_inputs(body, BINARY_PLAN, len(BINARY_HEAD)) is None  # a byte after
+    gc.collect()
+    body.extend(b"x")

@@ -1,11 +1,12 @@
 """What the twins of the fused REST kernels (``oipcodec._native.fusedrest``,
-``oipcodec._pure.fusedrest``) share: the model's plan and the kernels' contracts.
+``oipcodec._pure.fusedrest``) share: the model's plan, the kernels' contracts, and the
+binary data extension's reads and writes (numpy's, in both twins).
 
 The two halves of the native HTTP/1.1 front end's fused inference
-(:mod:`oipcodec.server.http11.fused`): a small JSON request's inputs read in one pass, its
-answer written in one pass. The kernels never raise on a body or outputs they do not take:
-they return None, and the caller runs the general codec (:mod:`oipcodec.rest`) and checks,
-which answer exactly as they would have, errors included.
+(:mod:`oipcodec.server.inference.fused`): a small request's inputs read in one pass (JSON, or
+a JSON head and binary parts), its answer written in one pass. The kernels never raise on a
+body or outputs they do not take: they return None, and the caller runs the general codec
+(:mod:`oipcodec.rest`) and checks, which answer exactly as they would have, errors included.
 """
 
 from __future__ import annotations
