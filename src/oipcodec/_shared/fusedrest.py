@@ -84,10 +84,24 @@ def fused_plan(
     limits: Limits = DEFAULT_LIMITS,
     max_output_bytes: int | None = None,
 ) -> FusedPlan | None:
-    """The plan of a model that declares ``inputs`` ((name, datatype, dims), every one
-    required) and ``outputs`` ((name, datatype, dims, optional)), None for either when it
-    declares none; or None when a datatype is not one the fused path takes
-    (:data:`FIXED_WIDTH`). ``max_output_bytes``: the plan's (None: no limit)."""
+    """The plan of a model, or None when a datatype is not one the fused path takes
+    (:data:`FIXED_WIDTH`).
+
+    Parameters
+    ----------
+    model_name, model_version
+        What the answers name.
+    inputs
+        The declared inputs as (name, datatype, dims), every one required; None: it declares
+        none.
+    outputs
+        The declared outputs as (name, datatype, dims, optional); None: it declares none.
+    limits
+        The element and depth limits a request must keep.
+    max_output_bytes
+        The most bytes of output arrays an answer written by the kernel may hold (None: no
+        limit).
+    """
     if any(dt not in FIXED_WIDTH for _, dt, _ in inputs or ()) or any(
         dt not in FIXED_WIDTH for _, dt, _, _ in outputs or ()
     ):
