@@ -53,6 +53,13 @@ FUSED_BODY = b'{"id":"7","inputs":[{"name":"x","shape":[1000],"datatype":"FP32",
 # One element short: the walk stops after the input's array was made.
 FUSED_SHORT = FUSED_BODY.replace(b"[1000]", b"[1001]")
 FUSED_OUTPUTS = {"y": FP32, "z é": np.arange(4, dtype=np.int64)}
+# The binary data extension: x after the JSON head, y asked in binary.
+FUSED_HEAD = (
+    b'{"inputs":[{"name":"x","shape":[1000],"datatype":"FP32",'
+    b'"parameters":{"binary_data_size":4000}}],"outputs":[{"name":"y","parameters":'
+    b'{"binary_data":true}}]}'
+)
+FUSED_BINARY = FUSED_HEAD + FP32.tobytes()
 # (values, indices) as top_k answers them, and labels for some of the indices.
 RANKED = (np.array([[2.5, 1.0, -3.0]] * 4, np.float32), np.array([[7, 0, 1]] * 4, np.int64))
 LABELS = ["zero", "one", "", "three", "four", "five", "six", "seven"]
@@ -98,6 +105,12 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("decode_inputs", lambda k, a: k.decode_inputs(a, OPEN_PLAN), (FUSED_BODY,)),
     ("encode_outputs", lambda k, a: k.encode_outputs(FUSED_PLAN, "7", a), ({"y": FP32},)),
     ("encode_outputs", lambda k, a: k.encode_outputs(OPEN_PLAN, "7", a), (FUSED_OUTPUTS,)),
+    (
+        "decode_inputs",
+        lambda k, a: k.decode_inputs(a, FUSED_PLAN, len(FUSED_HEAD)),
+        (FUSED_BINARY,),
+    ),
+    ("encode_outputs", lambda k, a: k.encode_outputs(OPEN_PLAN, "7", a, {"y"}), (FUSED_OUTPUTS,)),
 ]
 
 # Inputs each kernel refuses: the error paths must release what they took, too.
@@ -124,6 +137,11 @@ ERRORS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
         lambda k, a: k.decode_inputs(a, FUSED_PLAN),
         (FUSED_SHORT,),
     ),  # None: no error, the fallback
+    (
+        "decode_inputs",
+        lambda k, a: k.decode_inputs(a, FUSED_PLAN, len(FUSED_HEAD)),
+        (FUSED_BINARY + b"\0",),
+    ),  # a byte after the binary parts: None
 ]
 
 

@@ -4,6 +4,7 @@ gives None (the general codec's work)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -17,7 +18,7 @@ from oipcodec import rest
 from oipcodec._shared.fusedrest import FIXED_WIDTH, fused_plan
 from oipcodec.datatypes import DATATYPES
 from oipcodec.limits import Limits
-from oipcodec.types import InferRequest, InferResponse, Tensor
+from oipcodec.types import InferRequest, InferResponse, RequestedOutput, Tensor
 
 # Names orjson writes as they are (no escapes), non-ASCII included.
 names = st.text(
@@ -53,6 +54,18 @@ def spaced(body: bytes, indent: int | None) -> bytes:
     return spread.encode()
 
 
+def _same_inputs(got: Any, expected: InferRequest) -> None:
+    """decode_inputs' arrays and id are decode_request's inputs and id."""
+    arrays, got_id, _, _ = got
+    assert got_id == expected.id
+    assert list(arrays) == [t.name for t in expected.inputs]
+    for tensor in expected.inputs:
+        array = arrays[tensor.name]
+        assert array.dtype == tensor.data.dtype
+        assert array.shape == tensor.shape
+        assert array.tobytes() == tensor.data.tobytes()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     given_inputs=st.integers(1, 3).flatmap(tensors),
@@ -76,14 +89,7 @@ def test_decode_gives_what_decode_request_gives(
     expected = rest.decode_request(body, model_name="m", kernels=impl)
     got = impl.decode_inputs(body, plan)
     assert got is not None, body
-    arrays, got_id = got
-    assert got_id == expected.id
-    assert list(arrays) == [t.name for t in expected.inputs]
-    for tensor in expected.inputs:
-        array = arrays[tensor.name]
-        assert array.dtype == tensor.data.dtype
-        assert array.shape == tensor.shape
-        assert array.tobytes() == tensor.data.tobytes()
+    _same_inputs(got, expected)
 
 
 BASE = (
@@ -265,3 +271,157 @@ def test_a_mangled_body_is_taken_only_as_decode_request_takes_it(impl, edits, de
         assert tensor.datatype == ("FP32" if tensor.name == "x" else "INT64") or not declared
         assert got[0][tensor.name].shape == tensor.shape
         assert got[0][tensor.name].tobytes() == tensor.data.tobytes()
+
+
+# ------------------------------------------------------------------ the binary data extension
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    given_inputs=st.integers(1, 3).flatmap(tensors),
+    in_binary=st.lists(st.booleans(), min_size=3, max_size=3),
+    request_id=st.none() | plain_ids,
+    asked=st.sampled_from(["none", "all", "listed"]),
+    flags=st.lists(st.sampled_from([None, True, False]), min_size=3, max_size=3),
+    declared=st.booleans(),
+)
+def test_a_binary_body_gives_what_decode_request_gives(
+    impl, given_inputs, in_binary, request_id, asked, flags, declared
+) -> None:
+    """Inputs in binary or JSON, requested outputs (all in binary, or listed with or without
+    binary_data): the arrays as decode_request's, read-only views of the body, and the
+    outputs as binary_outputs reads them."""
+    inputs = [(n, dt, dims) for n, dt, _, dims in given_inputs] if declared else None
+    names = [n for n, _, _, _ in given_inputs]
+    plan = fused_plan("m", "1", inputs, None)
+    assert plan is not None
+    binary = {n for n, b in zip(names, in_binary, strict=False) if b}
+    parameters = {"binary_data_output": True} if asked == "all" else {}
+    requested = None
+    if asked == "listed":
+        requested = [
+            RequestedOutput(n, {} if f is None else {"binary_data": f})
+            for n, f in zip(names, flags, strict=False)
+        ]
+    request = InferRequest(
+        [Tensor(n, dt, a.shape, a) for n, dt, a, _ in given_inputs],
+        id=request_id,
+        outputs=requested,
+        parameters=parameters,
+    )
+    body, header_length = rest.encode_request(request, binary=binary)
+    if header_length is None:  # nothing in binary: the JSON head is the whole body
+        header_length = len(body)
+    body = bytearray(body)
+    expected = rest.decode_request(body, header_length, model_name="m", kernels=impl)
+    got = impl.decode_inputs(body, plan, header_length)
+    assert got is not None, body
+    _same_inputs(got, expected)
+    arrays, _, got_requested, got_binary = got
+    for name, array in arrays.items():
+        assert array.flags.writeable == (name not in binary)
+    assert got_requested == (None if requested is None else names)
+    assert got_binary == rest.binary_outputs(expected)
+    assert type(got_binary) is type(rest.binary_outputs(expected))
+
+
+BINARY_HEAD = (
+    b'{"id":"7","inputs":[{"name":"x","shape":[1,3],"datatype":"FP32",'
+    b'"parameters":{"binary_data_size":12}},'
+    b'{"name":"k","shape":[2],"datatype":"INT64","data":[4,5]}],'
+    b'"outputs":[{"name":"y","parameters":{"binary_data":true}}]}'
+)
+BINARY_BODY = BINARY_HEAD + np.array([1, 2.5, 3], np.float32).tobytes()
+BINARY_PLAN = fused_plan(
+    "m", "1", [("x", "FP32", (1, -1)), ("k", "INT64", (2,))], [("y", "FP32", (-1,), False)]
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "length"),
+    [
+        (b"", b"", len(BINARY_HEAD) + 1),  # the JSON head ends in the binary part
+        (b"", b"", len(BINARY_BODY) + 1),  # a header length past the body
+        (b"", b"", 0),  # a raw binary request
+        (b"", b"", -1),  # binary_data_size without the header
+        (b'"binary_data_size":12', b'"binary_data_size":8', None),  # not the shape's bytes
+        (b'"binary_data_size":12', b'"binary_data_size":16', None),  # more than is there
+        (b'"binary_data_size":12', b'"binary_data_size":true', None),  # not a number
+        (b'"binary_data_size":12', b'"binary_data_size":12,"a":1', None),  # another one
+        (b'"binary_data_size":12}', b'"binary_data_size":12},"data":[1,2,3]', None),  # both
+        (b'"data":[4,5]', b'"parameters":{},"data":[4,5]', None),  # parameters with data
+        (b'"binary_data":true', b'"binary_data":1', None),  # not a boolean
+        (b'"binary_data":true', b'"classification":2', None),  # another output parameter
+        (b'{"name":"y",', b'{"name":"z",', None),  # an undeclared output
+        (b'"parameters":{"binary_data":true}', b'"name":"y"', None),  # an output twice
+        (b'{"name":"y","parameters":{"binary_data":true}}', b"", None),  # no output listed
+        (b'"id":"7"', b'"id":"7","parameters":{"binary_data_output":1}', None),  # not boolean
+        (b'"id":"7"', b'"id":"7","parameters":{"binary_data":true}', None),  # transport
+    ],
+)
+def test_what_the_binary_decode_does_not_take_gives_none(
+    impl, old: bytes, new: bytes, length: int | None
+) -> None:
+    assert impl.decode_inputs(BINARY_BODY, BINARY_PLAN, len(BINARY_HEAD)) is not None
+    head = BINARY_HEAD.replace(old, new, 1)
+    assert (head != BINARY_HEAD) == (length is None)
+    body = head + BINARY_BODY[len(BINARY_HEAD) :]
+    assert impl.decode_inputs(body, BINARY_PLAN, len(head) if length is None else length) is None
+
+
+def test_binary_parts_that_do_not_fill_the_body_give_none(impl) -> None:
+    length = len(BINARY_HEAD)
+    assert impl.decode_inputs(BINARY_BODY + b"\0", BINARY_PLAN, length) is None  # trailing
+    assert impl.decode_inputs(BINARY_BODY[:-1], BINARY_PLAN, length) is None  # short
+    head = BINARY_HEAD.replace(b'"FP32"', b'"BOOL"').replace(b"12}", b"3}")
+    plan = fused_plan("m", "1", [("x", "BOOL", (1, -1)), ("k", "INT64", (2,))], None)
+    assert impl.decode_inputs(head + b"\1\0\1", plan, len(head)) is not None
+    assert impl.decode_inputs(head + b"\1\2\1", plan, len(head)) is None  # a BOOL byte of 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    given_outputs=st.integers(1, 3).flatmap(tensors),
+    request_id=st.none() | plain_ids,
+    which=st.lists(st.booleans(), min_size=3, max_size=3),
+    everything=st.booleans(),
+    declared=st.booleans(),
+)
+def test_binary_encode_gives_what_encode_response_parts_gives(
+    impl, given_outputs, request_id, which, everything, declared
+) -> None:
+    outputs = [(n, dt, dims, False) for n, dt, _, dims in given_outputs] if declared else None
+    plan = fused_plan("m", "1", [], outputs)
+    assert plan is not None
+    arrays = {n: a for n, _, a, _ in given_outputs}
+    binary: bool | set[str] = True
+    if not everything:
+        binary = {n for n, b in zip(arrays, which, strict=False) if b}
+    response = InferResponse(
+        "m",
+        [Tensor(n, dt, a.shape, a) for n, dt, a, _ in given_outputs],
+        id=request_id,
+        model_version="1",
+    )
+    parts, header_length = rest.encode_response_parts(response, binary=binary, kernels=impl)
+    got = impl.encode_outputs(plan, request_id, arrays, binary)
+    if header_length is None:
+        assert got == b"".join(parts)
+    else:
+        assert got == (b"".join(parts), header_length)
+
+
+def test_binary_inputs_are_views_of_the_body_until_released(impl) -> None:
+    """The binary inputs hold the body (a model may keep them); nothing else does after."""
+    body = bytearray(BINARY_BODY)
+    got = impl.decode_inputs(body, BINARY_PLAN, len(BINARY_HEAD))
+    assert got is not None
+    with pytest.raises(BufferError):
+        body.extend(b"x")  # exported to the view of x
+    assert got[0]["x"].tolist() == [[1.0, 2.5, 3.0]]
+    del got
+    gc.collect()
+    body.extend(b"x")
+    assert impl.decode_inputs(body, BINARY_PLAN, len(BINARY_HEAD)) is None  # a byte after
+    gc.collect()
+    body.extend(b"x")

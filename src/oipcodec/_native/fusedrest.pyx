@@ -17,7 +17,15 @@ import numpy as np
 from oipcodec._native.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
-from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS, FusedPlan, fused_plan
+from oipcodec._shared.fusedrest import (
+    ANY_INPUT,
+    ANY_OUTPUT,
+    CONTRACTS,
+    FusedPlan,
+    binary_entry,
+    binary_inputs,
+    fused_plan,
+)
 
 __all__ = ["FusedPlan", "decode_inputs", "encode_outputs", "fused_plan"]
 
@@ -123,8 +131,10 @@ cdef bint _array_span(Scan *s, Py_ssize_t *start, Py_ssize_t *stop) noexcept nog
     return False
 
 
-cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
-    """One input object: the request's element count so far with its own, or -1 to fall back."""
+cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total, list pending) except -2:
+    """One input object: the request's element count so far with its own, or -1 to fall back.
+    An input sent in binary (``pending`` not None: the body has a binary part) is added to
+    ``pending`` and holds its place in ``arrays`` with None."""
     cdef const unsigned char *key
     cdef const unsigned char *name = NULL
     cdef const unsigned char *datatype = NULL
@@ -132,7 +142,7 @@ cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
     cdef Py_ssize_t ndim = -1, count = 1, max_tensor
     cdef long long[MAX_DIMS] shape
     cdef Py_ssize_t[MAX_DIMS] dims_c
-    cdef long long size
+    cdef long long size, binary_size = -1
     cdef Py_buffer cells
     cdef Walk w
     cdef int more, code
@@ -163,8 +173,16 @@ cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
                         return -1
                     if more == 0:
                         break
-        elif _is(key, n, "data", 4) and start < 0:
+        elif _is(key, n, "data", 4) and start < 0 and binary_size < 0:
             if not _array_span(s, &start, &stop):
+                return -1
+        elif _is(key, n, "parameters", 10) and pending is not None and start < 0 and binary_size < 0:
+            # {"binary_data_size": N} alone: any other parameter is the general decoder's
+            if not _expect(s, b'{') or not _string(s, &key, &n) or not _expect(s, b':'):
+                return -1
+            if not _is(key, n, "binary_data_size", 16) or not _dim(s, &binary_size):
+                return -1
+            if not _expect(s, b'}'):
                 return -1
         else:
             return -1
@@ -173,7 +191,7 @@ cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
             return -1
         if more == 0:
             break
-    if name == NULL or datatype == NULL or ndim < 0 or start < 0:
+    if name == NULL or datatype == NULL or ndim < 0 or (start < 0 and binary_size < 0):
         return -1
     name_bytes = PyBytes_FromStringAndSize(<const char *>name, name_n)
     if plan.inputs is None:  # the model declares none: any name and fixed-width datatype
@@ -206,6 +224,12 @@ cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
         count *= size
     if count > plan.max_request_elements - total:
         return -1
+    if binary_size >= 0:
+        if binary_size != count * dtype.itemsize:
+            return -1
+        pending.append((input_name, dtype, tuple([shape[i] for i in range(ndim)]), count))
+        arrays[input_name] = None
+        return total + count
     if count > (stop - start + 1) // 2:
         return -1  # more elements than the text can hold: nothing allocated for them
     for i in range(ndim):
@@ -222,8 +246,83 @@ cdef Py_ssize_t _input(Scan *s, plan, dict arrays, Py_ssize_t total) except -2:
     return total + count
 
 
+cdef int _flag(Scan *s, const char *word, Py_ssize_t m) noexcept nogil:
+    """An object with no member or only ``word``: 1 for ``true``, 0 for ``false`` or
+    absent, -1 for anything else."""
+    cdef const unsigned char *key
+    cdef Py_ssize_t n
+    cdef int value
+    if not _expect(s, b'{'):
+        return -1
+    if _peek(s) == b'}':
+        s.pos += 1
+        return 0
+    if not _string(s, &key, &n) or not _is(key, n, word, m) or not _expect(s, b':'):
+        return -1
+    _peek(s)
+    if s.end - s.pos >= 4 and memcmp(s.pos, b"true", 4) == 0:
+        s.pos += 4
+        value = 1
+    elif s.end - s.pos >= 5 and memcmp(s.pos, b"false", 5) == 0:
+        s.pos += 5
+        value = 0
+    else:
+        return -1
+    return value if _expect(s, b'}') else -1
+
+
+cdef bint _outputs(Scan *s, plan, list requested, set binary) except -1:
+    """The requested outputs' names in the body's order into ``requested``, those asked in
+    binary into ``binary``; False to fall back."""
+    cdef const unsigned char *key
+    cdef const unsigned char *name
+    cdef Py_ssize_t n, name_n
+    cdef int asked, more
+    declared = plan.outputs
+    if not _expect(s, b'['):
+        return False
+    while True:
+        name = NULL
+        asked = -2
+        if not _expect(s, b'{'):
+            return False
+        while True:
+            if not _string(s, &key, &n) or not _expect(s, b':'):
+                return False
+            if _is(key, n, "name", 4) and name == NULL:
+                if not _string(s, &name, &name_n):
+                    return False
+            elif _is(key, n, "parameters", 10) and asked == -2:
+                asked = _flag(s, "binary_data", 11)
+                if asked < 0:
+                    return False
+            else:
+                return False
+            more = _more(s, b'}')
+            if more < 0:
+                return False
+            if more == 0:
+                break
+        if name == NULL:
+            return False
+        try:
+            output = PyBytes_FromStringAndSize(<const char *>name, name_n).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        if output in requested or (declared is not None and output not in declared):
+            return False  # (an undeclared one: the general step refuses it before predict)
+        requested.append(output)
+        if asked == 1:
+            binary.add(output)
+        more = _more(s, b']')
+        if more < 0:
+            return False
+        if more == 0:
+            return True
+
+
 @contract(CONTRACTS)
-def decode_inputs(body, plan):
+def decode_inputs(body, plan, Py_ssize_t header_length=-1):
     view = byte_view(body, "body")
     cdef Py_buffer data
     cdef Scan s
@@ -231,12 +330,20 @@ def decode_inputs(body, plan):
     cdef const unsigned char *id_start = NULL
     cdef Py_ssize_t n, id_n = 0, total = 0, i
     cdef bint inputs = False, parameters = False
-    cdef int more
+    cdef int more, binary_output = 0
     cdef dict arrays = {}
+    cdef list pending = None
+    cdef list requested = None
+    cdef set binary = None
     PyObject_GetBuffer(view, &data, PyBUF_SIMPLE)
     try:
+        if header_length == 0 or header_length > data.len:
+            return None
         s.base = s.pos = <const unsigned char *>data.buf
         s.end = s.base + data.len
+        if header_length > 0:
+            pending = []
+            s.end = s.base + header_length
         if not _expect(&s, b'{'):
             return None
         while True:
@@ -250,14 +357,15 @@ def decode_inputs(body, plan):
                         return None
             elif _is(key, n, "parameters", 10) and not parameters:
                 parameters = True
-                if not _expect(&s, b'{') or not _expect(&s, b'}'):
+                binary_output = _flag(&s, "binary_data_output", 18)
+                if binary_output < 0:
                     return None
             elif _is(key, n, "inputs", 6) and not inputs:
                 inputs = True
                 if not _expect(&s, b'['):
                     return None
                 while True:
-                    total = _input(&s, plan, arrays, total)
+                    total = _input(&s, plan, arrays, total, pending)
                     if total < 0:
                         return None
                     more = _more(&s, b']')
@@ -265,6 +373,10 @@ def decode_inputs(body, plan):
                         return None
                     if more == 0:
                         break
+            elif _is(key, n, "outputs", 7) and requested is None:
+                requested, binary = [], set()
+                if not _outputs(&s, plan, requested, binary):
+                    return None
             else:
                 return None
             more = _more(&s, b'}')
@@ -282,7 +394,11 @@ def decode_inputs(body, plan):
         )
     finally:
         PyBuffer_Release(&data)
-    return arrays, request_id
+    if pending is not None and not binary_inputs(view, header_length, pending, arrays):
+        return None
+    if requested is None:
+        return arrays, request_id, None, binary_output == 1
+    return arrays, request_id, requested, binary
 
 
 cdef _undeclared(name, array):
@@ -306,13 +422,15 @@ cdef _undeclared(name, array):
 
 
 @contract(CONTRACTS)
-def encode_outputs(plan, request_id, outputs):
+def encode_outputs(plan, request_id, outputs, binary=False):
     cdef list parts = [plan.head]
     cdef bint first = True
     cdef bytes raw
     cdef Py_ssize_t i, ndim, nbytes = 0, required = 0
     cdef Py_ssize_t max_bytes = plan.max_output_bytes
     cdef tuple dims
+    cdef list raws = []
+    cdef bytes head
     if type(outputs) is not dict:
         return None
     if request_id is not None:
@@ -350,13 +468,19 @@ def encode_outputs(plan, request_id, outputs):
                     return None
             required += not optional
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
-        if array.ndim and datatype != "FP16" and array.flags.c_contiguous:
-            text = write_elements(array, (array.size,), datatype, False)
+        if binary is True or (binary is not False and name in binary):
+            tail, raw = binary_entry(between, array)
+            raws.append(raw)
+        elif array.ndim and datatype != "FP16" and array.flags.c_contiguous:
+            tail = between + write_elements(array, (array.size,), datatype, False) + b"}"
         else:  # a scalar, FP16's bits, a strided array: array_to_json prepares them
-            text = array_to_json(array, datatype)
-        parts += (b"" if first else b",", before, shape, between, text, b"}")
+            tail = between + array_to_json(array, datatype) + b"}"
+        parts += (b"" if first else b",", before, shape, tail)
         first = False
     if declared_outputs is not None and required != plan.required:
         return None
     parts.append(b"]}")
-    return b"".join(parts)
+    head = b"".join(parts)
+    if not raws:
+        return head
+    return head + b"".join(raws), len(head)

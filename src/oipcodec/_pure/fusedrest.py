@@ -6,7 +6,7 @@ bytes: whatever it does not expect ends the scan with None (``_Miss``), never an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,16 @@ from oipcodec._pure.jsondecode import json_to_array
 from oipcodec._pure.jsonencode import array_to_json
 from oipcodec._shared import contract
 from oipcodec._shared.buffers import byte_view
-from oipcodec._shared.fusedrest import ANY_INPUT, ANY_OUTPUT, CONTRACTS, FusedPlan, fused_plan
+from oipcodec._shared.fusedrest import (
+    ANY_INPUT,
+    ANY_OUTPUT,
+    CONTRACTS,
+    FusedPlan,
+    Pending,
+    binary_entry,
+    binary_inputs,
+    fused_plan,
+)
 from oipcodec.errors import OIPError
 
 __all__ = ["FusedPlan", "decode_inputs", "encode_outputs", "fused_plan"]
@@ -154,8 +163,17 @@ def _declared(
     return declared[0], declared[1], declared[3]
 
 
-def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], total: int) -> int:
-    """One input object; the request's element count so far, this input's added."""
+def _input(
+    scan: _Scan,
+    plan: FusedPlan,
+    text: bytes,
+    arrays: dict[str, Any],
+    total: int,
+    pending: list[Pending] | None,
+) -> int:
+    """One input object; the request's element count so far, this input's added. An input
+    sent in binary (``pending`` not None: the body has a binary part) is added to
+    ``pending`` and holds its place in ``arrays`` with None."""
     fields: dict[bytes, Any] = {}
     for key in scan.members():
         if key == b"name" or key == b"datatype":
@@ -164,9 +182,17 @@ def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], to
             fields[key] = _shape(scan)
         elif key == b"data":
             fields[key] = scan.array_span()
+        elif key == b"parameters" and pending is not None:
+            # {"binary_data_size": N} alone: any other parameter is the general decoder's
+            scan.expect(b"{")
+            if scan.string() != b"binary_data_size":
+                raise _Miss
+            scan.expect(b":")
+            fields[key] = scan.dim()
+            scan.expect(b"}")
         else:
             raise _Miss
-    if len(fields) != 4:
+    if len(fields) != 4 or (b"data" in fields) == (b"parameters" in fields):
         raise _Miss
     name, datatype, dims = _declared(plan, fields[b"name"], fields[b"datatype"])
     shape = fields[b"shape"]
@@ -183,6 +209,14 @@ def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], to
     total += count
     if total > plan.max_request_elements:
         raise _Miss
+    if b"parameters" in fields:
+        assert pending is not None
+        dtype = ANY_INPUT[datatype.encode()][2]
+        if fields[b"parameters"] != count * dtype.itemsize:
+            raise _Miss
+        pending.append((name, dtype, tuple(shape), count))
+        arrays[name] = None
+        return total
     start, end = fields[b"data"]
     try:
         arrays[name] = json_to_array(
@@ -193,12 +227,71 @@ def _input(scan: _Scan, plan: FusedPlan, text: bytes, arrays: dict[str, Any], to
     return total
 
 
+def _flag(scan: _Scan, name: bytes) -> bool:
+    """An object with no member or only ``name``: its value, ``true`` or ``false``
+    (False when absent)."""
+    scan.expect(b"{")
+    if scan.peek() == 0x7D:  # }
+        scan.pos += 1
+        return False
+    if scan.string() != name:
+        raise _Miss
+    scan.expect(b":")
+    scan.peek()
+    for word, value in ((b"true", True), (b"false", False)):
+        if scan.text.startswith(word, scan.pos):
+            scan.pos += len(word)
+            scan.expect(b"}")
+            return value
+    raise _Miss
+
+
+def _outputs(scan: _Scan, plan: FusedPlan) -> tuple[list[str], set[str]]:
+    """The requested outputs' names in the body's order, and those asked in binary."""
+    requested: list[str] = []
+    binary: set[str] = set()
+    scan.expect(b"[")
+    while True:
+        name = None
+        asked = False
+        for key in scan.members():
+            if key == b"name":
+                try:
+                    name = scan.string().decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _Miss from None
+            elif key == b"parameters":
+                asked = _flag(scan, b"binary_data")
+            else:
+                raise _Miss
+        if name is None or name in requested:
+            raise _Miss
+        if plan.outputs is not None and name not in plan.outputs:
+            raise _Miss  # the general step refuses it before predict
+        requested.append(name)
+        if asked:
+            binary.add(name)
+        if not scan.more(b"]"):
+            return requested, binary
+
+
 @contract(CONTRACTS)
-def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | None] | None:
-    scan = _Scan(bytes(byte_view(body, "body")))
+def decode_inputs(
+    body: Any, plan: FusedPlan, header_length: int = -1
+) -> tuple[dict[str, Any], str | None, list[str] | None, bool | set[str]] | None:
+    view = byte_view(body, "body")
+    if header_length == 0 or header_length > len(view):
+        return None
+    pending: list[Pending] | None = None
+    if header_length > 0:
+        pending = []
+    scan = _Scan(bytes(view if pending is None else view[:header_length]))
     arrays: dict[str, Any] = {}
     request_id = None
     inputs = False
+    requested: list[str] | None = None
+    binary: bool | set[str] = False
+    binary_output = False
     try:
         for key in scan.members():
             if key == b"id":
@@ -207,16 +300,17 @@ def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | Non
                     raise _Miss
                 request_id = value.decode("ascii")
             elif key == b"parameters":
-                scan.expect(b"{")
-                scan.expect(b"}")
+                binary_output = _flag(scan, b"binary_data_output")
             elif key == b"inputs":
                 inputs = True
                 scan.expect(b"[")
                 total = 0
                 while True:
-                    total = _input(scan, plan, scan.text, arrays, total)
+                    total = _input(scan, plan, scan.text, arrays, total, pending)
                     if not scan.more(b"]"):
                         break
+            elif key == b"outputs":
+                requested, binary = _outputs(scan, plan)
             else:
                 raise _Miss
         if scan.peek() != -1 or not inputs:
@@ -225,7 +319,11 @@ def decode_inputs(body: Any, plan: FusedPlan) -> tuple[dict[str, Any], str | Non
             raise _Miss
     except _Miss:
         return None
-    return arrays, request_id
+    if pending is not None and not binary_inputs(view, header_length, pending, arrays):
+        return None
+    if requested is None:
+        binary = binary_output
+    return arrays, request_id, requested, binary
 
 
 def _id_as_written(request_id: str) -> bool:
@@ -252,8 +350,11 @@ def _undeclared(name: Any, array: np.ndarray[Any, Any]) -> tuple[str, bytes, byt
 
 @contract(CONTRACTS)
 def encode_outputs(
-    plan: FusedPlan, request_id: str | None, outputs: dict[str, Any]
-) -> bytes | None:
+    plan: FusedPlan,
+    request_id: str | None,
+    outputs: dict[str, Any],
+    binary: bool | Container[str] = False,
+) -> bytes | tuple[bytes, int] | None:
     if type(outputs) is not dict:
         return None
     parts = [plan.head]
@@ -264,6 +365,7 @@ def encode_outputs(
     parts.append(b',"outputs":[')
     first = True
     required = nbytes = 0
+    raws: list[bytes] = []
     for name, array in outputs.items():
         if type(array) is not np.ndarray or type(name) is not str:
             return None
@@ -286,10 +388,17 @@ def encode_outputs(
                 return None
             required += not optional
         shape = b"[%s]" % b",".join([b"%d" % d for d in array.shape])
-        text = array_to_json(array, datatype)
-        parts += (b"" if first else b",", before, shape, between, text, b"}")
+        if binary is True or (binary is not False and name in binary):
+            tail, raw = binary_entry(between, array)
+            raws.append(raw)
+        else:
+            tail = between + array_to_json(array, datatype) + b"}"
+        parts += (b"" if first else b",", before, shape, tail)
         first = False
     if plan.outputs is not None and required != plan.required:
         return None
     parts.append(b"]}")
-    return b"".join(parts)
+    head = b"".join(parts)
+    if not raws:
+        return head
+    return head + b"".join(raws), len(head)

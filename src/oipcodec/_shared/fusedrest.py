@@ -1,11 +1,12 @@
 """What the twins of the fused REST kernels (``oipcodec._native.fusedrest``,
-``oipcodec._pure.fusedrest``) share: the model's plan and the kernels' contracts.
+``oipcodec._pure.fusedrest``) share: the model's plan, the kernels' contracts, and the
+binary data extension's reads and writes (numpy's, in both twins).
 
 The two halves of the native HTTP/1.1 front end's fused inference
-(:mod:`oipcodec.server.http11.fused`): a small JSON request's inputs read in one pass, its
-answer written in one pass. The kernels never raise on a body or outputs they do not take:
-they return None, and the caller runs the general codec (:mod:`oipcodec.rest`) and checks,
-which answer exactly as they would have, errors included.
+(:mod:`oipcodec.server.inference.fused`): a small request's inputs read in one pass (JSON, or
+a JSON head and binary parts), its answer written in one pass. The kernels never raise on a
+body or outputs they do not take: they return None, and the caller runs the general codec
+(:mod:`oipcodec.rest`) and checks, which answer exactly as they would have, errors included.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ from oipcodec._shared.jsondecode import _KINDS
 from oipcodec.datatypes import DATATYPES
 from oipcodec.limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["ANY_INPUT", "ANY_OUTPUT", "CONTRACTS", "FIXED_WIDTH", "FusedPlan", "fused_plan"]
+__all__ = [
+    "ANY_INPUT",
+    "ANY_OUTPUT",
+    "CONTRACTS",
+    "FIXED_WIDTH",
+    "FusedPlan",
+    "Pending",
+    "binary_entry",
+    "binary_inputs",
+    "fused_plan",
+]
 
 #: The datatypes the fused path takes: those whose JSON elements are numbers or booleans and
 #: whose numpy dtype is numpy's own (BF16 depends on ml_dtypes, BYTES makes Python objects).
@@ -129,34 +140,86 @@ def fused_plan(
     )
 
 
+#: Whether numpy's native dtypes are the wire's (little-endian) byte order.
+_LITTLE = sys.byteorder == "little"
+#: An input sent in binary, as the JSON head gives it: name, numpy dtype, shape, element count.
+Pending = tuple[str, np.dtype[Any], tuple[int, ...], int]
+
+
+def binary_inputs(
+    view: memoryview, header_length: int, pending: list[Pending], arrays: dict[str, Any]
+) -> bool:
+    """The inputs sent in binary as read-only views of the body's byte ``view``, each in its
+    place in ``arrays``, as ``rest.decode_request`` reads them (the parts one after the other
+    from ``header_length``); False when the parts do not fill the body exactly or a BOOL byte
+    is not 0 or 1 (the general decoder names what is wrong). The twins' shared step: numpy
+    reads the parts in both."""
+    view = view.toreadonly()  # (one read-only view: no flag to clear on each array)
+    offset = header_length
+    end = len(view)
+    for name, dtype, shape, count in pending:
+        size = count * dtype.itemsize
+        if offset + size > end:
+            return False
+        if dtype.kind == "b":
+            array = np.frombuffer(view, np.uint8, count, offset)
+            if int(array.max()) > 1:
+                return False
+            array = array.view(np.bool_)
+        else:
+            wire = dtype if _LITTLE else dtype.newbyteorder("<")
+            array = np.frombuffer(view, wire, count, offset)
+        arrays[name] = array.reshape(shape)
+        offset += size
+    return offset == end
+
+
+def binary_entry(between: bytes, array: np.ndarray[Any, Any]) -> tuple[bytes, bytes]:
+    """An output sent in binary: its entry's bytes after the shape (``between`` is the
+    plan's, up to ``"data":``) and its raw bytes."""
+    raw = array.tobytes()
+    return b'%s"parameters":{"binary_data_size":%d}}' % (between[:-7], len(raw)), raw
+
+
 #: The contract of each kernel of the family, given to both twins as its docstring.
 CONTRACTS: dict[str, str] = {
-    "decode_inputs": """The input arrays of a small JSON request, or None.
+    "decode_inputs": """The input arrays of a small request, or None.
 
     Takes only bodies of this form (JSON white space anywhere): one object with the members
-    ``inputs`` and optionally ``id`` (printable ASCII, no escapes) and ``parameters: {}``; each
-    input an object with exactly ``name`` (no escapes), ``datatype``, ``shape`` and ``data``,
-    every declared input once and no other, its datatype the declared one, its shape positive
-    integers matching the declared dims, its data a JSON array (a model that declares no
-    inputs: any names once each, any datatype of ``FIXED_WIDTH``, any shape). Anything else,
+    ``inputs`` and optionally ``id`` (printable ASCII, no escapes), ``parameters`` (``{}`` or
+    ``{"binary_data_output": true|false}``) and ``outputs`` (one or more objects with
+    ``name`` and optionally ``parameters``, ``{}`` or ``{"binary_data": true|false}``, each
+    name once and declared when the model declares outputs); each input an object with
+    exactly ``name`` (no escapes), ``datatype``, ``shape`` and ``data``, every declared input
+    once and no other, its datatype the declared one, its shape positive integers matching
+    the declared dims, its data a JSON array (a model that declares no inputs: any names once
+    each, any datatype of ``FIXED_WIDTH``, any shape). With ``header_length`` (the binary
+    data extension), the JSON is the body's first ``header_length`` bytes, and an input may
+    give ``parameters: {"binary_data_size": N}`` instead of ``data``, N its bytes: the
+    binary parts fill the rest of the body exactly, one after the other. Anything else,
     and any element the data kernel refuses, gives None: the caller decodes the body with
     :func:`oipcodec.rest.decode_request`.
 
     Parameters
     ----------
     body
-        The request body (any buffer).
+        The request body (any buffer; the binary inputs are views of it).
     plan
         The model's :class:`~oipcodec._shared.fusedrest.FusedPlan`.
+    header_length
+        ``Inference-Header-Content-Length``, or -1 when absent.
 
     Returns
     -------
     tuple or None
-        ``(arrays, id)``: the arrays by input name in the body's order, each in its shape, as
-        ``decode_request`` decodes them; the request's id or None.
+        ``(arrays, id, requested, binary)``: the arrays by input name in the body's order,
+        each in its shape, as ``decode_request`` decodes them (read-only views of ``body``
+        when sent in binary); the request's id or None; the requested outputs' names in the
+        body's order, or None; the outputs to answer in binary as
+        :func:`oipcodec.rest.binary_outputs` gives them (True, False or a set of names).
     """,
-    "encode_outputs": """The JSON body of an answer, as :func:`oipcodec.rest.encode_response`
-    writes it with no binary outputs, or None.
+    "encode_outputs": """The body of an answer, as :func:`oipcodec.rest.encode_response`
+    writes it, or None.
 
     Parameters
     ----------
@@ -166,11 +229,15 @@ CONTRACTS: dict[str, str] = {
         The id to echo, or None.
     outputs
         The answer's arrays by output name, in the answer's order.
+    binary
+        The outputs written in binary: True for all, False for none, or their names.
 
     Returns
     -------
-    bytes or None
-        None when ``outputs`` is not exactly a dict; when an output is not declared, is not
+    bytes, tuple or None
+        The JSON body when no output is written in binary, else ``(body, header_length)``:
+        the JSON head and each binary output's bytes after it, and the head's length. None
+        when ``outputs`` is not exactly a dict; when an output is not declared, is not
         exactly a numpy array of its declared datatype's dtype (a model that declares no
         outputs: of a dtype in ``ANY_OUTPUT``) and of a shape its dims accept; when a declared
         output that is not optional is missing; when the arrays hold more than

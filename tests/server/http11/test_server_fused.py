@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oipcodec import Tensor
+from oipcodec.datatypes import DATATYPES
 from oipcodec.server import InvalidArgumentError, Model, TensorSpec
 from oipcodec.server.http11 import fastpath
 from oipcodec.server.http11.native import native_protocol_available
@@ -110,6 +111,20 @@ class Rows(Model):
         return {"Y": inputs["A"] + inputs["B"]}
 
 
+class Writes(Model):
+    """Adds 1 to its input in place (``writable_inputs``): a binary input is a copy then."""
+
+    name = "writes"
+    inputs = None
+    outputs = None
+    writable_inputs = True
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        x = inputs["X"]
+        x += 1
+        return {"Y": x}
+
+
 def _raises(message: str) -> Any:
     raise RuntimeError(message)
 
@@ -180,6 +195,7 @@ def models() -> list[Model]:
         Identity(),
         Optional(),
         Rows(),
+        Writes(),
         *(Odd(name) for name in _ODD),
     ]
 
@@ -573,6 +589,111 @@ HEADED = [
 ]
 
 
+def _binary(
+    *inputs: tuple[str, str, Any, bool], tail: bytes = b"", **extra: Any
+) -> tuple[bytes, int]:
+    """A body with the binary data extension: inputs (name, datatype, array, in binary), the
+    request's other members (``outputs``, ``parameters``, ``id``), then ``tail``."""
+    entries, parts = [], []
+    for name, datatype, array, in_binary in inputs:
+        entry: dict[str, Any] = {"name": name, "shape": list(array.shape), "datatype": datatype}
+        if in_binary:
+            raw = array.astype(array.dtype.newbyteorder("<")).tobytes()
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            parts.append(raw)
+        else:
+            entry["data"] = array.ravel().tolist()
+        entries.append(entry)
+    head = orjson.dumps({"inputs": entries, **extra})
+    return head + b"".join(parts) + tail, len(head)
+
+
+_X16 = np.arange(16, dtype="f4").reshape(1, 16) / 4
+_BIN_Y = {"outputs": [{"name": "Y", "parameters": {"binary_data": True}}]}
+_BIN_ALL = {"parameters": {"binary_data_output": True}}
+_I6 = np.arange(-3, 3).reshape(2, 3)
+_MIXED = (
+    ("A", "FP32", _X16, True),
+    ("K", "INT64", _I6, False),
+    ("B", "BOOL", np.array([True, False, True]), True),
+    ("H", "FP16", np.array([[0.5, -2.0]], np.float16), True),
+)
+_AB = (("A", "FP32", _X16.reshape(4, 4), True), ("B", "FP32", -_X16.reshape(4, 4), True))
+#: Small binary requests, which the fused inference answers: (what, model, (body, header
+#: length)).
+BINARY = [
+    ("binary, Y in binary", "fp32", _binary(("X", "FP32", _X16, True), **_BIN_Y)),
+    ("binary, all in binary", "fp32", _binary(("X", "FP32", _X16, True), **_BIN_ALL)),
+    ("binary, all, and an id", "fp32", _binary(("X", "FP32", _X16, True), id="r1", **_BIN_ALL)),
+    (
+        "binary, Y listed in JSON",
+        "fp32",
+        _binary(("X", "FP32", _X16, True), outputs=[{"name": "Y", "parameters": {}}], **_BIN_ALL),
+    ),
+    (
+        "binary, binary_data false",
+        "fp32",
+        _binary(
+            ("X", "FP32", _X16, True), outputs=[{"name": "Y", "parameters": {"binary_data": False}}]
+        ),
+    ),
+    ("binary, JSON answer", "fp32", _binary(("X", "FP32", _X16, True))),
+    ("binary, JSON input, binary answer", "fp32", _binary(("X", "FP32", _X16, False), **_BIN_Y)),
+    ("binary, several inputs", "identity", _binary(*_MIXED, id="m", **_BIN_ALL)),
+    (
+        "binary, several inputs, two listed",
+        "identity",
+        _binary(
+            *_MIXED,
+            outputs=[{"name": "H", "parameters": {"binary_data": True}}, {"name": "K"}],
+        ),
+    ),
+    (
+        "binary, bool",
+        "bool",
+        _binary(("X", "BOOL", np.array([True, False, False]), True), **_BIN_Y),
+    ),
+    ("binary, fp16", "fp16", _binary(("X", "FP16", np.ones((1, 5), np.float16), True), **_BIN_Y)),
+    ("binary, int64 -1 dims", "int64", _binary(("X", "INT64", _I6, True), **_BIN_ALL)),
+    ("binary, rows", "rows", _binary(*_AB, **_BIN_Y)),
+    (
+        "binary, rows over the batch",
+        "rows",
+        _binary(
+            ("A", "FP32", np.ones((5, 4), "f4"), True), ("B", "FP32", np.ones((5, 4), "f4"), True)
+        ),
+    ),
+    (
+        "binary, optional left out",
+        "optional",
+        _binary(("X", "FP32", _X16.ravel(), True), **_BIN_ALL),
+    ),
+    ("binary, Y not declared", "fp32", _binary(("X", "FP32", _X16, True), outputs=[{"name": "Z"}])),
+    (
+        "binary, an output not produced",
+        "identity",
+        _binary(
+            ("X", "FP32", _X16, True),
+            outputs=[{"name": "NOPE", "parameters": {"binary_data": True}}],
+        ),
+    ),
+    ("binary, writable inputs", "writes", _binary(("X", "FP32", _X16, True), **_BIN_Y)),
+    ("binary, trailing bytes", "fp32", _binary(("X", "FP32", _X16, True), tail=b"\0")),
+    ("binary, bool byte 2", "bool", _binary(("X", "BOOL", np.array([1, 2], "u1"), True))),
+    ("binary, wrong datatype", "fp32", _binary(("X", "FP64", _X16.astype("f8"), True))),
+    *((f"binary, {name}", name, _binary(("X", "FP32", _X16, True), **_BIN_ALL)) for name in _ODD),
+]
+_ONE = _binary(("X", "FP32", _X16, True))
+BINARY += [
+    ("binary, size not the shape's", "fp32", (_ONE[0].replace(b":64}", b":60}"), _ONE[1])),
+    ("binary, size past the body", "fp32", (_ONE[0].replace(b":64}", b":68}"), _ONE[1])),
+    ("binary, short body", "fp32", (_ONE[0][:-4], _ONE[1])),
+    ("binary, header length past the body", "fp32", (_ONE[0], len(_ONE[0]) + 1)),
+    ("binary, header length inside the head", "fp32", (_ONE[0], _ONE[1] - 1)),
+    ("binary, header length in the data", "fp32", (_ONE[0], _ONE[1] + 4)),
+]
+
+
 def test_the_corpus_is_answered_alike(servers: tuple[RunningServer, RunningServer]) -> None:
     statuses = set()
     for what, model, body in CORPUS:
@@ -582,6 +703,19 @@ def test_the_corpus_is_answered_alike(servers: tuple[RunningServer, RunningServe
     for what, model, body, header_length in HEADED:
         _same_answer(servers, model, body, what, header_length)
     _same_statistics(servers)
+
+
+def test_small_binary_requests_are_answered_alike(
+    servers: tuple[RunningServer, RunningServer],
+) -> None:
+    statuses = set()
+    for what, model, (body, header_length) in BINARY:
+        answer = _same_answer(servers, model, body, what, header_length)
+        statuses.add(answer[9:12])
+    assert {b"200", b"400", b"500"} <= statuses
+    _same_statistics(servers)
+    counted = _metrics_counts(servers[0])
+    assert any(line.startswith(b'oipcodec_requests_total{path="binary"} ') for line in counted)
 
 
 def _pipelined(server: RunningServer, requests: list[tuple[str, str, bytes]]) -> list[bytes]:
@@ -708,6 +842,46 @@ def test_requests_hypothesis_writes_are_answered_alike(
     servers: tuple[RunningServer, RunningServer], request: tuple[str, bytes]
 ) -> None:
     _same_answer(servers, *request)
+
+
+@st.composite
+def binary_requests(draw: st.DrawFn) -> tuple[str, bytes, int]:
+    """A valid request (:func:`_valid`) with some inputs moved to the binary part, outputs
+    asked in binary or not, its header length right or a little off, its bytes mutated or
+    not."""
+    model, body = draw(_valid())
+    document = orjson.loads(body)
+    parts = []
+    for entry in document["inputs"]:
+        if draw(st.booleans()):
+            dtype = np.dtype(DATATYPES[entry["datatype"]].numpy_dtype).newbyteorder("<")
+            raw = np.array(entry.pop("data"), dtype).tobytes()
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            parts.append(raw)
+    if draw(st.booleans()):
+        document["parameters"] = {"binary_data_output": draw(st.booleans())}
+    if "outputs" in document and draw(st.booleans()):
+        document["outputs"][0]["parameters"] = {"binary_data": draw(st.booleans())}
+    head = orjson.dumps(document)
+    body = head + b"".join(parts)
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(body) - 1))
+        body = body[:at] + bytes([draw(st.integers(0, 255))]) + body[at + 1 :]
+    return model, body, len(head) + draw(st.sampled_from([0, 0, 0, -1, 1, 4]))
+
+
+@given(request=binary_requests())
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_binary_requests_hypothesis_writes_are_answered_alike(
+    servers: tuple[RunningServer, RunningServer], request: tuple[str, bytes, int]
+) -> None:
+    model, body, header_length = request
+    _same_answer(servers, model, body, header_length=header_length)
 
 
 def test_the_statistics_after_hypothesis_are_alike(

@@ -21,7 +21,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from oipcodec.server.config import OFF_LOOP_BYTES
-from oipcodec.server.frontends._asgi import JSON, Answer, failed, framed
+from oipcodec.server.frontends._asgi import BINARY, JSON, Answer, failed, framed
 from oipcodec.server.frontends.rest_frontend import RestApp
 from oipcodec.server.inference.fused import Fused
 from oipcodec.server.model import Model
@@ -45,6 +45,8 @@ _JSON_HEADERS: dict[bytes, bytes] = {}
 #: The header line before ``content-length`` of a JSON answer, as :func:`wire` writes it.
 _JSON_TYPE = b"content-type: %s\r\n" % JSON
 _HEADER_LENGTH = b"inference-header-content-length"
+#: The header line before ``inference-header-content-length`` of a binary answer.
+_BINARY_TYPE = b"content-type: %s\r\n" % BINARY
 
 
 def wire(answer: Answer) -> WireAnswer:
@@ -112,17 +114,25 @@ class Slot:
         if model is not self._model:
             self._model, self._awaits = model, _queues_or_awaits(model)
             self._fused = Fused.of(app.pipeline, model, app.limits, self._encode)
-        if header_length < 0 and self._fused is not None:
-            # A small JSON request in two kernel calls around predict (inference/fused.py).
-            fused = self._fused(body)
+        if header_length > 0:
+            # The body copied, as the Python protocol hands over a bytearray of its own:
+            # binary inputs are views of it, which a model may keep past the call, while the
+            # native side reuses its buffer at once
+            # (docs/measurements.md#the-native-front-ends-python-half).
+            body = bytearray(body)
+        if header_length != 0 and self._fused is not None:
+            # A small request in two kernel calls around predict (inference/fused.py).
+            fused = self._fused(body, header_length)
             if isinstance(fused, bytes):
                 return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(fused), fused
+            if isinstance(fused, tuple):
+                answer, head = fused
+                lines = _BINARY_TYPE + b"%s: %d\r\ncontent-length: %d\r\n"
+                return 200, lines % (_HEADER_LENGTH, head, len(answer)), answer
             if fused is not None:
                 return self._run(fused)
-        # The body copied, as the Python protocol hands over a bytearray of its own: binary
-        # inputs are views of it, which a model may keep past the call, while the native side
-        # reuses its buffer at once (docs/measurements.md#the-native-front-ends-python-half).
-        body = bytearray(body)
+        if header_length <= 0:  # (a binary body was copied above)
+            body = bytearray(body)
         headers = _JSON_HEADERS if header_length < 0 else {_HEADER_LENGTH: b"%d" % header_length}
         if self._awaits:
             if not app.pipeline.queues(model):
@@ -150,9 +160,11 @@ class Slot:
         # A large answer is encoded in a codec thread: the rest runs as a task.
         return _answered(Resumed(work, waiting), self.path)
 
-    def _encode(self, response: InferResponse) -> Coroutine[Any, Any, Answer]:
-        """The general encoder of the fused inference's answers (JSON, no compression)."""
-        return self._app._encoded(response, False, None, False)
+    def _encode(
+        self, response: InferResponse, binary: bool | set[str]
+    ) -> Coroutine[Any, Any, Answer]:
+        """The general encoder of the fused inference's answers (no compression)."""
+        return self._app._encoded(response, binary, None, False)
 
 
 async def _answered(work: Any, path: str) -> WireAnswer:

@@ -1,6 +1,7 @@
-"""The inference step fused with the JSON codec, for the small requests the native HTTP/1.1
-front end answers: a body read by one kernel call (``decode_inputs``), ``predict`` called,
-the answer written by another (``encode_outputs``), and the statistics counted in place.
+"""The inference step fused with the REST codec, for the small requests the native HTTP/1.1
+front end answers (JSON, or with the binary data extension): a body read by one kernel call
+(``decode_inputs``), ``predict`` called, the answer written by another (``encode_outputs``),
+and the statistics counted in place.
 
 A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model whose call may wait).
 Its call gives None before anything ran or was counted for a body the kernel does not take,
@@ -29,8 +30,9 @@ from oipcodec.types import InferResponse
 __all__ = ["Encoder", "Fused"]
 
 #: How the front end encodes an answer the kernel did not write (with the general encoder, in
-#: a codec thread when large): to its status, body and headers.
-Encoder = Callable[[InferResponse], Awaitable[tuple[int, Any, list[tuple[bytes, bytes]]]]]
+#: a codec thread when large; the outputs asked in binary): to its status, body and headers.
+Answer = tuple[int, Any, list[tuple[bytes, bytes]]]
+Encoder = Callable[[InferResponse, "bool | set[str]"], Awaitable[Answer]]
 
 _now = time.perf_counter_ns
 
@@ -100,7 +102,7 @@ class Fused:
         self.model = model
         self._plan = plan
         self._encode = encode
-        self._counters: tuple[Statistics, ModelStats, PathStats] | None = None
+        self._counters: tuple[Statistics, ModelStats, dict[str, PathStats]] | None = None
 
     @classmethod
     def of(cls, pipeline: Pipeline, model: Model, limits: Limits, encode: Encoder) -> Fused | None:
@@ -109,43 +111,52 @@ class Fused:
         return None if plan is None else cls(pipeline, model, plan, encode)
 
     def __call__(
-        self, body: Any
-    ) -> bytes | Coroutine[Any, Any, tuple[int, Any, list[tuple[bytes, bytes]]]] | None:
-        """The JSON answer to the request ``body`` (counted), or None (nothing done), or a
+        self, body: Any, header_length: int = -1
+    ) -> bytes | tuple[bytes, int] | Coroutine[Any, Any, Answer] | None:
+        """The answer to the request ``body`` (counted): its JSON body, or ``(body,
+        header_length)`` when outputs are sent in binary; or None (nothing done); or a
         coroutine that finishes it with the general step's code (its answer, or its error
-        raised: counted either way)."""
+        raised: counted either way). ``header_length``: Inference-Header-Content-Length, -1
+        when absent (a binary request's ``body`` is the server's own copy: its inputs are
+        views of it)."""
         if self._pipeline.overload.max_queued_requests:
             return None  # the server limits what runs at once: the general step admits
         received = _now()
-        decoded = kernels.decode_inputs(body, self._plan)
+        decoded = kernels.decode_inputs(body, self._plan, header_length)
         if decoded is None:
             return None
-        arrays, request_id = decoded
+        arrays, request_id, requested, binary = decoded
+        path = "json" if header_length < 0 else "binary"
+        model = self.model
         first: tuple[Any, ...] = ()  # the first input, which the statistics read rows from
         rows = -1
-        if self.model.max_batch_size > 0:  # one batch size, within the model's (checks.py)
-            batch = _rows(arrays, self.model.max_batch_size)
+        if model.max_batch_size > 0:  # one batch size, within the model's (checks.py)
+            batch = _rows(arrays, model.max_batch_size)
             if batch is None:
                 return None
             first, rows = batch
+        if header_length > 0 and model.writable_inputs:  # (checks.check_inputs' copies)
+            arrays = {n: a if a.flags.writeable else a.copy() for n, a in arrays.items()}
+        finish = (path, len(body), received, first, request_id, requested, binary)
         try:
-            checked, produced = _timed(self.model, arrays, {})
+            checked, produced = _timed(model, arrays, {})
         except Exception as exc:
-            return self._finish(len(body), received, first, 0, 0, request_id, None, exc)
+            return self._finish(finish, 0, 0, None, exc)
         finished = _now()
         answer = None
-        if rows < 0 or _outputs_of(produced, rows):
-            answer = kernels.encode_outputs(self._plan, request_id, produced)
+        chosen = _chosen(produced, requested)
+        if chosen is not None and (rows < 0 or _outputs_of(chosen, rows)):
+            answer = kernels.encode_outputs(self._plan, request_id, chosen, binary)
         if answer is None:
-            return self._finish(len(body), received, first, checked, finished, request_id, produced)
+            return self._finish(finish, checked, finished, produced)
         statistics = self._pipeline.registry.statistics
         if statistics is not None:
             counters = self._counters
             if counters is None or counters[0] is not statistics:
-                model_stats = statistics.of(self.model)
-                counters = self._counters = (statistics, model_stats, statistics.paths["json"])
+                model_stats = statistics.of(model)
+                counters = self._counters = (statistics, model_stats, statistics.paths)
             counters[1].succeeded(
-                counters[2],
+                counters[2][path],
                 first,
                 received,
                 checked,
@@ -153,32 +164,44 @@ class Fused:
                 finished,
                 _now(),
                 len(body),
-                len(answer),
+                len(answer if isinstance(answer, bytes) else answer[0]),
             )
         return answer
 
     async def _finish(
         self,
-        size: int,
-        received: int,
-        inputs: tuple[Any, ...],
+        request: tuple[str, int, int, tuple[Any, ...], str | None, list[str] | None, Any],
         checked: int,
         finished: int,
-        request_id: str | None,
         produced: Any,
         error: Exception | None = None,
-    ) -> tuple[int, Any, list[tuple[bytes, bytes]]]:
-        """The general step's end of a request whose ``predict`` returned ``produced`` or
-        raised ``error``."""
-        with self._pipeline.exchange("json", size, self.model) as exchange:
+    ) -> Answer:
+        """The general step's end of a ``request`` (its path, size, arrival, first input, id,
+        requested outputs and those asked in binary) whose ``predict`` returned ``produced``
+        or raised ``error``."""
+        path, size, received, inputs, request_id, requested, binary = request
+        with self._pipeline.exchange(path, size, self.model) as exchange:
             exchange.received = received
             exchange.inputs = inputs
             if error is not None:
                 raise failure(self.model, error) from None
             response = answer_of(
-                self.model, self.model.name, produced, None, None, inputs, request_id
+                self.model, self.model.name, produced, requested, None, inputs, request_id
             )
             exchange.result = Result(response, checked, checked, finished)
-            answer = await self._encode(response)
+            answer = await self._encode(response, binary)
             exchange.sent(len(answer[1]))
         return answer
+
+
+def _chosen(produced: Any, requested: list[str] | None) -> Any:
+    """What ``predict`` returned, cut to the ``requested`` outputs in their order (None when
+    one is missing: the general step names it)."""
+    if requested is None:
+        return produced
+    if type(produced) is not dict:
+        return None
+    try:
+        return {name: produced[name] for name in requested}
+    except KeyError:
+        return None
