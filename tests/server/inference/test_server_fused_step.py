@@ -53,7 +53,7 @@ class Lists(Double):
         return {"Y": [[2.0, 4.0]]}
 
 
-def _encode(response: InferResponse) -> Any:
+def _encode(response: InferResponse, binary: Any) -> Any:
     async def encoded() -> tuple[int, Any, list[tuple[bytes, bytes]]]:
         return 200, orjson.dumps([t.name for t in response.outputs]), []
 
