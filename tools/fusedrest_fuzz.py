@@ -369,11 +369,22 @@ def _decode(kernel: Callable[..., Any], data: bytes, plan: FusedPlan, side: str)
         raise AssertionError(f"{side} decode_inputs raised:\n{traceback.format_exc()}") from None
 
 
-def check_decode(native: Any, pure: Any, plan: Plan, data: bytes) -> str:
+def _buffer(data: bytes, how: int) -> Any:
+    """``data`` as bytes (0), a bytearray (1), or a memoryview of exactly its size in a block
+    of its own (2: a read past its end is one the sanitizers see; a bytes object has a NUL
+    after its data and small ones share pymalloc's arenas)."""
+    if how == 1:
+        return bytearray(data)
+    if how == 2:
+        return memoryview(np.frombuffer(data, np.uint8).copy())
+    return data
+
+
+def check_decode(native: Any, pure: Any, plan: Plan, data: bytes, how: int = 0) -> str:
     """The verdict for one body ("fused" taken / "general" only / "neither"); AssertionError
-    with the reason on a failure."""
-    ours = _decode(native.decode_inputs, data, plan.plan, "native")
-    theirs = _decode(pure.decode_inputs, data, plan.plan, "pure")
+    with the reason on a failure. ``how``: the buffer type given to the kernels (_buffer)."""
+    ours = _decode(native.decode_inputs, _buffer(data, how), plan.plan, "native")
+    theirs = _decode(pure.decode_inputs, _buffer(data, how), plan.plan, "pure")
     if (ours is None) != (theirs is None):
         raise AssertionError(f"native gave {_brief(ours)}, pure {_brief(theirs)}")
     if ours is not None:
@@ -529,13 +540,14 @@ def case(seed: int, index: int) -> tuple[str, Plan, Any]:
         other = body(rng, rng.choice(PLANS)) if rng.random() < 0.5 else data
         kind, data = mutate(rng, data, other)
         kinds.append(kind)
-    return "decode " + ("+".join(sorted(kinds)) or "valid"), plan, data
+    how = rng.choice((0, 0, 1, 2))
+    return "decode " + ("+".join(sorted(kinds)) or "valid"), plan, (data, how)
 
 
 def check(native: Any, pure: Any, kind: str, plan: Plan, payload: Any) -> str:
     if kind == "encode":
         return check_encode(native, pure, plan, *payload)
-    return check_decode(native, pure, plan, payload)
+    return check_decode(native, pure, plan, *payload)
 
 
 def reproducer(seed: int, index: int, kind: str, plan: Plan, payload: Any) -> str:
@@ -547,7 +559,8 @@ def reproducer(seed: int, index: int, kind: str, plan: Plan, payload: Any) -> st
         }
         what = f"encode_outputs(plan, {request_id!r}, {shown})"
     else:
-        what = f"decode_inputs({payload!r}, plan)"
+        data, how = payload
+        what = f"decode_inputs({('', 'bytearray', 'an exact buffer of ')[how]}{data!r}, plan)"
     return f"case {index} of seed {seed}, plan {plan.label} {plan.inputs} {plan.outputs} {plan.limits}:\n  {what}"
 
 
