@@ -420,6 +420,8 @@ def check_decode(native: Any, pure: Any, plan: Plan, data: bytes, how: int = 0) 
         if ours is not None:
             raise AssertionError(f"the fused path took it, decode_request refused: {exc}") from None
         return "neither"
+    except Exception as exc:  # the general decoder's own bug, but one all the same
+        raise AssertionError(f"decode_request raised {type(exc).__name__}: {exc}") from None
     if ours is None:
         return "general"
     arrays, request_id = ours
@@ -595,6 +597,7 @@ def reproducer(seed: int, index: int, kind: str, plan: Plan, payload: Any) -> st
 #: printed once each at the end); any other failure ends it.
 KNOWN: dict[str, str] = {
     "more than the limit of 3": "known: the plan has no max_tensors",
+    "decode_request raised TypeError: Recursion limit": "known: rest, escaped 'data' too deep",
 }
 
 
@@ -646,7 +649,11 @@ def main() -> int:
     if args.case is not None:
         kind, plan, payload = case(args.seed, args.case)
         print(reproducer(args.seed, args.case, kind, plan, payload))
-        print(check(native, pure, kind, plan, payload))
+        try:
+            print(check(native, pure, kind, plan, payload))
+        except AssertionError as exc:
+            print(f"FAILED: {exc}")
+            return 1
         return 0
     began = time.perf_counter()
     try:
