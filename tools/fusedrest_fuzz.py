@@ -461,6 +461,8 @@ _IDS = (None, None, "7", "", "abc-123", 'a"b', "a\\b", "\x01", "é", "\x7f", "~ 
 def _values(rng: Rng, dtype: np.dtype[Any], shape: tuple[int, ...]) -> Any:
     count = math.prod(shape)
     if dtype.kind == "b":
+        if rng.random() < 0.03:  # bytes other than 0 and 1 (a view of other data)
+            return np.frombuffer(rng.randbytes(count), dtype).reshape(shape).copy()
         return np.array([rng.random() < 0.5 for _ in range(count)], dtype).reshape(shape)
     if rng.random() < 0.5:  # any bits: NaN payloads, inf, subnormals, the extremes
         raw = np.frombuffer(rng.randbytes(count * dtype.itemsize), dtype)
@@ -475,8 +477,8 @@ def _values(rng: Rng, dtype: np.dtype[Any], shape: tuple[int, ...]) -> Any:
 
 
 def _output(rng: Rng, datatype: str) -> Any:
-    """An array of ``datatype``'s dtype, sometimes another, strided, 0-d, empty or not an
-    ndarray."""
+    """An array of ``datatype``'s dtype, sometimes another, strided, unaligned, 0-d, empty or
+    not an ndarray."""
     dtype = np.dtype(DATATYPES[datatype].numpy_dtype)
     r = rng.random()
     if r < 0.05:
@@ -489,6 +491,10 @@ def _output(rng: Rng, datatype: str) -> Any:
         array = array[tuple(slice(None, None, 2) for _ in shape)]  # strided
     if rng.random() < 0.15 and array.ndim > 1:
         array = array.T
+    if rng.random() < 0.05 and dtype.itemsize > 1:  # its data one byte off alignment
+        block = np.empty(array.nbytes + 1, np.uint8)[1:].view(dtype).reshape(array.shape)
+        block[...] = array
+        array = block
     r = rng.random()
     if r < 0.02:
         return array.tolist()
