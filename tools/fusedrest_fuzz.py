@@ -596,7 +596,9 @@ def reproducer(seed: int, index: int, kind: str, plan: Plan, payload: Any) -> st
         request_id, outputs = payload
         shown = {
             n: (
-                a if not isinstance(a, np.ndarray) else f"{a.dtype.str} {a.shape} {a.strides} {a!r}"
+                a
+                if not isinstance(a, np.ndarray)
+                else f"{a.dtype.str} {a.shape} {a.strides} aligned={a.flags.aligned} {a!r}"
             )
             for n, a in outputs.items()
         }

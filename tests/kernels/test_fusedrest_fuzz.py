@@ -88,7 +88,7 @@ BODY = (
 @pytest.mark.xfail(
     strict=True,
     reason="the plan does not carry Limits.max_tensors: the fused decode takes a request with "
-    "more inputs than decode_request allows (tools/fusedrest_fuzz.py, seed 1 case 22773)",
+    "more inputs than decode_request allows (tools/fusedrest_fuzz.py --seed 11 --case 6368)",
 )
 def test_a_request_with_more_inputs_than_max_tensors_is_not_taken(impl: Any) -> None:
     limits = Limits(max_tensors=1)
@@ -104,7 +104,7 @@ def test_a_request_with_more_inputs_than_max_tensors_is_not_taken(impl: Any) -> 
     raises=TypeError,
     reason="rest._decode_tensor re-dumps the data of a 'data' key written with escapes with "
     "orjson.dumps, whose recursion limit (255 levels) is below orjson.loads' (1024): TypeError, "
-    "not an OIPError (tools/fusedrest_fuzz.py, seed 1 case 644336)",
+    "not an OIPError (found by tools/fusedrest_fuzz.py's nest edit)",
 )
 def test_escaped_data_nested_past_orjson_dumps_limit_is_a_decode_error() -> None:
     body = b'{"inputs":[{"name":"x","datatype":"FP32","shape":[1],"d\\u0061ta":%s1%s}]}' % (
@@ -151,7 +151,7 @@ int main(void) {
     strict=True,
     reason="the row writers (write/int.h, write/f32.h, write/f64.h; FP16: jsonencode.pyx's "
     "_write_half) load each element through a typed pointer: undefined for an unaligned array, "
-    "which UBSan stops at (tools/fusedrest_fuzz.py under the sanitizers, seed 12 case 209: an "
+    "which UBSan stops at (tools/fusedrest_fuzz.py --seed 12 --case 209 under the sanitizers: an "
     "unaligned FP16 output; every datatype wider than a byte does the same, through "
     "rest.encode_response too)",
 )
