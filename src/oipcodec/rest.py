@@ -428,14 +428,12 @@ def _decode_tensor(
             )
         array = k.json_to_array(text, row.name, shape, max_depth=limits.max_depth)
     elif item.get("data") is not None:
-        if defer_at is not None:
-            dumped = memoryview(orjson.dumps(item["data"]))
-            return DeferredTensor(name, row.name, shape, dumped, parameters, 0, kind, limits, k)
         # Only reached when the "data" key was written with escapes, which the scanner leaves
         # to orjson: correct, if slower.
-        array = k.json_to_array(
-            orjson.dumps(item["data"]), row.name, shape, max_depth=limits.max_depth
-        )
+        dumped = memoryview(_redumped(item["data"], limits))
+        if defer_at is not None:
+            return DeferredTensor(name, row.name, shape, dumped, parameters, 0, kind, limits, k)
+        array = k.json_to_array(dumped, row.name, shape, max_depth=limits.max_depth)
     else:
         raise DecodeError(f"has neither 'data' nor '{BINARY_DATA_SIZE}'")
     if row.is_bytes and size is None:
@@ -570,6 +568,16 @@ class DeferredTensor(Tensor):
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as the plain tensor it stands for.
         return (Tensor, (self.name, self.datatype, self.shape, self.data, self.parameters))
+
+
+def _redumped(data: Any, limits: Limits) -> bytes:
+    """The JSON text of a ``data`` value orjson read; orjson writes at most 255 levels of
+    nesting (it reads 1024), so deeper arrays are refused as the data kernel refuses them."""
+    try:
+        return orjson.dumps(data)
+    except TypeError:
+        depth = min(limits.max_depth, 255)
+        raise LimitError(f"arrays nested deeper than max_depth={depth}") from None
 
 
 def _check_json_bytes_lengths(

@@ -34,7 +34,8 @@
 #include "oipcodec/write/x86/f32.h"
 #include "oipcodec/write/x86/f64.h"
 
-/* One writer per element type: n elements separated by commas, no brackets. The row writers
+/* One writer per element type: n elements separated by commas, no brackets, from `data`
+ * aligned for the element type (the callers copy a misaligned array first). The row writers
  * share one signature so the nested driver below can take any of them. */
 typedef char *(*oipcodec_row_fn)(const void *data, ptrdiff_t n, char *out, const void *ctx);
 

@@ -328,7 +328,8 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
     cdef Scan s
     cdef const unsigned char *key
     cdef const unsigned char *id_start = NULL
-    cdef Py_ssize_t n, id_n = 0, total = 0, i
+    cdef Py_ssize_t n, id_n = 0, total = 0, i, count = 0
+    cdef Py_ssize_t max_tensors = plan.max_tensors
     cdef bint inputs = False, parameters = False
     cdef int more, binary_output = 0
     cdef dict arrays = {}
@@ -365,6 +366,9 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
                 if not _expect(&s, b'['):
                     return None
                 while True:
+                    count += 1
+                    if count > max_tensors:  # (rest.decode_request's limit)
+                        return None
                     total = _input(&s, plan, arrays, total, pending)
                     if total < 0:
                         return None
@@ -375,7 +379,7 @@ def decode_inputs(body, plan, Py_ssize_t header_length=-1):
                         break
             elif _is(key, n, "outputs", 7) and requested is None:
                 requested, binary = [], set()
-                if not _outputs(&s, plan, requested, binary):
+                if not _outputs(&s, plan, requested, binary) or len(requested) > max_tensors:
                     return None
             else:
                 return None
@@ -471,7 +475,7 @@ def encode_outputs(plan, request_id, outputs, binary=False):
         if binary is True or (binary is not False and name in binary):
             tail, raw = binary_entry(between, array)
             raws.append(raw)
-        elif array.ndim and datatype != "FP16" and array.flags.c_contiguous:
+        elif array.ndim and datatype != "FP16" and array.flags.c_contiguous and array.flags.aligned:
             tail = between + write_elements(array, (array.size,), datatype, False) + b"}"
         else:  # a scalar, FP16's bits, a strided array: array_to_json prepares them
             tail = between + array_to_json(array, datatype) + b"}"

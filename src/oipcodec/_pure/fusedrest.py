@@ -304,13 +304,18 @@ def decode_inputs(
             elif key == b"inputs":
                 inputs = True
                 scan.expect(b"[")
-                total = 0
+                total = count = 0
                 while True:
+                    count += 1
+                    if count > plan.max_tensors:  # (rest.decode_request's limit)
+                        raise _Miss
                     total = _input(scan, plan, scan.text, arrays, total, pending)
                     if not scan.more(b"]"):
                         break
             elif key == b"outputs":
                 requested, binary = _outputs(scan, plan)
+                if len(requested) > plan.max_tensors:
+                    raise _Miss
             else:
                 raise _Miss
         if scan.peek() != -1 or not inputs:

@@ -73,6 +73,7 @@ class FusedPlan(NamedTuple):
     max_depth: int
     max_tensor_elements: int
     max_request_elements: int
+    max_tensors: int
     max_output_bytes: int
 
 
@@ -136,6 +137,7 @@ def fused_plan(
         limits.max_depth,
         limits.max_tensor_elements,
         limits.max_request_elements,
+        limits.max_tensors,
         sys.maxsize if max_output_bytes is None else max_output_bytes,
     )
 

@@ -66,6 +66,8 @@ def prepare(array: Any, datatype: str, nested: bool, nonfinite: str) -> Prepared
         bits = bf16_bits(np.ascontiguousarray(array, dtype=native))
     else:
         values = np.ascontiguousarray(array, dtype=native)
+        if not values.flags.aligned:  # the row writers load whole elements (aligned, in C)
+            values = values.copy()
         bits = values.view(np.uint16) if datatype in ("FP16", "BF16") else values
     return Prepared(datatype, bits.reshape(shape), shape)
 
