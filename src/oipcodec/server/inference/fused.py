@@ -22,7 +22,7 @@ from oipcodec import kernels
 from oipcodec.limits import Limits
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.failure import failure
-from oipcodec.server.inference.pipeline import Pipeline, Result, _timed, answer_of
+from oipcodec.server.inference.pipeline import Pipeline, Result, answer_of, timed_predict
 from oipcodec.server.model import Model
 from oipcodec.server.stats import ModelStats, PathStats, Statistics
 from oipcodec.types import InferResponse
@@ -139,7 +139,7 @@ class Fused:
             arrays = {n: a if a.flags.writeable else a.copy() for n, a in arrays.items()}
         finish = (path, len(body), received, first, request_id, requested, binary)
         try:
-            checked, produced = _timed(model, arrays, {})
+            checked, produced = timed_predict(model, arrays, {})
         except Exception as exc:
             return self._finish(finish, 0, 0, None, exc)
         finished = _now()

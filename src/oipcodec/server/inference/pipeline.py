@@ -35,7 +35,15 @@ from oipcodec.server.registry import ModelRegistry
 from oipcodec.sharedmem import Location
 from oipcodec.types import InferRequest, InferResponse, Parameters, Tensor
 
-__all__ = ["TRANSPORT_PARAMETERS", "Exchange", "Pipeline", "Result", "answer_of", "call_predict"]
+__all__ = [
+    "TRANSPORT_PARAMETERS",
+    "Exchange",
+    "Pipeline",
+    "Result",
+    "answer_of",
+    "call_predict",
+    "timed_predict",
+]
 
 log = logging.getLogger("oipcodec.server")
 
@@ -367,15 +375,17 @@ async def call_predict(
     """
     try:
         predict = model.predict  # Model.is_async's answer is kept per predict method
-        is_async = ASYNC_PREDICT.get(getattr(predict, "__func__", _timed))
+        is_async = ASYNC_PREDICT.get(getattr(predict, "__func__", timed_predict))
         if is_async is None:  # not asked yet, or predict is not a method
             is_async = model.is_async
         # A batch's plain predict runs in a thread: on the loop no request could join its queue.
         if not is_async and (checked is None or model.run_in_thread):
             loop = asyncio.get_running_loop()
-            started, produced = await loop.run_in_executor(None, _timed, model, arrays, parameters)
+            started, produced = await loop.run_in_executor(
+                None, timed_predict, model, arrays, parameters
+            )
         else:
-            started, produced = _timed(model, arrays, parameters)
+            started, produced = timed_predict(model, arrays, parameters)
             if checked is not None:
                 started = checked
             if is_async:
@@ -406,6 +416,6 @@ def answer_of(
     return InferResponse(name, outputs, id=request_id, model_version=model.version)
 
 
-def _timed(model: Model, arrays: Arrays, parameters: Parameters) -> tuple[int, Any]:
+def timed_predict(model: Model, arrays: Arrays, parameters: Parameters) -> tuple[int, Any]:
     """When ``predict`` was called, and what it returned: the server's one call of it."""
     return time.perf_counter_ns(), model.predict(arrays, parameters)
