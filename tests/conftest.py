@@ -3,9 +3,10 @@
 - ``impl``: a kernel test that takes it runs once per implementation, native and pure, in one
   pytest run. Without a native build the native case is skipped, unless the run says native
   must be there (``OIPCODEC_EXPECT_NATIVE=1``, set by .ci/run), where it fails instead.
-- ``OIPCODEC_TEST_HTTP_PROTOCOL=native`` (any of ``HTTP_PROTOCOLS``): every server a test
+- ``OIPCODEC_TEST_HTTP_PROTOCOL=oipcodec`` (any of ``HTTP_PROTOCOLS``): every server a test
   starts with ``oipcodec.testing.background`` runs on that HTTP protocol unless the test
-  chooses one itself; .ci/run runs the REST suites a second time so, on the native front end.
+  chooses one itself; .ci/run runs the REST suites a second time so, on the Python protocol
+  alone (the default is the native front end).
 - ``OIPCODEC_TEST_GRPC_IMPL=native`` (any of ``GRPC_IMPLS``): the same for the gRPC server
   (``grpc_impl``); .ci/run sets it with the HTTP protocol's, so that run serves gRPC natively.
 - A test taking the ``grpc`` fixture (tritonclient's gRPC client, tests/server/conftest.py) also
@@ -96,7 +97,7 @@ def _serve_as_the_run_says() -> None:
     from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS
 
     for variable, setting, choices, default in (
-        ("OIPCODEC_TEST_HTTP_PROTOCOL", "http_protocol", HTTP_PROTOCOLS, "oipcodec"),
+        ("OIPCODEC_TEST_HTTP_PROTOCOL", "http_protocol", HTTP_PROTOCOLS, "native"),
         ("OIPCODEC_TEST_GRPC_IMPL", "grpc_impl", GRPC_IMPLS, "grpcio"),
     ):
         if os.environ.get(variable):

@@ -367,7 +367,7 @@ oipcodec bench                             # all payloads: small, image, logits_
                                            # logits_fp32, strings, tokens; 1 s windows
 oipcodec bench --payload image --path rest-json --concurrency 1,8,32
 oipcodec bench --shape 4,128 --datatype FP16
-oipcodec bench --quick --server-http-protocol native --server-grpc-impl native
+oipcodec bench --quick --server-grpc-impl native
 oipcodec bench --url http://host:8000 --grpc-target host:8001 --model identity
 ```
 
@@ -515,16 +515,17 @@ count, requests have a timeout, and the servers are stopped at the end, on Ctrl-
 
 ## The embedded server's front ends
 
-The embedded server runs `oipcodec serve`'s default front ends: oipcodec's HTTP/1.1 protocol and
-grpcio's gRPC server. `--server-http-protocol native` and `--server-grpc-impl native` run the
-native ones instead (as `oipcodec serve --http-protocol native --grpc-impl native`): the
-HTTP/1.1 front end in C, which answers a small JSON inference by one fused decode, `predict`
-and encode, and the gRPC server on HTTP/2 in C. `httptools` and `h11` (uvicorn's) are taken
-too. The native front ends are native code, so `pure`'s server runs oipcodec's protocol and
-grpcio in their place: with them, `native` against `pure` is the whole request path, front
-end included. `results.json` keeps the choice under `options` (`server_http_protocol`,
-`server_grpc_impl`) and what each implementation's server ran under `workers`
-(`server_front_ends`); the table says so above its rows when they are not the defaults, and
+The embedded server runs `oipcodec serve`'s default front ends: the native HTTP/1.1 front end
+(in C, which answers a small JSON or binary inference by one fused decode, `predict` and
+encode) and grpcio's gRPC server. `--server-http-protocol oipcodec` runs oipcodec's Python
+protocol alone (the default of results older than the option), `httptools` and `h11`
+uvicorn's, and `--server-grpc-impl native` the gRPC server on HTTP/2 in C (as `oipcodec serve
+--http-protocol ... --grpc-impl native`). The native front ends are native code, so `pure`'s
+server runs oipcodec's protocol and grpcio in their place: `native` against `pure` is the
+whole request path, front end included. `results.json` keeps the choice under `options`
+(`server_http_protocol`, `server_grpc_impl`) and what each implementation's server ran under
+`workers` (`server_front_ends`); the table says so above its rows unless every row's server
+ran the defaults, and
 `bench compare` prints each run's front ends before its rows. With `--url` / `--grpc-target`
 the server given runs its own, and these options are refused. Figures:
 [Kernels and servers](measurements.md#the-embedded-servers-native-front-ends-end-to-end).

@@ -205,11 +205,11 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
     add(
         "--http-protocol",
         choices=["oipcodec", "native", "httptools", "h11"],  # server.HTTP_PROTOCOLS (tested)
-        default="oipcodec",
-        help="HTTP/1.1 implementation under uvicorn: oipcodec's (a request body received "
-        "into one buffer), its native front end (small inference requests and probes "
-        "answered in C, everything else by oipcodec's) or one of uvicorn's "
-        "(default: %(default)s)",
+        default="native",
+        help="HTTP/1.1 implementation under uvicorn: the native front end (small inference "
+        "requests and probes answered in C, everything else by oipcodec's; oipcodec's where "
+        "the kernels are pure), oipcodec's (a request body received into one buffer) or one "
+        "of uvicorn's (default: %(default)s)",
     )
     add(
         "--grpc-impl",
@@ -772,7 +772,7 @@ def _add_bench(commands: argparse._SubParsersAction) -> None:
         "oipcodec serve --model-module), so that --model can name one of them")  # fmt: skip
     add("--server-http-protocol", choices=["oipcodec", "native", "httptools", "h11"],
         help="the embedded server's HTTP/1.1 implementation, as oipcodec serve "
-        "--http-protocol (default: oipcodec; pure's server runs oipcodec's in place of "
+        "--http-protocol (default: native; pure's server runs oipcodec's in place of "
         "native: the native front end is native code)")  # fmt: skip
     add("--server-grpc-impl", choices=["grpcio", "native"],
         help="the embedded server's gRPC server, as oipcodec serve --grpc-impl (default: "

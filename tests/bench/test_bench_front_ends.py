@@ -114,3 +114,24 @@ def test_compare_says_which_front_ends_each_run_had() -> None:
     assert render_servers(given, new) == (
         "server front ends: given by --url/--grpc-target -> HTTP/1.1 native, gRPC grpcio"
     )
+
+
+def test_the_table_names_the_front_ends_unless_every_row_ran_the_defaults() -> None:
+    from oipcodec.bench.table import DEFAULT_FRONT_ENDS, _header_notes
+
+    assert DEFAULT_FRONT_ENDS == ("native", "grpcio")  # oipcodec serve's
+    note = "the embedded server's front ends: "
+    defaults = _results("native", "grpcio", workers=[
+        {"implementation": "native", "server_front_ends": {"http_protocol": "native",
+                                                           "grpc_impl": "grpcio"}},
+    ])  # fmt: skip
+    assert not any(line.startswith(note) for line in _header_notes(defaults))
+    with_pure = _results("native", "grpcio", workers=[
+        *defaults["workers"],
+        {"implementation": "pure", "server_front_ends": {"http_protocol": "oipcodec",
+                                                         "grpc_impl": "grpcio"}},
+    ])  # fmt: skip
+    assert any(line.startswith(note + "HTTP/1.1 native, gRPC grpcio (pure's oipcodec")
+               for line in _header_notes(with_pure))  # fmt: skip
+    older = _results(None, None)  # before the options: the server's defaults then
+    assert f"{note}HTTP/1.1 oipcodec, gRPC grpcio" in _header_notes(older)

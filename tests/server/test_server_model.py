@@ -502,7 +502,7 @@ def test_server_config_defaults_are_serves() -> None:
         "127.0.0.1", 8000, 8001, 1,
     )  # fmt: skip
     assert (config.http_protocol, config.codec_threads, config.log_level) == (
-        "oipcodec", None, "info",
+        "native", None, "info",
     )  # fmt: skip
     assert config.grpc_impl == "grpcio"
     assert (BACKGROUND_DEFAULTS.http_port, BACKGROUND_DEFAULTS.grpc_port) == (0, 0)
@@ -700,14 +700,16 @@ def test_a_request_error_subclass_takes_its_status_from_the_table() -> None:
 
 def test_cli_offers_the_http_protocols_and_grpc_impls_the_config_takes() -> None:
     from oipcodec.cli import build_parser
-    from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS
+    from oipcodec.server.config import GRPC_IMPLS, HTTP_PROTOCOLS, ServerConfig
 
     commands = next(a for a in build_parser()._actions if a.dest == "command")
     serve = commands.choices["serve"]
     option = next(a for a in serve._actions if a.dest == "http_protocol")
     assert tuple(option.choices) == HTTP_PROTOCOLS
+    assert option.default == ServerConfig().http_protocol == "native"
     option = next(a for a in serve._actions if a.dest == "grpc_impl")
     assert tuple(option.choices) == GRPC_IMPLS
+    assert option.default == ServerConfig().grpc_impl
 
 
 def test_importing_the_server_leaves_grpc_and_uvicorn_for_when_a_port_needs_them() -> None:

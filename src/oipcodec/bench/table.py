@@ -197,23 +197,26 @@ def _cpu(entry: dict[str, Any], key: str) -> str:
     return "n/a" if value is None else _fmt(value)
 
 
-#: The embedded server's front ends unless --server-http-protocol / --server-grpc-impl say.
-DEFAULT_FRONT_ENDS = ("oipcodec", "grpcio")
+#: The embedded server's front ends unless --server-http-protocol / --server-grpc-impl say
+#: (``oipcodec serve``'s defaults).
+DEFAULT_FRONT_ENDS = ("native", "grpcio")
+#: What a results.json older than those options ran (the server's defaults then).
+_BEFORE_THE_OPTIONS = ("oipcodec", "grpcio")
 
 
 def front_ends(results: dict[str, Any]) -> tuple[tuple[str, str], str] | None:
     """The embedded server's front ends asked for (HTTP/1.1, gRPC), and in words with each
     implementation's server that ran others (pure's, in place of the native ones); None for a
-    server given by --url / --grpc-target. A results.json older than the options had the
-    defaults."""
+    server given by --url / --grpc-target. A results.json older than the options ran
+    oipcodec's protocol and grpcio."""
     options = results["options"]
     if options.get("url") or options.get("grpc_target"):
         return None
     asked = (
-        options.get("server_http_protocol") or DEFAULT_FRONT_ENDS[0],
-        options.get("server_grpc_impl") or DEFAULT_FRONT_ENDS[1],
+        options.get("server_http_protocol") or _BEFORE_THE_OPTIONS[0],
+        options.get("server_grpc_impl") or _BEFORE_THE_OPTIONS[1],
     )
-    text = f"HTTP/1.1 {asked[0]}, gRPC {asked[1]}"
+    text = _words(asked)
     others = []
     for worker in results.get("workers", []):
         ran = worker.get("server_front_ends")
@@ -225,13 +228,18 @@ def front_ends(results: dict[str, Any]) -> tuple[tuple[str, str], str] | None:
     return asked, text
 
 
+def _words(front_ends: tuple[str, str]) -> str:
+    return f"HTTP/1.1 {front_ends[0]}, gRPC {front_ends[1]}"
+
+
 def _header_notes(results: dict[str, Any]) -> list[str]:
     """The paths a run against --url alone (or --grpc-target alone) left out, and how to
     measure them: said, rather than the rows missing silently."""
     options = results["options"]
     lines = []
     servers = front_ends(results)
-    if servers is not None and servers[0] != DEFAULT_FRONT_ENDS:
+    # Said unless every row's server ran the defaults.
+    if servers is not None and servers[1] != _words(DEFAULT_FRONT_ENDS):
         lines += _wrap(f"the embedded server's front ends: {servers[1]}", TABLE_WIDTH)
     for protocol, given, flag in (("grpc", options.get("grpc_target"), "--grpc-target"),
                                   ("rest", options.get("url"), "--url")):  # fmt: skip

@@ -106,8 +106,10 @@ class ServerConfig:
     """Bytes of freed memory each glibc malloc arena of a serving process keeps for the next
     request (:func:`oipcodec.server.runtime.malloc.set_malloc_top_pad`); 0 leaves malloc alone.
     """
-    http_protocol: str = "oipcodec"
-    """The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`."""
+    http_protocol: str = "native"
+    """The HTTP/1.1 implementation under uvicorn: one of :data:`HTTP_PROTOCOLS`; ``"native"``
+    (small inference requests and probes answered in C) runs oipcodec's own where the kernels
+    are pure."""
     grpc_impl: str = "grpcio"
     """The gRPC server: one of :data:`GRPC_IMPLS`; ``"native"`` needs the compiled kernels
     (without them the server runs grpcio's and logs a warning)."""
