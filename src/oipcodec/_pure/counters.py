@@ -67,7 +67,7 @@ def count_success(
     request_bytes, response_bytes = _int64(request_bytes), _int64(response_bytes)
     view = memoryview(slots)
     if view.readonly or view.nbytes % 8 or not view.c_contiguous:
-        raise not_slots(view.readonly, view.nbytes)
+        raise not_slots(view.readonly, view.c_contiguous, view.nbytes)
     s = view.cast("B").cast("q")
     n = len(s)
     if not 0 <= model <= n - MODEL_WIDTH:

@@ -80,10 +80,13 @@ C_CONSTANTS = (
 )
 
 
-def not_slots(readonly: bool, size: int) -> TypeError:
-    """The error for a ``slots`` buffer that is read-only or not whole int64 slots."""
+def not_slots(readonly: bool, contiguous: bool, size: int) -> TypeError:
+    """The error for a ``slots`` buffer that is read-only, not contiguous, or not whole int64
+    slots."""
     if readonly:
         return TypeError("statistics slots: the buffer is read-only; expected a writable one")
+    if not contiguous:
+        return TypeError("statistics slots: the buffer is strided; expected a contiguous one")
     return TypeError(f"statistics slots: the buffer is {size} bytes; expected whole 8-byte slots")
 
 
@@ -127,7 +130,7 @@ CONTRACTS: dict[str, str] = {
     Raises
     ------
     TypeError
-        ``slots`` is read-only or not a whole number of 8-byte slots.
+        ``slots`` is read-only, strided, or not a whole number of 8-byte slots.
     IndexError
         A block is not wholly inside ``slots`` (nothing is written), named with its offset.
     OverflowError

@@ -156,12 +156,8 @@ class ModelStats:
         decoded and checked, predict started, predict finished, answer encoded
         (``perf_counter_ns`` readings); its bytes in and out.
 
-        One kernel call writes every slot (a dynamic batch's block is :meth:`batch`'s)."""
-        rows, batch = 1, -1
-        if self.batching:
-            rows = inputs[0].shape[0] if inputs and inputs[0].shape else 1
-            if not self.dynamic:
-                batch = self._batch_block(rows)
+        One kernel call writes every slot."""
+        rows, batch = self.batch_of(inputs) if self.batching else (1, -1)
         count_success(
             self._slots,
             self.base,
@@ -176,6 +172,12 @@ class ModelStats:
             request_bytes,
             response_bytes,
         )
+
+    def batch_of(self, inputs: Sequence[Any]) -> tuple[int, int]:
+        """A batching model's request of ``inputs`` (tensors or arrays): its batch size, and
+        the block it is counted in (-1: none; a dynamic batch's is :meth:`batch`'s)."""
+        rows = inputs[0].shape[0] if inputs and inputs[0].shape else 1
+        return rows, -1 if self.dynamic else self._batch_block(rows)
 
     def batch(
         self,
