@@ -193,9 +193,8 @@ def _counted(k: Any) -> bytes:
 
 FAMILY_JOBS: dict[str, Callable[[Any], Any]] = {
     "counters.count_success": _counted,
-    "counters.MODEL_FIELDS": lambda k: k.MODEL_FIELDS,
-    "counters.BATCH_FIELDS": lambda k: k.BATCH_FIELDS,
-    "counters.PATH_FIELDS": lambda k: k.PATH_FIELDS,
+    "counters.slot_layout": lambda k: k.slot_layout(),
+    "counters.SlotLayout": lambda k: k.SlotLayout._fields,
     "flatbuf.pack_strings": lambda k: k.pack_strings(SMALL_SHORT),
     "flatbuf.write_flatbuffer": lambda k: b"".join(
         bytes(p) for p in k.write_flatbuffer("InferResponse", FLAT_RESPONSE)

@@ -20,6 +20,7 @@ from oipcodec import kernels
 
 SLOTS = 40
 MODEL, PATH, BATCH = 0, 13, 18  # the blocks' offsets used below (widths 13, 5, 4)
+LAYOUT = kernels.load("pure").slot_layout()
 INT64 = st.integers(-(1 << 63), (1 << 63) - 1)
 
 
@@ -27,8 +28,8 @@ def reference(slots: list[int], model: int, path: int, batch: int, *values: int)
     """``slots`` after one count, from the contract's text, field by field by name."""
     rows, received, checked, started, finished, encoded, request_bytes, response_bytes = values
     out = list(slots)
-    m = dict(zip(kernels.MODEL_FIELDS, range(model, model + 13), strict=True))
-    p = dict(zip(kernels.PATH_FIELDS, range(path, path + 5), strict=True))
+    m = dict(zip(LAYOUT.model, range(model, model + 13), strict=True))
+    p = dict(zip(LAYOUT.path, range(path, path + 5), strict=True))
     adds = {
         m["success_count"]: 1,
         m["success_ns"]: encoded - received,
@@ -44,7 +45,7 @@ def reference(slots: list[int], model: int, path: int, batch: int, *values: int)
         p["encode_ns"]: encoded - finished,
     }
     if batch != -1:
-        b = dict(zip(kernels.BATCH_FIELDS, range(batch, batch + 4), strict=True))
+        b = dict(zip(LAYOUT.batch, range(batch, batch + 4), strict=True))
         adds[b["count"]] = 1
         adds[b["compute_input_ns"]] = checked - received
         adds[b["compute_infer_ns"]] = finished - started

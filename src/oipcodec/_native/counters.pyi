@@ -1,11 +1,10 @@
 from typing import Any
 
-__all__ = ["BATCH_FIELDS", "MODEL_FIELDS", "PATH_FIELDS", "count_success"]
+from oipcodec._shared.counters import SlotLayout
 
-MODEL_FIELDS: tuple[str, ...]
-BATCH_FIELDS: tuple[str, ...]
-PATH_FIELDS: tuple[str, ...]
+__all__ = ["SlotLayout", "count_success", "slot_layout"]
 
+def slot_layout() -> SlotLayout: ...
 def count_success(
     slots: Any,
     model: int,

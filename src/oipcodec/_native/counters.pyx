@@ -16,16 +16,9 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
 
 from oipcodec._shared import contract
-from oipcodec._shared.counters import (
-    BATCH_FIELDS,
-    CONTRACTS,
-    MODEL_FIELDS,
-    PATH_FIELDS,
-    block_outside,
-    not_slots,
-)
+from oipcodec._shared.counters import CONTRACTS, SlotLayout, block_outside, not_slots, slot_layout
 
-__all__ = ["BATCH_FIELDS", "MODEL_FIELDS", "PATH_FIELDS", "count_success"]
+__all__ = ["SlotLayout", "count_success", "slot_layout"]
 
 
 cdef inline void _add(char *slots, Py_ssize_t index, uint64_t value) noexcept nogil:

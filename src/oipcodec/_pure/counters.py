@@ -10,7 +10,6 @@ from typing import Any
 
 from oipcodec._shared import contract
 from oipcodec._shared.counters import (
-    BATCH_FIELDS,
     BATCH_WIDTH,
     CONTRACTS,
     M_EXTRA_ROWS,
@@ -20,15 +19,15 @@ from oipcodec._shared.counters import (
     M_OUTPUT_NS,
     M_QUEUE_NS,
     M_SUCCESS_NS,
-    MODEL_FIELDS,
     MODEL_WIDTH,
-    PATH_FIELDS,
     PATH_WIDTH,
+    SlotLayout,
     block_outside,
     not_slots,
+    slot_layout,
 )
 
-__all__ = ["BATCH_FIELDS", "MODEL_FIELDS", "PATH_FIELDS", "count_success"]
+__all__ = ["SlotLayout", "count_success", "slot_layout"]
 
 _LOW, _HIGH = -(1 << 63), 1 << 63
 

@@ -12,12 +12,15 @@ the C integer does (a sum of nanoseconds gets there in 292 years).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 __all__ = [
     "BATCH_FIELDS",
     "BATCH_WIDTH",
     "CONTRACTS",
     "MODEL_FIELDS",
     "MODEL_WIDTH",
+    "SlotLayout",
     "M_EXTRA_ROWS",
     "M_INFER_NS",
     "M_INPUT_NS",
@@ -29,13 +32,10 @@ __all__ = [
     "PATH_WIDTH",
     "block_outside",
     "not_slots",
+    "slot_layout",
 ]
 
-#: The slots of a model version's block. Figures that follow from others are not counted
-#: per request: a request is one execution of one row unless ``extra_rows`` (rows beyond the
-#: first, of a batching model), ``failed_executions`` (predict raised) or ``merged`` (requests
-#: that ran in a dynamic batch with others, beyond its first) say otherwise; ``rejected``
-#: counts the failures that were refusals for overload (a full queue, a queue timeout).
+#: The slots of a model version's block (what each means: :mod:`oipcodec.server.stats`).
 MODEL_FIELDS = (
     "success_count",
     "success_ns",
@@ -55,6 +55,21 @@ MODEL_FIELDS = (
 BATCH_FIELDS = ("count", "compute_input_ns", "compute_infer_ns", "compute_output_ns")
 #: The slots of an encoding path's block.
 PATH_FIELDS = ("requests", "request_bytes", "response_bytes", "decode_ns", "encode_ns")
+
+
+class SlotLayout(NamedTuple):
+    """The names of the slots of each kind of block, in slot order."""
+
+    model: tuple[str, ...]
+    batch: tuple[str, ...]
+    path: tuple[str, ...]
+
+
+def slot_layout() -> SlotLayout:
+    """The layout of the statistics' blocks of slots that ``count_success`` writes: the names
+    of a model version's, a (model version, batch size)'s and an encoding path's slots."""
+    return SlotLayout(MODEL_FIELDS, BATCH_FIELDS, PATH_FIELDS)
+
 
 # The native kernel's slot indices and block widths, from the tables above.
 MODEL_WIDTH, BATCH_WIDTH, PATH_WIDTH = len(MODEL_FIELDS), len(BATCH_FIELDS), len(PATH_FIELDS)
@@ -101,17 +116,24 @@ def block_outside(block: str, base: int, width: int, slots: int) -> IndexError:
 CONTRACTS: dict[str, str] = {
     "count_success": """Count one answered inference request into the statistics ``slots``.
 
+    Adds to the model block: 1 success, ``encoded - received`` success ns, ``started -
+    checked`` queue ns, ``checked - received`` input ns, ``finished - started`` infer ns,
+    ``encoded - finished`` output ns, ``rows - 1`` extra rows, and sets its last inference to
+    ``received``; to the path block: 1 request, both sizes, the input and output ns as decode
+    and encode ns; to the batch block: 1 and the input, infer and output ns. Each addition
+    wraps as int64. The layout of the blocks is :func:`slot_layout`'s.
+
     Parameters
     ----------
     slots
         A writable, contiguous buffer of native-endian int64 slots (a ``memoryview`` of a
         memory map cast to ``"q"``, a ``bytearray``...).
     model
-        The first slot of the model version's block (:data:`MODEL_FIELDS`).
+        The first slot of the model version's block.
     path
-        The first slot of the encoding path's block (:data:`PATH_FIELDS`).
+        The first slot of the encoding path's block.
     batch
-        The first slot of the batch size's block (:data:`BATCH_FIELDS`), or -1: none.
+        The first slot of the batch size's block, or -1: none.
     rows
         The request's batch size (1 for a model that does not batch).
     received, checked, started, finished, encoded
@@ -119,13 +141,6 @@ CONTRACTS: dict[str, str] = {
         started, predict finished, answer encoded.
     request_bytes, response_bytes
         The request's and the answer's sizes.
-
-    Adds to the model block: 1 success, ``encoded - received`` success ns, ``started -
-    checked`` queue ns, ``checked - received`` input ns, ``finished - started`` infer ns,
-    ``encoded - finished`` output ns, ``rows - 1`` extra rows, and sets its last inference to
-    ``received``; to the path block: 1 request, both sizes, the input and output ns as decode
-    and encode ns; to the batch block: 1 and the input, infer and output ns. Each addition
-    wraps as int64.
 
     Raises
     ------

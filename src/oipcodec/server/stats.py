@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from oipcodec.errors import OverloadedError, UnavailableError
-from oipcodec.kernels import BATCH_FIELDS, MODEL_FIELDS, PATH_FIELDS, count_success
+from oipcodec.kernels import count_success, slot_layout
 from oipcodec.server.model import Model
 from oipcodec.types import Tensor
 
@@ -48,6 +48,17 @@ __all__ = [
 
 log = logging.getLogger("oipcodec.server")
 
+_LAYOUT = slot_layout()
+#: The slots of a model version's block. Figures that follow from others are not counted
+#: per request: a request is one execution of one row unless ``extra_rows`` (rows beyond the
+#: first, of a batching model), ``failed_executions`` (predict raised) or ``merged`` (requests
+#: that ran in a dynamic batch with others, beyond its first) say otherwise; ``rejected``
+#: counts the failures that were refusals for overload (a full queue, a queue timeout).
+MODEL_FIELDS = _LAYOUT.model
+#: The slots of a (model version, batch size) block.
+BATCH_FIELDS = _LAYOUT.batch
+#: The slots of an encoding path's block.
+PATH_FIELDS = _LAYOUT.path
 #: The figures of a model version (:func:`model_figures`), what the documents are made of.
 MODEL_FIGURES = (
     "success_count",

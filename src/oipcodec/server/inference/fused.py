@@ -156,13 +156,13 @@ class Fused:
             if counters is None or counters[0] is not statistics:
                 counters = self._counters = _counters(statistics, model)
             _, model_stats, slots, base, paths = counters
-            rows, batch = model_stats.batch_of(first) if model_stats.batching else (1, -1)
+            size, block = model_stats.batch_of(first) if model_stats.batching else (1, -1)
             kernels.count_success(
                 slots,
                 base,
                 paths[path],
-                batch,
-                rows,
+                block,
+                size,
                 received,
                 checked,
                 checked,
