@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 #: are the names each family's modules list in ``__all__`` (the one list of them; the twins'
 #: lists are equal, tests/architecture/test_house.py).
 FAMILIES: tuple[str, ...] = (
+    "counters",
     "flatbuf",
     "framing",
     "fusedrest",
@@ -42,6 +43,7 @@ FAMILIES: tuple[str, ...] = (
 if TYPE_CHECKING:
     # The type checker reads the pure twins' signatures (the .pyi stubs of the native ones
     # match them, tests/kernels/test_stubs.py); at run time the names come from load().
+    from oipcodec._pure.counters import *  # noqa: F403
     from oipcodec._pure.flatbuf import *  # noqa: F403
     from oipcodec._pure.framing import *  # noqa: F403
     from oipcodec._pure.fusedrest import *  # noqa: F403

@@ -181,7 +181,20 @@ V1_REQUEST = (
 V1_RESPONSE = 'model_name: "m" model_version: 3 batch_size: 1 output { name: "o" raw { dims: 4 } }'
 SCORES = FLOATS[:16_000].reshape(16, 1000)
 
+
+def _counted(k: Any) -> bytes:
+    """Two requests counted into fresh slots (each thread its own: a process's slots are
+    written by its event loop's thread only)."""
+    slots = bytearray(8 * 32)
+    k.count_success(slots, 0, 13, 18, 4, 100, 110, 115, 150, 170, 1000, 50)
+    k.count_success(slots, 0, 13, -1, 1, 200, 210, 210, 250, 260, 900, 40)
+    return bytes(slots)
+
+
 FAMILY_JOBS: dict[str, Callable[[Any], Any]] = {
+    "counters.count_success": _counted,
+    "counters.slot_layout": lambda k: k.slot_layout(),
+    "counters.SlotLayout": lambda k: k.SlotLayout._fields,
     "flatbuf.pack_strings": lambda k: k.pack_strings(SMALL_SHORT),
     "flatbuf.write_flatbuffer": lambda k: b"".join(
         bytes(p) for p in k.write_flatbuffer("InferResponse", FLAT_RESPONSE)

@@ -1,12 +1,13 @@
 """Inference statistics, in one place: what the statistics endpoints, the gRPC ModelStatistics
 RPC and the Prometheus metrics (frontends/metrics_frontend.py) all read.
 
-Invariant: every count is a plain integer slot that only its own process writes, from the event
-loop's thread, so recording a request is a few integer additions with no lock. A server of
-several processes gives each a file of 64-bit slots in one directory, and a reader sums every
-process's file, so each figure covers the whole server whichever process answers (the design
-of prometheus_client's multiprocess mode, without its per-value files); one process keeps a
-Python list. Blocks of slots per model version (:data:`MODEL_FIELDS`), per batch size
+Invariant: every count is a 64-bit slot in memory that only its own process writes, from the
+event loop's thread, so recording a request is a few integer additions with no lock (an
+answered request: one kernel call, ``count_success``). A server of several processes gives
+each a file of slots in one directory, and a reader sums every process's file, so each figure
+covers the whole server whichever process answers (the design of prometheus_client's
+multiprocess mode, without its per-value files); one process maps anonymous memory, private
+to it. Blocks of slots per model version (:data:`MODEL_FIELDS`), per batch size
 (:data:`BATCH_FIELDS`) and per encoding path (:data:`PATH_FIELDS`) are added on first use,
 their layout in a small JSON file beside the counters. What each figure means (Triton's names):
 docs/observability.md.
@@ -27,6 +28,7 @@ from typing import Any
 import orjson
 
 from oipcodec.errors import OverloadedError, UnavailableError
+from oipcodec.kernels import count_success, slot_layout
 from oipcodec.server.model import Model
 from oipcodec.types import Tensor
 
@@ -46,26 +48,17 @@ __all__ = [
 
 log = logging.getLogger("oipcodec.server")
 
+_LAYOUT = slot_layout()
 #: The slots of a model version's block. Figures that follow from others are not counted
 #: per request: a request is one execution of one row unless ``extra_rows`` (rows beyond the
 #: first, of a batching model), ``failed_executions`` (predict raised) or ``merged`` (requests
 #: that ran in a dynamic batch with others, beyond its first) say otherwise; ``rejected``
 #: counts the failures that were refusals for overload (a full queue, a queue timeout).
-MODEL_FIELDS = (
-    "success_count",
-    "success_ns",
-    "fail_count",
-    "fail_ns",
-    "failed_executions",
-    "queue_ns",
-    "compute_input_ns",
-    "compute_infer_ns",
-    "compute_output_ns",
-    "extra_rows",
-    "last_inference",
-    "merged",
-    "rejected",
-)
+MODEL_FIELDS = _LAYOUT.model
+#: The slots of a (model version, batch size) block.
+BATCH_FIELDS = _LAYOUT.batch
+#: The slots of an encoding path's block.
+PATH_FIELDS = _LAYOUT.path
 #: The figures of a model version (:func:`model_figures`), what the documents are made of.
 MODEL_FIGURES = (
     "success_count",
@@ -82,10 +75,6 @@ MODEL_FIGURES = (
     "failed_executions",
     "rejected",
 )
-#: The slots of a (model version, batch size) block.
-BATCH_FIELDS = ("count", "compute_input_ns", "compute_infer_ns", "compute_output_ns")
-#: The slots of an encoding path's block.
-PATH_FIELDS = ("requests", "request_bytes", "response_bytes", "decode_ns", "encode_ns")
 #: The encoding paths: a REST body as JSON, with the binary tensor data extension (a raw
 #: binary body included), compressed (gzip/deflate, whatever is inside); a gRPC request with
 #: raw_input_contents, or with typed contents only; the TensorRT Inference Server v1 API over
@@ -101,12 +90,23 @@ PATHS = (
     "graphpipe",
 )
 
-# Slot indices within a model block (the names above, in order).
-_SUCCESS, _SUCCESS_NS, _FAIL, _FAIL_NS, _FAILED_EXECUTIONS, _QUEUE_NS = range(6)
-_INPUT_NS, _INFER_NS, _OUTPUT_NS, _EXTRA_ROWS, _LAST, _MERGED, _REJECTED = range(6, 13)
+# The slot indices within a model block that Python writes or reads (the kernel has its own).
+_SUCCESS, _FAIL, _FAIL_NS, _FAILED_EXECUTIONS, _EXTRA_ROWS, _LAST, _MERGED, _REJECTED = (
+    MODEL_FIELDS.index(name)
+    for name in (
+        "success_count",
+        "fail_count",
+        "fail_ns",
+        "failed_executions",
+        "extra_rows",
+        "last_inference",
+        "merged",
+        "rejected",
+    )
+)
 
-#: Slots a process of a server of several may use (8 bytes each, in a file mapped into its
-#: memory; a page is only backed by memory once written).
+#: Slots a process may use (8 bytes each, in memory mapped from its file or anonymous; a page
+#: is only backed by memory once written).
 CAPACITY = 1 << 16
 #: Slots at the end of the map where blocks go once the rest is full (written, never read).
 _OVERFLOW = 64
@@ -167,35 +167,28 @@ class ModelStats:
         decoded and checked, predict started, predict finished, answer encoded
         (``perf_counter_ns`` readings); its bytes in and out.
 
-        One call with everything, as each call and each slot written is a part of the cost
-        per request (about 1 microsecond for all of it)."""
-        s, b = self._slots, self.base
-        s[b] += 1
-        s[b + _SUCCESS_NS] += encoded - received
-        s[b + _INPUT_NS] += checked - received
-        s[b + _INFER_NS] += finished - started
-        s[b + _OUTPUT_NS] += encoded - finished
-        s[b + _LAST] = received
-        p = path.base
-        s[p] += 1
-        s[p + 1] += request_bytes
-        s[p + 2] += response_bytes
-        s[p + 3] += checked - received
-        s[p + 4] += encoded - finished
-        if started != checked:
-            s[b + _QUEUE_NS] += started - checked
-        if self.batching:
-            self._batched(inputs, checked - received, finished - started, encoded - finished)
+        One kernel call writes every slot."""
+        rows, batch = self.batch_of(inputs) if self.batching else (1, -1)
+        count_success(
+            self._slots,
+            self.base,
+            path.base,
+            batch,
+            rows,
+            received,
+            checked,
+            started,
+            finished,
+            encoded,
+            request_bytes,
+            response_bytes,
+        )
 
-    def _batched(
-        self, inputs: Sequence[Tensor], input_ns: int, infer_ns: int, output_ns: int
-    ) -> None:
+    def batch_of(self, inputs: Sequence[Any]) -> tuple[int, int]:
+        """A batching model's request of ``inputs`` (tensors or arrays): its batch size, and
+        the block it is counted in (-1: none; a dynamic batch's is :meth:`batch`'s)."""
         rows = inputs[0].shape[0] if inputs and inputs[0].shape else 1
-        s = self._slots
-        if rows != 1:
-            s[self.base + _EXTRA_ROWS] += rows - 1
-        if not self.dynamic:
-            self._count_batch(rows, input_ns, infer_ns, output_ns)
+        return rows, -1 if self.dynamic else self._batch_block(rows)
 
     def batch(
         self,
@@ -211,21 +204,23 @@ class ModelStats:
         entry when ``predict`` succeeded."""
         if requests > 1:
             self._slots[self.base + _MERGED] += requests - 1
-        if succeeded:
-            self._count_batch(rows, input_ns, infer_ns, output_ns)
+        batch = self._batch_block(rows) if succeeded else -1
+        if batch >= 0:
+            s = self._slots
+            s[batch] += 1
+            s[batch + 1] += input_ns
+            s[batch + 2] += infer_ns
+            s[batch + 3] += output_ns
 
-    def _count_batch(self, rows: int, input_ns: int, infer_ns: int, output_ns: int) -> None:
-        s = self._slots
+    def _batch_block(self, rows: int) -> int:
+        """The block of batch size ``rows`` (added on first use), -1 past the most kept."""
         batch = self._batches.get(rows)
         if batch is None:
             if len(self._batches) >= _MAX_BATCH_BLOCKS:
-                return
+                return -1
             batch = self._owner.block(("batch", self.name, self.version, rows), len(BATCH_FIELDS))
             self._batches[rows] = batch
-        s[batch] += 1
-        s[batch + 1] += input_ns
-        s[batch + 2] += infer_ns
-        s[batch + 3] += output_ns
+        return batch
 
     def failed(
         self, path: PathStats, received: int, executed: bool, request_bytes: int, rejected: bool
@@ -266,24 +261,23 @@ class Statistics:
 
     ``directory``: where the processes of one server keep their counter files (this process
     writes ``<pid>.counters`` and ``<pid>.keys.json`` there); ``None``: this process only,
-    in a Python list (a slot of a list is written in about half the time of one of a memory
-    map: 0.5 microseconds less per request).
+    in anonymous memory of the same :data:`CAPACITY` (one form of slots for the kernel).
     """
 
     def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
         self.directory = None if directory is None else Path(directory)
         self._keys_path: Path | None = None
-        self.slots: list[int] | memoryview
+        size = CAPACITY * 8
         if self.directory is None:
-            self.slots = []  # grown by each new block
+            self._map = _private_map(size)
         else:
             stem = self.directory / str(os.getpid())
-            size = CAPACITY * 8
             with open(f"{stem}{_COUNTERS}", "w+b") as file:
                 file.truncate(size)
                 self._map = mmap.mmap(file.fileno(), size)
             self._keys_path = Path(f"{stem}{_KEYS}")
-            self.slots = memoryview(self._map).cast("q")
+        #: The int64 slots of this process (what ``count_success`` writes).
+        self.slots = memoryview(self._map).cast("q")
         self._blocks: dict[Key, int] = {}
         self._next = 0
         # Keyed by name, version and whether it batches, never by the Model: a replaced
@@ -352,9 +346,7 @@ class Statistics:
         if offset is not None:
             return offset
         offset = self._next
-        if isinstance(self.slots, list):
-            self.slots.extend([0] * width)
-        elif offset + width > CAPACITY - _OVERFLOW:
+        if offset + width > CAPACITY - _OVERFLOW:
             log.warning("statistics: no room left for %s; it is not counted", key)
             return CAPACITY - _OVERFLOW
         self._next += width
@@ -390,7 +382,7 @@ class Statistics:
                     mine[_LAST] = latest  # a time, not a count
         return total
 
-    def _sources(self) -> Iterator[tuple[list[tuple[Key, int]], list[int] | memoryview]]:
+    def _sources(self) -> Iterator[tuple[list[tuple[Key, int]], memoryview]]:
         if self.directory is None:
             yield list(self._blocks.items()), self.slots
             return
@@ -405,6 +397,14 @@ class Statistics:
                 continue  # a process writing its first layout, or gone with its directory
             if len(data) == used * 8:
                 yield layout, memoryview(data).cast("q")
+
+
+def _private_map(size: int) -> mmap.mmap:
+    """``size`` bytes of anonymous memory, zeroed, backed page by page once written, and not
+    shared with a process this one forks (a child's counters start from its parent's)."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    return mmap.mmap(-1, size)  # Windows: memory of this process only
 
 
 _WIDTHS = {"model": len(MODEL_FIELDS), "batch": len(BATCH_FIELDS), "path": len(PATH_FIELDS)}

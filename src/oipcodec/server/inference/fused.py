@@ -24,7 +24,7 @@ from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.pipeline import Pipeline, Result, answer_of, timed_predict
 from oipcodec.server.model import Model
-from oipcodec.server.stats import ModelStats, PathStats, Statistics
+from oipcodec.server.stats import ModelStats, Statistics
 from oipcodec.types import InferResponse
 
 __all__ = ["Encoder", "Fused"]
@@ -102,7 +102,8 @@ class Fused:
         self.model = model
         self._plan = plan
         self._encode = encode
-        self._counters: tuple[Statistics, ModelStats, dict[str, PathStats]] | None = None
+        # Resolved once per Statistics: its slots, the model's block, the paths' blocks.
+        self._counters: tuple[Statistics, ModelStats, memoryview, int, dict[str, int]] | None = None
 
     @classmethod
     def of(cls, pipeline: Pipeline, model: Model, limits: Limits, encode: Encoder) -> Fused | None:
@@ -153,11 +154,15 @@ class Fused:
         if statistics is not None:
             counters = self._counters
             if counters is None or counters[0] is not statistics:
-                model_stats = statistics.of(model)
-                counters = self._counters = (statistics, model_stats, statistics.paths)
-            counters[1].succeeded(
-                counters[2][path],
-                first,
+                counters = self._counters = _counters(statistics, model)
+            _, model_stats, slots, base, paths = counters
+            size, block = model_stats.batch_of(first) if model_stats.batching else (1, -1)
+            kernels.count_success(
+                slots,
+                base,
+                paths[path],
+                block,
+                size,
                 received,
                 checked,
                 checked,
@@ -192,6 +197,15 @@ class Fused:
             answer = await self._encode(response, binary)
             exchange.sent(len(answer[1]))
         return answer
+
+
+def _counters(
+    statistics: Statistics, model: Model
+) -> tuple[Statistics, ModelStats, memoryview, int, dict[str, int]]:
+    """What the call counts ``model``'s answers with in ``statistics``."""
+    model_stats = statistics.of(model)
+    paths = {name: stats.base for name, stats in statistics.paths.items()}
+    return statistics, model_stats, statistics.slots, model_stats.base, paths
 
 
 def _chosen(produced: Any, requested: list[str] | None) -> Any:
