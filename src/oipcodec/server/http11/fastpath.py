@@ -17,13 +17,22 @@ included, in the same order.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Coroutine
 from typing import Any
 
 from oipcodec.server.config import OFF_LOOP_BYTES
-from oipcodec.server.frontends._asgi import BINARY, JSON, Answer, failed, framed
+from oipcodec.server.frontends._asgi import (
+    BINARY,
+    JSON,
+    Answer,
+    Receive,
+    failed,
+    framed,
+    while_connected,
+)
 from oipcodec.server.frontends.rest_frontend import RestApp
-from oipcodec.server.inference.fused import Fused
+from oipcodec.server.inference.fused import Fused, Written
 from oipcodec.server.model import Model
 from oipcodec.server.resumed import Resumed
 from oipcodec.sharedmem import Location
@@ -77,7 +86,7 @@ def _queues_or_awaits(model: Model) -> bool:
 class Slot:
     """The inference route of one model name (and version, when the path gives one)."""
 
-    __slots__ = ("_app", "_awaits", "_fused", "_model", "name", "path", "version")
+    __slots__ = ("_app", "_awaits", "_fused", "_model", "_queues", "name", "path", "version")
 
     def __init__(self, app: RestApp, name: str, version: str | None) -> None:
         self._app = app
@@ -86,7 +95,7 @@ class Slot:
         #: The path as the Python path logs it.
         self.path = f"/v2/models/{name}" + (f"/versions/{version}" if version else "") + "/infer"
         self._model: Model | None = None
-        self._awaits = False
+        self._awaits = self._queues = False
         self._fused: Fused | None = None
 
     def infer(
@@ -113,6 +122,7 @@ class Slot:
             return wire(failed(exc, "POST", self.path))
         if model is not self._model:
             self._model, self._awaits = model, _queues_or_awaits(model)
+            self._queues = app.pipeline.queues(model)
             self._fused = Fused.of(app.pipeline, model, app.limits, self._encode)
         if header_length > 0:
             # The body copied, as the Python protocol hands over a bytearray of its own:
@@ -120,25 +130,31 @@ class Slot:
             # native side reuses its buffer at once
             # (docs/measurements.md#the-native-front-ends-python-half).
             body = bytearray(body)
+        gone = None  # (a request that may queue: told when its client goes away)
         if header_length != 0 and self._fused is not None:
             # A small request in two kernel calls around predict (inference/fused.py).
-            fused = self._fused(body, header_length)
-            if isinstance(fused, bytes):
-                return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(fused), fused
-            if isinstance(fused, tuple):
-                answer, head = fused
-                lines = _BINARY_TYPE + b"%s: %d\r\ncontent-length: %d\r\n"
-                return 200, lines % (_HEADER_LENGTH, head, len(answer)), answer
+            watch = None
+            if self._queues:
+                gone = asyncio.get_running_loop().create_future()
+                watch = functools.partial(while_connected, _receiver(gone))
+            fused = self._fused(body, header_length, watch)
+            if isinstance(fused, (bytes, tuple)):
+                return _written(fused)
             if fused is not None:
-                return self._run(fused)
+                return self._run(fused) if gone is None else _queued(fused, gone, self.path)
         if header_length <= 0:  # (a binary body was copied above)
             body = bytearray(body)
         headers = _JSON_HEADERS if header_length < 0 else {_HEADER_LENGTH: b"%d" % header_length}
         if self._awaits:
-            if not app.pipeline.queues(model):
+            if not self._queues:
                 work = app._exchange(model, headers, body, self.name, self.version, False, None)
                 return _answered(work, self.path)
-            return _queued(app, model, headers, body, self.name, self.version, self.path)
+            if gone is None:
+                gone = asyncio.get_running_loop().create_future()
+            work = app._exchange(
+                model, headers, body, self.name, self.version, False, _receiver(gone)
+            )
+            return _queued(work, gone, self.path)
         return self._run(
             app._exchange(
                 model, headers, body, self.name, self.version, False, None, _in_shared_memory
@@ -146,13 +162,13 @@ class Slot:
         )
 
     def _run(
-        self, work: Coroutine[Any, Any, Answer]
+        self, work: Coroutine[Any, Any, Answer | Written]
     ) -> WireAnswer | Coroutine[Any, Any, WireAnswer] | None:
         """``work``'s answer if it ends without waiting, else its rest as a coroutine."""
         try:
             waiting = work.send(None)
         except StopIteration as done:
-            return wire(done.value)
+            return _written(done.value)
         except _InSharedMemory:
             return None
         except Exception as exc:
@@ -167,40 +183,49 @@ class Slot:
         return self._app._encoded(response, binary, None, False)
 
 
+def _written(answer: Answer | Written) -> WireAnswer:
+    """``answer`` framed as :func:`wire` frames the general encoder's: as it is when the fused
+    inference's kernel wrote it (JSON, or binary with its header length), else by ``wire``."""
+    if isinstance(answer, bytes):
+        return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(answer), answer
+    if len(answer) == 2:
+        body, head = answer
+        lines = _BINARY_TYPE + b"%s: %d\r\ncontent-length: %d\r\n"
+        return 200, lines % (_HEADER_LENGTH, head, len(body)), body
+    return wire(answer)
+
+
 async def _answered(work: Any, path: str) -> WireAnswer:
     """The answer of an inference that waits on a future, or its error answer."""
     try:
-        return wire(await work)
+        return _written(await work)
     except Exception as exc:
         return wire(failed(exc, "POST", path))
 
 
-async def _queued(
-    app: RestApp,
-    model: Model,
-    headers: dict[bytes, bytes],
-    body: Any,
-    name: str,
-    version: str | None,
-    path: str,
-) -> WireAnswer:
-    """The answer of a request to a model that batches. Its task cancelled (the client went
-    away) while it waits in the queue, it leaves the queue and is counted refused, as the
-    Python path does when ASGI's ``receive`` says ``http.disconnect``."""
-    gone: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
+def _receiver(gone: asyncio.Future[dict[str, str]]) -> Receive:
+    """An ASGI ``receive`` whose one message is ``gone``'s result (``http.disconnect``)."""
 
     async def receive() -> dict[str, str]:
         return await gone
 
-    work = asyncio.ensure_future(
-        _answered(app._exchange(model, headers, body, name, version, False, receive), path)
-    )
+    return receive
+
+
+async def _queued(
+    work: Coroutine[Any, Any, Any], gone: asyncio.Future[dict[str, str]], path: str
+) -> WireAnswer:
+    """The answer of a request to a model that batches (``work``, which watches ``gone``
+    through its ``receive``). Its task cancelled (the client went away) while it waits in
+    the queue, it leaves the queue and is counted refused, as the Python path does when
+    ASGI's ``receive`` says ``http.disconnect``."""
+    task = asyncio.ensure_future(_answered(work, path))
     try:
-        return await asyncio.shield(work)
+        return await asyncio.shield(task)
     except asyncio.CancelledError:
         if not gone.done():
             gone.set_result({"type": "http.disconnect"})
-        await asyncio.wait((work,))
+        await asyncio.wait((task,))
         raise
 
 

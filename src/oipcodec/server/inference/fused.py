@@ -18,36 +18,38 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from oipcodec import kernels
+from oipcodec import datatypes, kernels
+from oipcodec.errors import RequestError
 from oipcodec.limits import Limits
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.pipeline import Pipeline, Result, answer_of, timed_predict
 from oipcodec.server.model import Model
 from oipcodec.server.stats import ModelStats, PathStats, Statistics
-from oipcodec.types import InferResponse
+from oipcodec.types import InferResponse, Tensor
 
-__all__ = ["Encoder", "Fused"]
+__all__ = ["Encoder", "Fused", "Watch", "Written"]
 
 #: How the front end encodes an answer the kernel did not write (with the general encoder, in
 #: a codec thread when large; the outputs asked in binary): to its status, body and headers.
 Answer = tuple[int, Any, list[tuple[bytes, bytes]]]
 Encoder = Callable[[InferResponse, "bool | set[str]"], Awaitable[Answer]]
+#: An answer the kernel wrote: its JSON body, or ``(body, header_length)`` in binary.
+Written = bytes | tuple[bytes, int]
+#: What a request waiting in a model's queue waits through (the front end's: it ends the wait,
+#: as an error of the request, when the client goes away).
+Watch = Callable[[Coroutine[Any, Any, Any]], Coroutine[Any, Any, Any]]
 
 _now = time.perf_counter_ns
 
 
 def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
-    """The kernels' plan for ``model``, or None when its call may wait or queue (async, a
-    worker thread, a dynamic batch, a queue limit) or a declared tensor is not of a fixed
-    width."""
-    if (
-        model.is_async
-        or model.run_in_thread
-        or model.dynamic_batching is not None
-        or model.max_queued_requests is not None
-        or model.decoupled
-    ):
+    """The kernels' plan for ``model``, or None when its call may wait outside a dynamic
+    batch (async, a worker thread), it has a queue limit, or a declared tensor is not of a
+    fixed width."""
+    if model.dynamic_batching is None and (model.is_async or model.run_in_thread):
+        return None
+    if model.max_queued_requests is not None or model.decoupled:
         return None
     inputs = None if model.inputs is None else [(s.name, s.datatype, s.shape) for s in model.inputs]
     outputs = None
@@ -111,14 +113,16 @@ class Fused:
         return None if plan is None else cls(pipeline, model, plan, encode)
 
     def __call__(
-        self, body: Any, header_length: int = -1
-    ) -> bytes | tuple[bytes, int] | Coroutine[Any, Any, Answer] | None:
+        self, body: Any, header_length: int = -1, watch: Watch | None = None
+    ) -> Written | Coroutine[Any, Any, Answer | Written] | None:
         """The answer to the request ``body`` (counted): its JSON body, or ``(body,
         header_length)`` when outputs are sent in binary; or None (nothing done); or a
         coroutine that finishes it with the general step's code (its answer, or its error
-        raised: counted either way). ``header_length``: Inference-Header-Content-Length, -1
-        when absent (a binary request's ``body`` is the server's own copy: its inputs are
-        views of it)."""
+        raised: counted either way), as it always is for a model that batches.
+        ``header_length``: Inference-Header-Content-Length, -1 when absent (a binary
+        request's ``body`` is the server's own copy: its inputs are views of it); ``watch``:
+        what a request waiting in a model's queue waits through (the front end's, which ends
+        the wait when the client goes away)."""
         if self._pipeline.overload.max_queued_requests:
             return None  # the server limits what runs at once: the general step admits
         received = _now()
@@ -128,6 +132,15 @@ class Fused:
         arrays, request_id, requested, binary = decoded
         path = "json" if header_length < 0 else "binary"
         model = self.model
+        if model.dynamic_batching is not None:
+            # Its rows are copied into the batch: the batcher's own checks and copy.
+            tensors = [
+                Tensor.checked(name, datatypes.from_numpy(array.dtype), array.shape, array, {})
+                for name, array in arrays.items()
+            ]
+            return self._queued(
+                (path, len(body), received, (), request_id, requested, binary), tensors, watch
+            )
         first: tuple[Any, ...] = ()  # the first input, which the statistics read rows from
         rows = -1
         if model.max_batch_size > 0:  # one batch size, within the model's (checks.py)
@@ -166,6 +179,45 @@ class Fused:
                 len(body),
                 len(answer if isinstance(answer, bytes) else answer[0]),
             )
+        return answer
+
+    async def _queued(
+        self,
+        request: tuple[str, int, int, tuple[Any, ...], str | None, list[str] | None, Any],
+        tensors: list[Tensor],
+        watch: Watch | None,
+    ) -> Answer | Written:
+        """A ``request`` (as :meth:`_finish` takes it) to a model that batches: its inputs
+        (``tensors``) through the model's queue, as the general step runs them
+        (:meth:`Pipeline.queued`), its answer written by the kernel when it can be."""
+        path, size, received, _, request_id, requested, binary = request
+        pipeline = self._pipeline
+        with pipeline.exchange(path, size, self.model) as exchange:
+            exchange.received = received
+            exchange.inputs = tensors
+            wait = pipeline.queued(pipeline.batcher_of(self.model, tensors), tensors, {}, requested)
+            produced, checked, started, finished = await (wait if watch is None else watch(wait))
+            chosen = _chosen(produced, requested)
+            answer = None
+            if chosen is not None:
+                answer = kernels.encode_outputs(self._plan, request_id, chosen, binary)
+            if answer is None:  # the general step's end; its batch did run
+                try:
+                    response = answer_of(
+                        self.model, self.model.name, produced, requested, None, tensors, request_id
+                    )
+                except RequestError as exc:
+                    exc.executed = True
+                    raise
+                exchange.result = Result(response, checked, started, finished)
+                general = await self._encode(response, binary)
+                exchange.sent(len(general[1]))
+                return general
+        statistics = pipeline.registry.statistics  # (the exchange counted nothing)
+        if statistics is not None:
+            written = len(answer if isinstance(answer, bytes) else answer[0])
+            timings = (checked, started, finished)
+            statistics.answered(self.model, path, tensors, received, timings, size, written)
         return answer
 
     async def _finish(
