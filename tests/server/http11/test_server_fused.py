@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -214,10 +215,18 @@ class BatchedIdentity(Identity):
     dynamic_batching = DynamicBatching(max_queue_delay_microseconds=2000)
 
 
+class BatchedWaits(Batched):
+    """Batched, and its batches wait half a second for more requests."""
+
+    name = "batched_waits"
+    dynamic_batching = DynamicBatching(max_queue_delay_microseconds=500_000)
+
+
 def models() -> list[Model]:
     return [
         Batched(),
         BatchedIdentity(),
+        BatchedWaits(),
         *(Declared(name) for name in _DECLARED),
         Identity(),
         Optional(),
@@ -307,7 +316,7 @@ def _metrics_counts(server: RunningServer) -> list[bytes]:
 
 
 #: The models whose batches form by timing (their execution counts may differ).
-_TIMED = ("batched", "batched_identity")
+_TIMED = ("batched", "batched_identity", "batched_waits")
 
 
 def _same_statistics(servers: tuple[RunningServer, RunningServer]) -> None:
@@ -1087,3 +1096,28 @@ def test_concurrent_requests_to_a_batched_model_are_answered_alike(
     )
     stats = document["model_stats"][0]
     assert stats["execution_count"] < stats["inference_stats"]["success"]["count"]
+
+
+def _failures(server: RunningServer, model: str) -> int:
+    target = f"/v2/models/{model}/stats"
+    document = orjson.loads(_python_path(server, "GET", target, b"", -1).split(b"\r\n\r\n")[1])
+    return int(document["model_stats"][0]["inference_stats"]["fail"]["count"])
+
+
+def test_a_client_gone_while_its_request_waits_in_the_queue_is_counted_alike(
+    servers: tuple[RunningServer, RunningServer], taken: list[str]
+) -> None:
+    body = _body(_x([1, 2, 3, 4], shape=[1, 4]))
+    request = b"POST /v2/models/batched_waits/infer HTTP/1.1\r\nhost: test\r\n"
+    request += b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    for server in servers:
+        with socket.create_connection(("127.0.0.1", server.http_port), timeout=TIMEOUT) as sock:
+            sock.sendall(request)
+            time.sleep(0.1)  # queued, its batch waiting for more
+    deadline = time.monotonic() + TIMEOUT
+    while any(_failures(s, "batched_waits") < 1 for s in servers):
+        assert time.monotonic() < deadline, "the request was not counted refused"
+        time.sleep(0.05)
+    assert taken == ["batched_waits"]
+    time.sleep(0.6)  # its batch's delay over: it ran without the request
+    _same_statistics(servers)

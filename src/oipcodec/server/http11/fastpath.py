@@ -17,19 +17,18 @@ included, in the same order.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Coroutine
 from typing import Any
 
+from oipcodec.errors import UnavailableError
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.frontends._asgi import (
     BINARY,
+    CLIENT_GONE,
     JSON,
     Answer,
-    Receive,
     failed,
     framed,
-    while_connected,
 )
 from oipcodec.server.frontends.rest_frontend import RestApp
 from oipcodec.server.inference.fused import Fused, Written
@@ -130,18 +129,13 @@ class Slot:
             # native side reuses its buffer at once
             # (docs/measurements.md#the-native-front-ends-python-half).
             body = bytearray(body)
-        gone = None  # (a request that may queue: told when its client goes away)
         if header_length != 0 and self._fused is not None:
             # A small request in two kernel calls around predict (inference/fused.py).
-            watch = None
-            if self._queues:
-                gone = asyncio.get_running_loop().create_future()
-                watch = functools.partial(while_connected, _receiver(gone))
-            fused = self._fused(body, header_length, watch)
+            fused = self._fused(body, header_length, _unless_gone)
             if isinstance(fused, (bytes, tuple)):
                 return _written(fused)
             if fused is not None:
-                return self._run(fused) if gone is None else _queued(fused, gone, self.path)
+                return _answered(fused, self.path) if self._queues else self._run(fused)
         if header_length <= 0:  # (a binary body was copied above)
             body = bytearray(body)
         headers = _JSON_HEADERS if header_length < 0 else {_HEADER_LENGTH: b"%d" % header_length}
@@ -149,12 +143,7 @@ class Slot:
             if not self._queues:
                 work = app._exchange(model, headers, body, self.name, self.version, False, None)
                 return _answered(work, self.path)
-            if gone is None:
-                gone = asyncio.get_running_loop().create_future()
-            work = app._exchange(
-                model, headers, body, self.name, self.version, False, _receiver(gone)
-            )
-            return _queued(work, gone, self.path)
+            return _queued(app, model, headers, body, self.name, self.version, self.path)
         return self._run(
             app._exchange(
                 model, headers, body, self.name, self.version, False, None, _in_shared_memory
@@ -203,29 +192,42 @@ async def _answered(work: Any, path: str) -> WireAnswer:
         return wire(failed(exc, "POST", path))
 
 
-def _receiver(gone: asyncio.Future[dict[str, str]]) -> Receive:
-    """An ASGI ``receive`` whose one message is ``gone``'s result (``http.disconnect``)."""
+async def _unless_gone(wait: Coroutine[Any, Any, Any]) -> Any:
+    """The fused inference's ``wait`` in a model's queue, whose task cancelled (the client
+    went away) ends it as the Python path's ``while_connected`` does: with the request's error,
+    in its exchange (counted refused), and without a task of its own."""
+    try:
+        return await wait
+    except asyncio.CancelledError:
+        raise UnavailableError(CLIENT_GONE) from None
+
+
+async def _queued(
+    app: RestApp,
+    model: Model,
+    headers: dict[bytes, bytes],
+    body: Any,
+    name: str,
+    version: str | None,
+    path: str,
+) -> WireAnswer:
+    """The answer of a request to a model that batches. Its task cancelled (the client went
+    away) while it waits in the queue, it leaves the queue and is counted refused, as the
+    Python path does when ASGI's ``receive`` says ``http.disconnect``."""
+    gone: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
 
     async def receive() -> dict[str, str]:
         return await gone
 
-    return receive
-
-
-async def _queued(
-    work: Coroutine[Any, Any, Any], gone: asyncio.Future[dict[str, str]], path: str
-) -> WireAnswer:
-    """The answer of a request to a model that batches (``work``, which watches ``gone``
-    through its ``receive``). Its task cancelled (the client went away) while it waits in
-    the queue, it leaves the queue and is counted refused, as the Python path does when
-    ASGI's ``receive`` says ``http.disconnect``."""
-    task = asyncio.ensure_future(_answered(work, path))
+    work = asyncio.ensure_future(
+        _answered(app._exchange(model, headers, body, name, version, False, receive), path)
+    )
     try:
-        return await asyncio.shield(task)
+        return await asyncio.shield(work)
     except asyncio.CancelledError:
         if not gone.done():
             gone.set_result({"type": "http.disconnect"})
-        await asyncio.wait((task,))
+        await asyncio.wait((work,))
         raise
 
 
