@@ -222,8 +222,35 @@ class BatchedWaits(Batched):
     dynamic_batching = DynamicBatching(max_queue_delay_microseconds=500_000)
 
 
+class Awaited(Model):
+    """X -> Y = X + 1 (FP32 [-1, 4]), by an ``async def predict`` (``async``) or in a worker
+    thread (``thread``); a negative X raises."""
+
+    inputs = (TensorSpec("X", "FP32", [-1, 4]),)
+    outputs = (TensorSpec("Y", "FP32", [-1, 4]),)
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.run_in_thread = name == "thread"
+
+    def answer(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        if (inputs["X"] < 0).any():
+            raise ValueError("a negative X")
+        return {"Y": inputs["X"] + 1}
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        return self.answer(inputs)
+
+
+class AsyncAwaited(Awaited):
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return self.answer(inputs)
+
+
 def models() -> list[Model]:
     return [
+        AsyncAwaited("async"),
+        Awaited("thread"),
         Batched(),
         BatchedIdentity(),
         BatchedWaits(),
@@ -1032,20 +1059,41 @@ BATCHED = [
     ("int64 rows", "batched_identity", (_body(_x([1, -2, 3], "INT64", [3, 1])), -1), True),
     ("the outputs named", "batched_identity", (_body(_x(F16), outputs=[{"name": "X"}]), -1), True),
     ("an output it lacks", "batched_identity", (_body(_x(F16), outputs=[{"name": "Q"}]), -1), True),
+    *(
+        entry
+        for model in ("async", "thread")
+        for entry in [
+            (f"{model}: one row", model, (_body(_x([1, 2, 3, 4], shape=[1, 4])), -1), True),
+            (f"{model}: binary", model, _binary(("X", "FP32", _B4, True), **_BIN_Y), True),
+            (f"{model}: raises", model, (_body(_x([-1, 2, 3, 4], shape=[1, 4])), -1), True),
+            (
+                f"{model}: an output it lacks",
+                model,
+                (_body(_x([1] * 4, shape=[1, 4]), outputs=[{"name": "Q"}]), -1),
+                False,
+            ),
+            (
+                f"{model}: a parameter",
+                model,
+                (_body(_x([1] * 4, shape=[1, 4]), parameters={"p": 1}), -1),
+                False,
+            ),
+        ]
+    ),
 ]
 
 
 @pytest.fixture
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the models of the requests the fused inference queued, in order."""
+    """The names of the models of the requests the fused inference awaited, in order."""
     names: list[str] = []
-    queued = Fused._queued
+    queued = Fused._waited
 
     def counted(fused: Fused, *args: Any) -> Any:
         names.append(fused.model.name)
         return queued(fused, *args)
 
-    monkeypatch.setattr(Fused, "_queued", counted)
+    monkeypatch.setattr(Fused, "_waited", counted)
     return names
 
 

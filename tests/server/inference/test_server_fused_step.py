@@ -105,8 +105,6 @@ def _batched_limited() -> Model:
 @pytest.mark.parametrize(
     ("what", "make"),
     [
-        ("async", AsyncDouble),
-        ("thread", _threaded),
         ("queue limit", _limited),
         ("dynamic batch with a queue limit", _batched_limited),
         ("BYTES input", lambda: _model(inputs=(TensorSpec("X", "BYTES", [1, -1]),))),
@@ -254,3 +252,30 @@ def test_a_batched_models_fused_requests_run_as_one_batch() -> None:
 
 
 BATCH_3 = _rows_body(1, 3.0)
+
+
+class AsyncRaises(Double):
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:  # type: ignore[override]
+        raise ValueError("no")
+
+
+@pytest.mark.parametrize("make", [AsyncDouble, _threaded], ids=["async", "thread"])
+def test_an_awaited_predict_is_answered_by_the_kernel_and_counted(
+    pipeline: Pipeline, make: Any
+) -> None:
+    fused = _fused(pipeline, make())
+    assert fused is not None
+    work = fused(BODY)
+    assert asyncio.iscoroutine(work)
+    answer = _end(work)
+    assert orjson.loads(answer)["outputs"][0]["data"] == [2.0, 4.0]
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 1
+    assert stats["inference_count"] == 1
+    raising = _fused(pipeline, AsyncRaises())
+    assert raising is not None
+    with pytest.raises(InternalError, match="model 'double' failed: ValueError: no") as failed:
+        _end(raising(BODY))
+    assert failed.value.executed
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["fail"]["count"] == 1

@@ -3,13 +3,15 @@ front end answers (JSON, or with the binary data extension): a body read by one 
 (``decode_inputs``), ``predict`` called, the answer written by another (``encode_outputs``),
 and the statistics counted in place.
 
-A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model whose call may wait).
+A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model with a queue limit).
 Its call gives None before anything ran or was counted for a body the kernel does not take,
 so the caller decodes it with the general codec, which answers as it always does, errors
 included. After ``predict`` it never hands back: what the answer kernel does not write (an
 output to convert or refuse, a large answer) and an exception of ``predict`` are finished by
 the general step's own code (:func:`~oipcodec.server.inference.pipeline.answer_of`, the
-:class:`~oipcodec.server.inference.pipeline.Exchange`), in a coroutine.
+:class:`~oipcodec.server.inference.pipeline.Exchange`), in a coroutine. A ``predict`` that
+is awaited (async, in a worker thread, a dynamic batch) is reached through the general
+step's own calls (:meth:`Pipeline.predicted`, :meth:`Pipeline.queued`), in one coroutine.
 """
 
 from __future__ import annotations
@@ -44,11 +46,8 @@ _now = time.perf_counter_ns
 
 
 def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
-    """The kernels' plan for ``model``, or None when its call may wait outside a dynamic
-    batch (async, a worker thread), it has a queue limit, or a declared tensor is not of a
-    fixed width."""
-    if model.dynamic_batching is None and (model.is_async or model.run_in_thread):
-        return None
+    """The kernels' plan for ``model``, or None when it has a queue limit, is decoupled, or
+    a declared tensor is not of a fixed width."""
     if model.max_queued_requests is not None or model.decoupled:
         return None
     inputs = None if model.inputs is None else [(s.name, s.datatype, s.shape) for s in model.inputs]
@@ -95,7 +94,7 @@ class Fused:
         The front end's general encoder, for the answers the kernel does not write.
     """
 
-    __slots__ = ("_counters", "_encode", "_pipeline", "_plan", "model")
+    __slots__ = ("_counters", "_encode", "_pipeline", "_plan", "_waits", "model")
 
     def __init__(
         self, pipeline: Pipeline, model: Model, plan: kernels.FusedPlan, encode: Encoder
@@ -105,6 +104,9 @@ class Fused:
         self._plan = plan
         self._encode = encode
         self._counters: tuple[Statistics, ModelStats, dict[str, PathStats]] | None = None
+        #: Its ``predict`` is awaited (async, or in a worker thread): the request's rest is a
+        #: coroutine, as it is for a model that batches.
+        self._waits = model.is_async or model.run_in_thread
 
     @classmethod
     def of(cls, pipeline: Pipeline, model: Model, limits: Limits, encode: Encoder) -> Fused | None:
@@ -138,9 +140,8 @@ class Fused:
                 Tensor.checked(name, datatypes.from_numpy(array.dtype), array.shape, array, {})
                 for name, array in arrays.items()
             ]
-            return self._queued(
-                (path, len(body), received, (), request_id, requested, binary), tensors, watch
-            )
+            request = (path, len(body), received, (), request_id, requested, binary)
+            return self._waited(request, tensors, -1, watch)
         first: tuple[Any, ...] = ()  # the first input, which the statistics read rows from
         rows = -1
         if model.max_batch_size > 0:  # one batch size, within the model's (checks.py)
@@ -151,6 +152,8 @@ class Fused:
         if header_length > 0 and model.writable_inputs:  # (checks.check_inputs' copies)
             arrays = {n: a if a.flags.writeable else a.copy() for n, a in arrays.items()}
         finish = (path, len(body), received, first, request_id, requested, binary)
+        if self._waits:
+            return self._waited(finish, arrays, rows, None)
         try:
             checked, produced = timed_predict(model, arrays, {})
         except Exception as exc:
@@ -181,33 +184,47 @@ class Fused:
             )
         return answer
 
-    async def _queued(
+    async def _waited(
         self,
         request: tuple[str, int, int, tuple[Any, ...], str | None, list[str] | None, Any],
-        tensors: list[Tensor],
+        inputs: Any,
+        rows: int,
         watch: Watch | None,
     ) -> Answer | Written:
-        """A ``request`` (as :meth:`_finish` takes it) to a model that batches: its inputs
-        (``tensors``) through the model's queue, as the general step runs them
-        (:meth:`Pipeline.queued`), its answer written by the kernel when it can be."""
-        path, size, received, _, request_id, requested, binary = request
+        """A ``request`` (as :meth:`_finish` takes it) whose ``predict`` is awaited, as the
+        general step runs it: ``inputs`` (its tensors) through the queue of a model that
+        batches (:meth:`Pipeline.queued`, waited for through ``watch``), else ``inputs`` (its
+        arrays) to ``predict`` (:meth:`Pipeline.predicted`; ``rows``: its batch size, -1
+        for none); its answer written by the kernel when it can be."""
+        path, size, received, first, request_id, requested, binary = request
         pipeline = self._pipeline
-        with pipeline.exchange(path, size, self.model) as exchange:
+        model = self.model
+        batched = model.dynamic_batching is not None
+        if batched:
+            first = inputs  # (the statistics read the rows of a tensor as of an array)
+        with pipeline.exchange(path, size, model) as exchange:
             exchange.received = received
-            exchange.inputs = tensors
-            wait = pipeline.queued(pipeline.batcher_of(self.model, tensors), tensors, {}, requested)
-            produced, checked, started, finished = await (wait if watch is None else watch(wait))
+            exchange.inputs = first
+            if batched:
+                wait = pipeline.queued(pipeline.batcher_of(model, inputs), inputs, {}, requested)
+                produced, checked, started, finished = await (
+                    wait if watch is None else watch(wait)
+                )
+            else:
+                checked = _now()
+                started, produced, finished = await pipeline.predicted(model, inputs, {}, checked)
             chosen = _chosen(produced, requested)
             answer = None
-            if chosen is not None:
+            if chosen is not None and (rows < 0 or _outputs_of(chosen, rows)):
                 answer = kernels.encode_outputs(self._plan, request_id, chosen, binary)
-            if answer is None:  # the general step's end; its batch did run
+            if answer is None:  # the general step's end
                 try:
                     response = answer_of(
-                        self.model, self.model.name, produced, requested, None, tensors, request_id
+                        model, model.name, produced, requested, None, first, request_id
                     )
                 except RequestError as exc:
-                    exc.executed = True
+                    if batched:  # its batch did run (as Pipeline.run marks it)
+                        exc.executed = True
                     raise
                 exchange.result = Result(response, checked, started, finished)
                 general = await self._encode(response, binary)
@@ -217,7 +234,7 @@ class Fused:
         if statistics is not None:
             written = len(answer if isinstance(answer, bytes) else answer[0])
             timings = (checked, started, finished)
-            statistics.answered(self.model, path, tensors, received, timings, size, written)
+            statistics.answered(model, path, first, received, timings, size, written)
         return answer
 
     async def _finish(

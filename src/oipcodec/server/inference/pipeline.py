@@ -167,13 +167,9 @@ class Pipeline:
                 )
             else:
                 checked = time.perf_counter_ns()
-                key = self._admitted(model)
-                try:
-                    started, produced, finished = await call_predict(
-                        model, arrays, parameters, checked
-                    )
-                finally:
-                    self._ended(key)
+                started, produced, finished = await self.predicted(
+                    model, arrays, parameters, checked
+                )
             response = answer_of(model, name, produced, requested, plan, request.inputs, request.id)
             return Result(response, checked, started, finished)
         except RequestError as exc:
@@ -188,6 +184,29 @@ class Pipeline:
         check_batchable(model, tensors)
         check_tensors(model, tensors)
         return self._batcher(model)
+
+    async def predicted(
+        self, model: Model, arrays: Arrays, parameters: Parameters, checked: int
+    ) -> tuple[int, Any, int]:
+        """One checked request to ``model`` (which does not batch) through
+        :func:`call_predict`, in flight until ``predict`` returned (an unload waits for it).
+
+        Parameters
+        ----------
+        model
+            The model.
+        arrays
+            Its inputs by name, checked.
+        parameters
+            Its parameters, without the transport ones.
+        checked
+            When it was checked.
+        """
+        key = self._admitted(model)
+        try:
+            return await call_predict(model, arrays, parameters, checked)
+        finally:
+            self._ended(key)
 
     async def queued(
         self,
