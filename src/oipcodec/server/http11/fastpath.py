@@ -185,21 +185,29 @@ def _written(answer: Answer | Written) -> WireAnswer:
 
 
 async def _answered(work: Any, path: str) -> WireAnswer:
-    """The answer of an inference that waits on a future, or its error answer."""
+    """The answer of an inference that waits on a future, or its error answer (a request
+    whose client went away: logged as that, then its task ends cancelled)."""
     try:
         return _written(await work)
     except Exception as exc:
-        return wire(failed(exc, "POST", path))
+        answer = wire(failed(exc, "POST", path))
+        if isinstance(exc, _Gone):
+            raise asyncio.CancelledError from None
+        return answer
+
+
+class _Gone(UnavailableError):
+    """The error of a fused request whose task was cancelled while it waited in a queue."""
 
 
 async def _unless_gone(wait: Coroutine[Any, Any, Any]) -> Any:
     """The fused inference's ``wait`` in a model's queue, whose task cancelled (the client
     went away) ends it as the Python path's ``while_connected`` does: with the request's error,
-    in its exchange (counted refused), and without a task of its own."""
+    in its exchange (counted refused, logged), then cancelled; without a task of its own."""
     try:
         return await wait
     except asyncio.CancelledError:
-        raise UnavailableError(CLIENT_GONE) from None
+        raise _Gone(CLIENT_GONE) from None
 
 
 async def _queued(
