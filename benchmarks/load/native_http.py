@@ -11,7 +11,9 @@ have is left out with a note); each server's answers are first checked against t
 path's, byte for byte, then ``wrk -t1 -c<--connections> --latency`` (default 8 connections)
 runs ``--seconds`` per case (``--case``, default all): small REST JSON and small binary (FP32
 [1,16] to ``identity``), the readiness probe, image JSON and image binary (FP32
-[1,3,224,224]; nginx is not asked those). It reports requests/s, the server's CPU (user +
+[1,3,224,224]; nginx is not asked those), and ``batched`` (the small JSON request to
+``identity_batched``, the same model with dynamic batching: batched_identity.py, served
+with ``--model-module`` when the case is asked). It reports requests/s, the server's CPU (user +
 system of the process tree, from /proc; Linux) per request and wrk's p99 latency, per round
 and the median.
 Needs ``wrk`` and ``nginx`` on PATH (``apt-get install wrk nginx-light``); it reuses the
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -76,6 +79,12 @@ CASES: dict[str, Case] = {
         _IMAGE_HEAD + _IMAGE.tobytes(),
         {rest.HEADER_LENGTH: str(len(_IMAGE_HEAD))},
     ),
+    "batched": (
+        "POST",
+        INFER.replace("identity", "identity_batched"),
+        JSON_BODY,
+        {"Content-Type": "application/json"},
+    ),
 }
 #: What nginx answers (a fixed body of each answer's size): the small cases.
 NGINX_CASES = ("json", "binary", "health")
@@ -120,21 +129,30 @@ def main() -> None:
         print("no native protocol in this build: 'native' left out", flush=True)
         protocols = [p for p in protocols if p != "native"]
     directory = tempfile.mkdtemp(prefix="native-http-")
-    python = [sys.executable, "-m", "oipcodec", "serve", "--log-level", "error", "--http-port"]
+    cases = {name: CASES[name] for name in args.case or CASES}
+    python = [sys.executable, "-m", "oipcodec", "serve", "--log-level", "error"]
+    if "batched" in cases:  # (its module sits beside this file)
+        here = os.path.dirname(os.path.abspath(__file__))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [here, os.environ.get("PYTHONPATH")])
+        )
+        python += ["--model-module", "batched_identity"]
+    python.append("--http-port")
     grpc = ["--grpc-port", str(free_port())]
     # The Python path's answers, checked once, are what every server must answer.
     port = free_port()
     server = subprocess.Popen([*python, str(port), *grpc, "--http-protocol", "oipcodec"])
     try:
         wait_for(port, server)
-        expected = {name: ask(port, case)[1] for name, case in CASES.items()}
+        expected = {name: ask(port, case)[1] for name, case in cases.items()}
     finally:
         server.terminate()
         server.wait(10)
-    document = json.loads(expected["json"])
-    assert document["outputs"][0]["data"] == list(range(16)), document
-    assert expected["image-bin"].endswith(_IMAGE.tobytes())
-    cases = {name: CASES[name] for name in args.case or CASES}
+    for name in ("json", "batched"):
+        if name in expected:
+            document = json.loads(expected[name])
+            assert document["outputs"][0]["data"] == list(range(16)), document
+    assert "image-bin" not in expected or expected["image-bin"].endswith(_IMAGE.tobytes())
     servers: dict[str, Server] = {}
     port = free_port()
     small = {name: case for name, case in cases.items() if name in NGINX_CASES}

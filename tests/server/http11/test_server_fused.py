@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,6 +33,8 @@ from oipcodec.datatypes import DATATYPES
 from oipcodec.server import InvalidArgumentError, Model, TensorSpec
 from oipcodec.server.http11 import fastpath
 from oipcodec.server.http11.native import native_protocol_available
+from oipcodec.server.inference.fused import Fused
+from oipcodec.server.model_config import DynamicBatching
 from oipcodec.testing import RunningServer, background
 from tests.server.http11.test_server_fastpath import (
     TIMEOUT,
@@ -189,8 +192,68 @@ class Odd(Model):
         return self.answer()
 
 
+class Batched(Model):
+    """A dynamically batched X -> Y = 2 X (a negative X fails its batch)."""
+
+    name = "batched"
+    max_batch_size = 8
+    dynamic_batching = DynamicBatching(max_queue_delay_microseconds=2000)
+    inputs = (TensorSpec("X", "FP32", [-1, 4]),)
+    outputs = (TensorSpec("Y", "FP32", [-1, 4]),)
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        if (inputs["X"] < 0).any():
+            raise ValueError("a negative X")
+        return {"Y": inputs["X"] * 2}
+
+
+class BatchedIdentity(Identity):
+    """No declaration, dynamically batched: answers its inputs."""
+
+    name = "batched_identity"
+    max_batch_size = 8
+    dynamic_batching = DynamicBatching(max_queue_delay_microseconds=2000)
+
+
+class BatchedWaits(Batched):
+    """Batched, and its batches wait half a second for more requests."""
+
+    name = "batched_waits"
+    dynamic_batching = DynamicBatching(max_queue_delay_microseconds=500_000)
+
+
+class Awaited(Model):
+    """X -> Y = X + 1 (FP32 [-1, 4]), by an ``async def predict`` (``async``) or in a worker
+    thread (``thread``); a negative X raises."""
+
+    inputs = (TensorSpec("X", "FP32", [-1, 4]),)
+    outputs = (TensorSpec("Y", "FP32", [-1, 4]),)
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.run_in_thread = name == "thread"
+
+    def answer(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        if (inputs["X"] < 0).any():
+            raise ValueError("a negative X")
+        return {"Y": inputs["X"] + 1}
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        return self.answer(inputs)
+
+
+class AsyncAwaited(Awaited):
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return self.answer(inputs)
+
+
 def models() -> list[Model]:
     return [
+        AsyncAwaited("async"),
+        Awaited("thread"),
+        Batched(),
+        BatchedIdentity(),
+        BatchedWaits(),
         *(Declared(name) for name in _DECLARED),
         Identity(),
         Optional(),
@@ -279,17 +342,30 @@ def _metrics_counts(server: RunningServer) -> list[bytes]:
     return [line for line in text.splitlines() if line.startswith(_COUNT_METRICS)]
 
 
+#: The models whose batches form by timing (their execution counts may differ).
+_TIMED = ("batched", "batched_identity", "batched_waits")
+
+
 def _same_statistics(servers: tuple[RunningServer, RunningServer]) -> None:
-    """The statistics' counts and the count metrics are equal on both servers."""
+    """The statistics' counts and the count metrics are equal on both servers (the
+    execution counts of the dynamically batched models aside)."""
     native, python = servers
-    stats = [
-        orjson.loads(_python_path(s, "GET", "/v2/models/stats", b"", -1).split(b"\r\n\r\n")[1])
-        for s in servers
-    ]
-    assert _counts(stats[0]) == _counts(stats[1])
+    counts = []
+    for server in servers:
+        document = _python_path(server, "GET", "/v2/models/stats", b"", -1).split(b"\r\n\r\n")[1]
+        counts.append(
+            [
+                (*c[:3], None if c[0] in _TIMED else c[3], c[4])
+                for c in _counts(orjson.loads(document))
+            ]
+        )
+    assert counts[0] == counts[1]
     counted = _metrics_counts(native)
     assert any(line.startswith(b'oipcodec_requests_total{path="json"} ') for line in counted)
-    assert counted == _metrics_counts(python)
+    timed = tuple(b'nv_inference_exec_count{model="%s"' % m.encode() for m in _TIMED)
+    assert [c for c in counted if not c.startswith(timed)] == [
+        c for c in _metrics_counts(python) if not c.startswith(timed)
+    ]
 
 
 # ----------------------------------------------------------------------------------- corpus
@@ -945,4 +1021,151 @@ def test_tritonclient_is_answered_by_the_native_server(
             client.close()
         if server is servers[0]:
             assert CALLS.answered == before + 3, "tritonclient's requests were handed over"
+    _same_statistics(servers)
+
+
+# --------------------------------------------------------------------------- dynamic batching
+
+_B4 = np.arange(12, dtype="f4").reshape(3, 4) / 2
+#: Requests to the dynamically batched models: (what, model, (body, header length), whether
+#: the fused inference takes it: its kernel decodes it).
+BATCHED = [
+    ("one row", "batched", (_body(_x([1, 2, 3, 4], shape=[1, 4])), -1), True),
+    (
+        "three rows, an id",
+        "batched",
+        (_body(_x(_B4.ravel().tolist(), shape=[3, 4]), id="r"), -1),
+        True,
+    ),
+    ("Y asked in binary", "batched", _binary(("X", "FP32", _B4, True), **_BIN_Y), True),
+    ("all in binary", "batched", _binary(("X", "FP32", _B4[:1], False), **_BIN_ALL), True),
+    ("nine rows", "batched", (_body(_x([0.5] * 36, shape=[9, 4])), -1), True),
+    ("two batch sizes", "batched_identity", _binary(*_AB[:1], ("C", "FP32", _X16, True)), True),
+    ("a scalar", "batched_identity", (_body(_x([1], shape=[])), -1), True),
+    ("predict raises", "batched", (_body(_x([-1, 2, 3, 4], shape=[1, 4])), -1), True),
+    (
+        "an input it does not declare",
+        "batched",
+        (_body(_x([1] * 4, shape=[1, 4], name="Z")), -1),
+        False,
+    ),
+    (
+        "a priority",
+        "batched",
+        (_body(_x([1] * 4, shape=[1, 4]), parameters={"priority": 1}), -1),
+        False,
+    ),
+    ("any datatype", "batched_identity", _binary(*_MIXED[1:3]), True),
+    ("int64 rows", "batched_identity", (_body(_x([1, -2, 3], "INT64", [3, 1])), -1), True),
+    ("the outputs named", "batched_identity", (_body(_x(F16), outputs=[{"name": "X"}]), -1), True),
+    ("an output it lacks", "batched_identity", (_body(_x(F16), outputs=[{"name": "Q"}]), -1), True),
+    *(
+        entry
+        for model in ("async", "thread")
+        for entry in [
+            (f"{model}: one row", model, (_body(_x([1, 2, 3, 4], shape=[1, 4])), -1), True),
+            (f"{model}: binary", model, _binary(("X", "FP32", _B4, True), **_BIN_Y), True),
+            (f"{model}: raises", model, (_body(_x([-1, 2, 3, 4], shape=[1, 4])), -1), True),
+            (
+                f"{model}: an output it lacks",
+                model,
+                (_body(_x([1] * 4, shape=[1, 4]), outputs=[{"name": "Q"}]), -1),
+                False,
+            ),
+            (
+                f"{model}: a parameter",
+                model,
+                (_body(_x([1] * 4, shape=[1, 4]), parameters={"p": 1}), -1),
+                False,
+            ),
+        ]
+    ),
+]
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the models of the requests the fused inference awaited, in order."""
+    names: list[str] = []
+    queued = Fused._waited
+
+    def counted(fused: Fused, *args: Any) -> Any:
+        names.append(fused.model.name)
+        return queued(fused, *args)
+
+    monkeypatch.setattr(Fused, "_waited", counted)
+    return names
+
+
+def test_dynamically_batched_requests_are_answered_alike(
+    servers: tuple[RunningServer, RunningServer], taken: list[str]
+) -> None:
+    statuses = set()
+    for what, model, (body, header_length), fused in BATCHED:
+        before = len(taken)
+        answer = _same_answer(servers, model, body, what, header_length)
+        assert len(taken) == before + fused, what
+        statuses.add(answer[9:12])
+    assert {b"200", b"400", b"500"} <= statuses
+    _same_statistics(servers)
+
+
+def test_concurrent_requests_to_a_batched_model_are_answered_alike(
+    servers: tuple[RunningServer, RunningServer], taken: list[str]
+) -> None:
+    """Six connections at once, each with 20 requests pipelined: batches form of several."""
+    streams = [
+        [
+            ("", "batched", _body(_x([c, i, c + i, 1] * (1 + i % 3), shape=[1 + i % 3, 4])))
+            for i in range(20)
+        ]
+        for c in range(6)
+    ]
+    answers = []
+    for server in servers:
+        got: dict[int, list[bytes]] = {}
+
+        def send(c: int, server: RunningServer = server, got: dict[int, list[bytes]] = got) -> None:
+            got[c] = _pipelined(server, streams[c])
+
+        threads = [threading.Thread(target=send, args=(c,)) for c in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(TIMEOUT)
+        answers.append(got)
+    assert len(taken) == 120  # every native request by the fused inference
+    for c in range(6):
+        assert answers[0][c] == answers[1][c]
+        assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers[0][c])
+    _same_statistics(servers)
+    document = orjson.loads(
+        _python_path(servers[0], "GET", "/v2/models/batched/stats", b"", -1).split(b"\r\n\r\n")[1]
+    )
+    stats = document["model_stats"][0]
+    assert stats["execution_count"] < stats["inference_stats"]["success"]["count"]
+
+
+def _failures(server: RunningServer, model: str) -> int:
+    target = f"/v2/models/{model}/stats"
+    document = orjson.loads(_python_path(server, "GET", target, b"", -1).split(b"\r\n\r\n")[1])
+    return int(document["model_stats"][0]["inference_stats"]["fail"]["count"])
+
+
+def test_a_client_gone_while_its_request_waits_in_the_queue_is_counted_alike(
+    servers: tuple[RunningServer, RunningServer], taken: list[str]
+) -> None:
+    body = _body(_x([1, 2, 3, 4], shape=[1, 4]))
+    request = b"POST /v2/models/batched_waits/infer HTTP/1.1\r\nhost: test\r\n"
+    request += b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    for server in servers:
+        with socket.create_connection(("127.0.0.1", server.http_port), timeout=TIMEOUT) as sock:
+            sock.sendall(request)
+            time.sleep(0.1)  # queued, its batch waiting for more
+    deadline = time.monotonic() + TIMEOUT
+    while any(_failures(s, "batched_waits") < 1 for s in servers):
+        assert time.monotonic() < deadline, "the request was not counted refused"
+        time.sleep(0.05)
+    assert taken == ["batched_waits"]
+    time.sleep(0.6)  # its batch's delay over: it ran without the request
     _same_statistics(servers)

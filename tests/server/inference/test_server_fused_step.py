@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from oipcodec.errors import InternalError
+from oipcodec.errors import InternalError, InvalidArgumentError
 from oipcodec.limits import DEFAULT_LIMITS
 from oipcodec.server import Model, TensorSpec
 from oipcodec.server.inference import Pipeline
@@ -91,21 +91,22 @@ def _limited() -> Model:
     return model
 
 
+def _batched_limited() -> Model:
+    model = _model(
+        max_batch_size=4,
+        inputs=(TensorSpec("X", "FP32", [-1, 2]),),
+        outputs=(TensorSpec("Y", "FP32", [-1, 2]),),
+        dynamic_batching=DynamicBatching(),
+    )
+    model.max_queued_requests = 2
+    return model
+
+
 @pytest.mark.parametrize(
     ("what", "make"),
     [
-        ("async", AsyncDouble),
-        ("thread", _threaded),
         ("queue limit", _limited),
-        (
-            "dynamic batch",
-            lambda: _model(
-                max_batch_size=4,
-                inputs=(TensorSpec("X", "FP32", [-1, 2]),),
-                outputs=(TensorSpec("Y", "FP32", [-1, 2]),),
-                dynamic_batching=DynamicBatching(),
-            ),
-        ),
+        ("dynamic batch with a queue limit", _batched_limited),
         ("BYTES input", lambda: _model(inputs=(TensorSpec("X", "BYTES", [1, -1]),))),
         ("BF16 output", lambda: _model(outputs=(TensorSpec("Y", "BF16", [1, -1]),))),
     ],
@@ -187,3 +188,94 @@ def test_a_batching_model_takes_one_batch_size_within_its_own(pipeline: Pipeline
     assert asyncio.iscoroutine(work)
     with pytest.raises(InternalError, match="with 1 rows"):
         _end(work)
+
+
+class Batched(Model):
+    """Doubles X; counts its calls (each a batch) and the rows of each."""
+
+    name = "batched"
+    max_batch_size = 4
+    dynamic_batching = DynamicBatching(max_queue_delay_microseconds=200_000)
+    inputs = (TensorSpec("X", "FP32", [-1, 2]),)
+    outputs = (TensorSpec("Y", "FP32", [-1, 2]),)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:
+        self.batches.append(len(inputs["X"]))
+        return {"Y": inputs["X"] * 2}
+
+
+def _rows_body(rows: int, value: float, **extra: Any) -> bytes:
+    x = {"name": "X", "shape": [rows, 2], "datatype": "FP32", "data": [value] * 2 * rows}
+    return orjson.dumps({"inputs": [x], **extra})
+
+
+def test_a_batched_models_fused_requests_run_as_one_batch() -> None:
+    model = Batched()
+    registry = ModelRegistry([model])
+    registry.statistics = Statistics()
+    pipeline = Pipeline.of(registry)
+
+    async def run() -> list[Any]:
+        await registry.load_all()
+        fused = _fused(pipeline, model)
+        assert fused is not None
+        # Taken: decoded now, answered once the batch ran (3 requests, 4 rows: it is full).
+        works = [fused(_rows_body(1, 1.0, id="a")), fused(_rows_body(2, 2.0)), fused(BATCH_3)]
+        assert all(asyncio.iscoroutine(w) for w in works)
+        assert fused(_rows_body(1, 1.0, parameters={"priority": 1})) is None  # the general step's
+        answers = await asyncio.gather(*works)
+        with pytest.raises(InvalidArgumentError, match="batch-size must be <= 4"):
+            await fused(_rows_body(5, 1.0))  # type: ignore[misc]
+        await registry.unload_all()
+        return answers
+
+    answers = asyncio.run(run())
+    assert model.batches == [4]  # one predict call for the three requests
+    assert [orjson.loads(a)["outputs"][0]["data"] for a in answers] == [
+        [2.0, 2.0],
+        [4.0, 4.0, 4.0, 4.0],
+        [6.0, 6.0],
+    ]
+    assert orjson.loads(answers[0])["id"] == "a"
+    stats = registry.statistics_document("batched")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 3
+    assert stats["inference_stats"]["fail"]["count"] == 1
+    assert stats["inference_count"] == 4  # rows
+    assert stats["execution_count"] == 1
+    assert [(b["batch_size"], b["compute_infer"]["count"]) for b in stats["batch_stats"]] == [
+        (4, 1)
+    ]
+
+
+BATCH_3 = _rows_body(1, 3.0)
+
+
+class AsyncRaises(Double):
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:  # type: ignore[override]
+        raise ValueError("no")
+
+
+@pytest.mark.parametrize("make", [AsyncDouble, _threaded], ids=["async", "thread"])
+def test_an_awaited_predict_is_answered_by_the_kernel_and_counted(
+    pipeline: Pipeline, make: Any
+) -> None:
+    fused = _fused(pipeline, make())
+    assert fused is not None
+    work = fused(BODY)
+    assert asyncio.iscoroutine(work)
+    answer = _end(work)
+    assert orjson.loads(answer)["outputs"][0]["data"] == [2.0, 4.0]
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 1
+    assert stats["inference_count"] == 1
+    raising = _fused(pipeline, AsyncRaises())
+    assert raising is not None
+    with pytest.raises(InternalError, match="model 'double' failed: ValueError: no") as failed:
+        _end(raising(BODY))
+    assert failed.value.executed
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["fail"]["count"] == 1

@@ -251,6 +251,10 @@ async def read_body(
 _T = TypeVar("_T")
 
 
+#: The error of a request whose client went away while it waited in a model's queue.
+CLIENT_GONE = "the client went away before its answer was ready"
+
+
 async def while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _T:
     """``work``, cancelled if the client goes away first (ASGI's ``http.disconnect``, which
     ``receive`` gives once the body was read): a request waiting in a dynamic batch's queue
@@ -262,7 +266,7 @@ async def while_connected(receive: Receive, work: Coroutine[Any, Any, _T]) -> _T
         await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
         if not task.done() and watcher.result().get("type") == "http.disconnect":
             task.cancel()
-            raise UnavailableError("the client went away before its answer was ready")
+            raise UnavailableError(CLIENT_GONE)
         return await task
     finally:
         watcher.cancel()

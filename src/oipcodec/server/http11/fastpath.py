@@ -20,10 +20,18 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any
 
+from oipcodec.errors import UnavailableError
 from oipcodec.server.config import OFF_LOOP_BYTES
-from oipcodec.server.frontends._asgi import BINARY, JSON, Answer, failed, framed
+from oipcodec.server.frontends._asgi import (
+    BINARY,
+    CLIENT_GONE,
+    JSON,
+    Answer,
+    failed,
+    framed,
+)
 from oipcodec.server.frontends.rest_frontend import RestApp
-from oipcodec.server.inference.fused import Fused
+from oipcodec.server.inference.fused import Fused, Written
 from oipcodec.server.model import Model
 from oipcodec.server.resumed import Resumed
 from oipcodec.sharedmem import Location
@@ -77,7 +85,7 @@ def _queues_or_awaits(model: Model) -> bool:
 class Slot:
     """The inference route of one model name (and version, when the path gives one)."""
 
-    __slots__ = ("_app", "_awaits", "_fused", "_model", "name", "path", "version")
+    __slots__ = ("_app", "_awaits", "_fused", "_model", "_queues", "name", "path", "version")
 
     def __init__(self, app: RestApp, name: str, version: str | None) -> None:
         self._app = app
@@ -86,7 +94,7 @@ class Slot:
         #: The path as the Python path logs it.
         self.path = f"/v2/models/{name}" + (f"/versions/{version}" if version else "") + "/infer"
         self._model: Model | None = None
-        self._awaits = False
+        self._awaits = self._queues = False
         self._fused: Fused | None = None
 
     def infer(
@@ -113,6 +121,7 @@ class Slot:
             return wire(failed(exc, "POST", self.path))
         if model is not self._model:
             self._model, self._awaits = model, _queues_or_awaits(model)
+            self._queues = app.pipeline.queues(model)
             self._fused = Fused.of(app.pipeline, model, app.limits, self._encode)
         if header_length > 0:
             # The body copied, as the Python protocol hands over a bytearray of its own:
@@ -122,20 +131,16 @@ class Slot:
             body = bytearray(body)
         if header_length != 0 and self._fused is not None:
             # A small request in two kernel calls around predict (inference/fused.py).
-            fused = self._fused(body, header_length)
-            if isinstance(fused, bytes):
-                return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(fused), fused
-            if isinstance(fused, tuple):
-                answer, head = fused
-                lines = _BINARY_TYPE + b"%s: %d\r\ncontent-length: %d\r\n"
-                return 200, lines % (_HEADER_LENGTH, head, len(answer)), answer
+            fused = self._fused(body, header_length, _unless_gone)
+            if isinstance(fused, (bytes, tuple)):
+                return _written(fused)
             if fused is not None:
-                return self._run(fused)
+                return _answered(fused, self.path) if self._queues else self._run(fused)
         if header_length <= 0:  # (a binary body was copied above)
             body = bytearray(body)
         headers = _JSON_HEADERS if header_length < 0 else {_HEADER_LENGTH: b"%d" % header_length}
         if self._awaits:
-            if not app.pipeline.queues(model):
+            if not self._queues:
                 work = app._exchange(model, headers, body, self.name, self.version, False, None)
                 return _answered(work, self.path)
             return _queued(app, model, headers, body, self.name, self.version, self.path)
@@ -146,13 +151,13 @@ class Slot:
         )
 
     def _run(
-        self, work: Coroutine[Any, Any, Answer]
+        self, work: Coroutine[Any, Any, Answer | Written]
     ) -> WireAnswer | Coroutine[Any, Any, WireAnswer] | None:
         """``work``'s answer if it ends without waiting, else its rest as a coroutine."""
         try:
             waiting = work.send(None)
         except StopIteration as done:
-            return wire(done.value)
+            return _written(done.value)
         except _InSharedMemory:
             return None
         except Exception as exc:
@@ -167,12 +172,42 @@ class Slot:
         return self._app._encoded(response, binary, None, False)
 
 
+def _written(answer: Answer | Written) -> WireAnswer:
+    """``answer`` framed as :func:`wire` frames the general encoder's: as it is when the fused
+    inference's kernel wrote it (JSON, or binary with its header length), else by ``wire``."""
+    if isinstance(answer, bytes):
+        return 200, _JSON_TYPE + b"content-length: %d\r\n" % len(answer), answer
+    if len(answer) == 2:
+        body, head = answer
+        lines = _BINARY_TYPE + b"%s: %d\r\ncontent-length: %d\r\n"
+        return 200, lines % (_HEADER_LENGTH, head, len(body)), body
+    return wire(answer)
+
+
 async def _answered(work: Any, path: str) -> WireAnswer:
-    """The answer of an inference that waits on a future, or its error answer."""
+    """The answer of an inference that waits on a future, or its error answer (a request
+    whose client went away: logged as that, then its task ends cancelled)."""
     try:
-        return wire(await work)
+        return _written(await work)
     except Exception as exc:
-        return wire(failed(exc, "POST", path))
+        answer = wire(failed(exc, "POST", path))
+        if isinstance(exc, _Gone):
+            raise asyncio.CancelledError from None
+        return answer
+
+
+class _Gone(UnavailableError):
+    """The error of a fused request whose task was cancelled while it waited in a queue."""
+
+
+async def _unless_gone(wait: Coroutine[Any, Any, Any]) -> Any:
+    """The fused inference's ``wait`` in a model's queue, whose task cancelled (the client
+    went away) ends it as the Python path's ``while_connected`` does: with the request's error,
+    in its exchange (counted refused, logged), then cancelled; without a task of its own."""
+    try:
+        return await wait
+    except asyncio.CancelledError:
+        raise _Gone(CLIENT_GONE) from None
 
 
 async def _queued(

@@ -3,13 +3,15 @@ front end answers (JSON, or with the binary data extension): a body read by one 
 (``decode_inputs``), ``predict`` called, the answer written by another (``encode_outputs``),
 and the statistics counted in place.
 
-A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model whose call may wait).
+A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model with a queue limit).
 Its call gives None before anything ran or was counted for a body the kernel does not take,
 so the caller decodes it with the general codec, which answers as it always does, errors
 included. After ``predict`` it never hands back: what the answer kernel does not write (an
 output to convert or refuse, a large answer) and an exception of ``predict`` are finished by
 the general step's own code (:func:`~oipcodec.server.inference.pipeline.answer_of`, the
-:class:`~oipcodec.server.inference.pipeline.Exchange`), in a coroutine.
+:class:`~oipcodec.server.inference.pipeline.Exchange`), in a coroutine. A ``predict`` that
+is awaited (async, in a worker thread, a dynamic batch) is reached through the general
+step's own calls (:meth:`Pipeline.predicted`, :meth:`Pipeline.queued`), in one coroutine.
 """
 
 from __future__ import annotations
@@ -18,36 +20,35 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from oipcodec import kernels
+from oipcodec import datatypes, kernels
+from oipcodec.errors import RequestError
 from oipcodec.limits import Limits
 from oipcodec.server.config import OFF_LOOP_BYTES
 from oipcodec.server.inference.failure import failure
 from oipcodec.server.inference.pipeline import Pipeline, Result, answer_of, timed_predict
 from oipcodec.server.model import Model
 from oipcodec.server.stats import ModelStats, Statistics
-from oipcodec.types import InferResponse
+from oipcodec.types import InferResponse, Tensor
 
-__all__ = ["Encoder", "Fused"]
+__all__ = ["Encoder", "Fused", "Watch", "Written"]
 
 #: How the front end encodes an answer the kernel did not write (with the general encoder, in
 #: a codec thread when large; the outputs asked in binary): to its status, body and headers.
 Answer = tuple[int, Any, list[tuple[bytes, bytes]]]
 Encoder = Callable[[InferResponse, "bool | set[str]"], Awaitable[Answer]]
+#: An answer the kernel wrote: its JSON body, or ``(body, header_length)`` in binary.
+Written = bytes | tuple[bytes, int]
+#: What a request waiting in a model's queue waits through (the front end's: it ends the wait,
+#: as an error of the request, when the client goes away).
+Watch = Callable[[Coroutine[Any, Any, Any]], Coroutine[Any, Any, Any]]
 
 _now = time.perf_counter_ns
 
 
 def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
-    """The kernels' plan for ``model``, or None when its call may wait or queue (async, a
-    worker thread, a dynamic batch, a queue limit) or a declared tensor is not of a fixed
-    width."""
-    if (
-        model.is_async
-        or model.run_in_thread
-        or model.dynamic_batching is not None
-        or model.max_queued_requests is not None
-        or model.decoupled
-    ):
+    """The kernels' plan for ``model``, or None when it has a queue limit, is decoupled, or
+    a declared tensor is not of a fixed width."""
+    if model.max_queued_requests is not None or model.decoupled:
         return None
     inputs = None if model.inputs is None else [(s.name, s.datatype, s.shape) for s in model.inputs]
     outputs = None
@@ -93,7 +94,7 @@ class Fused:
         The front end's general encoder, for the answers the kernel does not write.
     """
 
-    __slots__ = ("_counters", "_encode", "_pipeline", "_plan", "model")
+    __slots__ = ("_counters", "_encode", "_pipeline", "_plan", "_waits", "model")
 
     def __init__(
         self, pipeline: Pipeline, model: Model, plan: kernels.FusedPlan, encode: Encoder
@@ -104,6 +105,9 @@ class Fused:
         self._encode = encode
         # Resolved once per Statistics: its slots, the model's block, the paths' blocks.
         self._counters: tuple[Statistics, ModelStats, memoryview, int, dict[str, int]] | None = None
+        #: Its ``predict`` is awaited (async, or in a worker thread): the request's rest is a
+        #: coroutine, as it is for a model that batches.
+        self._waits = model.is_async or model.run_in_thread
 
     @classmethod
     def of(cls, pipeline: Pipeline, model: Model, limits: Limits, encode: Encoder) -> Fused | None:
@@ -112,14 +116,16 @@ class Fused:
         return None if plan is None else cls(pipeline, model, plan, encode)
 
     def __call__(
-        self, body: Any, header_length: int = -1
-    ) -> bytes | tuple[bytes, int] | Coroutine[Any, Any, Answer] | None:
+        self, body: Any, header_length: int = -1, watch: Watch | None = None
+    ) -> Written | Coroutine[Any, Any, Answer | Written] | None:
         """The answer to the request ``body`` (counted): its JSON body, or ``(body,
         header_length)`` when outputs are sent in binary; or None (nothing done); or a
         coroutine that finishes it with the general step's code (its answer, or its error
-        raised: counted either way). ``header_length``: Inference-Header-Content-Length, -1
-        when absent (a binary request's ``body`` is the server's own copy: its inputs are
-        views of it)."""
+        raised: counted either way), as it always is for a model that batches.
+        ``header_length``: Inference-Header-Content-Length, -1 when absent (a binary
+        request's ``body`` is the server's own copy: its inputs are views of it); ``watch``:
+        what a request waiting in a model's queue waits through (the front end's, which ends
+        the wait when the client goes away)."""
         if self._pipeline.overload.max_queued_requests:
             return None  # the server limits what runs at once: the general step admits
         received = _now()
@@ -129,6 +135,14 @@ class Fused:
         arrays, request_id, requested, binary = decoded
         path = "json" if header_length < 0 else "binary"
         model = self.model
+        if model.dynamic_batching is not None:
+            # Its rows are copied into the batch: the batcher's own checks and copy.
+            tensors = [
+                Tensor.checked(name, datatypes.from_numpy(array.dtype), array.shape, array, {})
+                for name, array in arrays.items()
+            ]
+            request = (path, len(body), received, (), request_id, requested, binary)
+            return self._waited(request, tensors, -1, watch)
         first: tuple[Any, ...] = ()  # the first input, which the statistics read rows from
         rows = -1
         if model.max_batch_size > 0:  # one batch size, within the model's (checks.py)
@@ -139,6 +153,8 @@ class Fused:
         if header_length > 0 and model.writable_inputs:  # (checks.check_inputs' copies)
             arrays = {n: a if a.flags.writeable else a.copy() for n, a in arrays.items()}
         finish = (path, len(body), received, first, request_id, requested, binary)
+        if self._waits:
+            return self._waited(finish, arrays, rows, None)
         try:
             checked, produced = timed_predict(model, arrays, {})
         except Exception as exc:
@@ -171,6 +187,59 @@ class Fused:
                 len(body),
                 len(answer if isinstance(answer, bytes) else answer[0]),
             )
+        return answer
+
+    async def _waited(
+        self,
+        request: tuple[str, int, int, tuple[Any, ...], str | None, list[str] | None, Any],
+        inputs: Any,
+        rows: int,
+        watch: Watch | None,
+    ) -> Answer | Written:
+        """A ``request`` (as :meth:`_finish` takes it) whose ``predict`` is awaited, as the
+        general step runs it: ``inputs`` (its tensors) through the queue of a model that
+        batches (:meth:`Pipeline.queued`, waited for through ``watch``), else ``inputs`` (its
+        arrays) to ``predict`` (:meth:`Pipeline.predicted`; ``rows``: its batch size, -1
+        for none); its answer written by the kernel when it can be."""
+        path, size, received, first, request_id, requested, binary = request
+        pipeline = self._pipeline
+        model = self.model
+        batched = model.dynamic_batching is not None
+        if batched:
+            first = inputs  # (the statistics read the rows of a tensor as of an array)
+        with pipeline.exchange(path, size, model) as exchange:
+            exchange.received = received
+            exchange.inputs = first
+            if batched:
+                wait = pipeline.queued(pipeline.batcher_of(model, inputs), inputs, {}, requested)
+                produced, checked, started, finished = await (
+                    wait if watch is None else watch(wait)
+                )
+            else:
+                checked = _now()
+                started, produced, finished = await pipeline.predicted(model, inputs, {}, checked)
+            chosen = _chosen(produced, requested)
+            answer = None
+            if chosen is not None and (rows < 0 or _outputs_of(chosen, rows)):
+                answer = kernels.encode_outputs(self._plan, request_id, chosen, binary)
+            if answer is None:  # the general step's end
+                try:
+                    response = answer_of(
+                        model, model.name, produced, requested, None, first, request_id
+                    )
+                except RequestError as exc:
+                    if batched:  # its batch did run (as Pipeline.run marks it)
+                        exc.executed = True
+                    raise
+                exchange.result = Result(response, checked, started, finished)
+                general = await self._encode(response, binary)
+                exchange.sent(len(general[1]))
+                return general
+        statistics = pipeline.registry.statistics  # (the exchange counted nothing)
+        if statistics is not None:
+            written = len(answer if isinstance(answer, bytes) else answer[0])
+            timings = (checked, started, finished)
+            statistics.answered(model, path, first, received, timings, size, written)
         return answer
 
     async def _finish(

@@ -148,9 +148,7 @@ class Pipeline:
             )
         batcher = None
         if model.dynamic_batching is not None:
-            check_batchable(model, request.inputs)
-            check_tensors(model, request.inputs)
-            batcher = self._batcher(model)
+            batcher = self.batcher_of(model, request.inputs)
         else:
             arrays = check_inputs(model, request.inputs)
         parameters = request.parameters
@@ -160,21 +158,18 @@ class Pipeline:
         if request.outputs is not None:
             requested = [o.name for o in request.outputs]
             plan = OutputPlan.of(model, request.outputs, self.registry.shared_memory)
-        checked = time.perf_counter_ns()
-        # In flight from here to the answer: an unload of this model waits for it (drain).
-        key = id(model)
-        if model.max_queued_requests is not None or self.overload.max_queued_requests:
-            self.overload.admit(model, self._running.get(key, 0))  # a model that does not batch
-        self._running[key] = self._running.get(key, 0) + 1
         produced: Any = None
         try:
             if batcher is not None:
                 # This request's rows of every output (predict's errors come marked executed)
-                produced, started, finished = await batcher.submit(
-                    request.inputs, parameters, requested
+                produced, checked, started, finished = await self.queued(
+                    batcher, request.inputs, parameters, requested
                 )
             else:
-                started, produced, finished = await call_predict(model, arrays, parameters, checked)
+                checked = time.perf_counter_ns()
+                started, produced, finished = await self.predicted(
+                    model, arrays, parameters, checked
+                )
             response = answer_of(model, name, produced, requested, plan, request.inputs, request.id)
             return Result(response, checked, started, finished)
         except RequestError as exc:
@@ -182,8 +177,66 @@ class Pipeline:
             if batcher is not None and produced is not None:
                 exc.executed = True
             raise
+
+    def batcher_of(self, model: Model, tensors: Sequence[Tensor]) -> Batcher:
+        """The queue of ``model`` (which batches) for a request of these decoded inputs,
+        once they pass the checks of a request that joins a batch."""
+        check_batchable(model, tensors)
+        check_tensors(model, tensors)
+        return self._batcher(model)
+
+    async def predicted(
+        self, model: Model, arrays: Arrays, parameters: Parameters, checked: int
+    ) -> tuple[int, Any, int]:
+        """One checked request to ``model`` (which does not batch) through
+        :func:`call_predict`, in flight until ``predict`` returned (an unload waits for it).
+
+        Parameters
+        ----------
+        model
+            The model.
+        arrays
+            Its inputs by name, checked.
+        parameters
+            Its parameters, without the transport ones.
+        checked
+            When it was checked.
+        """
+        key = self._admitted(model)
+        try:
+            return await call_predict(model, arrays, parameters, checked)
         finally:
             self._ended(key)
+
+    async def queued(
+        self,
+        batcher: Batcher,
+        tensors: Sequence[Tensor],
+        parameters: Parameters,
+        requested: Sequence[str] | None,
+    ) -> tuple[Any, int, int, int]:
+        """One checked request through ``batcher`` (:meth:`batcher_of`), in flight until it
+        is answered: its rows of every output as ``predict`` returned them, when it was
+        checked, when its batch started and when ``predict`` finished.
+
+        Parameters
+        ----------
+        batcher
+            The model's queue.
+        tensors
+            The request's inputs.
+        parameters
+            Its parameters, without the transport ones.
+        requested
+            The names of the outputs asked for; ``None``: all of them.
+        """
+        checked = time.perf_counter_ns()
+        key = self._admitted(batcher.model)
+        try:
+            produced, started, finished = await batcher.submit(tensors, parameters, requested)
+        finally:
+            self._ended(key)
+        return produced, checked, started, finished
 
     # ------------------------------------------------------------------ queues and drains
 
@@ -202,6 +255,16 @@ class Pipeline:
             batcher = Batcher(model, record, call_predict, failure, self.overload)
             self._batchers[id(model)] = batcher
         return batcher
+
+    def _admitted(self, model: Model) -> int:
+        """``model``'s key (its id), one more request in flight on it from now to its answer
+        (an unload of the model waits for it: :meth:`drain`), once the overload limit admits
+        it."""
+        key = id(model)
+        if model.max_queued_requests is not None or self.overload.max_queued_requests:
+            self.overload.admit(model, self._running.get(key, 0))  # a model that does not batch
+        self._running[key] = self._running.get(key, 0) + 1
+        return key
 
     def _ended(self, key: int) -> None:
         """One request on the model of id ``key`` is over; the last wakes its drain."""
