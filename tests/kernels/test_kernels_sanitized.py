@@ -5,8 +5,9 @@ whose C they call) are built with ``OIPCODEC_SANITIZE=1`` into a copy of the tre
 native modules are the installed ones, uninstrumented), then, with the compiler's ASan runtime
 preloaded into this interpreter, the fused kernels' differential fuzzer runs a bounded count
 and pytest runs the fused kernel tests and the native protocol's server tests (real servers on
-127.0.0.1). Every sanitizer report is written to a file of the run's (``log_path``): any such
-file, or a nonzero exit, fails the test with the report in the message. A missing compiler or
+127.0.0.1). The sanitizers' reports go to files of the run's (``log_path``), GCC's UBSan's to
+standard error (uncaptured: pytest runs with ``-s``): any report, or a nonzero exit, fails the
+test with the report in the message. A missing compiler or
 runtime skips, unless ``OIPCODEC_REQUIRE_COMPILERS`` names it (as .ci/run's clang stage does);
 without that variable the whole file skips (a few minutes: docs/development.md, "Sanitizers")."""
 
@@ -160,6 +161,10 @@ def _run(sanitized: Sanitized, *args: str) -> str:
     reports = sorted(logs.iterdir())
     text = "".join(f"--- {r.name}\n{r.read_text(errors='replace')[-6000:]}" for r in reports)
     assert not reports, f"a sanitizer report from {args[:2]}:\n{text}"
+    # GCC's UBSan (libubsan, a runtime of its own) writes to standard error whatever log_path says.
+    assert "runtime error:" not in result.stderr, (
+        f"a UBSan report from {args[:2]}:\n{result.stderr}"
+    )
     out = f"{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
     assert result.returncode == 0, f"{args[:2]} exited {result.returncode}:\n{out}"
     return result.stdout
@@ -171,6 +176,7 @@ def test_the_fused_kernels_fuzzer_under_the_sanitizers(sanitized: Sanitized) -> 
 
 
 def test_the_request_path_tests_under_the_sanitizers(sanitized: Sanitized) -> None:
-    out = _run(sanitized, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *TESTS)
+    # -s: pytest's capture would keep a report on standard error (GCC's UBSan) from the output.
+    out = _run(sanitized, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", "-s", *TESTS)
     # A skip would hide a test from the sanitizers (a missing peer, a protocol not built).
     assert " passed" in out and "skipped" not in out, out[-2000:]
