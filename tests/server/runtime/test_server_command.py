@@ -83,8 +83,14 @@ def call_add_one(http_port: int, grpc_port: int) -> None:
 
 
 def stop(process: subprocess.Popen[str]) -> str:
+    """SIGTERM, then what it printed; a server not gone within 60 s fails with all of it."""
     process.send_signal(signal.SIGTERM)
-    output, _ = process.communicate(timeout=60)
+    try:
+        output, _ = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()  # its workers stop when their parent is gone
+        output = process.communicate(timeout=60)[0] or ""
+        pytest.fail(f"oipcodec serve did not stop within 60 s of SIGTERM; it printed:\n{output}")
     assert process.returncode == 0, output
     return output
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
-import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from oipcodec.server.config import ServerConfig, ServerSettings
@@ -53,25 +54,38 @@ def serve(
     pool = ServerProcesses(models, config, timeout=60.0)
     # Signals are taken before the workers start: they serve requests before this process has
     # heard from all of them, and a SIGTERM in that window must still stop everything cleanly.
-    stopping = threading.Event()
+    with _noting_signals() as signals:
+        try:
+            try:
+                pool.start()
+            except RuntimeError as exc:
+                log.error("cannot start the server: %s", exc)
+                return 2
+            log.info(
+                "%d server processes on HTTP %s, gRPC %s",
+                config.workers,
+                pool.http_port,
+                pool.grpc_port,
+            )
+            return pool.wait(signals)
+        finally:
+            pool.stop()
+
+
+@contextlib.contextmanager
+def _noting_signals() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM appended to the list yielded; the previous handlers back after.
+
+    The handler only appends: a handler runs on the main thread between two of its steps, so
+    one that takes a lock (``threading.Event.set``) deadlocks when the signal lands while that
+    thread holds the lock (``Event.wait`` does, around each of its timeouts)."""
+    signals: list[int] = []
     previous = {
-        sig: signal.signal(sig, lambda signum, frame: stopping.set())
+        sig: signal.signal(sig, lambda signum, frame: signals.append(signum))
         for sig in (signal.SIGINT, signal.SIGTERM)
     }
     try:
-        try:
-            pool.start()
-        except RuntimeError as exc:
-            log.error("cannot start the server: %s", exc)
-            return 2
-        log.info(
-            "%d server processes on HTTP %s, gRPC %s",
-            config.workers,
-            pool.http_port,
-            pool.grpc_port,
-        )
-        return pool.wait(stopping)
+        yield signals
     finally:
-        pool.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.connection
 import pickle
 import socket
 import sys
-import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sized
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
@@ -150,9 +150,11 @@ class ServerProcesses:
         for process in self.processes:
             process.join(timeout)
             if process.is_alive():
+                log.warning("server process %d did not stop in %g s: SIGTERM", process.pid, timeout)
                 process.terminate()
                 process.join(5)
             if process.is_alive():
+                log.warning("server process %d ignored SIGTERM for 5 s: SIGKILL", process.pid)
                 process.kill()
                 process.join()
         for conn in self.conns:
@@ -164,13 +166,16 @@ class ServerProcesses:
             remove_directory(self.spec.metrics_dir)
             self.spec.metrics_dir = None
 
-    def wait(self, stopping: threading.Event) -> int:
-        """Block until ``stopping`` is set or a worker exits; returns the exit status."""
-        while not stopping.is_set():
-            if any(not p.is_alive() for p in self.processes):
+    def wait(self, stopping: Sized) -> int:
+        """Block until ``stopping`` is not empty (the list a signal handler appends to) or a
+        worker exits; returns the exit status."""
+        sentinels = [process.sentinel for process in self.processes]
+        while not stopping:
+            # A signal's handler runs inside this wait, which then goes on for the rest of
+            # its 0.1 s before ``stopping`` is looked at again.
+            if multiprocessing.connection.wait(sentinels, timeout=0.1):
                 log.error("a server process exited; stopping the others")
                 return 1
-            stopping.wait(0.5)
         return 0
 
 
