@@ -5,16 +5,13 @@ of this process (gRPC with oipcodec's own protobuf classes next to tritonclient'
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.client
-import os
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,12 +29,10 @@ from oipcodec.server.runtime import create_app, load_model_module
 from oipcodec.server.runtime.malloc import _glibc
 from oipcodec.testing import background
 from tests.support.ports import free_port
-from tests.support.serve_process import answers_ready, serve_process
+from tests.support.serve_process import serve_checkout
 from tests.support.server_models import AsyncEcho, Counter, Failing, all_models
 
 pytest.importorskip("uvicorn", reason="the server extra is not installed")
-
-ROOT = Path(__file__).resolve().parents[2]  # where the package ``tests`` is
 
 
 # ------------------------------------------------------------------------------ model API
@@ -359,59 +354,12 @@ def test_thread_mode_port_in_use() -> None:
 # ------------------------------------------------------------------------------ the command
 
 
-def _serve(
-    *args: str, ready_port: int | None = None
-) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
-    """``oipcodec serve ARGS`` with this checkout's tests importable; with ``ready_port``,
-    once the REST port answers ready."""
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    )
-    ready = None if ready_port is None else answers_ready(f"127.0.0.1:{ready_port}")
-    return serve_process(*args, env=env, ready=ready)
-
-
-def _pid_of_answer(port: int) -> int:
-    body = orjson.dumps({"inputs": [{"name": "A", "shape": [1], "datatype": "INT8", "data": [1]}]})
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("POST", "/v2/models/pid/infer", body)
-        return int(orjson.loads(conn.getresponse().read())["outputs"][0]["data"][0])
-    finally:
-        conn.close()
-
-
-def test_serve_command_workers_and_sigterm() -> None:
-    port = free_port()
-    args = [
-        "--http-port",
-        str(port),
-        "--grpc-port",
-        "-1",
-        "--model-module",
-        "tests.support.server_models",
-    ]
-    with _serve(*args, "--workers", "2", ready_port=port) as process:
-        # New connections are spread over the processes by the kernel (once both listen).
-        pids = set()
-        deadline = time.monotonic() + 30
-        while len(pids) < 2 and time.monotonic() < deadline:
-            pids.add(_pid_of_answer(port))
-        assert len(pids) == 2
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=60)
-    assert process.returncode == 0, output
-    assert output.count("oipcodec server stopped") == 2
-    # A model whose load fails is logged with its traceback, once per process.
-    assert output.count("loading model 'broken_load' version 1 failed") == 2
-
-
 def test_serve_command_demo_models_and_port_in_use() -> None:
     port = free_port()
-    with _serve("--http-port", str(port), "--grpc-port", "-1", ready_port=port) as process:
+    with serve_checkout("--http-port", str(port), "--grpc-port", "-1", ready_port=port) as process:
         index = orjson.loads(_get(port, "/v2/models/simple")[1])
         assert index["name"] == "simple"
-        with _serve("--http-port", str(port), "--grpc-port", "-1") as second:
+        with serve_checkout("--http-port", str(port), "--grpc-port", "-1") as second:
             output, _ = second.communicate(timeout=60)
         assert second.returncode == 2
         assert f"cannot listen for HTTP on 127.0.0.1:{port}" in output
@@ -427,7 +375,7 @@ def test_serve_command_demo_models_and_port_in_use() -> None:
 def test_serve_command_pads_the_heap(option: tuple[str, ...], pad: int | None) -> None:
     port = free_port()
     args = ["--http-port", str(port), "--grpc-port", "-1", "--log-level", "debug", *option]
-    with _serve(*args, ready_port=port) as process:
+    with serve_checkout(*args, ready_port=port) as process:
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=60)
     assert process.returncode == 0, output

@@ -107,3 +107,19 @@ def serve_process(
 def answers_ready(http: str) -> Callable[[], bool]:
     """``ready`` for :func:`serve_process`: ``GET http://HTTP/v2/health/ready`` answers 200."""
     return lambda: http_status(f"http://{http}/v2/health/ready") == 200
+
+
+#: Where the package ``tests`` is: a server process imports test models from there.
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def serve_checkout(
+    *args: str, ready_port: int | None = None
+) -> contextlib.AbstractContextManager[subprocess.Popen[str]]:
+    """:func:`serve_process` with this checkout's tests importable (``--model-module
+    tests.support.server_models``); with ``ready_port``, once the REST port answers ready."""
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
+    ready = None if ready_port is None else answers_ready(f"127.0.0.1:{ready_port}")
+    return serve_process(*args, env=env, ready=ready)
