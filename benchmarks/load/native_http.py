@@ -3,6 +3,7 @@ server CPU per request, in one sitting, alternating.
 
     python benchmarks/load/native_http.py [--rounds 3] [--seconds 5] [--protocol native ...]
         [--connections 64] [--case json --case image-bin ...] [--no-nginx]
+        [--max-queued-requests N]
 
 Each round starts, one after another (in the reverse order every other round), nginx (one
 process, ``return 200`` with a body the size of each small answer), then ``oipcodec serve``
@@ -15,7 +16,8 @@ runs ``--seconds`` per case (``--case``, default all): small REST JSON and small
 ``identity_batched``, the same model with dynamic batching: batched_identity.py, served
 with ``--model-module`` when the case is asked). It reports requests/s, the server's CPU (user +
 system of the process tree, from /proc; Linux) per request and wrk's p99 latency, per round
-and the median.
+and the median. ``--max-queued-requests N`` starts every oipcodec server with that overload
+limit.
 Needs ``wrk`` and ``nginx`` on PATH (``apt-get install wrk nginx-light``); it reuses the
 helpers of granian_rsgi.py. docs/measurements.md has the figures.
 """
@@ -116,6 +118,12 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--case", action="append", choices=list(CASES), help="the cases (default: all)"
     )
+    parser.add_argument(
+        "--max-queued-requests",
+        type=int,
+        default=0,
+        help="every oipcodec server's overload limit (default 0: none)",
+    )
     return parser
 
 
@@ -131,6 +139,8 @@ def main() -> None:
     directory = tempfile.mkdtemp(prefix="native-http-")
     cases = {name: CASES[name] for name in args.case or CASES}
     python = [sys.executable, "-m", "oipcodec", "serve", "--log-level", "error"]
+    if args.max_queued_requests:
+        python += ["--max-queued-requests", str(args.max_queued_requests)]
     if "batched" in cases:  # (its module sits beside this file)
         here = os.path.dirname(os.path.abspath(__file__))
         os.environ["PYTHONPATH"] = os.pathsep.join(

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from oipcodec.errors import InternalError, InvalidArgumentError
+from oipcodec.errors import InternalError, InvalidArgumentError, OverloadedError
 from oipcodec.limits import DEFAULT_LIMITS
 from oipcodec.server import Model, TensorSpec
 from oipcodec.server.inference import Pipeline
@@ -85,35 +85,14 @@ def _threaded() -> Model:
     return model
 
 
-def _limited() -> Model:
-    model = Double()
-    model.max_queued_requests = 2
-    return model
-
-
-def _batched_limited() -> Model:
-    model = _model(
-        max_batch_size=4,
-        inputs=(TensorSpec("X", "FP32", [-1, 2]),),
-        outputs=(TensorSpec("Y", "FP32", [-1, 2]),),
-        dynamic_batching=DynamicBatching(),
-    )
-    model.max_queued_requests = 2
-    return model
-
-
 @pytest.mark.parametrize(
     ("what", "make"),
     [
-        ("queue limit", _limited),
-        ("dynamic batch with a queue limit", _batched_limited),
         ("BYTES input", lambda: _model(inputs=(TensorSpec("X", "BYTES", [1, -1]),))),
         ("BF16 output", lambda: _model(outputs=(TensorSpec("Y", "BF16", [1, -1]),))),
     ],
 )
-def test_a_model_whose_call_may_wait_or_whose_tensors_vary_is_not_taken(
-    pipeline: Pipeline, what: str, make: Any
-) -> None:
+def test_a_model_whose_tensors_vary_is_not_taken(pipeline: Pipeline, what: str, make: Any) -> None:
     assert _fused(pipeline, Double()) is not None
     assert _fused(pipeline, make()) is None, what
 
@@ -128,10 +107,13 @@ def test_a_plain_model_is_answered_and_counted(pipeline: Pipeline) -> None:
     stats = pipeline.registry.statistics_document("double")["model_stats"][0]
     assert stats["inference_stats"]["success"]["count"] == 1
     assert fused(BODY.replace(b'"X"', b'"Z"')) is None  # not its input: the general step's
-    pipeline.overload = Overload(max_queued_requests=1)
-    assert fused(BODY) is None  # the server limits what runs: the general step admits it
     stats = pipeline.registry.statistics_document("double")["model_stats"][0]
     assert stats["inference_stats"]["success"]["count"] == 1  # nothing counted when handed back
+    # The overload limit admits a predict that answers in the call (nothing else in flight).
+    pipeline.overload = Overload(max_queued_requests=1)
+    assert isinstance(fused(BODY), bytes)
+    stats = pipeline.registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 2
 
 
 def _end(work: Any) -> Any:
@@ -279,3 +261,52 @@ def test_an_awaited_predict_is_answered_by_the_kernel_and_counted(
     assert failed.value.executed
     stats = pipeline.registry.statistics_document("double")["model_stats"][0]
     assert stats["inference_stats"]["fail"]["count"] == 1
+
+
+class Gated(Double):
+    """Doubles X once its gate opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate: asyncio.Event | None = None
+
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> Any:  # type: ignore[override]
+        assert self.gate is not None
+        await self.gate.wait()
+        return {"Y": inputs["X"] * 2}
+
+
+@pytest.mark.parametrize("where", ["model", "server"])
+def test_an_awaited_predict_over_the_overload_limit_is_refused_as_the_general_step_does(
+    where: str,
+) -> None:
+    """The limit (the model's max_queued_requests, or the server's) admitted through the
+    general step's own admission: the request over it refused, counted as a failure."""
+    model = Gated()
+    registry = ModelRegistry([model])
+    registry.statistics = Statistics()
+    pipeline = Pipeline.of(registry)
+    if where == "model":
+        model.max_queued_requests = 1
+    else:
+        pipeline.overload = Overload(max_queued_requests=1)
+
+    async def run() -> Any:
+        await registry.load_all()
+        model.gate = asyncio.Event()
+        fused = _fused(pipeline, model)
+        assert fused is not None
+        first = asyncio.ensure_future(fused(BODY))  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # in flight, waiting at the gate
+        with pytest.raises(OverloadedError, match=r"holds 1 requests, its limit"):
+            await fused(BODY)  # type: ignore[misc]
+        model.gate.set()
+        answer = await first
+        await registry.unload_all()
+        return answer
+
+    assert orjson.loads(asyncio.run(run()))["outputs"][0]["data"] == [2.0, 4.0]
+    stats = registry.statistics_document("double")["model_stats"][0]
+    assert stats["inference_stats"]["success"]["count"] == 1
+    assert stats["inference_stats"]["fail"]["count"] == 1
+    assert stats["execution_count"] == 1

@@ -3,7 +3,7 @@ front end answers (JSON, or with the binary data extension): a body read by one 
 (``decode_inputs``), ``predict`` called, the answer written by another (``encode_outputs``),
 and the statistics counted in place.
 
-A :class:`Fused` is made per model (:meth:`Fused.of`, None for a model with a queue limit).
+A :class:`Fused` is made per model (:meth:`Fused.of`, None for a decoupled one).
 Its call gives None before anything ran or was counted for a body the kernel does not take,
 so the caller decodes it with the general codec, which answers as it always does, errors
 included. After ``predict`` it never hands back: what the answer kernel does not write (an
@@ -46,9 +46,9 @@ _now = time.perf_counter_ns
 
 
 def _plan(model: Model, limits: Limits) -> kernels.FusedPlan | None:
-    """The kernels' plan for ``model``, or None when it has a queue limit, is decoupled, or
-    a declared tensor is not of a fixed width."""
-    if model.max_queued_requests is not None or model.decoupled:
+    """The kernels' plan for ``model``, or None when it is decoupled or a declared tensor is
+    not of a fixed width."""
+    if model.decoupled:
         return None
     inputs = None if model.inputs is None else [(s.name, s.datatype, s.shape) for s in model.inputs]
     outputs = None
@@ -126,8 +126,6 @@ class Fused:
         request's ``body`` is the server's own copy: its inputs are views of it); ``watch``:
         what a request waiting in a model's queue waits through (the front end's, which ends
         the wait when the client goes away)."""
-        if self._pipeline.overload.max_queued_requests:
-            return None  # the server limits what runs at once: the general step admits
         received = _now()
         decoded = kernels.decode_inputs(body, self._plan, header_length)
         if decoded is None:
@@ -155,6 +153,9 @@ class Fused:
         finish = (path, len(body), received, first, request_id, requested, binary)
         if self._waits:
             return self._waited(finish, arrays, rows, None)
+        # Not admitted against the overload limit (max_queued_requests): while this predict
+        # runs on the loop no other request of the model is in flight, so a limit (at least 1)
+        # always admits it, as the general step's admission does (Pipeline.predicted).
         try:
             checked, produced = timed_predict(model, arrays, {})
         except Exception as exc:
