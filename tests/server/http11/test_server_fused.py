@@ -15,6 +15,7 @@ side takes for small JSON requests (decoding, ``predict``, encoding, counting).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import socket
 import threading
@@ -247,6 +248,25 @@ class AsyncAwaited(Awaited):
         return self.answer(inputs)
 
 
+class Slow(Awaited):
+    """Awaited as ``Awaited`` (``slow_thread``: in a worker thread), answering after 0.3 s: its
+    client can go away first."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.run_in_thread = name == "slow_thread"
+
+    def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(0.3)
+        return self.answer(inputs)
+
+
+class AsyncSlow(Slow):
+    async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        await asyncio.sleep(0.3)
+        return self.answer(inputs)
+
+
 def models() -> list[Model]:
     return [
         AsyncAwaited("async"),
@@ -258,6 +278,8 @@ def models() -> list[Model]:
         Identity(),
         Optional(),
         Rows(),
+        AsyncSlow("slow_async"),
+        Slow("slow_thread"),
         Writes(),
         *(Odd(name) for name in _ODD),
     ]
@@ -1146,10 +1168,11 @@ def test_concurrent_requests_to_a_batched_model_are_answered_alike(
     assert stats["execution_count"] < stats["inference_stats"]["success"]["count"]
 
 
-def _failures(server: RunningServer, model: str) -> int:
+def _failures(server: RunningServer, model: str, kind: str = "fail") -> int:
+    """How many requests to ``model`` the statistics count as ``kind`` (fail, success)."""
     target = f"/v2/models/{model}/stats"
     document = orjson.loads(_python_path(server, "GET", target, b"", -1).split(b"\r\n\r\n")[1])
-    return int(document["model_stats"][0]["inference_stats"]["fail"]["count"])
+    return int(document["model_stats"][0]["inference_stats"][kind]["count"])
 
 
 def test_a_client_gone_while_its_request_waits_in_the_queue_is_counted_alike(
@@ -1168,4 +1191,25 @@ def test_a_client_gone_while_its_request_waits_in_the_queue_is_counted_alike(
         time.sleep(0.05)
     assert taken == ["batched_waits"]
     time.sleep(0.6)  # its batch's delay over: it ran without the request
+    _same_statistics(servers)
+
+
+@pytest.mark.parametrize("model", ["slow_async", "slow_thread"])
+def test_a_client_gone_while_its_answer_is_awaited_is_counted_answered_alike(
+    servers: tuple[RunningServer, RunningServer], taken: list[str], model: str
+) -> None:
+    """The request runs to its end on both servers (the Python protocol lets the app finish;
+    the native one runs it in a task the connection's end does not cancel)."""
+    body = _body(_x([1, 2, 3, 4], shape=[1, 4]))
+    request = b"POST /v2/models/%s/infer HTTP/1.1\r\nhost: test\r\n" % model.encode()
+    request += b"content-length: %d\r\n\r\n%s" % (len(body), body)
+    for server in servers:
+        with socket.create_connection(("127.0.0.1", server.http_port), timeout=TIMEOUT) as sock:
+            sock.sendall(request)
+            time.sleep(0.05)  # taken, its predict waiting
+    deadline = time.monotonic() + TIMEOUT
+    while any(_failures(s, model, "success") < 1 for s in servers):
+        assert time.monotonic() < deadline, "the request was not counted answered"
+        time.sleep(0.05)
+    assert taken == [model]
     _same_statistics(servers)

@@ -142,7 +142,7 @@ class Slot:
         if self._awaits:
             if not self._queues:
                 work = app._exchange(model, headers, body, self.name, self.version, False, None)
-                return _answered(work, self.path)
+                return _to_the_end(work, self.path)
             return _queued(app, model, headers, body, self.name, self.version, self.path)
         return self._run(
             app._exchange(
@@ -162,8 +162,9 @@ class Slot:
             return None
         except Exception as exc:
             return wire(failed(exc, "POST", self.path))
-        # A large answer is encoded in a codec thread: the rest runs as a task.
-        return _answered(Resumed(work, waiting), self.path)
+        # A large answer is encoded in a codec thread, an awaited predict waits: the rest
+        # runs as a task.
+        return _to_the_end(Resumed(work, waiting), self.path)
 
     def _encode(
         self, response: InferResponse, binary: bool | set[str]
@@ -194,6 +195,14 @@ async def _answered(work: Any, path: str) -> WireAnswer:
         if isinstance(exc, _Gone):
             raise asyncio.CancelledError from None
         return answer
+
+
+async def _to_the_end(work: Any, path: str) -> WireAnswer:
+    """:func:`_answered` in a task of its own, which the connection's task being cancelled
+    (its client gone) does not reach: the request runs to its end and is counted answered, as
+    the Python protocol lets the app finish. A request waiting in a queue is cancelled
+    instead, leaving the queue (:func:`_queued`, :func:`_unless_gone`)."""
+    return await asyncio.shield(_answered(work, path))
 
 
 class _Gone(UnavailableError):

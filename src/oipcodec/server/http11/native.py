@@ -6,7 +6,7 @@ complete request in the buffer that is in the fast path, in order and with one w
 read by csrc/oipcodec/http/head.h (a strict subset of RFC 9112, each accepted head checked
 against llhttp by tools/http11_fuzz.py), its ``METHOD SP TARGET`` matched byte for byte
 against the app's :class:`~oipcodec.server.http11.fastpath.FastPath` routes, a probe answered
-from bytes kept ready, an inference by one ``Slot.infer`` call (an awaiting model: one task).
+from bytes kept ready, an inference by one ``Slot.infer`` call (an awaiting model: a task).
 
 At the first request that is anything else, once the answers it owes are written, the
 connection is handed to :class:`~oipcodec.server.http11.HttpProtocol` for good, with the bytes
