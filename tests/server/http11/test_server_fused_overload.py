@@ -37,6 +37,8 @@ BODY = orjson.dumps(
 #: Opened by the test once the requests over the limit are answered: the gated models' one
 #: admitted request waits for it (the servers run in this process).
 GATE = threading.Event()
+#: How many gated requests reached ``predict`` (admitted), in both servers.
+ENTERED = [0]
 
 
 class Double(Model):
@@ -60,6 +62,7 @@ class Gated(Double):
             self.max_queued_requests = 1
 
     async def predict(self, inputs: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        ENTERED[0] += 1
         while not GATE.is_set():
             await asyncio.sleep(0.005)
         return {"Y": inputs["X"] * 2}
@@ -113,8 +116,12 @@ def _three_at_once(server: RunningServer, model: str) -> list[bytes]:
     GATE.clear()
     socks = [socket.create_connection(("127.0.0.1", server.http_port), TIMEOUT) for _ in range(3)]
     try:
+        entered = ENTERED[0]
         socks[0].sendall(_request(model))
-        time.sleep(0.05)  # in flight: the next two meet the limit
+        deadline = time.monotonic() + TIMEOUT
+        while ENTERED[0] == entered:  # until it is in flight: the next two meet the limit
+            assert time.monotonic() < deadline, "the first request never reached predict"
+            time.sleep(0.005)
         for sock in socks[1:]:
             sock.sendall(_request(model))
         refused = [_read_answer(sock)[0] for sock in socks[1:]]
