@@ -12,9 +12,10 @@ have is left out with a note); each server's answers are first checked against t
 path's, byte for byte, then ``wrk -t1 -c<--connections> --latency`` (default 8 connections)
 runs ``--seconds`` per case (``--case``, default all): small REST JSON and small binary (FP32
 [1,16] to ``identity``), the readiness probe, image JSON and image binary (FP32
-[1,3,224,224]; nginx is not asked those), and ``batched`` (the small JSON request to
-``identity_batched``, the same model with dynamic batching: batched_identity.py, served
-with ``--model-module`` when the case is asked). It reports requests/s, the server's CPU (user +
+[1,3,224,224]; nginx is not asked those), ``batched`` (the small JSON request to
+``identity_batched``, the same model with dynamic batching) and ``async`` (to
+``identity_async``, the same model as an ``async def predict`` that waits once): served_models.py,
+served with ``--model-module`` when either case is asked. It reports requests/s, the server's CPU (user +
 system of the process tree, from /proc; Linux) per request and wrk's p99 latency, per round
 and the median. ``--max-queued-requests N`` starts every oipcodec server with that overload
 limit.
@@ -87,6 +88,12 @@ CASES: dict[str, Case] = {
         JSON_BODY,
         {"Content-Type": "application/json"},
     ),
+    "async": (
+        "POST",
+        INFER.replace("identity", "identity_async"),
+        JSON_BODY,
+        {"Content-Type": "application/json"},
+    ),
 }
 #: What nginx answers (a fixed body of each answer's size): the small cases.
 NGINX_CASES = ("json", "binary", "health")
@@ -141,12 +148,12 @@ def main() -> None:
     python = [sys.executable, "-m", "oipcodec", "serve", "--log-level", "error"]
     if args.max_queued_requests:
         python += ["--max-queued-requests", str(args.max_queued_requests)]
-    if "batched" in cases:  # (its module sits beside this file)
+    if "batched" in cases or "async" in cases:  # (their module sits beside this file)
         here = os.path.dirname(os.path.abspath(__file__))
         os.environ["PYTHONPATH"] = os.pathsep.join(
             filter(None, [here, os.environ.get("PYTHONPATH")])
         )
-        python += ["--model-module", "batched_identity"]
+        python += ["--model-module", "served_models"]
     python.append("--http-port")
     grpc = ["--grpc-port", str(free_port())]
     # The Python path's answers, checked once, are what every server must answer.
@@ -158,7 +165,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(10)
-    for name in ("json", "batched"):
+    for name in ("json", "batched", "async"):
         if name in expected:
             document = json.loads(expected[name])
             assert document["outputs"][0]["data"] == list(range(16)), document

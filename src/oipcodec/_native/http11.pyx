@@ -9,6 +9,9 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdint cimport int64_t, uint64_t
 from libc.string cimport memcmp, memmove
 
+cdef extern from "Python.h":
+    bint PyCoro_CheckExact(object)
+
 import weakref
 
 from oipcodec._shared import contract
@@ -175,6 +178,7 @@ cdef class Connection:
     cdef double activity, keep_alive_timeout
     cdef Py_ssize_t max_head
     cdef bint closed, handed, write_paused, reading_paused, closing, pending_keep_alive
+    cdef bint cancels  # the pending task is cancelled when the client goes away
     cdef bint hand_over_at_once
 
     def __init__(self, config, server_state, app_state=None, _loop=None, *, fast_path,
@@ -214,7 +218,8 @@ cdef class Connection:
             self.timer.cancel()
             self.timer = None
         if self.task is not None:
-            self.task.cancel()
+            if self.cancels:
+                self.task.cancel()
             self.task = None
 
     def get_buffer(self, Py_ssize_t sizehint):
@@ -343,12 +348,15 @@ cdef class Connection:
                     body.release()
                 if answer is None:  # not for the fast path: this request on, Python's
                     break
-                if not isinstance(answer, tuple):  # a coroutine: its answer comes later
+                if not isinstance(answer, tuple):  # its answer comes later
                     self.start += total
                     self._write(out)
                     self._stop_wait()
                     self.pending_keep_alive = keep_alive
-                    self.task = self.loop.create_task(answer)
+                    # A coroutine runs as this connection's task, cancelled if the client goes
+                    # away (a wait in a queue); a task of its own is left to finish.
+                    self.cancels = PyCoro_CheckExact(answer)
+                    self.task = self.loop.create_task(answer) if self.cancels else answer
                     self.server_state.tasks.add(self.task)
                     self.task.add_done_callback(self._answered)
                     return

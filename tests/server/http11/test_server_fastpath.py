@@ -184,9 +184,9 @@ async def _fast_path(fast: FastPath, method: str, target: str, body: bytes, hl: 
     loop.call_soon(lambda: called.set_result(route.infer(memoryview(body), hl)))
     answer = await called
     assert answer is not None, target
-    if not isinstance(answer, tuple):  # a coroutine: the native protocol runs it as a task
+    if not isinstance(answer, tuple):  # a coroutine the native protocol runs as a task, or one
         assert _AWAITS.search(target), target
-        answer = await loop.create_task(answer)
+        answer = await (loop.create_task(answer) if asyncio.iscoroutine(answer) else answer)
     return _as_sent(answer)
 
 

@@ -34,6 +34,8 @@ pytestmark = pytest.mark.skipif(
 TIMEOUT = 10
 READY = (200, b"content-type: application/json\r\ncontent-length: 14\r\n", b'{"ready":true}')
 CANCELLED = threading.Event()
+#: Set when a stand-in's later answer is ready (its wait not cancelled).
+FINISHED = threading.Event()
 
 
 def _answer(body: bytes) -> tuple[int, bytes, bytes]:
@@ -55,14 +57,17 @@ class Slot:
             return None
         if self.how == "sync":
             return _answer(text)
+        if self.how == "task":  # a task of its own: left to finish if the client goes away
+            return asyncio.get_running_loop().create_task(self._later(text))
         return self._later(text)
 
     async def _later(self, text: bytes) -> tuple[int, bytes, bytes]:
         try:
-            await asyncio.sleep({"hang": 3600, "slow": 0.5}.get(self.how, 0.01))
+            await asyncio.sleep({"hang": 3600, "slow": 0.5, "task": 0.3}.get(self.how, 0.01))
         except asyncio.CancelledError:
             CANCELLED.set()
             raise
+        FINISHED.set()
         return _answer(text)
 
 
@@ -71,7 +76,7 @@ class Routes:
 
     def __init__(self) -> None:
         self.generation = 1
-        self.slots = {how: Slot(how) for how in ("sync", "none", "async", "hang", "slow")}
+        self.slots = {how: Slot(how) for how in ("sync", "none", "async", "hang", "slow", "task")}
         self.routes: dict[bytes, Any] = {b"GET /v2/health/ready": READY}
         self.routes.update({b"POST /" + how.encode(): s for how, s in self.slots.items()})
 
@@ -486,6 +491,22 @@ def test_a_client_leaving_while_an_answer_is_pending(native: Any) -> None:
     while server.server_state.connections and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not server.server_state.connections
+
+
+def test_a_task_of_its_own_runs_to_its_end_when_the_client_leaves(native: Any) -> None:
+    """A slot's task (not a coroutine) is answered when the client stays, and left to finish,
+    not cancelled, when it goes away (the Python protocol lets the app finish too)."""
+    port = native[1]
+    with Conn(port) as conn:
+        conn.send(post("/task", b"y"))
+        assert conn.read_answer().body == b"task -1 y"
+    CANCELLED.clear()
+    FINISHED.clear()
+    with Conn(port) as conn:
+        conn.send(post("/task", b"x"))
+        time.sleep(0.1)
+    assert FINISHED.wait(TIMEOUT), "the task did not finish"
+    assert not CANCELLED.is_set()
 
 
 def test_an_idle_connection_is_closed_after_the_keep_alive_timeout(native: Any) -> None:

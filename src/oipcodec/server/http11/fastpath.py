@@ -99,9 +99,11 @@ class Slot:
 
     def infer(
         self, body: Any, header_length: int
-    ) -> WireAnswer | Coroutine[Any, Any, WireAnswer] | None:
+    ) -> WireAnswer | Coroutine[Any, Any, WireAnswer] | asyncio.Task[WireAnswer] | None:
         """Answer one ``POST .../infer``, or None to hand it to the Python path (nothing was
-        counted then); a coroutine when the model waits on a future (run it as a task).
+        counted then); when the answer waits on a future, a coroutine (a wait in a model's
+        queue: run it as a task, cancelled if the client goes away) or a task (left to
+        finish, whatever the client does).
 
         Parameters
         ----------
@@ -152,7 +154,7 @@ class Slot:
 
     def _run(
         self, work: Coroutine[Any, Any, Answer | Written]
-    ) -> WireAnswer | Coroutine[Any, Any, WireAnswer] | None:
+    ) -> WireAnswer | asyncio.Task[WireAnswer] | None:
         """``work``'s answer if it ends without waiting, else its rest as a coroutine."""
         try:
             waiting = work.send(None)
@@ -197,12 +199,12 @@ async def _answered(work: Any, path: str) -> WireAnswer:
         return answer
 
 
-async def _to_the_end(work: Any, path: str) -> WireAnswer:
-    """:func:`_answered` in a task of its own, which the connection's task being cancelled
-    (its client gone) does not reach: the request runs to its end and is counted answered, as
-    the Python protocol lets the app finish. A request waiting in a queue is cancelled
-    instead, leaving the queue (:func:`_queued`, :func:`_unless_gone`)."""
-    return await asyncio.shield(_answered(work, path))
+def _to_the_end(work: Any, path: str) -> asyncio.Task[WireAnswer]:
+    """:func:`_answered` as a task of its own, which the native protocol leaves to finish when
+    the client goes away (it cancels only the coroutines it runs itself: a wait in a queue,
+    :func:`_queued`, :func:`_unless_gone`): the request is counted answered, as the Python
+    protocol lets the app finish."""
+    return asyncio.get_running_loop().create_task(_answered(work, path))
 
 
 class _Gone(UnavailableError):
