@@ -24,31 +24,36 @@ from tests.support.serve_process import serve_checkout
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork and POSIX signals")
 
-# ServerProcesses with no process started: its wait() can only end by a signal. A forked child
-# sends SIGTERM as fast as it can for SECONDS; the parent waits again after each one.
+# ServerProcesses whose one "worker" is a forked sender of SIGTERMs, as fast as it can for
+# SECONDS: each signal ends a wait (0), which starts again; the sender's exit ends the last one
+# (1), as a worker's does.
 SIGNALLED = """
-import os, signal, sys, time
+import multiprocessing, os, signal, time
 from oipcodec.server.config import ServerConfig
 from oipcodec.server.runtime.entry import _noting_signals
 from oipcodec.server.runtime.processes import ServerProcesses
 
 SECONDS = {seconds}
-pool = ServerProcesses(None, ServerConfig(workers=2))
-signal.signal(signal.SIGTERM, signal.SIG_IGN)  # what the handlers go back to: late ones ignored
-parent = os.getpid()
-sender = os.fork()
-if sender == 0:
+
+
+def send(parent):
     deadline = time.monotonic() + SECONDS
     while time.monotonic() < deadline:
         os.kill(parent, signal.SIGTERM)
-    os._exit(0)
+
+
+pool = ServerProcesses(None, ServerConfig(workers=2))
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # what the handlers go back to: late ones ignored
+sender = multiprocessing.get_context("fork").Process(target=send, args=(os.getpid(),))
 waits = heard = 0
 with _noting_signals() as signals:
-    while os.waitpid(sender, os.WNOHANG) == (0, 0):
-        assert pool.wait(signals) == 0
+    sender.start()
+    pool.processes = [sender]
+    while pool.wait(signals) == 0:
         heard += len(signals)
         signals.clear()
         waits += 1
+sender.join()
 print(waits, heard)
 """
 
